@@ -1,0 +1,197 @@
+// Package command implements pushform's command line: global flags, dispatch
+// and one file per command. Run is the whole CLI, so tests drive it in-process.
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes shared by every command.
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitChanges = 2 // plan --detailed-exitcode: changes present
+	ExitFmt     = 3 // fmt --check: files to change
+)
+
+// Env is everything a command may touch outside its arguments: streams,
+// environment and working directory. Nothing reads os.* directly, so tests
+// can run commands in-process and in parallel.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// StdinTerminal and StdoutTerminal say whether prompts and progress bars
+	// are possible.
+	StdinTerminal  bool
+	StdoutTerminal bool
+	// Getenv looks up an environment variable.
+	Getenv func(string) string
+	// Environ lists the environment as KEY=VALUE pairs.
+	Environ []string
+	// Dir is the working directory; --chdir is resolved against it.
+	Dir string
+}
+
+// OSEnv returns the Env of the running process.
+func OSEnv() Env {
+	wd, _ := os.Getwd()
+	return Env{
+		Stdin:          os.Stdin,
+		Stdout:         os.Stdout,
+		Stderr:         os.Stderr,
+		StdinTerminal:  isTerminal(os.Stdin),
+		StdoutTerminal: isTerminal(os.Stdout),
+		Getenv:         os.Getenv,
+		Environ:        os.Environ(),
+		Dir:            wd,
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Globals are the flags accepted before or after any command name.
+type Globals struct {
+	Chdir   string
+	NoColor bool
+}
+
+// Meta is what a running command receives: its environment and the global
+// flags, already resolved.
+type Meta struct {
+	Env
+	Globals Globals
+}
+
+// ConfigDir is the configuration directory: --chdir resolved against the
+// working directory.
+func (m *Meta) ConfigDir() string {
+	if m.Globals.Chdir == "" {
+		return m.Dir
+	}
+	if filepath.IsAbs(m.Globals.Chdir) {
+		return m.Globals.Chdir
+	}
+	return filepath.Join(m.Dir, m.Globals.Chdir)
+}
+
+// Color reports whether output may use ANSI colour.
+func (m *Meta) Color() bool {
+	return !m.Globals.NoColor && m.Getenv("NO_COLOR") == "" && m.StdoutTerminal
+}
+
+// Errorf prints an error line to stderr and returns ExitError.
+func (m *Meta) Errorf(format string, args ...any) int {
+	fmt.Fprintf(m.Stderr, "Error: "+format+"\n", args...)
+	return ExitError
+}
+
+// FlagSet returns a flag set for a command with the global flags bound, so
+// they may follow the command name too.
+func (m *Meta) FlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	bindGlobals(fs, &m.Globals)
+	return fs
+}
+
+// Parse parses args with fs and reports whether the command should go on;
+// when it should not, code is the exit code (0 after --help).
+func (m *Meta) Parse(fs *pflag.FlagSet, args []string) (ok bool, code int) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return false, ExitOK
+		}
+		return false, ExitError
+	}
+	return true, ExitOK
+}
+
+func bindGlobals(fs *pflag.FlagSet, g *Globals) {
+	fs.StringVar(&g.Chdir, "chdir", g.Chdir, "switch to directory `DIR` before running the command")
+	fs.BoolVar(&g.NoColor, "no-color", g.NoColor, "disable colour in output")
+}
+
+// command is one entry of the dispatch table.
+type command struct {
+	synopsis string
+	run      func(ctx context.Context, m *Meta, args []string) int
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"version":  {"Print the pushform version", runVersion},
+		"sandbox":  {"Run the local Push Notification Service sandbox", runSandbox},
+		"validate": {"Check the configuration files", runValidate},
+		"fmt":      {"Rewrite configuration files in canonical format", runFmt},
+	}
+}
+
+// Run executes the pushform command line args and returns the exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	m := &Meta{Env: env}
+	fs := pflag.NewFlagSet("pushform", pflag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.SetInterspersed(false)
+	bindGlobals(fs, &m.Globals)
+	var showVersion bool
+	fs.BoolVarP(&showVersion, "version", "v", false, "print the version")
+	fs.Usage = func() { usage(env.Stderr, fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitError
+	}
+	if showVersion {
+		return runVersion(ctx, m, nil)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		usage(env.Stderr, fs)
+		return ExitError
+	}
+	name := rest[0]
+	if name == "help" {
+		usage(env.Stdout, fs)
+		return ExitOK
+	}
+	cmd, ok := commands()[name]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "Error: unknown command %q; run 'pushform help' for the list\n", name)
+		return ExitError
+	}
+	return cmd.run(ctx, m, rest[1:])
+}
+
+func usage(w io.Writer, fs *pflag.FlagSet) {
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("Usage: pushform [global flags] COMMAND [flags] [args]\n\nCommands:\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-12s %s\n", n, cmds[n].synopsis)
+	}
+	b.WriteString("\nGlobal flags (before or after the command name):\n")
+	b.WriteString(fs.FlagUsages())
+	io.WriteString(w, b.String())
+}
