@@ -1,0 +1,232 @@
+// Package state holds what pushform knows it has sent: per address the
+// content last applied and per target the last outcome with its request id.
+// The model here is pure data; backends (file.go) load and persist it.
+package state
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// FormatVersion is the version of the state file format written.
+const FormatVersion = 1
+
+// State is the whole recorded state of one configuration and environment.
+type State struct {
+	Version int `json:"version"`
+	// Lineage is fixed when the state is created; a saved plan is refused by
+	// a state of another lineage.
+	Lineage string `json:"lineage"`
+	// Serial grows by one with every persisted write.
+	Serial      uint64 `json:"serial"`
+	Environment string `json:"environment"`
+	// Recipients is the last recipients list fetched, used by plan
+	// --refresh=false.
+	Recipients *Snapshot           `json:"recipients,omitempty"`
+	Messages   map[string]*Message `json:"messages"`
+}
+
+// Snapshot is a recipients list as fetched at one moment.
+type Snapshot struct {
+	FetchedAt time.Time `json:"fetched_at"`
+	UserIDs   []string  `json:"user_ids"`
+}
+
+// Message is the recorded state of one notification or badge address.
+type Message struct {
+	Address    string `json:"address"`
+	Kind       string `json:"kind"`        // notification | badge
+	TargetKind string `json:"target_kind"` // user_ids | device_ids | topics
+	// Fingerprint identifies the content last sent (or being sent) to this
+	// address; Content is that content, kept for plan diffs.
+	Fingerprint string  `json:"fingerprint"`
+	Content     Content `json:"content"`
+	// Targets by target id (a user id, device id, or a topic name).
+	Targets map[string]Target `json:"targets"`
+}
+
+// Content is the sent content of a message, as the service saw it.
+type Content struct {
+	Title              string `json:"title,omitempty"`
+	Body               string `json:"body,omitempty"`
+	OpenToURL          string `json:"open_to_url,omitempty"`
+	Tag                string `json:"tag,omitempty"`
+	BadgeCount         *int   `json:"badge_count,omitempty"`
+	SilentInForeground bool   `json:"silent_in_foreground,omitempty"`
+}
+
+// Outcome is the last known outcome of one target.
+type Outcome string
+
+// Outcomes. Unknown means a request was sent but its answer never recorded
+// (a crash, a dropped connection): it may or may not have been delivered.
+const (
+	Delivered Outcome = "delivered"
+	Skipped   Outcome = "skipped"
+	Failed    Outcome = "failed"
+	Unknown   Outcome = "unknown"
+)
+
+// Target is the last outcome recorded for one target of a message.
+type Target struct {
+	Outcome Outcome `json:"outcome"`
+	// Fingerprint is the content fingerprint of the send this outcome is for.
+	Fingerprint string    `json:"fingerprint"`
+	RequestID   string    `json:"request_id,omitempty"`
+	Time        time.Time `json:"time"`
+	// DeviceCount is set when delivered; -1 when the service did not say.
+	DeviceCount int `json:"device_count,omitempty"`
+	// Reason (skipped) or Message (failed) from the service.
+	Reason           string     `json:"reason,omitempty"`
+	Message          string     `json:"message,omitempty"`
+	UnreachableSince *time.Time `json:"unreachable_since,omitempty"`
+}
+
+// New returns an empty state with a fresh lineage.
+func New(environment string) *State {
+	return &State{
+		Version:     FormatVersion,
+		Lineage:     newLineage(),
+		Environment: environment,
+		Messages:    map[string]*Message{},
+	}
+}
+
+func newLineage() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("state: reading random bytes: %v", err))
+	}
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Addresses returns the recorded addresses, sorted.
+func (s *State) Addresses() []string {
+	out := make([]string, 0, len(s.Messages))
+	for a := range s.Messages {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Entry is one journal record. Apply writes an Intent entry before each
+// request and an Outcome entry after its answer, so a run killed at any
+// instant leaves enough to know every target's state (see ApplyEntry).
+type Entry struct {
+	Type EntryType `json:"type"`
+	// Batch identifies the request within one apply run; Intent and Outcome
+	// of the same request share it.
+	Batch     int64     `json:"batch"`
+	Time      time.Time `json:"time"`
+	RequestID string    `json:"request_id,omitempty"`
+	Status    int       `json:"status,omitempty"`
+	Items     []Item    `json:"items"`
+}
+
+// EntryType says what an Entry records.
+type EntryType string
+
+// Entry types.
+const (
+	// Intent: the batch is about to be sent. Its targets become Unknown
+	// until an Outcome arrives.
+	EntryIntent EntryType = "intent"
+	// Outcome: the answer to a batch, with each target's outcome.
+	EntryOutcome EntryType = "outcome"
+	// Forget removes addresses (Items[].Address) or targets from state.
+	EntryForget EntryType = "forget"
+	// Snapshot records a recipients list (Items[0].Targets) fetched for the run.
+	EntrySnapshot EntryType = "snapshot"
+)
+
+// Item is one message's part of an Entry.
+type Item struct {
+	Address     string `json:"address"`
+	Kind        string `json:"kind,omitempty"`
+	TargetKind  string `json:"target_kind,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Content is set on intents, so replay can create the address.
+	Content *Content `json:"content,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+	// Outcomes parallels Targets on outcome entries.
+	Outcomes []Target `json:"outcomes,omitempty"`
+}
+
+// ApplyEntry folds one journal entry into the state. Replaying a journal
+// over the snapshot it was started from gives the same state as the run
+// that wrote it had in memory.
+func (s *State) ApplyEntry(e Entry) error {
+	if s.Messages == nil {
+		s.Messages = map[string]*Message{}
+	}
+	switch e.Type {
+	case EntryIntent:
+		for _, it := range e.Items {
+			m := s.Messages[it.Address]
+			if m == nil {
+				m = &Message{Address: it.Address, Targets: map[string]Target{}}
+				s.Messages[it.Address] = m
+			}
+			if it.Kind != "" {
+				m.Kind = it.Kind
+			}
+			if it.TargetKind != "" {
+				m.TargetKind = it.TargetKind
+			}
+			if it.Content != nil {
+				m.Content = *it.Content
+			}
+			m.Fingerprint = it.Fingerprint
+			for _, id := range it.Targets {
+				m.Targets[id] = Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
+			}
+		}
+	case EntryOutcome:
+		for _, it := range e.Items {
+			m := s.Messages[it.Address]
+			if m == nil {
+				return fmt.Errorf("journal: outcome for %s without an intent", it.Address)
+			}
+			if len(it.Outcomes) != len(it.Targets) {
+				return fmt.Errorf("journal: outcome for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+			}
+			for i, id := range it.Targets {
+				t := it.Outcomes[i]
+				if t.RequestID == "" {
+					t.RequestID = e.RequestID
+				}
+				if t.Time.IsZero() {
+					t.Time = e.Time
+				}
+				if t.Fingerprint == "" {
+					t.Fingerprint = it.Fingerprint
+				}
+				m.Targets[id] = t
+			}
+		}
+	case EntryForget:
+		for _, it := range e.Items {
+			if len(it.Targets) == 0 {
+				delete(s.Messages, it.Address)
+				continue
+			}
+			if m := s.Messages[it.Address]; m != nil {
+				for _, id := range it.Targets {
+					delete(m.Targets, id)
+				}
+			}
+		}
+	case EntrySnapshot:
+		if len(e.Items) == 1 {
+			s.Recipients = &Snapshot{FetchedAt: e.Time, UserIDs: e.Items[0].Targets}
+		}
+	default:
+		return fmt.Errorf("journal: unknown entry type %q", e.Type)
+	}
+	return nil
+}
