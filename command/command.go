@@ -132,10 +132,16 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"version":  {"Print the pushform version", runVersion},
-		"sandbox":  {"Run the local Push Notification Service sandbox", runSandbox},
-		"validate": {"Check the configuration files", runValidate},
-		"fmt":      {"Rewrite configuration files in canonical format", runFmt},
+		"version":      {"Print the pushform version", runVersion},
+		"sandbox":      {"Run the local Push Notification Service sandbox", runSandbox},
+		"validate":     {"Check the configuration files", runValidate},
+		"fmt":          {"Rewrite configuration files in canonical format", runFmt},
+		"plan":         {"Show what apply would send", runPlan},
+		"apply":        {"Send what the plan says and record it in state", runApply},
+		"show":         {"Show a saved plan, or the state", runShow},
+		"state":        {"Inspect or edit the state (list, show, rm)", runState},
+		"force-unlock": {"Remove a stale state lock", runForceUnlock},
+		"recipients":   {"List the users who can receive a push right now", runRecipients},
 	}
 }
 

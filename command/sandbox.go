@@ -1,8 +1,286 @@
 package command
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
 
-// Placeholder until the owning work lands; replaced wholesale.
-func runSandbox(_ context.Context, m *Meta, _ []string) int {
-	return m.Errorf("%s is not built yet", "sandbox")
+	"github.com/hashicorp/hcl/v2"
+
+	"pushform/sandbox"
+)
+
+const sandboxUsage = `Usage: pushform sandbox --seed FILE [--addr 127.0.0.1:8787] [fault flags]
+       pushform sandbox show DEVICE_ID [--file F | --addr A] [--json]
+
+Serves a local Push Notification Service under http://ADDR/v1, seeded with
+API keys, users, devices and topics from an HCL file, and prints
+"listening on http://ADDR/v1" once it accepts connections. It runs until
+interrupted. Inspection endpoints (no key): /_sandbox/devices[/ID],
+/_sandbox/log/REQUEST_ID, /_sandbox/stats.
+
+"show" prints what a device has shown: badge, received count, inbox. It
+reads the file the embedded sandbox saves (pushform.sandbox.json in the
+configuration directory) or, with --addr, asks a running sandbox.
+
+Flags:
+`
+
+func runSandbox(ctx context.Context, m *Meta, args []string) int {
+	if len(args) > 0 && args[0] == "show" {
+		return runSandboxShow(ctx, m, args[1:])
+	}
+	fs := m.FlagSet("sandbox")
+	addr := fs.String("addr", "127.0.0.1:8787", "listen on `ADDR` (a loopback address; port 0 picks one)")
+	seedPath := fs.String("seed", "", "seed `FILE` (HCL) with api_key, user, device, topic and user_range blocks (required)")
+	var opts sandbox.Options
+	fs.DurationVar(&opts.Latency, "latency", 0, "delay every API request by `D` (e.g. 50ms)")
+	fs.Float64Var(&opts.FailRate, "fail-rate", 0, "fraction `F` of send requests answered 5xx (half 503 before, half 500 after processing)")
+	fs.Float64Var(&opts.DropRate, "drop-rate", 0, "fraction `F` of send requests whose connection is closed without an answer")
+	fs.IntVar(&opts.RateLimit, "rate-limit", 0, "admit `N` API requests per second, 429 with Retry-After beyond (0: no limit)")
+	fs.BoolVar(&opts.Empty200, "empty-200", false, "answer a fully delivered send with an empty 200 body")
+	fs.StringVar(&opts.RecipientsShape, "recipients-shape", "array", "recipients body: `array` (all at once) or object (paged with a next cursor)")
+	fs.Int64Var(&opts.FaultSeed, "fault-seed", 1, "seed `N` of the fault draws, for reproducible runs")
+	quiet := fs.Bool("quiet", false, "do not log requests to stderr")
+	fs.Usage = func() { io.WriteString(m.Stderr, sandboxUsage+fs.FlagUsages()) }
+	if ok, code := m.Parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return m.Errorf("unexpected argument %q; run 'pushform sandbox --help'", fs.Arg(0))
+	}
+	if *seedPath == "" {
+		return m.Errorf("--seed FILE is required: the seed declares the API keys, users, devices and topics the sandbox serves (see 'pushform sandbox --help')")
+	}
+	switch {
+	case opts.FailRate < 0 || opts.FailRate > 1:
+		return m.Errorf("--fail-rate must be between 0 and 1, not %v", opts.FailRate)
+	case opts.DropRate < 0 || opts.DropRate > 1:
+		return m.Errorf("--drop-rate must be between 0 and 1, not %v", opts.DropRate)
+	case opts.FailRate+opts.DropRate > 1:
+		return m.Errorf("--fail-rate and --drop-rate add up to more than 1")
+	case opts.RateLimit < 0:
+		return m.Errorf("--rate-limit must not be negative")
+	case opts.Latency < 0:
+		return m.Errorf("--latency must not be negative")
+	case opts.RecipientsShape != "array" && opts.RecipientsShape != "object":
+		return m.Errorf("--recipients-shape must be array or object, not %q", opts.RecipientsShape)
+	}
+	path := *seedPath
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(m.ConfigDir(), path)
+	}
+	seed, diags := sandbox.LoadSeedFile(path)
+	if diags.HasErrors() {
+		printSeedDiagnostics(m, path, diags)
+		return ExitError
+	}
+	if !*quiet {
+		var mu sync.Mutex
+		opts.Logf = func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(m.Stderr, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
+		}
+	}
+	start := time.Now()
+	srv := sandbox.New(seed, opts)
+	base, stop, err := srv.Start(*addr)
+	if err != nil {
+		return m.Errorf("%s", err)
+	}
+	fmt.Fprintf(m.Stdout, "listening on %s\n", base)
+	if opts.Logf != nil {
+		opts.Logf("sandbox: seeded from %s in %s; keys: %s", *seedPath, time.Since(start).Round(time.Millisecond), keySummary(seed))
+	}
+	<-ctx.Done()
+	if err := stop(); err != nil {
+		return m.Errorf("stopping the sandbox: %s", err)
+	}
+	return ExitOK
+}
+
+// keySummary names the environments the seed has keys for, never a key.
+func keySummary(seed *sandbox.Seed) string {
+	n := map[string]int{}
+	for _, k := range seed.APIKeys {
+		n[k.Environment]++
+	}
+	return fmt.Sprintf("%d test, %d production", n[sandbox.EnvTest], n[sandbox.EnvProduction])
+}
+
+func printSeedDiagnostics(m *Meta, path string, diags hcl.Diagnostics) {
+	files := map[string]*hcl.File{}
+	if src, err := os.ReadFile(path); err == nil {
+		files[path] = &hcl.File{Bytes: src}
+	}
+	w := hcl.NewDiagnosticTextWriter(m.Stderr, files, 78, m.Color())
+	w.WriteDiagnostics(diags)
+}
+
+func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
+	flags := m.FlagSet("sandbox show")
+	file := flags.String("file", "", "devices `FILE` saved by the embedded sandbox (default: "+sandbox.DefaultDevicesFile+" in the configuration directory)")
+	addr := flags.String("addr", "", "ask the sandbox running at `ADDR` (e.g. 127.0.0.1:8787) instead of reading a file")
+	asJSON := flags.Bool("json", false, "print the device as JSON")
+	flags.Usage = func() { io.WriteString(m.Stderr, sandboxUsage+flags.FlagUsages()) }
+	if ok, code := m.Parse(flags, args); !ok {
+		return code
+	}
+	if flags.NArg() != 1 {
+		return m.Errorf("usage: pushform sandbox show DEVICE_ID [--file F | --addr A] [--json]")
+	}
+	id := flags.Arg(0)
+	var v sandbox.DeviceView
+	var err error
+	switch {
+	case *addr != "" && *file != "":
+		return m.Errorf("give --file or --addr, not both")
+	case *addr != "":
+		v, err = fetchDevice(ctx, *addr, id)
+	default:
+		path := *file
+		if path == "" {
+			path = filepath.Join(m.ConfigDir(), sandbox.DefaultDevicesFile)
+		} else if !filepath.IsAbs(path) {
+			path = filepath.Join(m.ConfigDir(), path)
+		}
+		v, err = sandbox.ReadDevice(path, id)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("no sandbox devices file at %s: the embedded sandbox writes it after apply; for a running 'pushform sandbox' use --addr", path)
+		}
+	}
+	if err != nil {
+		return m.Errorf("%s", err)
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		fmt.Fprintf(m.Stdout, "%s\n", b)
+		return ExitOK
+	}
+	writeDeviceView(m.Stdout, v)
+	return ExitOK
+}
+
+// fetchDevice asks a running sandbox for a device. addr may be host:port
+// or the base URL the sandbox printed.
+func fetchDevice(ctx context.Context, addr, id string) (sandbox.DeviceView, error) {
+	base := strings.TrimSuffix(strings.TrimSuffix(addr, "/"), "/v1")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_sandbox/devices/"+url.PathEscape(id), nil)
+	if err != nil {
+		return sandbox.DeviceView{}, fmt.Errorf("sandbox address %q: %w", addr, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return sandbox.DeviceView{}, fmt.Errorf("asking the sandbox at %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return sandbox.DeviceView{}, fmt.Errorf("reading the sandbox's answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Message string }
+		if json.Unmarshal(body, &e) != nil || e.Message == "" {
+			e.Message = strings.TrimSpace(string(body[:min(len(body), 200)]))
+		}
+		return sandbox.DeviceView{}, fmt.Errorf("the sandbox at %s answered %d: %s", base, resp.StatusCode, e.Message)
+	}
+	var v sandbox.DeviceView
+	if err := json.Unmarshal(body, &v); err != nil {
+		return v, fmt.Errorf("the sandbox at %s gave an unreadable device: %w", base, err)
+	}
+	return v, nil
+}
+
+func writeDeviceView(w io.Writer, v sandbox.DeviceView) {
+	var flags []string
+	for _, f := range []struct {
+		on      bool
+		yes, no string
+	}{
+		{on: v.Online, yes: "online", no: "offline"},
+		{on: v.PushToken, yes: "push token", no: "no push token"},
+		{on: v.Permission, yes: "permission granted", no: "permission not granted"},
+	} {
+		if f.on {
+			flags = append(flags, f.yes)
+		} else {
+			flags = append(flags, f.no)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Device\t%s\n", v.DeviceID)
+	if v.UserID != "" {
+		fmt.Fprintf(tw, "User\t%s\n", v.UserID)
+	}
+	if v.Environment != "" {
+		fmt.Fprintf(tw, "Environment\t%s\n", v.Environment)
+	}
+	if v.ShellVersion != "" {
+		fmt.Fprintf(tw, "Shell version\t%s\n", v.ShellVersion)
+	}
+	fmt.Fprintf(tw, "State\t%s\n", strings.Join(flags, ", "))
+	fmt.Fprintf(tw, "Badge\t%d\n", v.Badge)
+	fmt.Fprintf(tw, "Received\t%d\n", v.Received)
+	tw.Flush()
+	writeEntries(w, "Inbox", v.Inbox)
+	if len(v.Pending) > 0 {
+		writeEntries(w, "Pending (shown when the device comes online)", v.Pending)
+	}
+}
+
+func writeEntries(w io.Writer, title string, es []sandbox.InboxEntry) {
+	if len(es) == 0 {
+		fmt.Fprintf(w, "\n%s: empty\n", title)
+		return
+	}
+	fmt.Fprintf(w, "\n%s, %d, oldest first:\n", title, len(es))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tTITLE\tBODY\tTAG\tBADGE\tOPEN TO\tREQUEST")
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return cell(s)
+	}
+	for i, e := range es {
+		badge := "-"
+		if e.BadgeCount != nil {
+			badge = strconv.FormatInt(*e.BadgeCount, 10)
+		}
+		title := e.Title
+		if title == "" && e.Body == "" {
+			title = "(badge update)"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, dash(title), dash(e.Body), dash(e.Tag), badge, dash(e.OpenToURL), e.RequestID)
+	}
+	tw.Flush()
+}
+
+// cell shortens s to one line of at most 32 characters for a table.
+func cell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > 32 {
+		return string(r[:31]) + "…"
+	}
+	return s
 }

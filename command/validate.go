@@ -1,8 +1,82 @@
 package command
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
 
-// Placeholder until the owning work lands; replaced wholesale.
-func runValidate(_ context.Context, m *Meta, _ []string) int {
-	return m.Errorf("%s is not built yet", "validate")
+	"github.com/hashicorp/hcl/v2"
+
+	"pushform/config"
+)
+
+// validateResult is the --json output of validate; scripts rely on its shape.
+type validateResult struct {
+	Valid        bool                 `json:"valid"`
+	ErrorCount   int                  `json:"error_count"`
+	WarningCount int                  `json:"warning_count"`
+	Diagnostics  []validateDiagnostic `json:"diagnostics"`
+}
+
+type validateDiagnostic struct {
+	Severity string `json:"severity"`
+	Summary  string `json:"summary"`
+	Detail   string `json:"detail"`
+	Filename string `json:"filename"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+}
+
+func newValidateResult(diags hcl.Diagnostics) validateResult {
+	r := validateResult{Valid: !diags.HasErrors(), Diagnostics: []validateDiagnostic{}}
+	for _, d := range diags {
+		vd := validateDiagnostic{Severity: "error", Summary: d.Summary, Detail: d.Detail}
+		if d.Severity == hcl.DiagWarning {
+			vd.Severity = "warning"
+			r.WarningCount++
+		} else {
+			r.ErrorCount++
+		}
+		if d.Subject != nil {
+			vd.Filename = d.Subject.Filename
+			vd.Line = d.Subject.Start.Line
+			vd.Column = d.Subject.Start.Column
+		}
+		r.Diagnostics = append(r.Diagnostics, vd)
+	}
+	return r
+}
+
+// runValidate checks the configuration without contacting any server:
+// recipients lists stay unknown.
+func runValidate(_ context.Context, m *Meta, args []string) int {
+	fs := m.FlagSet("validate")
+	var jsonOut bool
+	fs.BoolVar(&jsonOut, "json", false, "print the result as JSON on stdout")
+	var cf configFlags
+	cf.bind(fs)
+	if ok, code := m.Parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return m.Errorf("validate takes no arguments; use --chdir DIR to pick the configuration directory")
+	}
+	l := config.NewLoader()
+	if jsonOut {
+		_, diags := l.Load(m.ConfigDir(), m.configOptions(cf, nil))
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(newValidateResult(diags)); err != nil {
+			return m.Errorf("writing JSON: %v", err)
+		}
+		if diags.HasErrors() {
+			return ExitError
+		}
+		return ExitOK
+	}
+	if _, diags := m.loadConfig(l, cf, nil); diags.HasErrors() {
+		return ExitError
+	}
+	fmt.Fprintln(m.Stdout, "The configuration is valid.")
+	return ExitOK
 }

@@ -16,6 +16,8 @@ type Config struct {
 	Service Service
 	// Topics are the declared topics, by block label.
 	Topics map[string]Topic
+	// Campaigns are the campaign blocks, by name.
+	Campaigns map[string]Campaign
 	// DataSources names the data "recipients" blocks, sorted. The command
 	// fetches the recipients list when any message refers to one.
 	DataSources []string
@@ -35,6 +37,13 @@ type Service struct {
 
 // Topic is a declared topic.
 type Topic struct {
+	Name        string
+	Description string
+	Pos         Pos
+}
+
+// Campaign is a campaign block; its messages are in Config.Messages.
+type Campaign struct {
 	Name        string
 	Description string
 	Pos         Pos

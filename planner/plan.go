@@ -5,6 +5,7 @@
 package planner
 
 import (
+	"fmt"
 	"time"
 
 	"pushform/state"
@@ -136,4 +137,23 @@ func (p *Plan) forgetsTargets() bool {
 // Targets returns the targets of batch b's part pt.
 func (p *Plan) Targets(pt Part) []string {
 	return p.Changes[pt.Change].Send[pt.From:pt.To]
+}
+
+// Check verifies a plan read back from a file: every batch part must point
+// inside its change's Send list, so executing it cannot go out of range.
+func (p *Plan) Check() error {
+	for i, b := range p.Batches {
+		if len(b.Parts) == 0 {
+			return fmt.Errorf("request %d is empty", i+1)
+		}
+		for _, pt := range b.Parts {
+			if pt.Change < 0 || pt.Change >= len(p.Changes) {
+				return fmt.Errorf("request %d names change %d of %d", i+1, pt.Change, len(p.Changes))
+			}
+			if c := p.Changes[pt.Change]; pt.From < 0 || pt.From >= pt.To || pt.To > len(c.Send) {
+				return fmt.Errorf("request %d names targets %d..%d of %s, which has %d", i+1, pt.From, pt.To, c.Address, len(c.Send))
+			}
+		}
+	}
+	return nil
 }

@@ -213,7 +213,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Action = ActionReplace
 	case changed:
 		c.Action = ActionResend
-		c.Warnings = append(c.Warnings, fmt.Sprintf("content changed and no tag is set: %d devices keep the earlier notification and show both; set a tag to replace it instead", c.Targets.Replace))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("content changed and no tag is set: %d targets already have the earlier notification and will show both; set a tag to replace it instead", c.Targets.Replace))
 	case c.Targets.New > 0:
 		c.Action = ActionSendNew
 	case c.Targets.Send > 0:

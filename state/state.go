@@ -172,6 +172,9 @@ func (s *State) ApplyEntry(e Entry) error {
 				m = &Message{Address: it.Address, Targets: map[string]Target{}}
 				s.Messages[it.Address] = m
 			}
+			if m.Targets == nil {
+				m.Targets = map[string]Target{}
+			}
 			if it.Kind != "" {
 				m.Kind = it.Kind
 			}
@@ -194,6 +197,9 @@ func (s *State) ApplyEntry(e Entry) error {
 			}
 			if len(it.Outcomes) != len(it.Targets) {
 				return fmt.Errorf("journal: outcome for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+			}
+			if m.Targets == nil {
+				m.Targets = map[string]Target{}
 			}
 			for i, id := range it.Targets {
 				t := it.Outcomes[i]

@@ -1,0 +1,295 @@
+package command
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"pushform/config"
+	"pushform/executor"
+	"pushform/planner"
+	"pushform/pushapi"
+	"pushform/render"
+	"pushform/state"
+)
+
+func runApply(ctx context.Context, m *Meta, args []string) int {
+	var pf planFlags
+	var autoApprove, asJSON bool
+	var parallelism int
+	fs := m.FlagSet("apply")
+	pf.bind(fs)
+	fs.BoolVar(&autoApprove, "auto-approve", false, "send without asking for confirmation")
+	fs.BoolVar(&asJSON, "json", false, "stream events as JSON lines")
+	fs.IntVar(&parallelism, "parallelism", 10, "send at most `N` requests at once")
+	if ok, code := m.Parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		return m.Errorf("apply takes at most one argument, a saved plan file")
+	}
+	if parallelism < 1 {
+		return m.Errorf("--parallelism must be at least 1")
+	}
+	var saved *planner.Plan
+	if fs.NArg() == 1 {
+		p, err := readPlanFile(m.path(fs.Arg(0)))
+		if err != nil {
+			return m.fail(err)
+		}
+		saved = p
+	}
+	s, err := m.open(ctx, &pf, "apply")
+	if err != nil {
+		return m.fail(err)
+	}
+	defer func() {
+		if err := s.close(); err != nil {
+			m.Errorf("%v", err)
+		}
+	}()
+
+	var out *applyView
+	if asJSON {
+		out = newJSONView(m.Stdout)
+	} else {
+		out = newHumanView(m)
+	}
+
+	p := saved
+	if p != nil {
+		if err := checkSaved(p, s); err != nil {
+			return m.fail(err)
+		}
+	} else {
+		p, err = s.plan(ctx, &pf)
+		if err != nil {
+			return m.fail(err)
+		}
+		if !asJSON {
+			if err := render.PlanHuman(m.Stdout, p, m.Color()); err != nil {
+				return m.fail(err)
+			}
+		}
+	}
+	if !p.HasChanges() {
+		out.noChanges()
+		return ExitOK
+	}
+	if saved == nil && !autoApprove {
+		if ok, err := m.confirm(); !ok {
+			return m.fail(err)
+		}
+	}
+
+	svc, err := s.service()
+	if err != nil {
+		return m.fail(err)
+	}
+	st := s.st
+	if st == nil {
+		st = state.New(p.Environment)
+	}
+	start := time.Now()
+	res, applyErr := executor.Apply(ctx, p, st, svc.client, s.mgr, executor.Options{
+		Parallelism: parallelism,
+		Events:      out.event,
+	})
+	// Save whatever happened: the journal already holds it, the snapshot
+	// makes it compact.
+	if err := s.mgr.Persist(st); err != nil {
+		return m.fail(fmt.Errorf("saving state (the journal %s still holds every outcome): %w", s.mgr.JournalPath(), err))
+	}
+	out.finish(p, res, time.Since(start), s.cfg)
+	if applyErr != nil {
+		return m.fail(applyErr)
+	}
+	if res.Interrupted {
+		return m.Errorf("interrupted: %s were not sent; the state records everything sent so far, so the next apply picks up from there", plural(res.NotStarted, "target"))
+	}
+	if res.Counts.Failed > 0 || res.Counts.Unknown > 0 || len(res.Errors) > 0 {
+		return ExitError
+	}
+	return ExitOK
+}
+
+// checkSaved refuses a saved plan made from another state or environment:
+// applying it could send what was already sent.
+func checkSaved(p *planner.Plan, s *session) error {
+	if p.Environment != s.cfg.Service.Environment {
+		return fmt.Errorf("the plan is for environment %q but the configuration declares %q", p.Environment, s.cfg.Service.Environment)
+	}
+	st := s.st
+	switch {
+	case st == nil && p.StateLineage == "":
+		return nil
+	case st == nil:
+		return fmt.Errorf("the plan was made from state %s (serial %d), which no longer exists: make a new plan", p.StateLineage, p.StateSerial)
+	case p.StateLineage == "":
+		return fmt.Errorf("the plan was made before any state existed, but state %s now holds serial %d: make a new plan", s.mgr.Path(), st.Serial)
+	case st.Lineage != p.StateLineage:
+		return fmt.Errorf("the plan was made from another state (lineage %s, not %s): make a new plan", p.StateLineage, st.Lineage)
+	case st.Serial != p.StateSerial:
+		return fmt.Errorf("the state has changed since the plan was made (serial %d, plan made at %d): it is stale, make a new plan", st.Serial, p.StateSerial)
+	}
+	return nil
+}
+
+// confirm asks for "yes" on a terminal; without one it refuses.
+func (m *Meta) confirm() (bool, error) {
+	if !m.StdinTerminal {
+		return false, errors.New("apply needs confirmation and there is no terminal to ask on: review the plan and run with --auto-approve, or apply a saved plan file")
+	}
+	fmt.Fprint(m.Stdout, "\nDo you want to send these notifications?\n  Only 'yes' will be accepted: ")
+	line, err := bufio.NewReader(m.Stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("reading the answer: %w", err)
+	}
+	if strings.TrimSpace(line) != "yes" {
+		return false, errors.New("apply cancelled: nothing was sent")
+	}
+	return true, nil
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return render.Count(n) + " " + noun + "s"
+}
+
+// applyView shows apply progress and results, as text or JSON lines.
+type applyView struct {
+	mu       sync.Mutex
+	w        io.Writer
+	json     *json.Encoder
+	m        *Meta
+	done     int
+	lastLine time.Time
+	verbose  bool // a line per request
+}
+
+func newJSONView(w io.Writer) *applyView {
+	v := &applyView{w: w, json: json.NewEncoder(w)}
+	v.json.Encode(map[string]string{"type": "version", "format_version": planner.FormatVersion})
+	return v
+}
+
+func newHumanView(m *Meta) *applyView {
+	return &applyView{w: m.Stdout, m: m, lastLine: time.Now()}
+}
+
+func (v *applyView) noChanges() {
+	if v.json != nil {
+		v.json.Encode(map[string]any{"type": "summary", "changes": false})
+		return
+	}
+	fmt.Fprintln(v.w, "\nNothing to send.")
+}
+
+func (v *applyView) event(e executor.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.json != nil {
+		v.json.Encode(struct {
+			executor.Event
+			Delay string `json:"delay,omitempty"`
+		}{e, durationString(e.Delay)})
+		return
+	}
+	switch e.Type {
+	case executor.EventResponse:
+		v.done += e.Targets
+		if time.Since(v.lastLine) >= 5*time.Second {
+			fmt.Fprintf(v.w, "  ... %s sent\n", plural(v.done, "target"))
+			v.lastLine = time.Now()
+		}
+	case executor.EventRetry:
+		fmt.Fprintf(v.w, "  request %d: try %d failed, retrying in %s: %s\n", e.Batch+1, e.Attempt, e.Delay.Round(time.Millisecond), e.Error)
+	case executor.EventForget:
+		fmt.Fprintf(v.w, "  forgot %s (state only)\n", strings.Join(e.Addresses, ", "))
+	}
+}
+
+func durationString(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// finish prints the outcome of the run.
+func (v *applyView) finish(p *planner.Plan, res *executor.Result, took time.Duration, cfg *config.Config) {
+	if v.json != nil {
+		v.json.Encode(struct {
+			Type string `json:"type"`
+			*executor.Result
+			Errors  []string `json:"errors"`
+			Seconds float64  `json:"seconds"`
+		}{"summary", res, batchErrors(res.Errors, cfg), took.Seconds()})
+		return
+	}
+	c := res.Counts
+	fmt.Fprintf(v.w, "\nApply complete: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n",
+		render.Count(c.Delivered), render.Count(c.Skipped), render.Count(c.Failed), render.Count(c.Unknown),
+		plural(res.Requests, "request"), took.Round(time.Millisecond))
+	for reason, n := range res.Skipped {
+		fmt.Fprintf(v.w, "  skipped %s: %s (the service says retrying does not help)\n", plural(n, "target"), reason)
+	}
+	for _, f := range res.Failures {
+		fmt.Fprintf(v.w, "  failed: %s -> %s: %s (request id %s)\n", f.Address, f.Target, f.Message, f.RequestID)
+	}
+	if n := c.Failed - len(res.Failures); n > 0 && len(res.Failures) == executor.MaxListed {
+		fmt.Fprintf(v.w, "  ... and more; pushform state show ADDR lists every target\n")
+	}
+	for _, e := range batchErrors(res.Errors, cfg) {
+		fmt.Fprintf(v.m.Stderr, "Error: %s\n", e)
+	}
+	if c.Unknown > 0 {
+		fmt.Fprintf(v.w, "  %s unknown: a request's answer was lost; the next plan shows them\n", plural(c.Unknown, "target"))
+	}
+}
+
+// batchErrors renders failed requests, pointing a 400 back at the blocks it
+// came from.
+func batchErrors(errs []*executor.BatchError, cfg *config.Config) []string {
+	pos := map[string]config.Pos{}
+	for _, m := range cfg.Messages {
+		pos[m.Address] = m.Pos
+	}
+	out := []string{}
+	for _, be := range errs {
+		var ve *pushapi.ValidationError
+		if errors.As(be.Err, &ve) {
+			var b strings.Builder
+			fmt.Fprintf(&b, "request %d was rejected by the service (400, request id %s):", be.Batch+1, ve.RequestID)
+			for i, addr := range be.Addresses {
+				for _, is := range ve.Issues {
+					if is.Index == i || is.Index < 0 {
+						fmt.Fprintf(&b, "\n  %s (%s): %s", addr, pos[addr], issueText(is))
+					}
+				}
+			}
+			out = append(out, b.String())
+			continue
+		}
+		out = append(out, be.Error())
+	}
+	return out
+}
+
+func issueText(is pushapi.Issue) string {
+	if is.Field != "" {
+		return is.Field + ": " + is.Message
+	}
+	if is.Message != "" {
+		return is.Message
+	}
+	return string(is.Raw)
+}

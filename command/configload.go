@@ -1,0 +1,49 @@
+package command
+
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/pflag"
+
+	"pushform/config"
+)
+
+// configFlags are the --var and --var-file flags of every command that
+// loads the configuration (validate, plan, apply).
+type configFlags struct {
+	vars     []string
+	varFiles []string
+}
+
+// bind adds --var and --var-file to fs. StringArray, not StringSlice: a
+// value may contain commas.
+func (c *configFlags) bind(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&c.vars, "var", nil, "set a variable, `NAME=VALUE` (repeatable)")
+	fs.StringArrayVar(&c.varFiles, "var-file", nil, "read variable values from `FILE`, relative to the configuration directory (repeatable)")
+}
+
+// configOptions builds the loader options from the flags and the
+// environment (PUSHFORM_VAR_name). recipients nil means not fetched.
+func (m *Meta) configOptions(cf configFlags, recipients map[string][]string) config.Options {
+	return config.Options{
+		Vars:       cf.vars,
+		VarFiles:   cf.varFiles,
+		Environ:    m.Environ,
+		Recipients: recipients,
+	}
+}
+
+// loadConfig loads the configuration directory with l and prints every
+// diagnostic (warnings too) to stderr. The Config is nil when there were
+// errors.
+func (m *Meta) loadConfig(l *config.Loader, cf configFlags, recipients map[string][]string) (*config.Config, hcl.Diagnostics) {
+	cfg, diags := l.Load(m.ConfigDir(), m.configOptions(cf, recipients))
+	if len(diags) > 0 {
+		if err := l.WriteDiagnostics(m.Stderr, diags, 0, m.Color()); err != nil {
+			m.Errorf("%v", err)
+		}
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return cfg, diags
+}

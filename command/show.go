@@ -1,0 +1,43 @@
+package command
+
+import (
+	"context"
+
+	"pushform/render"
+)
+
+// runShow renders a saved plan, or without one lists the state.
+func runShow(ctx context.Context, m *Meta, args []string) int {
+	var asJSON bool
+	var statePath string
+	fs := m.FlagSet("show")
+	fs.BoolVar(&asJSON, "json", false, "print as JSON")
+	bindStateFlag(fs, &statePath)
+	if ok, code := m.Parse(fs, args); !ok {
+		return code
+	}
+	switch fs.NArg() {
+	case 0:
+		rest := []string{"list"}
+		if statePath != "" {
+			rest = append(rest, "--state", statePath)
+		}
+		return runState(ctx, m, rest)
+	case 1:
+	default:
+		return m.Errorf("show takes at most one argument, a saved plan file")
+	}
+	p, err := readPlanFile(m.path(fs.Arg(0)))
+	if err != nil {
+		return m.fail(err)
+	}
+	if asJSON {
+		err = render.PlanJSON(m.Stdout, p)
+	} else {
+		err = render.PlanHuman(m.Stdout, p, m.Color())
+	}
+	if err != nil {
+		return m.fail(err)
+	}
+	return ExitOK
+}

@@ -1,0 +1,347 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"pushform/state"
+)
+
+// stateFileName is the default state file, in the configuration directory.
+const stateFileName = "pushform.state"
+
+// stateShowLimit is how many target lines state show prints without --all.
+const stateShowLimit = 50
+
+// statePath resolves a --state flag value: empty means pushform.state in the
+// configuration directory; a relative path is relative to the working
+// directory, as users expect of a path they typed.
+func (m *Meta) statePath(flag string) string {
+	switch {
+	case flag == "":
+		return filepath.Join(m.ConfigDir(), stateFileName)
+	case filepath.IsAbs(flag):
+		return flag
+	default:
+		return filepath.Join(m.Dir, flag)
+	}
+}
+
+func bindStateFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "state", "", "state `FILE` (default pushform.state in the configuration directory)")
+}
+
+const stateUsage = `Usage: pushform state SUBCOMMAND [flags] [args]
+
+Subcommands:
+  list                 List the addresses in the state, with target counts
+  show ADDR            Show one address: content and every target's last outcome
+  rm ADDR...           Remove addresses from the state (nothing is sent)
+`
+
+func runState(ctx context.Context, m *Meta, args []string) int {
+	if len(args) == 0 {
+		io.WriteString(m.Stderr, stateUsage)
+		return ExitError
+	}
+	switch args[0] {
+	case "list":
+		return m.stateList(args[1:])
+	case "show":
+		return m.stateShow(args[1:])
+	case "rm":
+		return m.stateRm(ctx, args[1:])
+	case "-h", "--help", "help":
+		io.WriteString(m.Stdout, stateUsage)
+		return ExitOK
+	default:
+		return m.Errorf("unknown state subcommand %q; use list, show or rm", args[0])
+	}
+}
+
+// readStateFile reads the state at path; a missing state is an error naming
+// the path.
+func readStateFile(path string) (*state.State, error) {
+	s, err := state.NewFile(path).Read()
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("no state at %s", path)
+	}
+	return s, nil
+}
+
+func (m *Meta) stateList(args []string) int {
+	fs := m.FlagSet("state list")
+	var file string
+	bindStateFlag(fs, &file)
+	if ok, code := m.Parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return m.Errorf("state list takes no arguments")
+	}
+	path := m.statePath(file)
+	s, err := state.NewFile(path).Read()
+	if err != nil {
+		return m.Errorf("%v", err)
+	}
+	if s == nil {
+		fmt.Fprintf(m.Stderr, "No state at %s.\n", path)
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	for _, addr := range s.Addresses() {
+		fmt.Fprintf(tw, "%s\t%s\n", addr, stateOutcomeCounts(s.Messages[addr]))
+	}
+	tw.Flush()
+	return ExitOK
+}
+
+// stateOutcomes is the order outcomes are counted and shown in.
+var stateOutcomes = []state.Outcome{state.Delivered, state.Skipped, state.Failed, state.Unknown}
+
+// stateOutcomeCounts says "3 delivered, 1 failed" or "no targets".
+func stateOutcomeCounts(msg *state.Message) string {
+	counts := map[state.Outcome]int{}
+	for _, t := range msg.Targets {
+		counts[t.Outcome]++
+	}
+	if len(counts) == 0 {
+		return "no targets"
+	}
+	var parts []string
+	for _, o := range stateOutcomes {
+		if n := counts[o]; n > 0 {
+			parts = append(parts, stateGroupDigits(n)+" "+string(o))
+		}
+	}
+	var other []state.Outcome // outcomes from a newer pushform
+	for o := range counts {
+		if !slices.Contains(stateOutcomes, o) {
+			other = append(other, o)
+		}
+	}
+	slices.Sort(other)
+	for _, o := range other {
+		parts = append(parts, fmt.Sprintf("%s %q", stateGroupDigits(counts[o]), o))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stateGroupDigits formats n with thousands separators: 12,480.
+func stateGroupDigits(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + stateGroupDigits(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func (m *Meta) stateShow(args []string) int {
+	fs := m.FlagSet("state show")
+	var file string
+	var asJSON, all bool
+	bindStateFlag(fs, &file)
+	fs.BoolVar(&asJSON, "json", false, "print the address's state as JSON")
+	fs.BoolVar(&all, "all", false, fmt.Sprintf("print every target, not only the first %d", stateShowLimit))
+	if ok, code := m.Parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return m.Errorf("state show takes exactly one address")
+	}
+	addr := fs.Arg(0)
+	s, err := readStateFile(m.statePath(file))
+	if err != nil {
+		return m.Errorf("%v", err)
+	}
+	msg := s.Messages[addr]
+	if msg == nil {
+		return m.Errorf("no address %s in the state; 'pushform state list' lists them", addr)
+	}
+	if asJSON {
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(msg); err != nil {
+			return m.Errorf("writing JSON: %v", err)
+		}
+		return ExitOK
+	}
+	writeStateMessage(m.Stdout, msg, all)
+	return ExitOK
+}
+
+// writeStateMessage prints one address in the human format of state show.
+func writeStateMessage(w io.Writer, msg *state.Message, all bool) {
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	fmt.Fprintf(tw, "# %s\n", msg.Address)
+	fmt.Fprintf(tw, "kind\t= %s\n", msg.Kind)
+	fmt.Fprintf(tw, "target_kind\t= %s\n", msg.TargetKind)
+	fmt.Fprintf(tw, "fingerprint\t= %s\n", msg.Fingerprint)
+	c := msg.Content
+	for _, f := range []struct{ name, value string }{
+		{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag},
+	} {
+		if f.value != "" {
+			fmt.Fprintf(tw, "%s\t= %q\n", f.name, f.value)
+		}
+	}
+	if c.BadgeCount != nil {
+		fmt.Fprintf(tw, "badge_count\t= %d\n", *c.BadgeCount)
+	}
+	if c.SilentInForeground {
+		fmt.Fprintf(tw, "silent_in_foreground\t= true\n")
+	}
+	tw.Flush()
+
+	ids := make([]string, 0, len(msg.Targets))
+	for id := range msg.Targets {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	fmt.Fprintf(w, "\nTargets: %s (%s)\n", stateGroupDigits(len(ids)), stateOutcomeCounts(msg))
+	shown := ids
+	if !all && len(ids) > stateShowLimit {
+		shown = ids[:stateShowLimit]
+		fmt.Fprintf(w, "Showing the first %d; --all shows every target.\n", stateShowLimit)
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, id := range shown {
+		t := msg.Targets[id]
+		req := t.RequestID
+		if req == "" {
+			req = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", id, t.Outcome, stateTargetDetail(t), req, stateTime(t.Time))
+	}
+	tw.Flush()
+	if len(shown) < len(ids) {
+		fmt.Fprintf(w, "  ... and %s more\n", stateGroupDigits(len(ids)-len(shown)))
+	}
+}
+
+// stateTargetDetail is the outcome's detail: device count, reason, message.
+func stateTargetDetail(t state.Target) string {
+	switch t.Outcome {
+	case state.Delivered:
+		switch t.DeviceCount {
+		case -1:
+			return "device count not reported"
+		case 1:
+			return "1 device"
+		default:
+			return strconv.Itoa(t.DeviceCount) + " devices"
+		}
+	case state.Skipped:
+		if t.UnreachableSince != nil {
+			return fmt.Sprintf("%s, unreachable since %s", t.Reason, stateTime(*t.UnreachableSince))
+		}
+		return t.Reason
+	case state.Failed:
+		return strconv.Quote(t.Message)
+	case state.Unknown:
+		return "sent, answer not recorded"
+	}
+	return "-"
+}
+
+func stateTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (m *Meta) stateRm(ctx context.Context, args []string) int {
+	fs := m.FlagSet("state rm")
+	var file string
+	var lockTimeout time.Duration
+	bindStateFlag(fs, &file)
+	fs.DurationVar(&lockTimeout, "lock-timeout", 0, "how long to wait for the state lock (0: do not wait)")
+	if ok, code := m.Parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return m.Errorf("state rm needs at least one address")
+	}
+	f := state.NewFile(m.statePath(file))
+	id, err := lockState(ctx, f, "state rm", lockTimeout)
+	if err != nil {
+		return m.Errorf("%v", err)
+	}
+	code := m.stateRemove(f, fs.Args())
+	if err := f.Unlock(id); err != nil {
+		return m.Errorf("%v", err)
+	}
+	return code
+}
+
+func (m *Meta) stateRemove(f *state.File, addrs []string) int {
+	s, err := readStateFile(f.Path())
+	if err != nil {
+		return m.Errorf("%v", err)
+	}
+	var missing []string
+	forget := state.Entry{Type: state.EntryForget, Time: time.Now().UTC()}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if s.Messages[a] == nil {
+			missing = append(missing, a)
+		} else if !seen[a] {
+			seen[a] = true
+			forget.Items = append(forget.Items, state.Item{Address: a})
+		}
+	}
+	if len(missing) > 0 {
+		return m.Errorf("no address %s in the state; nothing was removed", strings.Join(missing, ", "))
+	}
+	if err := s.ApplyEntry(forget); err != nil {
+		return m.Errorf("%v", err)
+	}
+	if err := f.Persist(s); err != nil {
+		return m.Errorf("%v", err)
+	}
+	for _, it := range forget.Items {
+		fmt.Fprintf(m.Stdout, "Removed %s\n", it.Address)
+	}
+	n := len(forget.Items)
+	fmt.Fprintf(m.Stdout, "Removed %d address%s from the state (serial %d). Nothing was sent.\n", n, map[bool]string{true: "", false: "es"}[n == 1], s.Serial)
+	return ExitOK
+}
+
+// lockState takes the state lock for an operation, waiting up to timeout
+// (0: one try). A refusal says how to wait.
+func lockState(ctx context.Context, l state.Locker, operation string, timeout time.Duration) (string, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	id, err := l.Lock(ctx, state.NewLockInfo(operation))
+	var le *state.LockError
+	if errors.As(err, &le) && timeout == 0 {
+		return "", fmt.Errorf("%w; --lock-timeout waits for it", err)
+	}
+	return id, err
+}

@@ -1,0 +1,170 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runIn runs the CLI in-process in dir with the given environment.
+func runIn(t *testing.T, dir string, stdin string, environ []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := Env{
+		Stdin:   strings.NewReader(stdin),
+		Stdout:  &out,
+		Stderr:  &errb,
+		Environ: environ,
+		Getenv: func(k string) string {
+			for _, kv := range environ {
+				if name, v, ok := strings.Cut(kv, "="); ok && name == k {
+					return v
+				}
+			}
+			return ""
+		},
+		Dir: dir,
+	}
+	code = Run(context.Background(), args, env)
+	return code, out.String(), errb.String()
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const validConfig = `service {
+  environment = "test"
+}
+
+variable "who" {
+  type = string
+}
+
+topic "deals" {}
+
+notification "hello" {
+  user_ids = ["alice"]
+  title    = "Hello ${var.who}"
+  body     = "Welcome"
+}
+
+notification "deal" {
+  topics = ["dealz"]
+  title  = "Deal"
+  body   = "Today"
+}
+`
+
+const brokenConfig = `service {
+  environment = "staging"
+}
+
+badge "b" {
+  device_ids  = ["d"]
+  badge_count = -1
+}
+`
+
+func TestValidateText(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"main.hcl": validConfig})
+
+	code, out, errOut := runIn(t, dir, "", nil, "validate", "--var", "who=Ann, Ben")
+	if code != ExitOK || out != "The configuration is valid.\n" {
+		t.Fatalf("code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "Warning: Undeclared topic") || !strings.Contains(errOut, `18:   topics = ["dealz"]`) {
+		t.Errorf("warning not printed with its snippet:\n%s", errOut)
+	}
+
+	// The variable from the environment, and no value at all.
+	if code, _, errOut := runIn(t, dir, "", []string{"PUSHFORM_VAR_who=Env"}, "validate"); code != ExitOK {
+		t.Errorf("PUSHFORM_VAR_who: code %d: %s", code, errOut)
+	}
+	code, out, errOut = runIn(t, dir, "", nil, "validate")
+	if code != ExitError || out != "" || !strings.Contains(errOut, "Error: No value for required variable") {
+		t.Errorf("missing variable: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func TestValidateChdirAndErrors(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"cfg/main.hcl": brokenConfig})
+	code, out, errOut := runIn(t, dir, "", nil, "--chdir", "cfg", "validate", "--no-color")
+	if code != ExitError || out != "" {
+		t.Fatalf("code %d, stdout %q", code, out)
+	}
+	for _, want := range []string{
+		"Error: Invalid environment", "on main.hcl line 2, in service:", `2:   environment = "staging"`,
+		"Error: Invalid badge_count", "on main.hcl line 7",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "\x1b[") {
+		t.Error("colour despite --no-color")
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"main.hcl": brokenConfig})
+	code, out, _ := runIn(t, dir, "", nil, "validate", "--json")
+	if code != ExitError {
+		t.Errorf("code %d", code)
+	}
+	var got struct {
+		Valid        bool `json:"valid"`
+		ErrorCount   int  `json:"error_count"`
+		WarningCount int  `json:"warning_count"`
+		Diagnostics  []struct {
+			Severity, Summary, Detail, Filename string
+			Line, Column                        int
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Valid || got.ErrorCount != 2 || got.WarningCount != 0 || len(got.Diagnostics) != 2 {
+		t.Fatalf("result = %+v", got)
+	}
+	d := got.Diagnostics[0]
+	if d.Severity != "error" || d.Summary != "Invalid environment" || d.Filename != "main.hcl" || d.Line != 2 || d.Column != 17 || d.Detail == "" {
+		t.Errorf("diagnostic = %+v", d)
+	}
+
+	dir = writeFiles(t, map[string]string{"main.hcl": validConfig})
+	code, out, _ = runIn(t, dir, "", nil, "validate", "--json", "--var", "who=x")
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil || code != ExitOK {
+		t.Fatalf("code %d, %v: %s", code, err, out)
+	}
+	if raw["valid"] != true || raw["warning_count"] != 1.0 || raw["error_count"] != 0.0 {
+		t.Errorf("result = %v", raw)
+	}
+}
+
+func TestValidateExamples(t *testing.T) {
+	dirs, _ := filepath.Glob("../examples/*")
+	for _, dir := range dirs {
+		abs, _ := filepath.Abs(dir)
+		code, out, errOut := runIn(t, abs, "", nil, "validate")
+		if code != ExitOK || out != "The configuration is valid.\n" || errOut != "" {
+			t.Errorf("%s: code %d, stdout %q, stderr %q", dir, code, out, errOut)
+		}
+	}
+}

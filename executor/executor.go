@@ -1,0 +1,545 @@
+// Package executor carries out a plan: it sends the plan's batches through
+// the service with bounded parallelism, journals every request's intent
+// before sending and its outcome after, and folds both into the state, so a
+// run stopped at any moment leaves a state that knows what was sent.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"pushform/planner"
+	"pushform/pushapi"
+	"pushform/state"
+)
+
+// Sender sends one request; *pushapi.Client is the real one.
+type Sender interface {
+	Send(ctx context.Context, batch []pushapi.Notification) (*pushapi.SendResponse, error)
+}
+
+// Journal durably records entries before Append returns.
+type Journal interface {
+	Append(entries ...state.Entry) error
+}
+
+// Options tune an apply run.
+type Options struct {
+	// Parallelism is the number of requests in flight; default 10.
+	Parallelism int
+	// MaxAttempts bounds the tries of one request; default 5.
+	MaxAttempts int
+	// BaseDelay and MaxDelay bound the exponential backoff between tries;
+	// defaults 250ms and 30s. A Retry-After from the service wins when longer.
+	BaseDelay, MaxDelay time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Events receives progress events, one call at a time.
+	Events func(Event)
+	// Sleep waits between tries; default a timer honouring ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// EventType names an Event.
+type EventType string
+
+// Event types.
+const (
+	EventRequest  EventType = "request"  // a batch is being sent
+	EventRetry    EventType = "retry"    // a try failed and will be repeated
+	EventResponse EventType = "response" // a batch got its outcomes
+	EventError    EventType = "error"    // a batch failed for good
+	EventForget   EventType = "forget"   // addresses or targets dropped from state
+)
+
+// Event reports progress of an apply run.
+type Event struct {
+	Type      EventType     `json:"type"`
+	Batch     int           `json:"batch"`
+	Addresses []string      `json:"addresses,omitempty"`
+	Targets   int           `json:"targets"`
+	Attempt   int           `json:"attempt,omitempty"`
+	Delay     time.Duration `json:"delay,omitempty"`
+	RequestID string        `json:"request_id,omitempty"`
+	Status    int           `json:"status,omitempty"`
+	Counts    Counts        `json:"counts"`
+	Error     string        `json:"error,omitempty"`
+}
+
+// Counts tallies target outcomes.
+type Counts struct {
+	Delivered int `json:"delivered"`
+	Skipped   int `json:"skipped"`
+	Failed    int `json:"failed"`
+	Unknown   int `json:"unknown"`
+}
+
+func (c *Counts) add(o Counts) {
+	c.Delivered += o.Delivered
+	c.Skipped += o.Skipped
+	c.Failed += o.Failed
+	c.Unknown += o.Unknown
+}
+
+// Total is the number of targets counted.
+func (c Counts) Total() int { return c.Delivered + c.Skipped + c.Failed + c.Unknown }
+
+// Result is what an apply run did.
+type Result struct {
+	Counts   Counts `json:"counts"`
+	Requests int    `json:"requests"` // requests that got an answer
+	Retries  int    `json:"retries"`
+	// Failures lists failed targets (the first MaxListed), with why.
+	Failures []Failure `json:"failures,omitempty"`
+	// Skipped counts skipped targets by reason.
+	Skipped map[string]int `json:"skipped,omitempty"`
+	// Errors are the batches that failed as a whole.
+	Errors []*BatchError `json:"-"`
+	// Interrupted is set when ctx ended before every batch was started.
+	Interrupted bool `json:"interrupted"`
+	// NotStarted counts the targets of batches never sent.
+	NotStarted int `json:"not_started"`
+}
+
+// MaxListed caps Result.Failures.
+const MaxListed = 100
+
+// Failure is one failed target.
+type Failure struct {
+	Address   string `json:"address"`
+	Target    string `json:"target"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// BatchError is a request that failed as a whole.
+type BatchError struct {
+	Batch     int
+	Addresses []string
+	Err       error
+	// Unknown is true when the request may have been delivered.
+	Unknown bool
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("request %d (%s): %v", e.Batch+1, strings.Join(e.Addresses, ", "), e.Err)
+}
+
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// Apply executes plan p against st, which must be the state p was made
+// from. It journals through j and updates st in memory as it goes; the
+// caller persists st afterwards. The returned error is for journal failures
+// and a rejected API key; per-target failures are in Result.
+func Apply(ctx context.Context, p *planner.Plan, st *state.State, s Sender, j Journal, opts Options) (*Result, error) {
+	opts.defaults()
+	r := &run{plan: p, st: st, sender: s, journal: j, opts: opts, res: &Result{Skipped: map[string]int{}}}
+	if err := r.prelude(); err != nil {
+		return r.res, err
+	}
+	return r.res, r.sendAll(ctx)
+}
+
+func (o *Options) defaults() {
+	if o.Parallelism <= 0 {
+		o.Parallelism = 10
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	if o.BaseDelay <= 0 {
+		o.BaseDelay = 250 * time.Millisecond
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type run struct {
+	plan    *planner.Plan
+	st      *state.State
+	sender  Sender
+	journal Journal
+	opts    Options
+
+	mu  sync.Mutex // guards st, res, journal order and events
+	res *Result
+}
+
+// record journals entries and folds them into the state, in that order, so
+// memory never runs ahead of the journal.
+func (r *run) record(entries ...state.Entry) error {
+	if err := r.journal.Append(entries...); err != nil {
+		return fmt.Errorf("writing the state journal: %w", err)
+	}
+	for _, e := range entries {
+		if err := r.st.ApplyEntry(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) emit(e Event) {
+	if r.opts.Events != nil {
+		r.opts.Events(e)
+	}
+}
+
+// prelude records the recipients snapshot and the forgets, which send
+// nothing.
+func (r *run) prelude() error {
+	now := r.opts.Now().UTC()
+	var entries []state.Entry
+	if r.plan.Refreshed && r.plan.Recipients != nil {
+		entries = append(entries, state.Entry{Type: state.EntrySnapshot, Time: r.plan.Recipients.FetchedAt,
+			Items: []state.Item{{Targets: r.plan.Recipients.UserIDs}}})
+	}
+	var forgot []string
+	for _, c := range r.plan.Changes {
+		switch {
+		case c.Action == planner.ActionForget:
+			entries = append(entries, state.Entry{Type: state.EntryForget, Time: now, Items: []state.Item{{Address: c.Address}}})
+		case len(c.Forget) > 0:
+			entries = append(entries, state.Entry{Type: state.EntryForget, Time: now, Items: []state.Item{{Address: c.Address, Targets: c.Forget}}})
+		default:
+			continue
+		}
+		forgot = append(forgot, c.Address)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.record(entries...); err != nil {
+		return err
+	}
+	if len(forgot) > 0 {
+		r.emit(Event{Type: EventForget, Batch: -1, Addresses: forgot})
+	}
+	return nil
+}
+
+func (r *run) sendAll(ctx context.Context) error {
+	work := make(chan int)
+	started := make([]bool, len(r.plan.Batches))
+	var wg sync.WaitGroup
+	// In-flight requests finish even after ctx ends (an interrupt stops new
+	// requests only); a rejected key stops everything at once.
+	fatalCtx, fatal := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer fatal(nil)
+	for range min(r.opts.Parallelism, max(len(r.plan.Batches), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				// The dispatcher's select may hand out one more batch after
+				// a stop; check again before sending.
+				if ctx.Err() != nil || fatalCtx.Err() != nil {
+					continue
+				}
+				r.mu.Lock()
+				started[b] = true
+				r.mu.Unlock()
+				if err := r.batch(fatalCtx, b); err != nil {
+					fatal(err)
+				}
+			}
+		}()
+	}
+dispatch:
+	for b := range r.plan.Batches {
+		select {
+		case work <- b:
+		case <-ctx.Done():
+			break dispatch
+		case <-fatalCtx.Done():
+			break dispatch
+		}
+	}
+	close(work)
+	wg.Wait()
+	for b, ok := range started {
+		if !ok {
+			r.res.NotStarted += r.batchTargets(b)
+		}
+	}
+	r.res.Interrupted = r.res.NotStarted > 0 && ctx.Err() != nil
+	if err := context.Cause(fatalCtx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func (r *run) batchTargets(b int) int {
+	n := 0
+	for _, pt := range r.plan.Batches[b].Parts {
+		n += pt.To - pt.From
+	}
+	return n
+}
+
+// batch sends batch b with retries and records its outcome. It returns an
+// error only when the whole run must stop.
+func (r *run) batch(ctx context.Context, b int) error {
+	p := r.plan
+	parts := p.Batches[b].Parts
+	req := make([]pushapi.Notification, len(parts))
+	intent := state.Entry{Type: state.EntryIntent, Batch: int64(b), Items: make([]state.Item, len(parts))}
+	addrs := make([]string, len(parts))
+	idempotent := true // every part may be repeated without a visible duplicate
+	for i, pt := range parts {
+		c := p.Changes[pt.Change]
+		ids := p.Targets(pt)
+		req[i] = notification(c, ids)
+		content := c.Content
+		intent.Items[i] = state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,
+			Fingerprint: c.Fingerprint, Content: &content, Targets: ids}
+		addrs[i] = c.Address
+		if c.Content.Tag == "" && c.Kind != "badge" {
+			idempotent = false
+		}
+	}
+	targets := r.batchTargets(b)
+
+	r.mu.Lock()
+	intent.Time = r.opts.Now().UTC()
+	err := r.record(intent)
+	r.emit(Event{Type: EventRequest, Batch: b, Addresses: addrs, Targets: targets})
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+
+	var resp *pushapi.SendResponse
+	for attempt := 1; ; attempt++ {
+		resp, err = r.sender.Send(ctx, req)
+		if err == nil {
+			break
+		}
+		class, after := pushapi.Classify(err)
+		retry := attempt < r.opts.MaxAttempts && ctx.Err() == nil &&
+			(class == pushapi.Safe || class == pushapi.Ambiguous && idempotent)
+		if !retry {
+			break
+		}
+		delay := r.backoff(attempt, after)
+		r.mu.Lock()
+		r.res.Retries++
+		r.emit(Event{Type: EventRetry, Batch: b, Addresses: addrs, Targets: targets, Attempt: attempt, Delay: delay, Error: err.Error()})
+		r.mu.Unlock()
+		if r.opts.Sleep(ctx, delay) != nil {
+			break
+		}
+	}
+	if err != nil {
+		return r.failed(b, intent, addrs, targets, err)
+	}
+	return r.answered(b, intent, addrs, targets, resp)
+}
+
+// backoff is capped exponential backoff with full jitter, never shorter
+// than what the service asked for.
+func (r *run) backoff(attempt int, after time.Duration) time.Duration {
+	d := r.opts.BaseDelay << min(attempt-1, 16)
+	if d > r.opts.MaxDelay || d <= 0 {
+		d = r.opts.MaxDelay
+	}
+	d = d/2 + rand.N(d/2+1)
+	return max(d, after)
+}
+
+func (r *run) answered(b int, intent state.Entry, addrs []string, targets int, resp *pushapi.SendResponse) error {
+	now := r.opts.Now().UTC()
+	out := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, RequestID: resp.RequestID, Status: resp.StatusCode,
+		Items: make([]state.Item, len(intent.Items))}
+	var counts Counts
+	var failures []Failure
+	skipped := map[string]int{}
+	for i, it := range intent.Items {
+		outcomes := make([]state.Target, len(it.Targets))
+		var results []pushapi.Result
+		if i < len(resp.Results) {
+			results = resp.Results[i]
+		}
+		for j, id := range it.Targets {
+			res := resultFor(results, j, it.TargetKind)
+			t := toTarget(res, it.Fingerprint, resp.RequestID, now)
+			outcomes[j] = t
+			switch t.Outcome {
+			case state.Delivered:
+				counts.Delivered++
+			case state.Skipped:
+				counts.Skipped++
+				skipped[t.Reason]++
+			case state.Failed:
+				counts.Failed++
+				failures = append(failures, Failure{Address: it.Address, Target: id, Message: t.Message, RequestID: resp.RequestID})
+			default:
+				counts.Unknown++
+			}
+		}
+		out.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.record(out); err != nil {
+		return err
+	}
+	r.res.Requests++
+	r.res.Counts.add(counts)
+	for k, v := range skipped {
+		r.res.Skipped[k] += v
+	}
+	for _, f := range failures {
+		if len(r.res.Failures) < MaxListed {
+			r.res.Failures = append(r.res.Failures, f)
+		}
+	}
+	r.emit(Event{Type: EventResponse, Batch: b, Addresses: addrs, Targets: targets, RequestID: resp.RequestID, Status: resp.StatusCode, Counts: counts})
+	return nil
+}
+
+// resultFor picks target j's result; a topics notification has one result
+// for its whole array.
+func resultFor(results []pushapi.Result, j int, targetKind string) *pushapi.Result {
+	if targetKind == "topics" {
+		j = 0
+	}
+	if j < len(results) {
+		return &results[j]
+	}
+	return nil
+}
+
+func toTarget(res *pushapi.Result, fp, requestID string, now time.Time) state.Target {
+	t := state.Target{Fingerprint: fp, RequestID: requestID, Time: now}
+	if res == nil { // the client checks lengths; be safe anyway
+		t.Outcome = state.Unknown
+		return t
+	}
+	switch res.Outcome {
+	case pushapi.OutcomeDelivered:
+		t.Outcome = state.Delivered
+		t.DeviceCount = -1
+		if res.DeviceCount != nil {
+			t.DeviceCount = *res.DeviceCount
+		}
+	case pushapi.OutcomeSkipped:
+		t.Outcome = state.Skipped
+		t.Reason = res.Reason
+		t.UnreachableSince = res.UnreachableSince
+	case pushapi.OutcomeFailed:
+		t.Outcome = state.Failed
+		t.Message = res.Message
+	default:
+		t.Outcome = state.Unknown
+	}
+	return t
+}
+
+// failed records a batch that got no usable answer. When the request may
+// have been processed its targets stay unknown (as the intent left them);
+// when it certainly was not, they are recorded failed with the reason, so
+// the next plan sends them again.
+func (r *run) failed(b int, intent state.Entry, addrs []string, targets int, err error) error {
+	class, _ := pushapi.Classify(err)
+	var auth *pushapi.AuthError
+	var ve *pushapi.ValidationError
+	be := &BatchError{Batch: b, Addresses: addrs, Err: err, Unknown: class == pushapi.Ambiguous}
+	now := r.opts.Now().UTC()
+	var counts Counts
+	var entry *state.Entry
+	if !be.Unknown {
+		e := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, Items: make([]state.Item, len(intent.Items))}
+		for i, it := range intent.Items {
+			msg := "not sent: " + err.Error()
+			if errors.As(err, &ve) {
+				e.RequestID, e.Status = ve.RequestID, 400
+				msg = "rejected by the service: " + issuesFor(ve, i)
+			}
+			outcomes := make([]state.Target, len(it.Targets))
+			for j := range outcomes {
+				outcomes[j] = state.Target{Outcome: state.Failed, Fingerprint: it.Fingerprint, Time: now, Message: msg, RequestID: e.RequestID}
+			}
+			e.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
+			counts.Failed += len(it.Targets)
+		}
+		entry = &e
+	} else {
+		counts.Unknown = targets
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if entry != nil {
+		if jerr := r.record(*entry); jerr != nil {
+			return jerr
+		}
+	}
+	r.res.Counts.add(counts)
+	r.res.Errors = append(r.res.Errors, be)
+	r.emit(Event{Type: EventError, Batch: b, Addresses: addrs, Targets: targets, Counts: counts, Error: err.Error()})
+	if errors.As(err, &auth) {
+		return err
+	}
+	return nil
+}
+
+// issuesFor renders the service's issues that concern notification i of a
+// request (or all of them when the service gave no index).
+func issuesFor(ve *pushapi.ValidationError, i int) string {
+	var parts []string
+	for _, is := range ve.Issues {
+		if is.Index == i || is.Index < 0 {
+			parts = append(parts, is.String())
+		}
+	}
+	if len(parts) == 0 {
+		return "another notification of the same request was invalid"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// notification builds the request object of change c for ids.
+func notification(c *planner.Change, ids []string) pushapi.Notification {
+	n := pushapi.Notification{
+		Title:              c.Content.Title,
+		Body:               c.Content.Body,
+		OpenToURL:          c.Content.OpenToURL,
+		BadgeCount:         c.Content.BadgeCount,
+		SilentInForeground: c.Content.SilentInForeground,
+		Tag:                c.Content.Tag,
+	}
+	switch c.TargetKind {
+	case "device_ids":
+		n.DeviceIDs = ids
+	case "topics":
+		n.Topics = ids
+	default:
+		n.UserIDs = ids
+	}
+	return n
+}

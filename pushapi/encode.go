@@ -1,0 +1,192 @@
+package pushapi
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// maxPooledBody keeps one huge request from pinning its buffer in the pool.
+const maxPooledBody = 4 << 20
+
+// appendBatch appends the JSON array of batch to dst, byte for byte what
+// encoding/json would produce for []Notification, without reflection.
+func appendBatch(dst []byte, batch []Notification) []byte {
+	dst = append(dst, '[')
+	for i := range batch {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendNotification(dst, &batch[i])
+	}
+	return append(dst, ']')
+}
+
+func appendNotification(dst []byte, n *Notification) []byte {
+	dst = append(dst, '{')
+	first := true
+	field := func(name string) {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, '"', ':')
+	}
+	strs := func(name string, v []string) {
+		if len(v) == 0 {
+			return
+		}
+		field(name)
+		dst = append(dst, '[')
+		for i, s := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, s)
+		}
+		dst = append(dst, ']')
+	}
+	str := func(name, v string) {
+		if v == "" {
+			return
+		}
+		field(name)
+		dst = appendJSONString(dst, v)
+	}
+	strs("userIds", n.UserIDs)
+	strs("deviceIds", n.DeviceIDs)
+	strs("topics", n.Topics)
+	str("title", n.Title)
+	str("body", n.Body)
+	str("openToUrl", n.OpenToURL)
+	if n.BadgeCount != nil {
+		field("badgeCount")
+		dst = strconv.AppendInt(dst, int64(*n.BadgeCount), 10)
+	}
+	if n.SilentInForeground {
+		field("silentInForeground")
+		dst = append(dst, "true"...)
+	}
+	str("tag", n.Tag)
+	return append(dst, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s exactly as encoding/json does (HTML-safe,
+// invalid UTF-8 as U+FFFD, U+2028/U+2029 escaped).
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// bufPool recycles byte slices for request and response bodies.
+type bufPool struct{ p sync.Pool }
+
+func (p *bufPool) get() *[]byte {
+	if b, ok := p.p.Get().(*[]byte); ok {
+		*b = (*b)[:0]
+		return b
+	}
+	b := make([]byte, 0, 64<<10)
+	return &b
+}
+
+func (p *bufPool) put(b *[]byte) {
+	if cap(*b) <= maxPooledBody {
+		p.p.Put(b)
+	}
+}
+
+// reqBody is an encoded request body shared by the readers the transport
+// opens on it (the first one and any from GetBody). The transport may close
+// a body after RoundTrip returns, so the buffer goes back to the pool only
+// when every reader and the owner have let go of it.
+type reqBody struct {
+	buf  *[]byte
+	pool *bufPool
+	refs atomic.Int32
+}
+
+func newReqBody(pool *bufPool, buf *[]byte) *reqBody {
+	b := &reqBody{buf: buf, pool: pool}
+	b.refs.Store(1) // the owner's reference
+	return b
+}
+
+func (b *reqBody) len() int { return len(*b.buf) }
+
+func (b *reqBody) reader() io.ReadCloser {
+	b.refs.Add(1)
+	return &bodyReader{Reader: bytes.NewReader(*b.buf), owner: b}
+}
+
+func (b *reqBody) release() {
+	if b.refs.Add(-1) == 0 {
+		b.pool.put(b.buf)
+	}
+}
+
+type bodyReader struct {
+	*bytes.Reader
+	owner  *reqBody
+	closed atomic.Bool
+}
+
+func (r *bodyReader) Close() error {
+	if r.closed.CompareAndSwap(false, true) {
+		r.owner.release()
+	}
+	return nil
+}

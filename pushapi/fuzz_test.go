@@ -1,0 +1,92 @@
+package pushapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func FuzzDecodeSendResponse(f *testing.F) {
+	seeds := []string{
+		``,
+		`{"results":[{"userId":"alice","status":"delivered","deviceCount":2},{"userId":"bob","status":"skipped","reason":"no_active_device","unreachableSince":"2026-11-01T10:00:00Z"},{"deviceId":"kiosk-1","outcome":"FAILED","message":"x"},{"topics":["deals","news"],"deviceCount":"3"}]}`,
+		`[{"topics":["deals","news"],"result":"delivered"},{"deviceId":"kiosk-1","deviceCount":1},{"userId":"bob","reason":"r","unreachableSince":1793527200000},{"userId":"alice","message":{"a":[1]}}]`,
+		`{"results":[{"userId":"al\u0069ce\ud83d\ude00","status":"delivered"}]}`,
+		`{"x":[[[[{}]]]],"results":[]}`,
+		`[1e5, -0.5, true, null]`,
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s), 200)
+		f.Add([]byte(s), 207)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, status int) {
+		res, err := decodeSendResults(body, status, mixed)
+		if err != nil {
+			return
+		}
+		if len(res) != len(mixed) {
+			t.Fatalf("%d rows for %d notifications", len(res), len(mixed))
+		}
+		for i := range mixed {
+			if len(res[i]) != mixed[i].Targets() {
+				t.Fatalf("notification %d: %d results for %d targets", i, len(res[i]), mixed[i].Targets())
+			}
+			for _, r := range res[i] {
+				switch r.Outcome {
+				case OutcomeDelivered, OutcomeSkipped, OutcomeFailed:
+				default:
+					t.Fatalf("outcome %q", r.Outcome)
+				}
+				if r.DeviceCount != nil && *r.DeviceCount < 0 {
+					t.Fatalf("negative count")
+				}
+			}
+		}
+		if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) {
+			t.Fatalf("accepted invalid JSON: %q", body)
+		}
+	})
+}
+
+func FuzzDecodeRecipients(f *testing.F) {
+	for _, s := range []string{
+		`["alice","bob"]`,
+		`{"userIds":["a"],"next":"c2"}`,
+		`{"data":[{"userId":"a"},{"id":"b"}],"cursor":12}`,
+		`{"recipients":[],"nextCursor":null,"meta":{"x":[1,2,3]}}`,
+		`["\u00e9\ud800"]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, err := decodeRecipients(body)
+		if err != nil {
+			return
+		}
+		for _, id := range p.userIDs {
+			if id == "" {
+				t.Fatal("empty user id accepted")
+			}
+		}
+		if !json.Valid(body) {
+			t.Fatalf("accepted invalid JSON: %q", body)
+		}
+	})
+}
+
+func FuzzErrorBodies(f *testing.F) {
+	f.Add([]byte(`{"issues":[{"path":[0,"title"],"message":"m"},"s",{"path":[1e99,{"a":1}],"message":[1]}]}`))
+	f.Add([]byte(`<html><title>502</title></html>`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		issues, _ := decodeIssues(body, 3)
+		for _, is := range issues {
+			if is.Index < -1 || is.Index >= 3 {
+				t.Fatalf("index %d out of range", is.Index)
+			}
+			_ = is.String()
+		}
+		if e := excerpt(body, ""); len(e) > excerptMax+len("HTML page: …") {
+			t.Fatalf("excerpt of %d bytes", len(e))
+		}
+	})
+}

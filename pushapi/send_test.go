@@ -1,0 +1,232 @@
+package pushapi
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mixed is a request of three notifications: two users, one device, one
+// topics array.
+var mixed = []Notification{
+	{UserIDs: []string{"alice", "bob"}, Title: "T", Body: "B"},
+	{DeviceIDs: []string{"kiosk-1"}, BadgeCount: intp(2)},
+	{Topics: []string{"deals", "news"}, Title: "T", Body: "B"},
+}
+
+func TestSendTolerantDecoding(t *testing.T) {
+	since := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	delivered := func(n int) Result { return Result{Outcome: OutcomeDelivered, DeviceCount: intp(n)} }
+	skipped := Result{Outcome: OutcomeSkipped, Reason: "no_active_device"}
+	skippedSince := Result{Outcome: OutcomeSkipped, Reason: "no_active_device", UnreachableSince: &since}
+	failed := Result{Outcome: OutcomeFailed, Message: "token expired"}
+	unknownCount := Result{Outcome: OutcomeDelivered}
+
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		batch  []Notification
+		want   [][]Result // echoes are filled in by the test
+	}{
+		{"status field object", 200,
+			`{"results":[{"userId":"alice","status":"delivered","deviceCount":2},{"userId":"bob","status":"skipped","reason":"no_active_device"},{"deviceId":"kiosk-1","status":"delivered","deviceCount":1},{"topics":["deals","news"],"status":"delivered","deviceCount":5}]}`,
+			mixed, [][]Result{{delivered(2), skipped}, {delivered(1)}, {delivered(5)}}},
+		{"outcome field, upper case values", 207,
+			`{"results":[{"userId":"alice","outcome":"FAILED","message":"token expired"},{"userId":"bob","outcome":"Skipped","reason":"no_active_device"},{"deviceId":"kiosk-1","outcome":" delivered ","deviceCount":1},{"topics":["deals","news"],"outcome":"delivered","deviceCount":0}]}`,
+			mixed, [][]Result{{failed, skipped}, {delivered(1)}, {delivered(0)}}},
+		{"result field", 200,
+			`{"results":[{"userId":"alice","result":"delivered","deviceCount":1},{"userId":"bob","result":"delivered","deviceCount":3}]}`,
+			mixed[:1], [][]Result{{delivered(1), delivered(3)}}},
+		{"inferred outcomes", 207,
+			`{"results":[{"userId":"alice","message":"token expired"},{"userId":"bob","reason":"no_active_device"},{"deviceId":"kiosk-1","deviceCount":1},{"topics":["deals","news"],"deviceCount":"4"}]}`,
+			mixed, [][]Result{{failed, skipped}, {delivered(1)}, {delivered(4)}}},
+		{"failure wins inference over a zero count", 207,
+			`[{"userId":"alice","deviceCount":0,"message":"token expired"},{"userId":"bob","deviceCount":1}]`,
+			mixed[:1], [][]Result{{{Outcome: OutcomeFailed, Message: "token expired", DeviceCount: intp(0)}, delivered(1)}}},
+		{"bare array", 200,
+			`[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"bob","status":"delivered","deviceCount":1}]`,
+			mixed[:1], [][]Result{{delivered(1), delivered(1)}}},
+		{"empty 200", 200, ``, mixed, [][]Result{{unknownCount, unknownCount}, {unknownCount}, {unknownCount}}},
+		{"whitespace 200", 200, " \r\n\t ", mixed[:1], [][]Result{{unknownCount, unknownCount}}},
+		{"unreachableSince RFC 3339", 200,
+			`{"results":[{"userId":"alice","status":"skipped","reason":"no_active_device","unreachableSince":"2026-11-01T10:00:00Z"},{"userId":"bob","status":"skipped","reason":"no_active_device","unreachableSince":"2026-11-01T11:00:00+01:00"}]}`,
+			mixed[:1], [][]Result{{skippedSince, skippedSince}}},
+		{"unreachableSince epoch ms number and string", 200,
+			`{"results":[{"userId":"alice","status":"skipped","reason":"no_active_device","unreachableSince":1793527200000},{"userId":"bob","status":"skipped","reason":"no_active_device","unreachableSince":"1793527200000"}]}`,
+			mixed[:1], [][]Result{{skippedSince, skippedSince}}},
+		{"unreachableSince null", 200,
+			`{"results":[{"userId":"alice","status":"skipped","reason":"no_active_device","unreachableSince":null},{"userId":"bob","status":"skipped","reason":"no_active_device"}]}`,
+			mixed[:1], [][]Result{{skipped, skipped}}},
+		{"unknown fields and keys in other case", 200,
+			`{"requestId":"x","meta":{"a":[1,2,{"b":null}]},"RESULTS":[{"UserId":"alice","Status":"delivered","deviceCount":1,"extra":[true,false]},{"userId":"bob","status":"delivered","deviceCount":1.0,"platform":"ios"}],"more":"stuff"}`,
+			mixed[:1], [][]Result{{delivered(1), delivered(1)}}},
+		{"out of order matched by echo", 200,
+			`[{"topics":["deals","news"],"status":"delivered","deviceCount":5},{"deviceId":"kiosk-1","status":"delivered","deviceCount":1},{"userId":"bob","status":"skipped","reason":"no_active_device"},{"userId":"alice","status":"delivered","deviceCount":2}]`,
+			mixed, [][]Result{{delivered(2), skipped}, {delivered(1)}, {delivered(5)}}},
+		{"results without echo taken in order", 200,
+			`[{"status":"delivered","deviceCount":2},{"status":"skipped","reason":"no_active_device"}]`,
+			mixed[:1], [][]Result{{delivered(2), skipped}}},
+		{"structured message kept as text", 207,
+			`[{"userId":"alice","status":"failed","message":{"code":7}},{"userId":"bob","status":"failed","message":null,"reason":"x"}]`,
+			mixed[:1], [][]Result{{{Outcome: OutcomeFailed, Message: `{"code":7}`}, {Outcome: OutcomeFailed, Reason: "x"}}}},
+		{"escaped strings", 200,
+			`[{"userId":"al\u0069ce","status":"delivered","deviceCount":1},{"userId":"bob","status":"failed","message":"\ud83d\ude00 \"quoted\"\n"}]`,
+			mixed[:1], [][]Result{{delivered(1), {Outcome: OutcomeFailed, Message: "😀 \"quoted\"\n"}}}},
+		{"same user in two notifications", 200,
+			`[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"alice","status":"skipped","reason":"r"}]`,
+			[]Notification{{UserIDs: []string{"alice"}, Title: "a", Body: "b"}, {UserIDs: []string{"alice"}, BadgeCount: intp(1)}},
+			[][]Result{{delivered(1)}, {{Outcome: OutcomeSkipped, Reason: "r"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serve(t, canned{status: tc.status, body: tc.body, headers: map[string]string{"x-request-id": "rid-42"}})
+			c := newClient(t, srv.URL)
+			got, err := c.Send(context.Background(), tc.batch)
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if got.RequestID != "rid-42" || got.StatusCode != tc.status {
+				t.Errorf("request id %q status %d", got.RequestID, got.StatusCode)
+			}
+			want := withEchoes(tc.batch, tc.want)
+			if !reflect.DeepEqual(normalize(got.Results), normalize(want)) {
+				t.Errorf("results:\n got %+v\nwant %+v", show(got.Results), show(want))
+			}
+		})
+	}
+}
+
+// withEchoes fills the echo of each expected result from the batch.
+func withEchoes(batch []Notification, want [][]Result) [][]Result {
+	out := make([][]Result, len(want))
+	for i := range want {
+		ts := targetsOf(batch[i : i+1])
+		out[i] = make([]Result, len(want[i]))
+		for j := range want[i] {
+			out[i][j] = want[i][j]
+			fillEcho(&out[i][j], &ts[j])
+		}
+	}
+	return out
+}
+
+// normalize makes times comparable with DeepEqual.
+func normalize(rs [][]Result) [][]Result {
+	for i := range rs {
+		for j := range rs[i] {
+			if u := rs[i][j].UnreachableSince; u != nil {
+				t := u.UTC()
+				rs[i][j].UnreachableSince = &t
+			}
+		}
+	}
+	return rs
+}
+
+func show(rs [][]Result) string {
+	var b strings.Builder
+	for _, row := range rs {
+		for _, r := range row {
+			dc := "nil"
+			if r.DeviceCount != nil {
+				dc = string(rune('0' + *r.DeviceCount))
+			}
+			since := ""
+			if r.UnreachableSince != nil {
+				since = r.UnreachableSince.Format(time.RFC3339)
+			}
+			b.WriteString("{" + r.UserID + r.DeviceID + strings.Join(r.Topics, "+") + " " + string(r.Outcome) +
+				" dc=" + dc + " reason=" + r.Reason + " msg=" + r.Message + " since=" + since + "} ")
+		}
+		b.WriteString("| ")
+	}
+	return b.String()
+}
+
+func TestSendDecodeErrors(t *testing.T) {
+	cases := []struct {
+		name, body string
+		status     int
+		want       string // in the error's Err
+	}{
+		{"not JSON", `<html>oops</html>`, 200, "want a results object"},
+		{"truncated", `{"results":[{"userId":"alice","status":"deliv`, 200, "unterminated string"},
+		{"truncated after entry", `{"results":[{"userId":"alice","status":"delivered","deviceCount":1},`, 200, "unexpected end"},
+		{"too few results", `[{"userId":"alice","status":"delivered","deviceCount":1}]`, 200, "1 results for 2 targets"},
+		{"too many results", `[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"bob","status":"delivered","deviceCount":1},{"userId":"carol","status":"delivered","deviceCount":1}]`, 200, "3 results for 2 targets"},
+		{"target not sent", `[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"mallory","status":"delivered","deviceCount":1}]`, 200, `target not sent (or named twice): userId "mallory"`},
+		{"target named twice", `[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"alice","status":"delivered","deviceCount":1}]`, 207, "named twice"},
+		{"wrong echo kind", `[{"deviceId":"alice","status":"delivered","deviceCount":1},{"userId":"bob","status":"delivered","deviceCount":1}]`, 200, "not sent"},
+		{"status wrong type", `[{"userId":"alice","status":1},{"userId":"bob","status":"delivered"}]`, 200, "status: at byte"},
+		{"unknown outcome", `[{"userId":"alice","status":"exploded"},{"userId":"bob","status":"delivered"}]`, 200, `unknown outcome "exploded"`},
+		{"no outcome", `[{"userId":"alice"},{"userId":"bob","status":"delivered"}]`, 200, "no outcome"},
+		{"negative count", `[{"userId":"alice","deviceCount":-1},{"userId":"bob","status":"delivered"}]`, 200, "negative"},
+		{"fractional count", `[{"userId":"alice","deviceCount":1.5},{"userId":"bob","status":"delivered"}]`, 200, "not an integer"},
+		{"bad time", `[{"userId":"alice","status":"skipped","unreachableSince":"yesterday"},{"userId":"bob","status":"delivered"}]`, 200, "neither RFC 3339"},
+		{"time wrong type", `[{"userId":"alice","status":"skipped","unreachableSince":{}},{"userId":"bob","status":"delivered"}]`, 200, "unreachableSince"},
+		{"results not array", `{"results":{"userId":"alice"}}`, 200, "results is object"},
+		{"object without results", `{"ok":true}`, 200, `no "results" array`},
+		{"trailing data", `[{"userId":"alice","status":"delivered"},{"userId":"bob","status":"delivered"}] x`, 200, "data after the results"},
+		{"empty 207", ``, 207, "a 207 must list results"},
+		{"entry not object", `["alice","bob"]`, 200, `want "{"`},
+		{"deep nesting", `{"x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `,"results":[]}`, 200, "nesting too deep"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serve(t, canned{status: tc.status, body: tc.body, headers: map[string]string{"x-request-id": "rid-7"}})
+			c := newClient(t, srv.URL)
+			_, err := c.Send(context.Background(), mixed[:1])
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("want *DecodeError, got %T %v", err, err)
+			}
+			if de.RequestID != "rid-7" || de.StatusCode != tc.status || !strings.Contains(de.Err.Error(), tc.want) {
+				t.Errorf("got %v; want request id rid-7, status %d, %q", err, tc.status, tc.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "request id rid-7") || !strings.Contains(msg, "may have been delivered") {
+				t.Errorf("message lacks request id or ambiguity: %s", msg)
+			}
+			if len(de.Excerpt) > excerptMax+len("HTML page: …") {
+				t.Errorf("excerpt not bounded: %d bytes", len(de.Excerpt))
+			}
+			if safe, ambiguous, _ := Retryable(err); safe || !ambiguous {
+				t.Errorf("Retryable = safe %v ambiguous %v; a send decode error is ambiguous", safe, ambiguous)
+			}
+		})
+	}
+}
+
+func TestSendHugeBody(t *testing.T) {
+	big := `[{"userId":"alice","status":"delivered","message":"` + strings.Repeat("x", 3<<20) + `"},{"userId":"bob","status":"delivered"}]`
+	srv := serve(t, canned{status: 200, body: big})
+	c := newClient(t, srv.URL, func(o *Options) { o.MaxResponseBytes = 1 << 20 })
+	_, err := c.Send(context.Background(), mixed[:1])
+	var de *DecodeError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+		t.Fatalf("want DecodeError for a body over the cap, got %v", err)
+	}
+	if len(err.Error()) > 2000 {
+		t.Errorf("error message is %d bytes; excerpts must be bounded", len(err.Error()))
+	}
+	// The same body within the cap decodes.
+	c2 := newClient(t, srv.URL, func(o *Options) { o.MaxResponseBytes = 8 << 20 })
+	if _, err := c2.Send(context.Background(), mixed[:1]); err != nil {
+		t.Fatalf("within the cap: %v", err)
+	}
+}
+
+func TestSendEmptyBatch(t *testing.T) {
+	srv := serve(t, canned{status: 200})
+	c := newClient(t, srv.URL)
+	if _, err := c.Send(context.Background(), nil); err == nil {
+		t.Fatal("empty batch: want error")
+	}
+	if n := len(srv.recorded()); n != 0 {
+		t.Errorf("empty batch sent %d requests", n)
+	}
+}

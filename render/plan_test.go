@@ -1,0 +1,165 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pushform/config"
+	"pushform/planner"
+	"pushform/state"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./render -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file (go test ./render -update):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func ids(n int, prefix string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%05d", prefix, i)
+	}
+	return out
+}
+
+// scenario is a plan with one change of every kind.
+func scenario(t *testing.T) *planner.Plan {
+	t.Helper()
+	three := 3
+	zero := 0
+	later := now.Add(48 * time.Hour)
+	note := func(addr, title, body, tag string, targets ...string) *config.Message {
+		return &config.Message{Address: addr, Kind: config.KindNotification, Targets: config.Targets{Kind: config.TargetUsers, IDs: targets},
+			Content: config.Content{Title: title, Body: body, Tag: tag}}
+	}
+	sale := note("campaign.spring_sale.notification.announce", "Spring sale", "Everything 20% off until Sunday", "spring-sale-2026", ids(12000, "u")...)
+	sale.Content.OpenToURL = "https://shop.example.com/sale"
+	oldBadge := &config.Message{Address: "campaign.spring_sale.badge.reset", Kind: config.KindBadge,
+		Targets: config.Targets{Kind: config.TargetDevices, IDs: []string{"dev-1", "dev-2"}}, Content: config.Content{BadgeCount: &three}}
+	untagged := note("notification.welcome", "Welcome", "Thanks for joining", "", "alice", "bob")
+	grown := note("notification.news", "News", "Read all about it", "news-1", "alice")
+	retried := note("notification.retry", "Retry", "Again", "r", "alice", "bob", "carol")
+	gone := note("notification.gone", "Old", "Gone", "", "alice", "bob", "carol")
+	same := note("notification.same", "Same", "Same", "s", "alice")
+
+	st := state.New("test")
+	st.Lineage = "00000000-0000-0000-0000-000000000000"
+	st.Serial = 7
+	for _, m := range []*config.Message{sale, oldBadge, untagged, grown, retried, gone, same} {
+		c := planner.StateContent(m.Content)
+		fp := planner.Fingerprint(string(m.Kind), c)
+		sm := &state.Message{Address: m.Address, Kind: string(m.Kind), TargetKind: string(m.Targets.Kind), Fingerprint: fp, Content: c, Targets: map[string]state.Target{}}
+		for i, id := range m.Targets.IDs {
+			o := state.Delivered
+			if m == retried && i == 1 {
+				o = state.Failed
+			}
+			if m == sale && i%1000 == 7 {
+				o = state.Skipped
+			}
+			sm.Targets[id] = state.Target{Outcome: o, Fingerprint: fp, RequestID: "req-1", Time: now}
+		}
+		st.Messages[m.Address] = sm
+	}
+	// The desired configuration: edits on top of what was sent.
+	sale2 := *sale
+	sale2.Content.Body = "Everything 30% off until Monday"
+	badge2 := *oldBadge
+	badge2.Content.BadgeCount = &zero
+	untagged2 := *untagged
+	untagged2.Content.Body = "Thanks for joining us"
+	grown2 := *grown
+	grown2.Targets.IDs = []string{"alice", "bob", "carol"}
+	created := &config.Message{Address: `notification.order_shipped["A-1001"]`, Kind: config.KindNotification,
+		Targets: config.Targets{Kind: config.TargetUsers, IDs: []string{"alice"}},
+		Content: config.Content{Title: "Order A-1001 shipped", Body: "It arrives Tuesday", Tag: "order-A-1001", SilentInForeground: true}}
+	waiting := note("notification.later", "Later", "Not yet", "later", "alice", "bob")
+	waiting.SendAfter = &later
+
+	cfg := &config.Config{Service: config.Service{Environment: "test"},
+		Messages: []*config.Message{&sale2, &badge2, &untagged2, &grown2, retried, same, created, waiting}}
+	p, err := planner.Make(planner.Input{Config: cfg, State: st, Recipients: &state.Snapshot{UserIDs: []string{"u00007"}}}, planner.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPlanGolden(t *testing.T) {
+	p := scenario(t)
+	var human, colored, js bytes.Buffer
+	if err := PlanHuman(&human, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlanHuman(&colored, p, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlanJSON(&js, p); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plan.txt", human.Bytes())
+	golden(t, "plan.color.txt", colored.Bytes())
+	golden(t, "plan.json", js.Bytes())
+	if strings.Contains(human.String(), "\x1b[") {
+		t.Error("plain output has escape sequences")
+	}
+}
+
+func TestNoChangesGolden(t *testing.T) {
+	p, err := planner.Make(planner.Input{Config: &config.Config{Service: config.Service{Environment: "test"}}}, planner.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := PlanHuman(&b, p, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plan-empty.txt", b.Bytes())
+}
+
+func TestWordDiff(t *testing.T) {
+	tests := []struct{ old, new, want string }{
+		{"Everything 20% off until Sunday", "Everything 30% off until Monday", `"Everything [-20%-]{+30%+} off until [-Sunday-]{+Monday+}"`},
+		{"same", "same", `"same"`},
+		{"", "new text", `"{+new text+}"`},
+		{"Grüße an alle", "Grüße an euch", `"Grüße an [-alle-]{+euch+}"`},
+	}
+	for _, tt := range tests {
+		if got := inlineDiff(tt.old, tt.new, false); got != tt.want {
+			t.Errorf("inlineDiff(%q, %q) = %s, want %s", tt.old, tt.new, got, tt.want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 12480: "12,480", 1234567: "1,234,567", -1500: "-1,500"} {
+		if got := Count(n); got != want {
+			t.Errorf("Count(%d) = %s, want %s", n, got, want)
+		}
+	}
+}

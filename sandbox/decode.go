@@ -1,0 +1,392 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxUserIDs is the spec's limit of userIds per send request (part 8).
+const MaxUserIDs = 500
+
+type targetKind uint8
+
+const (
+	targetUsers targetKind = iota + 1
+	targetDevices
+	targetTopics
+)
+
+// notification is one validated element of a send request.
+type notification struct {
+	kind targetKind
+	ids  []string
+	msg  *message
+}
+
+// message is the content of a notification, shared by every device that
+// holds it.
+type message struct {
+	requestID string
+	title     string
+	body      string
+	tag       string
+	openToURL string
+	visible   bool  // title and body given
+	badge     int64 // -1 when not given
+	silent    bool
+}
+
+var targetFields = [...]string{"userIds", "deviceIds", "topics"}
+
+var knownFields = []string{
+	"userIds", "deviceIds", "topics", "title", "body", "openToUrl",
+	"badgeCount", "silentInForeground", "tag",
+}
+
+// decodeSendRequest parses and validates a send request body. It returns
+// every issue found, not only the first; the notifications are only
+// meaningful when there are none.
+func decodeSendRequest(body []byte) ([]notification, []Issue) {
+	trimmed := trimJSONSpace(body)
+	if len(trimmed) == 0 {
+		return nil, []Issue{{Path: []any{}, Message: "the request body is empty: send a JSON array of notification objects"}}
+	}
+	var elems []json.RawMessage
+	err := json.Unmarshal(trimmed, &elems)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		return nil, []Issue{{Path: []any{}, Message: fmt.Sprintf("invalid JSON at byte %d: %s", syntax.Offset, syntax.Error())}}
+	}
+	if err != nil || trimmed[0] != '[' {
+		return nil, []Issue{{Path: []any{}, Message: "the request body must be a JSON array of notification objects, not " + jsonKind(trimmed)}}
+	}
+	if len(elems) == 0 {
+		return nil, []Issue{{Path: []any{}, Message: "the array is empty: send at least one notification object"}}
+	}
+	ns := make([]notification, 0, len(elems))
+	var issues []Issue
+	users := 0
+	for i, raw := range elems {
+		n, u, iss := decodeNotification(i, raw)
+		users += u
+		issues = append(issues, iss...)
+		if len(iss) == 0 {
+			ns = append(ns, n)
+		}
+	}
+	if users > MaxUserIDs {
+		issues = append(issues, Issue{Path: []any{}, Message: fmt.Sprintf(
+			"too many userIds: a request may carry at most %d (spec part 8), this one has %d", MaxUserIDs, users)})
+	}
+	if len(issues) > 0 {
+		return nil, issues
+	}
+	return ns, nil
+}
+
+// decodeNotification validates element i; users counts its userIds.
+func decodeNotification(i int, raw json.RawMessage) (n notification, users int, issues []Issue) {
+	if raw[0] != '{' {
+		return n, 0, []Issue{{Path: []any{i}, Message: "must be a notification object, not " + jsonKind(raw)}}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return n, 0, []Issue{{Path: []any{i}, Message: "must be a notification object: " + err.Error()}}
+	}
+	add := func(msg string, path ...any) {
+		issues = append(issues, Issue{Path: append([]any{i}, path...), Message: msg})
+	}
+
+	var unknown []string
+	for name := range fields {
+		if !slices.Contains(knownFields, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown {
+		msg := "unknown field"
+		for _, k := range knownFields {
+			if strings.EqualFold(k, name) {
+				msg += "; did you mean " + k + "?"
+			}
+		}
+		add(msg, name)
+	}
+
+	var first string
+	for ti, name := range targetFields {
+		v, ok := fields[name]
+		if !ok {
+			continue
+		}
+		ids, iss := decodeIDs(v, i, name)
+		issues = append(issues, iss...)
+		if name == "userIds" {
+			users = len(ids)
+		}
+		if first != "" {
+			add(fmt.Sprintf("cannot be combined with %s: give exactly one of userIds, deviceIds and topics", first), name)
+			continue
+		}
+		first = name
+		n.kind, n.ids = targetKind(ti+1), ids
+	}
+	if first == "" {
+		add("needs exactly one of userIds, deviceIds and topics")
+	}
+
+	m := &message{badge: -1}
+	title, hasTitle := fields["title"]
+	body, hasBody := fields["body"]
+	if hasTitle {
+		if s, ok := decodeString(title); ok {
+			m.title = s
+		} else {
+			add("must be a string, not "+jsonKind(title), "title")
+		}
+	}
+	if hasBody {
+		if s, ok := decodeString(body); ok {
+			m.body = s
+		} else {
+			add("must be a string, not "+jsonKind(body), "body")
+		}
+	}
+	switch {
+	case hasTitle && !hasBody:
+		add("is required with title: a visible notification needs both title and body", "body")
+	case hasBody && !hasTitle:
+		add("is required with body: a visible notification needs both title and body", "title")
+	}
+	m.visible = hasTitle && hasBody
+	if v, ok := fields["badgeCount"]; ok {
+		if c, ok := decodeBadge(v); ok {
+			m.badge = c
+		} else {
+			add("must be a non-negative integer, not "+jsonExcerpt(v), "badgeCount")
+		}
+	} else if !hasTitle && !hasBody {
+		add("needs title and body (a visible notification) or badgeCount (a badge-only update)")
+	}
+	if v, ok := fields["openToUrl"]; ok {
+		s, isStr := decodeString(v)
+		switch {
+		case !isStr:
+			add("must be a string, not "+jsonKind(v), "openToUrl")
+		case !absoluteURL(s):
+			add("must be an absolute URL such as https://example.com/page, not "+strconv.Quote(excerpt(s)), "openToUrl")
+		default:
+			m.openToURL = s
+		}
+	}
+	if v, ok := fields["silentInForeground"]; ok {
+		switch string(v) {
+		case "true":
+			m.silent = true
+		case "false":
+		default:
+			add("must be a boolean, not "+jsonKind(v), "silentInForeground")
+		}
+	}
+	if v, ok := fields["tag"]; ok {
+		if s, ok := decodeString(v); ok {
+			m.tag = s
+		} else {
+			add("must be a string, not "+jsonKind(v), "tag")
+		}
+	}
+	n.msg = m
+	return n, users, issues
+}
+
+// decodeIDs decodes a target array: a non-empty array of non-empty
+// strings. The count of elements is returned even when some are bad.
+func decodeIDs(raw json.RawMessage, i int, field string) ([]string, []Issue) {
+	if raw[0] != '[' {
+		return nil, []Issue{{Path: []any{i, field}, Message: "must be an array of strings, not " + jsonKind(raw)}}
+	}
+	ids, ok := scanStringArray(raw)
+	if !ok {
+		// Some element is not a string: find which, the slow way.
+		var elems []json.RawMessage
+		json.Unmarshal(raw, &elems)
+		ids = make([]string, len(elems))
+		var issues []Issue
+		for j, e := range elems {
+			s, isStr := decodeString(e)
+			if !isStr {
+				issues = append(issues, Issue{Path: []any{i, field, j}, Message: "must be a string, not " + jsonKind(e)})
+			} else if s == "" {
+				issues = append(issues, Issue{Path: []any{i, field, j}, Message: "must be a non-empty string"})
+			}
+			ids[j] = s
+		}
+		return ids, issues
+	}
+	if len(ids) == 0 {
+		return ids, []Issue{{Path: []any{i, field}, Message: "must not be empty"}}
+	}
+	var issues []Issue
+	for j, s := range ids {
+		if s == "" {
+			issues = append(issues, Issue{Path: []any{i, field, j}, Message: "must be a non-empty string"})
+		}
+	}
+	return ids, issues
+}
+
+// scanStringArray decodes a valid JSON array whose elements are all
+// strings; ok is false when some element is not a string.
+func scanStringArray(raw []byte) (out []string, ok bool) {
+	p := 1 // past '['
+	out = make([]string, 0, 16)
+	for {
+		p = skipJSONSpace(raw, p)
+		if p >= len(raw) {
+			return nil, false
+		}
+		switch raw[p] {
+		case ']':
+			return out, true
+		case ',':
+			p++
+			continue
+		case '"':
+		default:
+			return nil, false
+		}
+		end, escaped := scanString(raw, p)
+		if end < 0 {
+			return nil, false
+		}
+		tok := raw[p : end+1]
+		if !escaped && utf8.Valid(tok) {
+			out = append(out, string(tok[1:len(tok)-1]))
+		} else {
+			var s string
+			if json.Unmarshal(tok, &s) != nil {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		p = end + 1
+	}
+}
+
+// scanString returns the index of the closing quote of the string starting
+// at raw[p], and whether it holds escapes.
+func scanString(raw []byte, p int) (end int, escaped bool) {
+	for q := p + 1; q < len(raw); q++ {
+		switch raw[q] {
+		case '\\':
+			escaped = true
+			q++
+		case '"':
+			return q, escaped
+		}
+	}
+	return -1, escaped
+}
+
+func skipJSONSpace(raw []byte, p int) int {
+	for p < len(raw) && (raw[p] == ' ' || raw[p] == '\n' || raw[p] == '\r' || raw[p] == '\t') {
+		p++
+	}
+	return p
+}
+
+func trimJSONSpace(b []byte) []byte {
+	b = b[skipJSONSpace(b, 0):]
+	for len(b) > 0 {
+		switch b[len(b)-1] {
+		case ' ', '\n', '\r', '\t':
+			b = b[:len(b)-1]
+			continue
+		}
+		break
+	}
+	return b
+}
+
+func decodeString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	if end, escaped := scanString(raw, 0); end == len(raw)-1 && !escaped && utf8.Valid(raw) {
+		return string(raw[1:end]), true
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
+}
+
+// decodeBadge accepts a JSON number with an integral value from 0 to
+// 2^31-1: 3 and 3.0 and 3e0, not 1.5, -1 or "3".
+func decodeBadge(raw json.RawMessage) (int64, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return n, n >= 0 && n <= math.MaxInt32
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f > math.MaxInt32 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// absoluteURL reports whether s is an absolute URL with a scheme and a host
+// (https://shop.example/x) or an opaque part (mailto:a@b).
+func absoluteURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && (u.Host != "" || u.Opaque != "")
+}
+
+// jsonKind names the kind of a JSON value by its first byte.
+func jsonKind(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// jsonExcerpt is a short rendering of a JSON value for a message.
+func jsonExcerpt(raw []byte) string {
+	if raw[0] == '"' || raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+		return excerpt(string(raw))
+	}
+	return jsonKind(raw)
+}
+
+func excerpt(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}

@@ -1,0 +1,112 @@
+package sandbox
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+type fault uint8
+
+const (
+	faultNone       fault = iota
+	faultFailBefore       // 503 + Retry-After: 1, nothing processed
+	faultFailAfter        // processed, then 500: an ambiguous failure
+	faultDropBefore       // connection closed, nothing processed
+	faultDropAfter        // processed, then connection closed
+)
+
+func (f fault) String() string {
+	switch f {
+	case faultFailBefore:
+		return "503-before-processing"
+	case faultFailAfter:
+		return "500-after-processing"
+	case faultDropBefore:
+		return "dropped-before-processing"
+	case faultDropAfter:
+		return "dropped-after-processing"
+	}
+	return ""
+}
+
+// faultSource draws one fault decision per send request from a PRNG seeded
+// with Options.FaultSeed: the n-th send request to arrive always gets the
+// same decision for the same seed and rates.
+type faultSource struct {
+	mu             sync.Mutex
+	rng            *rand.Rand
+	failRate, drop float64
+}
+
+func newFaultSource(failRate, dropRate float64, seed int64) *faultSource {
+	clamp := func(r float64) float64 {
+		if math.IsNaN(r) || r < 0 {
+			return 0
+		}
+		return min(r, 1)
+	}
+	f := &faultSource{failRate: clamp(failRate)}
+	f.drop = min(clamp(dropRate), 1-f.failRate)
+	if f.failRate > 0 || f.drop > 0 {
+		f.rng = rand.New(rand.NewPCG(uint64(seed), 0x5eed_fa17))
+	}
+	return f
+}
+
+func (f *faultSource) draw() fault {
+	if f.rng == nil {
+		return faultNone
+	}
+	f.mu.Lock()
+	u := f.rng.Float64()
+	f.mu.Unlock()
+	switch {
+	case u < f.failRate/2:
+		return faultFailBefore
+	case u < f.failRate:
+		return faultFailAfter
+	case u < f.failRate+f.drop/2:
+		return faultDropBefore
+	case u < f.failRate+f.drop:
+		return faultDropAfter
+	}
+	return faultNone
+}
+
+// limiter is a token bucket: rate tokens a second, a burst of rate. A nil
+// limiter admits everything.
+type limiter struct {
+	mu     sync.Mutex
+	rate   float64
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(perSecond int) *limiter {
+	if perSecond <= 0 {
+		return nil
+	}
+	return &limiter{rate: float64(perSecond), tokens: float64(perSecond)}
+}
+
+// allow takes a token; when there is none it says after how many whole
+// seconds one will be there (at least 1).
+func (l *limiter) allow(now time.Time) (ok bool, retryAfter int) {
+	if l == nil {
+		return true, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() {
+		l.tokens = min(l.rate, l.tokens+now.Sub(l.last).Seconds()*l.rate)
+	}
+	l.last = now
+	if l.tokens >= 1 {
+		l.tokens--
+		return true, 0
+	}
+	wait := (1 - l.tokens) / l.rate
+	return false, max(1, int(math.Ceil(wait)))
+}

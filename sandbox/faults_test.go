@@ -1,0 +1,212 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+const oneDelivery = `[{"deviceIds":["kiosk-1"],"title":"t","body":"b"}]`
+
+func TestFailRate(t *testing.T) {
+	opts := Options{FailRate: 1, FaultSeed: 7}
+	s, c := start(t, conformanceSeed, opts)
+	var statuses []int
+	received := int64(0)
+	for range 40 {
+		r := c.send("k-test", oneDelivery)
+		checkRequestID(t, r)
+		statuses = append(statuses, r.status)
+		v := c.device("kiosk-1")
+		switch r.status {
+		case http.StatusServiceUnavailable:
+			if r.header.Get("Retry-After") != "1" {
+				t.Errorf("503 without Retry-After: 1")
+			}
+			if v.Received != received {
+				t.Errorf("503 delivered")
+			}
+		case http.StatusInternalServerError:
+			received++
+			if v.Received != received {
+				t.Errorf("500 after processing did not deliver")
+			}
+			// The log has what was done under the id of the lost answer.
+			lr := c.do("GET", c.root+"/_sandbox/log/"+r.header.Get("x-request-id"), "", "", nil)
+			if !strings.Contains(string(lr.body), `"fault":"500-after-processing"`) || !strings.Contains(string(lr.body), `"delivered"`) {
+				t.Errorf("log of a 500: %s", lr.body)
+			}
+		default:
+			t.Fatalf("status %d with fail rate 1", r.status)
+		}
+	}
+	n503 := 0
+	for _, st := range statuses {
+		if st == 503 {
+			n503++
+		}
+	}
+	if n503 < 10 || n503 > 30 {
+		t.Errorf("%d of 40 were 503, expected about half", n503)
+	}
+	if st := s.Stats(); st.Faults != 40 || st.SendRequests != received {
+		t.Errorf("stats %+v", st)
+	}
+
+	// The same seed gives the same sequence.
+	_, c2 := start(t, conformanceSeed, opts)
+	for i, want := range statuses {
+		if r := c2.send("k-test", oneDelivery); r.status != want {
+			t.Fatalf("request %d: %d, first run %d", i, r.status, want)
+		}
+	}
+}
+
+func TestFailRateFraction(t *testing.T) {
+	s := New(mustSeed(t, conformanceSeed), Options{FailRate: 0.1, DropRate: 0.05, FaultSeed: 3})
+	counts := map[fault]int{}
+	for range 20000 {
+		counts[s.faults.draw()]++
+	}
+	for f, want := range map[fault]float64{
+		faultFailBefore: 0.05, faultFailAfter: 0.05, faultDropBefore: 0.025, faultDropAfter: 0.025, faultNone: 0.85,
+	} {
+		got := float64(counts[f]) / 20000
+		if got < want*0.85 || got > want*1.15 {
+			t.Errorf("%v: %.4f, want about %.3f", f, got, want)
+		}
+	}
+}
+
+func TestDropRate(t *testing.T) {
+	opts := Options{DropRate: 1, FaultSeed: 11}
+	s, c := start(t, conformanceSeed, opts)
+	// Which requests get processed is what the seed draws.
+	expect := newFaultSource(0, 1, 11)
+	processed := int64(0)
+	for i := range 20 {
+		if expect.draw() == faultDropAfter {
+			processed++
+		}
+		req, _ := http.NewRequest("POST", c.base+"/push-notifications/send", strings.NewReader(oneDelivery))
+		req.Header.Set("x-api-key", "k-test")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("request %d: got %d, want a dropped connection", i, resp.StatusCode)
+		}
+		if got := c.device("kiosk-1").Received; got != processed {
+			t.Fatalf("request %d: received %d, want %d", i, got, processed)
+		}
+	}
+	if processed == 0 || processed == 20 {
+		t.Errorf("processed %d of 20: both halves expected", processed)
+	}
+	if st := s.Stats(); st.Faults != 20 || st.SendRequests != processed {
+		t.Errorf("stats %+v", st)
+	}
+	// Recipients are not subject to faults.
+	if r := c.recipients("k-test", ""); r.status != 200 {
+		t.Errorf("recipients: %d", r.status)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	_, c := start(t, conformanceSeed, Options{RateLimit: 3})
+	var limited response
+	ok := 0
+	for range 6 {
+		r := c.recipients("k-test", "")
+		checkRequestID(t, r)
+		if r.status == http.StatusTooManyRequests {
+			limited = r
+			break
+		}
+		ok++
+	}
+	if limited.status == 0 || ok < 3 {
+		t.Fatalf("no 429 after %d requests", ok)
+	}
+	if ra := limited.header.Get("Retry-After"); ra != "1" {
+		t.Errorf("Retry-After %q", ra)
+	}
+	if !strings.Contains(string(limited.body), "rate limit") {
+		t.Errorf("body %s", limited.body)
+	}
+	time.Sleep(400 * time.Millisecond) // a token comes back every 333 ms
+	if r := c.send("k-test", oneDelivery); r.status != http.StatusOK {
+		t.Errorf("after waiting: %d", r.status)
+	}
+}
+
+func TestLimiterRetryAfter(t *testing.T) {
+	l := newLimiter(1)
+	now := time.Unix(1000, 0)
+	if ok, _ := l.allow(now); !ok {
+		t.Fatal("first request refused")
+	}
+	if ok, after := l.allow(now); ok || after != 1 {
+		t.Errorf("second: %v %d", ok, after)
+	}
+	if ok, _ := l.allow(now.Add(time.Second)); !ok {
+		t.Error("refused after a second")
+	}
+	if ok, _ := (*limiter)(nil).allow(now); !ok {
+		t.Error("nil limiter refuses")
+	}
+}
+
+func TestLatency(t *testing.T) {
+	_, c := start(t, conformanceSeed, Options{Latency: 150 * time.Millisecond})
+	t0 := time.Now()
+	if r := c.send("k-test", oneDelivery); r.status != 200 {
+		t.Fatal(r.status)
+	}
+	if d := time.Since(t0); d < 150*time.Millisecond {
+		t.Errorf("answered in %v", d)
+	}
+	// Inspection is not delayed.
+	t0 = time.Now()
+	c.device("kiosk-1")
+	if d := time.Since(t0); d > 100*time.Millisecond {
+		t.Errorf("inspection took %v", d)
+	}
+	// A request given up during the wait is not processed.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", c.base+"/push-notifications/send", strings.NewReader(oneDelivery))
+	req.Header.Set("x-api-key", "k-test")
+	req.Header.Set("Content-Type", "application/json")
+	if _, err := http.DefaultClient.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := c.device("kiosk-1").Received; got != 1 {
+		t.Errorf("received %d, want 1", got)
+	}
+}
+
+func TestEmpty200(t *testing.T) {
+	_, c := start(t, conformanceSeed, Options{Empty200: true})
+	r := c.send("k-test", oneDelivery)
+	if r.status != 200 || len(r.body) != 0 {
+		t.Errorf("fully delivered: %d %q", r.status, r.body)
+	}
+	checkRequestID(t, r)
+	if c.device("kiosk-1").Received != 1 {
+		t.Error("not delivered")
+	}
+	r = c.send("k-test", `[{"userIds":["alice","gina"],"title":"t","body":"b"}]`)
+	if r.status != 200 || !bytes.Contains(r.body, []byte(`"skipped"`)) {
+		t.Errorf("with a skipped target: %d %s", r.status, r.body)
+	}
+	r = c.send("k-test", `[{"userIds":["frank"],"title":"t","body":"b"}]`)
+	if r.status != 207 || len(r.results(t)) != 1 {
+		t.Errorf("with a failed target: %d %s", r.status, r.body)
+	}
+}

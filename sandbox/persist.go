@@ -1,0 +1,243 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// devicesFileVersion is the version of the format SaveDevices writes.
+const devicesFileVersion = 1
+
+// devicesFile is what SaveDevices writes: the devices that received
+// anything or whose flags differ from the seed, with their messages stored
+// once and referred to by index.
+type devicesFile struct {
+	Version  int            `json:"version"`
+	Messages []savedMessage `json:"messages"`
+	Devices  []savedDevice  `json:"devices"`
+}
+
+type savedMessage struct {
+	InboxEntry
+	Visible bool `json:"visible"`
+}
+
+type savedDevice struct {
+	DeviceID     string `json:"deviceId"`
+	UserID       string `json:"userId,omitempty"`
+	Environment  string `json:"environment,omitempty"`
+	ShellVersion string `json:"shellVersion,omitempty"`
+	PushToken    bool   `json:"pushToken"`
+	Permission   bool   `json:"permission"`
+	Online       bool   `json:"online"`
+	Badge        int64  `json:"badge"`
+	Received     int64  `json:"received"`
+	Inbox        []int  `json:"inbox"`
+	Pending      []int  `json:"pending"`
+}
+
+// ErrNoDevice is returned by ReadDevice for a device the file has no
+// record of.
+var ErrNoDevice = errors.New("no record of the device")
+
+// SaveDevices writes every device's inbox, pending notifications, badge,
+// received count and flags to path as JSON, atomically (temporary file,
+// fsync, rename) with mode 0600. Devices still as seeded are left out.
+func (s *Server) SaveDevices(path string) error {
+	f := devicesFile{Version: devicesFileVersion, Messages: []savedMessage{}, Devices: []savedDevice{}}
+	index := map[*message]int{}
+	refs := func(ms []*message) []int {
+		out := make([]int, len(ms))
+		for i, m := range ms {
+			n, ok := index[m]
+			if !ok {
+				n = len(f.Messages)
+				index[m] = n
+				f.Messages = append(f.Messages, savedMessage{InboxEntry: m.entry(), Visible: m.visible})
+			}
+			out[i] = n
+		}
+		return out
+	}
+	for i := range s.devs {
+		idx := int32(i)
+		d := &s.devs[i]
+		mu := s.lock(idx)
+		if d.st == nil && d.flags == d.info.flags {
+			mu.Unlock()
+			continue
+		}
+		sd := savedDevice{
+			PushToken: d.flags&flagPushToken != 0, Permission: d.flags&flagPermission != 0,
+			Online: d.flags&flagOnline != 0, Inbox: []int{}, Pending: []int{},
+		}
+		if st := d.st; st != nil {
+			sd.Badge, sd.Received = st.badge, st.received
+			sd.Inbox, sd.Pending = refs(st.inbox), refs(st.pending)
+		}
+		mu.Unlock()
+		sd.DeviceID, sd.UserID = s.deviceID(idx), s.userOf(idx)
+		sd.Environment, sd.ShellVersion = d.info.env.String(), d.info.shell
+		f.Devices = append(f.Devices, sd)
+	}
+	return writeFileAtomic(path, func(w *bufio.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(&f)
+	})
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// directory: written, fsynced, renamed over path, directory fsynced.
+func writeFileAtomic(path string, write func(*bufio.Writer) error) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(tmp, 1<<16)
+	if err := write(w); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	done = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func readDevicesFile(path string) (*devicesFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f devicesFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a sandbox devices file: %w", path, err)
+	}
+	if f.Version != devicesFileVersion {
+		return nil, fmt.Errorf("%s: sandbox devices file version %d; this pushform reads version %d", path, f.Version, devicesFileVersion)
+	}
+	for _, d := range f.Devices {
+		for _, refs := range [][]int{d.Inbox, d.Pending} {
+			for _, r := range refs {
+				if r < 0 || r >= len(f.Messages) {
+					return nil, fmt.Errorf("%s: device %q refers to message %d of %d", path, d.DeviceID, r, len(f.Messages))
+				}
+			}
+		}
+	}
+	return &f, nil
+}
+
+// LoadDevices restores what SaveDevices wrote over the seeded devices. A
+// missing file is no error (nothing was saved yet); devices the seed no
+// longer has are skipped.
+func (s *Server) LoadDevices(path string) error {
+	f, err := readDevicesFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	msgs := make([]*message, len(f.Messages))
+	for i, sm := range f.Messages {
+		m := &message{
+			requestID: sm.RequestID, title: sm.Title, body: sm.Body, tag: sm.Tag,
+			openToURL: sm.OpenToURL, silent: sm.SilentInForeground, visible: sm.Visible, badge: -1,
+		}
+		if sm.BadgeCount != nil {
+			m.badge = *sm.BadgeCount
+		}
+		msgs[i] = m
+	}
+	deref := func(refs []int) []*message {
+		if len(refs) == 0 {
+			return nil
+		}
+		out := make([]*message, len(refs))
+		for i, r := range refs {
+			out[i] = msgs[r]
+		}
+		return out
+	}
+	skipped := 0
+	for _, sd := range f.Devices {
+		idx, ok := s.lookupDevice(sd.DeviceID)
+		if !ok {
+			skipped++
+			continue
+		}
+		st := &deviceState{badge: sd.Badge, received: sd.Received, inbox: deref(sd.Inbox), pending: deref(sd.Pending)}
+		d := &s.devs[idx]
+		mu := s.lock(idx)
+		d.flags = deviceFlags(sd.PushToken, sd.Permission, sd.Online)
+		d.st = st
+		if st.badge == 0 && st.received == 0 && st.inbox == nil && st.pending == nil {
+			d.st = nil
+		}
+		mu.Unlock()
+	}
+	if skipped > 0 && s.opts.Logf != nil {
+		s.opts.Logf("sandbox: %s: %d saved devices are not in the seed; skipped", path, skipped)
+	}
+	return nil
+}
+
+// ReadDevice reads one device's view from a file SaveDevices wrote, for
+// `pushform sandbox show` when no sandbox is running. A device the file
+// does not hold gives an error wrapping ErrNoDevice.
+func ReadDevice(path, deviceID string) (DeviceView, error) {
+	f, err := readDevicesFile(path)
+	if err != nil {
+		return DeviceView{}, err
+	}
+	for _, sd := range f.Devices {
+		if sd.DeviceID != deviceID {
+			continue
+		}
+		v := DeviceView{
+			DeviceID: sd.DeviceID, UserID: sd.UserID, Environment: sd.Environment,
+			ShellVersion: sd.ShellVersion, PushToken: sd.PushToken, Permission: sd.Permission,
+			Online: sd.Online, Badge: sd.Badge, Received: sd.Received,
+			Inbox: make([]InboxEntry, len(sd.Inbox)), Pending: make([]InboxEntry, len(sd.Pending)),
+		}
+		for i, r := range sd.Inbox {
+			v.Inbox[i] = f.Messages[r].InboxEntry
+		}
+		for i, r := range sd.Pending {
+			v.Pending[i] = f.Messages[r].InboxEntry
+		}
+		return v, nil
+	}
+	return DeviceView{}, fmt.Errorf("%w %q in %s: it has received nothing yet, or the id is wrong", ErrNoDevice, deviceID, path)
+}

@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"bufio"
+	"net/http"
+	"strconv"
+)
+
+// RecipientsPageSize is the default page of the object shape of
+// GET /push-notifications/recipients; ?limit= (1 to 10000) changes it.
+const RecipientsPageSize = 1000
+
+// eligible reports whether device idx counts a user in for a key of
+// environment e (spec 2.3): a push token, the permission, the key's app.
+// Rule 1, signed in with the user id, holds for every device of a user.
+func (s *Server) eligible(idx int32, e env) bool {
+	d := &s.devs[idx]
+	if d.info.env != e {
+		return false
+	}
+	const want = flagPushToken | flagPermission
+	mu := s.lock(idx)
+	ok := d.flags&want == want
+	mu.Unlock()
+	return ok
+}
+
+// appendUserID appends the id of the user of ordinal ord: explicit users in
+// seed order, then each range's users.
+func (s *Server) appendUserID(b []byte, ord int) []byte {
+	if ord < len(s.users) {
+		return append(b, s.users[ord].id...)
+	}
+	for _, r := range s.ranges {
+		if ord < r.ordBase+r.count {
+			return r.user.appendID(b, ord-r.ordBase)
+		}
+	}
+	return b
+}
+
+// recipients calls emit for each user ordinal from start on whose user is
+// a recipient for environment e, until emit returns false. It returns the
+// ordinal after the last one looked at.
+func (s *Server) recipients(e env, start int, emit func(ord int) bool) int {
+	ord := start
+	for ; ord < len(s.users); ord++ {
+		u := &s.users[ord]
+		for _, idx := range u.devs {
+			if s.eligible(idx, e) {
+				if !emit(ord) {
+					return ord + 1
+				}
+				break
+			}
+		}
+	}
+	for _, r := range s.ranges {
+		if ord >= r.ordBase+r.count {
+			continue
+		}
+		if r.info.env != e {
+			ord = r.ordBase + r.count
+			continue
+		}
+		for ; ord < r.ordBase+r.count; ord++ {
+			i := ord - r.ordBase
+			if s.eligible(r.devBase+int32(i), e) {
+				if !emit(ord) {
+					return ord + 1
+				}
+			}
+		}
+	}
+	return ord
+}
+
+// handleRecipients answers GET /push-notifications/recipients: a bare
+// array of every recipient, or with RecipientsShape "object" a page
+// {"userIds":[...],"next":"CURSOR"}, next absent on the last page.
+func (s *Server) handleRecipients(x *exchange, e env) {
+	q := x.r.URL.Query()
+	if s.opts.RecipientsShape != "object" {
+		x.w.Header().Set("Content-Type", "application/json")
+		x.w.WriteHeader(http.StatusOK)
+		bw := bufio.NewWriterSize(x.w, 64<<10)
+		var id, buf []byte
+		n := 0
+		bw.WriteByte('[')
+		s.recipients(e, 0, func(ord int) bool {
+			if n > 0 {
+				bw.WriteByte(',')
+			}
+			n++
+			id = s.appendUserID(id[:0], ord)
+			buf = appendJSONString(buf[:0], id)
+			bw.Write(buf)
+			return true
+		})
+		bw.WriteByte(']')
+		bw.Flush()
+		x.note = strconv.Itoa(n) + " recipients"
+		x.logLine("200")
+		return
+	}
+	start := 0
+	if c := q.Get("cursor"); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 0 || n > s.nUsers {
+			x.issues(http.StatusBadRequest, []Issue{{Path: []any{"cursor"}, Message: "invalid cursor: pass the next value of the previous page"}})
+			return
+		}
+		start = n
+	}
+	limit := RecipientsPageSize
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 10000 {
+			x.issues(http.StatusBadRequest, []Issue{{Path: []any{"limit"}, Message: "limit must be an integer from 1 to 10000"}})
+			return
+		}
+		limit = n
+	}
+	b := []byte(`{"userIds":[`)
+	n := 0
+	var scratch []byte
+	next := s.recipients(e, start, func(ord int) bool {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		scratch = s.appendUserID(scratch[:0], ord)
+		b = appendJSONString(b, scratch)
+		n++
+		return n < limit
+	})
+	b = append(b, ']')
+	if next < s.nUsers {
+		b = append(b, `,"next":"`...)
+		b = strconv.AppendInt(b, int64(next), 10)
+		b = append(b, '"')
+	}
+	x.note = strconv.Itoa(n) + " recipients"
+	x.send(http.StatusOK, append(b, '}'))
+}

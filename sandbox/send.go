@@ -1,0 +1,307 @@
+package sandbox
+
+import (
+	"errors"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+)
+
+// maxInbox is how many shown notifications a device keeps (like a phone's
+// notification centre); older ones fall off, received still counts them.
+const maxInbox = 1000
+
+// deviceState is what a device has shown and holds.
+type deviceState struct {
+	badge    int64
+	received int64
+	inbox    []*message // shown, oldest first
+	pending  []*message // held while offline, oldest first
+}
+
+// deliver hands m to the device: shown at once when online, held (newest
+// per tag) when offline. The caller holds the device's lock.
+func (d *device) deliver(m *message) {
+	st := d.st
+	if st == nil {
+		st = &deviceState{}
+		d.st = st
+	}
+	if d.flags&flagOnline != 0 {
+		st.show(m)
+	} else {
+		st.hold(m)
+	}
+}
+
+func (st *deviceState) show(m *message) {
+	if m.badge >= 0 {
+		st.badge = m.badge
+	}
+	if !m.visible {
+		return
+	}
+	st.received++
+	if m.tag != "" {
+		st.inbox = slices.DeleteFunc(st.inbox, func(o *message) bool { return o.tag == m.tag })
+	}
+	if len(st.inbox) >= maxInbox {
+		st.inbox = slices.Delete(st.inbox, 0, len(st.inbox)-maxInbox+1)
+	}
+	st.inbox = append(st.inbox, m)
+}
+
+// hold keeps m until the device comes online: a tagged notification
+// replaces a held one with the same tag, a badge-only update replaces a
+// held badge-only update (only the last badge matters).
+func (st *deviceState) hold(m *message) {
+	st.pending = slices.DeleteFunc(st.pending, func(o *message) bool {
+		if m.visible {
+			return o.visible && m.tag != "" && o.tag == m.tag
+		}
+		return !o.visible
+	})
+	if len(st.pending) >= maxInbox {
+		st.pending = slices.Delete(st.pending, 0, len(st.pending)-maxInbox+1)
+	}
+	st.pending = append(st.pending, m)
+}
+
+// flush shows what was held, in order: the device came online.
+func (st *deviceState) flush() {
+	for _, m := range st.pending {
+		st.show(m)
+	}
+	st.pending = nil
+}
+
+// attempt accumulates the outcome of one target over its devices.
+type attempt struct {
+	attempted, delivered int
+	failMsg              string
+	lastSeen             int64
+}
+
+// try delivers m to device idx for a key of environment e. A device of the
+// other environment, or one without a push token, is not attempted.
+func (s *Server) try(idx int32, m *message, e env, a *attempt, rec *[]int32) {
+	d := &s.devs[idx]
+	info := d.info
+	if info.lastSeen > a.lastSeen {
+		a.lastSeen = info.lastSeen
+	}
+	if info.env != e {
+		return
+	}
+	mu := s.lock(idx)
+	if d.flags&flagPushToken == 0 {
+		mu.Unlock()
+		return
+	}
+	if info.fail != "" {
+		mu.Unlock()
+		a.attempted++
+		*rec = append(*rec, idx)
+		if a.failMsg == "" {
+			a.failMsg = info.fail
+		}
+		return
+	}
+	d.deliver(m)
+	mu.Unlock()
+	a.attempted++
+	a.delivered++
+	*rec = append(*rec, idx)
+}
+
+// sendResult is a processed send request.
+type sendResult struct {
+	body         []byte // {"results":[...]}
+	status       int    // 200 or 207
+	allDelivered bool
+	targets      int
+	deliveries   int
+	recipients   [][]int32 // per notification, the devices attempted
+}
+
+// results returns the results array of the body.
+func (r *sendResult) results() []byte {
+	return r.body[len(`{"results":`) : len(r.body)-1]
+}
+
+// process delivers validated notifications for a key of environment e and
+// builds the answer. It is O(targets + devices reached).
+func (s *Server) process(ns []notification, e env, requestID string) *sendResult {
+	res := &sendResult{status: http.StatusOK, allDelivered: true, recipients: make([][]int32, len(ns))}
+	size := 16
+	for _, n := range ns {
+		size += len(n.ids) * 64
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"results":[`...)
+	first := true
+	entry := func(a *attempt) {
+		b = appendOutcome(b, a)
+		res.targets++
+		res.deliveries += a.delivered
+		if a.delivered == 0 {
+			res.allDelivered = false
+			if a.attempted > 0 {
+				res.status = http.StatusMultiStatus
+			}
+		}
+	}
+	sep := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
+	for ni, n := range ns {
+		m := n.msg
+		m.requestID = requestID
+		rec := make([]int32, 0, len(n.ids))
+		switch n.kind {
+		case targetUsers:
+			for _, id := range n.ids {
+				var a attempt
+				devs, one, _ := s.lookupUser(id)
+				if one >= 0 {
+					s.try(one, m, e, &a, &rec)
+				}
+				for _, idx := range devs {
+					s.try(idx, m, e, &a, &rec)
+				}
+				sep()
+				b = append(b, `{"userId":`...)
+				b = appendJSONString(b, id)
+				entry(&a)
+			}
+		case targetDevices:
+			for _, id := range n.ids {
+				var a attempt
+				if idx, ok := s.lookupDevice(id); ok {
+					s.try(idx, m, e, &a, &rec)
+				}
+				sep()
+				b = append(b, `{"deviceId":`...)
+				b = appendJSONString(b, id)
+				entry(&a)
+			}
+		case targetTopics:
+			var a attempt
+			var seen map[int32]bool
+			if len(n.ids) > 1 {
+				seen = map[int32]bool{}
+			}
+			for _, t := range n.ids {
+				for _, idx := range s.topics[t] {
+					if seen != nil {
+						if seen[idx] {
+							continue
+						}
+						seen[idx] = true
+					}
+					s.try(idx, m, e, &a, &rec)
+				}
+			}
+			a.lastSeen = 0 // unreachableSince is about users and devices
+			sep()
+			b = append(b, `{"topics":[`...)
+			for i, t := range n.ids {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, t)
+			}
+			b = append(b, ']')
+			entry(&a)
+		}
+		res.recipients[ni] = rec
+	}
+	res.body = append(b, "]}"...)
+	return res
+}
+
+// appendOutcome appends the outcome fields of a result entry and closes it.
+func appendOutcome(b []byte, a *attempt) []byte {
+	switch {
+	case a.delivered > 0:
+		b = append(b, `,"status":"delivered","deviceCount":`...)
+		b = strconv.AppendInt(b, int64(a.delivered), 10)
+	case a.attempted > 0:
+		b = append(b, `,"status":"failed","message":`...)
+		b = appendJSONString(b, a.failMsg)
+	default:
+		b = append(b, `,"status":"skipped","reason":"no_active_device"`...)
+		if a.lastSeen != 0 {
+			b = append(b, `,"unreachableSince":`...)
+			b = appendTime(b, a.lastSeen)
+		}
+	}
+	return append(b, '}')
+}
+
+func (s *Server) handleSend(x *exchange, e env) {
+	f := s.faults.draw()
+	switch f {
+	case faultFailBefore:
+		s.stats.faults.Add(1)
+		s.log.add(&logEntry{id: x.id, status: http.StatusServiceUnavailable, fault: f.String()})
+		x.w.Header().Set("Retry-After", "1")
+		x.message(http.StatusServiceUnavailable, "service unavailable (sandbox fault: nothing was processed)")
+		return
+	case faultDropBefore:
+		s.stats.faults.Add(1)
+		s.log.add(&logEntry{id: x.id, fault: f.String()})
+		x.drop()
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(x.r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		s.stats.badRequests.Add(1)
+		x.issues(http.StatusUnsupportedMediaType, []Issue{{Path: []any{}, Message: "Content-Type must be application/json"}})
+		return
+	}
+	body, err := x.body, x.bodyErr
+	if err != nil {
+		s.stats.badRequests.Add(1)
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			x.issues(http.StatusRequestEntityTooLarge, []Issue{{Path: []any{}, Message: "the request body exceeds " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}})
+			return
+		}
+		x.issues(http.StatusBadRequest, []Issue{{Path: []any{}, Message: "reading the request body: " + err.Error()}})
+		return
+	}
+	ns, issues := decodeSendRequest(body)
+	if len(issues) > 0 {
+		s.stats.badRequests.Add(1)
+		s.log.add(&logEntry{id: x.id, status: http.StatusBadRequest, body: body, issues: issues})
+		x.issues(http.StatusBadRequest, issues)
+		return
+	}
+	res := s.process(ns, e, x.id)
+	s.stats.sendRequests.Add(1)
+	s.stats.targets.Add(int64(res.targets))
+	s.stats.deliveries.Add(int64(res.deliveries))
+	x.note = strconv.Itoa(res.targets) + " targets"
+	status := res.status
+	if f == faultFailAfter {
+		status = http.StatusInternalServerError
+	}
+	s.log.add(&logEntry{id: x.id, status: status, fault: f.String(), body: body,
+		recipients: res.recipients, results: res.results()})
+	switch {
+	case f == faultFailAfter:
+		s.stats.faults.Add(1)
+		x.message(status, "internal error (sandbox fault: the request was processed, the answer is lost)")
+	case f == faultDropAfter:
+		s.stats.faults.Add(1)
+		x.drop()
+	case s.opts.Empty200 && res.allDelivered:
+		x.send(http.StatusOK, nil)
+	default:
+		x.send(res.status, res.body)
+	}
+}

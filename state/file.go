@@ -1,0 +1,532 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// File is the local file backend. For a state at PATH it keeps:
+//
+//	PATH            the snapshot, replaced atomically (temp file, fsync, rename)
+//	PATH.backup     the previous snapshot
+//	PATH.journal    entries appended since the snapshot, one checksummed line each
+//	PATH.lock       the file an operating-system lock is taken on
+//	PATH.lock.info  who holds that lock
+//
+// All files are created with mode 0600. A File is safe for use by several
+// goroutines.
+type File struct {
+	path string
+
+	mu       sync.Mutex
+	lineage  string // of a journal-only state, so repeated Reads agree
+	checked  bool   // journal tail checked by this File
+	lockFile *os.File
+	lockID   string
+}
+
+var (
+	_ Manager       = (*File)(nil)
+	_ ForceUnlocker = (*File)(nil)
+)
+
+// NewFile returns the file backend for the state at path.
+func NewFile(path string) *File {
+	return &File{path: path}
+}
+
+// Path returns the snapshot path.
+func (f *File) Path() string { return f.path }
+
+// BackupPath returns the path of the previous snapshot.
+func (f *File) BackupPath() string { return f.path + ".backup" }
+
+// JournalPath returns the path of the journal.
+func (f *File) JournalPath() string { return f.path + ".journal" }
+
+// LockPath returns the path of the file the lock is taken on.
+func (f *File) LockPath() string { return f.path + ".lock" }
+
+// LockInfoPath returns the path of the lock info file.
+func (f *File) LockInfoPath() string { return f.path + ".lock.info" }
+
+// Read implements Reader.
+func (f *File) Read() (*State, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, err := f.readSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	jf, err := os.Open(f.JournalPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading state journal: %w", err)
+	}
+	defer jf.Close()
+
+	// Entries are buffered until the header has been checked against the
+	// snapshot; a stale journal must not touch the state at all.
+	var entries []Entry
+	h, _, err := readJournal(jf, func(e Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state journal %s is corrupt: %w", f.JournalPath(), err)
+	}
+	if h.Journal == 0 {
+		return s, nil // empty, or only a torn header
+	}
+	if s == nil {
+		if len(entries) == 0 {
+			return nil, nil
+		}
+		s = &State{Version: FormatVersion, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment, Messages: map[string]*Message{}}
+		if s.Lineage == "" {
+			s.Lineage = newLineage()
+		}
+		f.lineage = s.Lineage
+	} else {
+		switch {
+		case h.Lineage != s.Lineage:
+			return nil, fmt.Errorf("state journal %s belongs to lineage %q, but %s has lineage %q", f.JournalPath(), h.Lineage, f.path, s.Lineage)
+		case h.Serial < s.Serial:
+			return s, nil // already folded into the snapshot
+		case h.Serial > s.Serial:
+			return nil, fmt.Errorf("state journal %s extends serial %d, but %s has serial %d (was an older snapshot restored?)", f.JournalPath(), h.Serial, f.path, s.Serial)
+		}
+	}
+	for i, e := range entries {
+		if err := s.ApplyEntry(e); err != nil {
+			return nil, fmt.Errorf("replaying state journal %s, entry %d: %w", f.JournalPath(), i+1, err)
+		}
+	}
+	return s, nil
+}
+
+func (f *File) readSnapshot() (*State, error) {
+	r, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading state: %w", err)
+	}
+	defer r.Close()
+	s, err := decodeState(r)
+	if err != nil {
+		return nil, f.corrupt(err)
+	}
+	return s, nil
+}
+
+func (f *File) corrupt(err error) error {
+	if _, serr := os.Stat(f.BackupPath()); serr == nil {
+		return fmt.Errorf("state file %s is corrupt: %v; the previous state is in %s", f.path, err, f.BackupPath())
+	}
+	return fmt.Errorf("state file %s is corrupt: %v; there is no backup (%s does not exist)", f.path, err, f.BackupPath())
+}
+
+// storedHeader returns the header of the snapshot on disk, or ok=false when
+// there is none. It does not decode the whole snapshot (Persist would pay
+// for it on every write) but does refuse a truncated one, so a damaged
+// snapshot never replaces a good backup.
+func (f *File) storedHeader() (h stateHeader, ok bool, err error) {
+	r, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return h, false, nil
+	}
+	if err != nil {
+		return h, false, fmt.Errorf("reading state: %w", err)
+	}
+	defer r.Close()
+	fi, err := r.Stat()
+	if err != nil {
+		return h, false, fmt.Errorf("reading state: %w", err)
+	}
+	if err := checkStateEnd(r, fi.Size()); err != nil {
+		return h, false, f.corrupt(err)
+	}
+	h, err = decodeStateHeader(r)
+	if err != nil {
+		return h, false, f.corrupt(err)
+	}
+	return h, true, nil
+}
+
+// Append implements Journal. Entries of one call are written with one write
+// and one fsync, so callers should batch what belongs together.
+func (f *File) Append(entries ...Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkJournalTail(); err != nil {
+		return err
+	}
+	jf, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening state journal: %w", err)
+	}
+	defer jf.Close()
+	fi, err := jf.Stat()
+	if err != nil {
+		return fmt.Errorf("opening state journal: %w", err)
+	}
+	var buf []byte
+	fresh := fi.Size() == 0
+	if fresh {
+		h, err := f.journalHeader()
+		if err != nil {
+			return err
+		}
+		if buf, err = appendJournalLine(buf, h); err != nil {
+			return fmt.Errorf("encoding state journal header: %w", err)
+		}
+	}
+	for _, e := range entries {
+		if buf, err = appendJournalLine(buf, e); err != nil {
+			return fmt.Errorf("encoding state journal entry: %w", err)
+		}
+	}
+	if _, err := jf.Write(buf); err != nil {
+		return fmt.Errorf("writing state journal: %w", err)
+	}
+	if err := jf.Sync(); err != nil {
+		return fmt.Errorf("syncing state journal: %w", err)
+	}
+	if fresh {
+		if err := syncDir(filepath.Dir(f.path)); err != nil {
+			return fmt.Errorf("syncing state directory: %w", err)
+		}
+	}
+	return jf.Close()
+}
+
+// journalHeader names the snapshot a new journal extends, read from disk
+// rather than remembered, so it is right even if another File persisted.
+func (f *File) journalHeader() (journalHeader, error) {
+	sh, ok, err := f.storedHeader()
+	if err != nil {
+		return journalHeader{}, err
+	}
+	if !ok {
+		if f.lineage == "" {
+			f.lineage = newLineage()
+		}
+		return journalHeader{Journal: journalFormat, Lineage: f.lineage}, nil
+	}
+	return journalHeader{Journal: journalFormat, Lineage: sh.Lineage, Serial: sh.Serial, Environment: sh.Environment}, nil
+}
+
+// checkJournalTail cuts a line torn by an earlier crash off the journal
+// before this File first appends, so it does not become a corrupt middle
+// line.
+func (f *File) checkJournalTail() error {
+	if f.checked {
+		return nil
+	}
+	jf, err := os.OpenFile(f.JournalPath(), os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		f.checked = true
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening state journal: %w", err)
+	}
+	defer jf.Close()
+	_, valid, err := readJournal(jf, func(Entry) error { return nil })
+	if err != nil {
+		return fmt.Errorf("state journal %s is corrupt: %w", f.JournalPath(), err)
+	}
+	fi, err := jf.Stat()
+	if err != nil {
+		return fmt.Errorf("checking state journal: %w", err)
+	}
+	if fi.Size() > valid {
+		if err := jf.Truncate(valid); err != nil {
+			return fmt.Errorf("cutting a torn line off the state journal: %w", err)
+		}
+		if err := jf.Sync(); err != nil {
+			return fmt.Errorf("syncing state journal: %w", err)
+		}
+	}
+	f.checked = true
+	return jf.Close()
+}
+
+// Persist implements Persister.
+func (f *File) Persist(s *State) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sh, exists, err := f.storedHeader()
+	if err != nil {
+		return err
+	}
+	serial := s.Serial + 1
+	if exists {
+		if s.Lineage != sh.Lineage {
+			return fmt.Errorf("%w: %s has lineage %q, this state has %q", ErrLineage, f.path, sh.Lineage, s.Lineage)
+		}
+		if s.Serial != sh.Serial {
+			return fmt.Errorf("%w: %s has serial %d, this state was read at serial %d", ErrStaleSerial, f.path, sh.Serial, s.Serial)
+		}
+	}
+
+	dir := filepath.Dir(f.path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing state: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	defer tmp.Close()
+	if err := tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("writing state: %w", err)
+	}
+	out := *s
+	out.Version = FormatVersion
+	out.Serial = serial
+	if err := encodeState(tmp, &out); err != nil {
+		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("syncing state %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
+	}
+	if exists {
+		if err := f.backup(); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp.Name(), f.path); err != nil {
+		return fmt.Errorf("replacing state: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("syncing state directory: %w", err)
+	}
+	s.Version = FormatVersion
+	s.Serial = serial
+	// A crash here leaves a journal of an older serial, which Read ignores.
+	if err := os.Remove(f.JournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clearing state journal: %w", err)
+	}
+	f.checked = true
+	return syncDir(dir)
+}
+
+// backup makes PATH.backup the current snapshot: a hard link renamed into
+// place, so no moment exists without a snapshot or without a backup. Where
+// links are not supported it copies.
+func (f *File) backup() error {
+	tmp := f.BackupPath() + ".tmp"
+	os.Remove(tmp)
+	if err := os.Link(f.path, tmp); err != nil {
+		if err := copyFile(f.path, tmp); err != nil {
+			return fmt.Errorf("backing up state: %w", err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		return fmt.Errorf("backing up state: %w", err)
+	}
+	if err := os.Rename(tmp, f.BackupPath()); err != nil {
+		return fmt.Errorf("backing up state: %w", err)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+// Lock implements Locker with an operating-system lock on PATH.lock, which
+// the kernel releases when the holding process exits, however it exits.
+// Missing fields of info (Who, Created, Pid) are filled in.
+func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
+	def := NewLockInfo(info.Operation)
+	if info.Who == "" {
+		info.Who = def.Who
+	}
+	if info.Created.IsZero() {
+		info.Created = def.Created
+	}
+	if info.Pid == 0 {
+		info.Pid = def.Pid
+	}
+	info.ID = newLockID()
+
+	start := time.Now()
+	wait := 50 * time.Millisecond
+	for {
+		lf, err := f.tryLock()
+		if err != nil {
+			return "", err
+		}
+		if lf != nil {
+			if err := writeFileAtomic(f.LockInfoPath(), info); err != nil {
+				unlockFile(lf)
+				lf.Close()
+				return "", fmt.Errorf("writing lock info: %w", err)
+			}
+			f.mu.Lock()
+			f.lockFile, f.lockID = lf, info.ID
+			f.mu.Unlock()
+			return info.ID, nil
+		}
+		deadline, ok := ctx.Deadline()
+		if !ok || time.Until(deadline) <= 0 || ctx.Err() != nil {
+			return "", &LockError{Info: f.readLockInfo(), Waited: time.Since(start)}
+		}
+		t := time.NewTimer(min(wait, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// tryLock takes the OS lock on a new descriptor; nil, nil means it is held
+// by someone else (another process, or another Lock of this one).
+func (f *File) tryLock() (*os.File, error) {
+	lf, err := os.OpenFile(f.LockPath(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock file: %w", err)
+	}
+	ok, err := tryLockFile(lf)
+	if err != nil || !ok {
+		lf.Close()
+		if err != nil {
+			return nil, fmt.Errorf("locking %s: %w", f.LockPath(), err)
+		}
+		return nil, nil
+	}
+	return lf, nil
+}
+
+// Unlock implements Locker.
+func (f *File) Unlock(id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lockFile == nil {
+		return errors.New("unlocking state: not locked")
+	}
+	if id != f.lockID {
+		return fmt.Errorf("unlocking state: lock id %q does not match the held lock %q", id, f.lockID)
+	}
+	// The info goes first, while the lock still keeps others from writing theirs.
+	rmErr := os.Remove(f.LockInfoPath())
+	unErr := unlockFile(f.lockFile)
+	clErr := f.lockFile.Close()
+	f.lockFile, f.lockID = nil, ""
+	if rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		return fmt.Errorf("unlocking state: %w", rmErr)
+	}
+	if err := errors.Join(unErr, clErr); err != nil {
+		return fmt.Errorf("unlocking state: %w", err)
+	}
+	return nil
+}
+
+// ForceUnlock removes the lock info left by a holder that is gone, when id
+// matches it. The OS lock itself never outlives its process, so this only
+// clears the record; a lock held by a running process is refused with a
+// *LockError in the chain.
+func (f *File) ForceUnlock(id string) (LockInfo, error) {
+	data, err := os.ReadFile(f.LockInfoPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		if lf, lerr := f.tryLock(); lerr == nil && lf == nil {
+			return LockInfo{}, fmt.Errorf("force-unlock: %w; it is released when that process exits", &LockError{})
+		} else if lf != nil {
+			unlockFile(lf)
+			lf.Close()
+		}
+		return LockInfo{}, fmt.Errorf("force-unlock: the state is not locked (no %s)", f.LockInfoPath())
+	}
+	if err != nil {
+		return LockInfo{}, fmt.Errorf("force-unlock: %w", err)
+	}
+	var info LockInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		return LockInfo{}, fmt.Errorf("force-unlock: lock info %s is unreadable: %w", f.LockInfoPath(), err)
+	}
+	if info.ID != id {
+		return info, fmt.Errorf("force-unlock: lock id %q does not match the current lock (id %q, held by %s for %s)", id, info.ID, info.Who, info.Operation)
+	}
+	lf, err := f.tryLock()
+	if err != nil {
+		return info, fmt.Errorf("force-unlock: %w", err)
+	}
+	if lf == nil {
+		return info, fmt.Errorf("force-unlock: %w; it is held by a running process and is released when that process exits (stop it rather than unlocking)", &LockError{Info: info})
+	}
+	defer lf.Close()
+	defer unlockFile(lf)
+	if err := os.Remove(f.LockInfoPath()); err != nil {
+		return info, fmt.Errorf("force-unlock: %w", err)
+	}
+	return info, nil
+}
+
+func (f *File) readLockInfo() LockInfo {
+	var info LockInfo
+	if data, err := os.ReadFile(f.LockInfoPath()); err == nil {
+		json.Unmarshal(data, &info) // best effort: a half-written file reads as unknown
+	}
+	return info
+}
+
+// writeFileAtomic writes v as JSON to path with mode 0600 via a temp file.
+func writeFileAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := io.Copy(tmp, bytes.NewReader(append(data, '\n'))); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

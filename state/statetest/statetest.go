@@ -1,0 +1,317 @@
+// Package statetest is the conformance test every state backend must pass.
+package statetest
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"pushform/state"
+)
+
+// TestManager runs the conformance test against managers made by
+// newManager, which must return a manager over fresh, empty storage on each
+// call.
+func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	t.Run("EmptyRead", func(t *testing.T) {
+		s, err := newManager(t).Read()
+		if err != nil || s != nil {
+			t.Fatalf("Read of empty storage = %v, %v; want nil, nil", s, err)
+		}
+	})
+
+	t.Run("RoundTrip", func(t *testing.T) {
+		m := newManager(t)
+		want := Sample()
+		if err := m.Persist(want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
+		}
+	})
+
+	t.Run("SerialIncrements", func(t *testing.T) {
+		m := newManager(t)
+		s := Sample()
+		for want := uint64(1); want <= 3; want++ {
+			if err := m.Persist(s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Serial != want {
+				t.Fatalf("after Persist, in-memory serial = %d; want %d", s.Serial, want)
+			}
+			got, err := m.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Serial != want {
+				t.Fatalf("stored serial = %d; want %d", got.Serial, want)
+			}
+		}
+	})
+
+	t.Run("LineageMismatchRefused", func(t *testing.T) {
+		m := newManager(t)
+		if err := m.Persist(Sample()); err != nil {
+			t.Fatal(err)
+		}
+		other := Sample()
+		other.Lineage = "another-lineage"
+		other.Serial = 1
+		if err := m.Persist(other); !errors.Is(err, state.ErrLineage) {
+			t.Fatalf("Persist of another lineage: err = %v; want ErrLineage", err)
+		}
+	})
+
+	t.Run("StaleSerialRefused", func(t *testing.T) {
+		m := newManager(t)
+		if err := m.Persist(Sample()); err != nil {
+			t.Fatal(err)
+		}
+		a, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Persist(a); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Persist(b); !errors.Is(err, state.ErrStaleSerial) {
+			t.Fatalf("Persist of a state read before another write: err = %v; want ErrStaleSerial", err)
+		}
+	})
+
+	t.Run("JournalReplay", func(t *testing.T) {
+		m := newManager(t)
+		base := Sample()
+		if err := m.Persist(base); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+		content := &state.Content{Title: "Hi", Body: "There", Tag: "t"}
+		entries := []state.Entry{
+			{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{
+				{Address: "notification.new", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp-new", Content: content, Targets: []string{"u1", "u2"}},
+			}},
+			{Type: state.EntryOutcome, Batch: 1, Time: t0.Add(time.Second), RequestID: "req-1", Status: 207, Items: []state.Item{
+				{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u1", "u2"}, Outcomes: []state.Target{
+					{Outcome: state.Delivered, DeviceCount: 2},
+					{Outcome: state.Failed, Message: "token expired"},
+				}},
+			}},
+			{Type: state.EntryIntent, Batch: 2, Time: t0.Add(2 * time.Second), Items: []state.Item{
+				{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u3"}},
+			}},
+			{Type: state.EntryForget, Time: t0.Add(3 * time.Second), Items: []state.Item{{Address: "campaign.c.badge.reset"}}},
+		}
+		// Two calls: entries must survive across appends.
+		if err := m.Append(entries[:2]...); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Append(entries[2:]...); err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Sample()
+		want.Serial = base.Serial
+		for _, e := range entries {
+			if err := want.ApplyEntry(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("replayed state:\n got %+v\nwant %+v", got, want)
+		}
+		msg := got.Messages["notification.new"]
+		if msg == nil {
+			t.Fatal("intent did not create notification.new")
+		}
+		if tg := msg.Targets["u1"]; tg.Outcome != state.Delivered || tg.RequestID != "req-1" || tg.DeviceCount != 2 {
+			t.Errorf("u1 = %+v; want delivered to 2 devices by req-1", tg)
+		}
+		if tg := msg.Targets["u2"]; tg.Outcome != state.Failed || tg.Message != "token expired" {
+			t.Errorf("u2 = %+v; want failed with its message", tg)
+		}
+		if tg := msg.Targets["u3"]; tg.Outcome != state.Unknown {
+			t.Errorf("u3 (intent without outcome) = %+v; want unknown", tg)
+		}
+		if _, ok := got.Messages["campaign.c.badge.reset"]; ok {
+			t.Error("forgotten address still in state")
+		}
+	})
+
+	t.Run("JournalWithoutSnapshot", func(t *testing.T) {
+		m := newManager(t)
+		e := state.Entry{Type: state.EntryIntent, Batch: 1, Time: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), Items: []state.Item{
+			{Address: "notification.a", Kind: "notification", Fingerprint: "fp", Targets: []string{"u1"}},
+		}}
+		if err := m.Append(e); err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == nil || got.Lineage == "" || got.Messages["notification.a"].Targets["u1"].Outcome != state.Unknown {
+			t.Fatalf("journal-only state = %+v; want a lineage and u1 unknown", got)
+		}
+		again, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Lineage != got.Lineage {
+			t.Errorf("lineage changed between reads: %q then %q", got.Lineage, again.Lineage)
+		}
+		if err := m.Persist(got); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("PersistClearsJournal", func(t *testing.T) {
+		m := newManager(t)
+		s := Sample()
+		if err := m.Persist(s); err != nil {
+			t.Fatal(err)
+		}
+		forget := state.Entry{Type: state.EntryForget, Items: []state.Item{{Address: "campaign.c.badge.reset"}}}
+		if err := m.Append(forget); err != nil {
+			t.Fatal(err)
+		}
+		// Persist a state that does not include the entry: once persisted,
+		// the journal must no longer apply.
+		if err := m.Persist(s); err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got.Messages["campaign.c.badge.reset"]; !ok {
+			t.Fatal("journal entry replayed after Persist; the journal was not cleared")
+		}
+		if got.Serial != s.Serial {
+			t.Fatalf("serial = %d; want %d", got.Serial, s.Serial)
+		}
+	})
+
+	t.Run("LockExclusion", func(t *testing.T) {
+		m := newManager(t)
+		ctx := context.Background()
+		id, err := m.Lock(ctx, state.NewLockInfo("apply"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Lock(ctx, state.NewLockInfo("plan"))
+		var le *state.LockError
+		if !errors.As(err, &le) {
+			t.Fatalf("second Lock: err = %v; want a *LockError", err)
+		}
+		if le.Info.ID != id || le.Info.Operation != "apply" || le.Info.Who == "" || le.Info.Pid == 0 {
+			t.Errorf("LockError info = %+v; want the holder's (id %s, apply)", le.Info, id)
+		}
+		if err.Error() == "" {
+			t.Error("empty LockError message")
+		}
+		if err := m.Unlock("wrong-" + id); err == nil {
+			t.Error("Unlock with a wrong id succeeded")
+		}
+		if err := m.Unlock(id); err != nil {
+			t.Fatal(err)
+		}
+		id2, err := m.Lock(ctx, state.NewLockInfo("apply"))
+		if err != nil {
+			t.Fatalf("Lock after Unlock: %v", err)
+		}
+		if id2 == id {
+			t.Error("a new lock reused the old id")
+		}
+		if err := m.Unlock(id2); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("LockWaitsForDeadline", func(t *testing.T) {
+		m := newManager(t)
+		id, err := m.Lock(context.Background(), state.NewLockInfo("apply"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A short deadline expires while the lock is held.
+		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		_, err = m.Lock(short, state.NewLockInfo("plan"))
+		cancel()
+		var le *state.LockError
+		if !errors.As(err, &le) {
+			t.Fatalf("Lock with an expiring deadline: err = %v; want a *LockError", err)
+		}
+		// A long one is served once the holder unlocks.
+		long, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			id2, err := m.Lock(long, state.NewLockInfo("plan"))
+			if err == nil {
+				err = m.Unlock(id2)
+			}
+			done <- err
+		}()
+		if err := m.Unlock(id); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("waiting Lock: %v", err)
+		}
+	})
+}
+
+// Sample returns a small state using every field of the model, with times
+// in UTC so it survives a round trip unchanged.
+func Sample() *state.State {
+	t0 := time.Date(2026, 4, 1, 9, 30, 0, 0, time.UTC)
+	since := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	zero := 0
+	return &state.State{
+		Version:     state.FormatVersion,
+		Lineage:     "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+		Environment: "test",
+		Recipients:  &state.Snapshot{FetchedAt: t0, UserIDs: []string{"u1", "u2", "u3"}},
+		Messages: map[string]*state.Message{
+			"campaign.spring_sale.notification.announce": {
+				Address:     "campaign.spring_sale.notification.announce",
+				Kind:        "notification",
+				TargetKind:  "user_ids",
+				Fingerprint: "fp-1",
+				Content:     state.Content{Title: "Spring sale", Body: "20% off <today> & tomorrow", OpenToURL: "https://shop.example.com/sale?a=1&b=2", Tag: "spring", SilentInForeground: true},
+				Targets: map[string]state.Target{
+					"u1": {Outcome: state.Delivered, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, DeviceCount: 2},
+					"u2": {Outcome: state.Skipped, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, Reason: "no_active_device", UnreachableSince: &since},
+					"u3": {Outcome: state.Failed, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, Message: "ünïcode \"quoted\""},
+					"u4": {Outcome: state.Unknown, Fingerprint: "fp-1", Time: t0},
+				},
+			},
+			"campaign.c.badge.reset": {
+				Address:     "campaign.c.badge.reset",
+				Kind:        "badge",
+				TargetKind:  "device_ids",
+				Fingerprint: "fp-2",
+				Content:     state.Content{BadgeCount: &zero},
+				Targets: map[string]state.Target{
+					"dev-1": {Outcome: state.Delivered, Fingerprint: "fp-2", RequestID: "req-2", Time: t0, DeviceCount: -1},
+				},
+			},
+		},
+	}
+}
