@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,8 +13,20 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal stops new work and lets the command save what it
+		// did; the second exits at once (apply's journal is already durable).
+		<-sigs
+		fmt.Fprintln(os.Stderr, "\nInterrupted: stopping once the work in progress is saved. Interrupt again to exit at once.")
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "Interrupted again: exiting now.")
+		os.Exit(130)
+	}()
 	code := command.Run(ctx, os.Args[1:], command.OSEnv())
-	stop()
+	cancel()
 	os.Exit(code)
 }

@@ -94,7 +94,12 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 	}
 	st := s.st
 	if st == nil {
+		// Persist the new state before sending, so a crash in the first
+		// apply leaves a journal that extends a known lineage and environment.
 		st = state.New(p.Environment)
+		if err := s.mgr.Persist(st); err != nil {
+			return m.fail(fmt.Errorf("creating state: %w", err))
+		}
 	}
 	start := time.Now()
 	res, applyErr := executor.Apply(ctx, p, st, svc.client, s.mgr, executor.Options{

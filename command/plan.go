@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/pflag"
 
 	"pushform/atomicfile"
@@ -77,13 +78,7 @@ func (m *Meta) open(ctx context.Context, pf *planFlags, operation string) (*sess
 	}
 	s.cfg = cfg
 	s.mgr = state.NewFile(m.statePath(pf.state))
-	lctx := ctx
-	if pf.lockTimeout > 0 {
-		var cancel context.CancelFunc
-		lctx, cancel = context.WithTimeout(ctx, pf.lockTimeout)
-		defer cancel()
-	}
-	id, err := s.mgr.Lock(lctx, state.NewLockInfo(operation))
+	id, err := lockState(ctx, s.mgr, operation, pf.lockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +133,18 @@ func (s *session) plan(ctx context.Context, pf *planFlags) (*planner.Plan, error
 		for _, name := range cfg.DataSources {
 			byName[name] = snap.UserIDs // the endpoint takes no parameters
 		}
-		resolved, diags := s.m.loadConfig(s.loader, pf.configFlags, byName)
+		// The first load printed the warnings; print only new errors.
+		resolved, diags := s.loader.Load(s.m.ConfigDir(), s.m.configOptions(pf.configFlags, byName))
 		if diags.HasErrors() {
+			var errs hcl.Diagnostics
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError {
+					errs = append(errs, d)
+				}
+			}
+			if err := s.loader.WriteDiagnostics(s.m.Stderr, errs, 0, s.m.Color()); err != nil {
+				return nil, err
+			}
 			return nil, errReported
 		}
 		cfg = resolved

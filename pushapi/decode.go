@@ -52,34 +52,46 @@ func (t *target) String() string {
 	return fmt.Sprintf("topics %q", t.topics)
 }
 
-// entry is one decoded result entry with its echo as served.
-type entry struct {
-	res                         Result
-	hasUser, hasDevice, hasTops bool
-}
+// echo records which echo fields a result entry carried.
+type echo uint8
 
-func (e *entry) hasEcho() bool { return e.hasUser || e.hasDevice || e.hasTops }
+const (
+	echoUser echo = 1 << iota
+	echoDevice
+	echoTopics
+)
 
-func (e *entry) echoes(t *target) bool {
+// echoes reports whether r, carrying the echo fields e, names t.
+func (e echo) echoes(r *Result, t *target) bool {
 	switch t.kind {
 	case 'u':
-		return e.hasUser && e.res.UserID == t.id
+		return e&echoUser != 0 && r.UserID == t.id
 	case 'd':
-		return e.hasDevice && e.res.DeviceID == t.id
+		return e&echoDevice != 0 && r.DeviceID == t.id
 	}
-	return e.hasTops && slices.Equal(e.res.Topics, t.topics)
+	return e&echoTopics != 0 && slices.Equal(r.Topics, t.topics)
 }
 
-func (e *entry) echoString() string {
+func (e echo) key(r *Result) (string, bool) {
 	switch {
-	case e.hasUser:
-		return fmt.Sprintf("userId %q", e.res.UserID)
-	case e.hasDevice:
-		return fmt.Sprintf("deviceId %q", e.res.DeviceID)
-	case e.hasTops:
-		return fmt.Sprintf("topics %q", e.res.Topics)
+	case e&echoUser != 0:
+		return echoKey('u', r.UserID, nil), true
+	case e&echoDevice != 0:
+		return echoKey('d', r.DeviceID, nil), true
+	case e&echoTopics != 0:
+		return echoKey('t', "", r.Topics), true
 	}
-	return "no target"
+	return "", false
+}
+
+func (e echo) describe(r *Result) string {
+	switch {
+	case e&echoUser != 0:
+		return fmt.Sprintf("userId %q", sanitize(r.UserID, 80))
+	case e&echoDevice != 0:
+		return fmt.Sprintf("deviceId %q", sanitize(r.DeviceID, 80))
+	}
+	return fmt.Sprintf("topics %q", r.Topics)
 }
 
 // decodeSendResults decodes the body of a 200 or 207 send answer into
@@ -100,23 +112,26 @@ func decodeSendResults(body []byte, status int, batch []Notification) ([][]Resul
 	}
 
 	s := &scanner{b: body}
-	entries := make([]entry, 0, len(ts))
+	echoes := make([]echo, len(ts))
 	counts := make([]int, len(ts)) // one backing array for DeviceCount pointers
+	n := 0                         // entries seen; those past len(ts) are read and dropped
 	readResults := func() error {
 		return s.array(func() error {
-			k := len(entries)
-			var exp *target
-			if k < len(ts) {
-				exp = &ts[k]
+			var (
+				r     Result
+				e     echo
+				exp   *target
+				count *int
+				res   = &r
+				ep    = &e
+			)
+			if n < len(ts) {
+				res, ep, exp, count = &flat[n], &echoes[n], &ts[n], &counts[n]
 			}
-			var c *int
-			if k < len(counts) {
-				c = &counts[k]
+			if err := s.entry(res, ep, exp, count); err != nil {
+				return fmt.Errorf("result %d: %w", n, err)
 			}
-			entries = append(entries, entry{})
-			if err := s.entry(&entries[k], exp, c); err != nil {
-				return fmt.Errorf("result %d: %w", k, err)
-			}
+			n++
 			return nil
 		})
 	}
@@ -149,21 +164,22 @@ func decodeSendResults(body []byte, status int, batch []Notification) ([][]Resul
 	if !s.eof() {
 		return nil, s.errorf("data after the results")
 	}
-	if err := match(entries, ts, flat); err != nil {
+	if err := match(flat, echoes, n, ts); err != nil {
 		return nil, err
 	}
 	return split(flat, ts, len(batch)), nil
 }
 
-// match places entries into flat by order, checking each echo; if the order
-// does not hold, it matches by echo instead.
-func match(entries []entry, ts []target, flat []Result) error {
-	if len(entries) != len(ts) {
-		return fmt.Errorf("%d results for %d targets", len(entries), len(ts))
+// match checks that the n entries decoded into flat (with their echoes)
+// name the targets ts in order; if the order does not hold, it places
+// them by echo instead.
+func match(flat []Result, echoes []echo, n int, ts []target) error {
+	if n != len(ts) {
+		return fmt.Errorf("%d results for %d targets", n, len(ts))
 	}
 	inOrder := true
-	for k := range entries {
-		if entries[k].hasEcho() && !entries[k].echoes(&ts[k]) {
+	for k := range flat {
+		if echoes[k] != 0 && !echoes[k].echoes(&flat[k], &ts[k]) {
 			inOrder = false
 			break
 		}
@@ -174,33 +190,19 @@ func match(entries []entry, ts []target, flat []Result) error {
 			key := echoKey(ts[k].kind, ts[k].id, ts[k].topics)
 			byEcho[key] = append(byEcho[key], k)
 		}
-		order := make([]int, len(entries))
-		for k := range entries {
-			e := &entries[k]
-			var key string
-			switch {
-			case e.hasUser:
-				key = echoKey('u', e.res.UserID, nil)
-			case e.hasDevice:
-				key = echoKey('d', e.res.DeviceID, nil)
-			case e.hasTops:
-				key = echoKey('t', "", e.res.Topics)
-			default:
+		placed := make([]Result, len(flat))
+		for k := range flat {
+			key, ok := echoes[k].key(&flat[k])
+			if !ok {
 				return fmt.Errorf("result %d names no target and results are out of order", k)
 			}
 			q := byEcho[key]
 			if len(q) == 0 {
-				return fmt.Errorf("result %d names a target not sent (or named twice): %s", k, e.echoString())
+				return fmt.Errorf("result %d names a target not sent (or named twice): %s", k, echoes[k].describe(&flat[k]))
 			}
-			order[k], byEcho[key] = q[0], q[1:]
+			placed[q[0]], byEcho[key] = flat[k], q[1:]
 		}
-		for k := range entries {
-			flat[order[k]] = entries[k].res
-		}
-	} else {
-		for k := range entries {
-			flat[k] = entries[k].res
-		}
+		copy(flat, placed)
 	}
 	for k := range flat {
 		fillEcho(&flat[k], &ts[k])
@@ -243,10 +245,10 @@ func split(flat []Result, ts []target, n int) [][]Result {
 	return out
 }
 
-// entry decodes one result object. exp is the target at this position (nil
+// entry decodes one result object into r and its echo fields into e. exp is the target at this position (nil
 // past the end), used to share its strings instead of copying the echo.
 // count is where a device count is stored.
-func (s *scanner) entry(e *entry, exp *target, count *int) error {
+func (s *scanner) entry(r *Result, e *echo, exp *target, count *int) error {
 	var outcome Outcome
 	hasOutcome := false
 	err := s.object(func(key []byte) error {
@@ -256,13 +258,13 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 			if err != nil {
 				return fmt.Errorf("userId: %w", err)
 			}
-			e.res.UserID, e.hasUser = v, true
+			r.UserID, *e = v, *e|echoUser
 		case bytes.EqualFold(key, []byte("deviceId")):
 			v, err := s.echoStr(exp, 'd')
 			if err != nil {
 				return fmt.Errorf("deviceId: %w", err)
 			}
-			e.res.DeviceID, e.hasDevice = v, true
+			r.DeviceID, *e = v, *e|echoDevice
 		case bytes.EqualFold(key, []byte("topics")):
 			var tops []string
 			err := s.array(func() error {
@@ -276,10 +278,10 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 			if err != nil {
 				return fmt.Errorf("topics: %w", err)
 			}
-			e.res.Topics, e.hasTops = tops, true
+			r.Topics, *e = tops, *e|echoTopics
 		case bytes.EqualFold(key, []byte("status")), bytes.EqualFold(key, []byte("outcome")),
 			bytes.EqualFold(key, []byte("result")):
-			name := string(key)
+			name := outcomeKeyName(key)
 			v, err := s.str()
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
@@ -299,26 +301,26 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 					count = new(int)
 				}
 				*count = n
-				e.res.DeviceCount = count
+				r.DeviceCount = count
 			}
 		case bytes.EqualFold(key, []byte("reason")):
 			v, err := s.text()
 			if err != nil {
 				return fmt.Errorf("reason: %w", err)
 			}
-			e.res.Reason = v
+			r.Reason = v
 		case bytes.EqualFold(key, []byte("message")):
 			v, err := s.text()
 			if err != nil {
 				return fmt.Errorf("message: %w", err)
 			}
-			e.res.Message = v
+			r.Message = v
 		case bytes.EqualFold(key, []byte("unreachableSince")):
 			t, err := s.timestamp()
 			if err != nil {
 				return fmt.Errorf("unreachableSince: %w", err)
 			}
-			e.res.UnreachableSince = t
+			r.UnreachableSince = t
 		default:
 			return s.skip(1)
 		}
@@ -331,18 +333,28 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 		// The field name is not in the spec: infer from what is present,
 		// the failure signal first so a failure is never taken for success.
 		switch {
-		case e.res.Message != "":
+		case r.Message != "":
 			outcome = OutcomeFailed
-		case e.res.Reason != "":
+		case r.Reason != "":
 			outcome = OutcomeSkipped
-		case e.res.DeviceCount != nil:
+		case r.DeviceCount != nil:
 			outcome = OutcomeDelivered
 		default:
 			return errors.New("no outcome: none of status, outcome, result, deviceCount, reason, message")
 		}
 	}
-	e.res.Outcome = outcome
+	r.Outcome = outcome
 	return nil
+}
+
+// outcomeKeyName names an outcome key for errors without copying it.
+func outcomeKeyName(key []byte) string {
+	for _, n := range [...]string{"status", "outcome"} {
+		if bytes.EqualFold(key, []byte(n)) {
+			return n
+		}
+	}
+	return "result"
 }
 
 func parseOutcome(v []byte) (Outcome, bool) {
@@ -377,6 +389,9 @@ func (s *scanner) text() (string, error) {
 		v, err := s.str()
 		if err != nil {
 			return "", err
+		}
+		if string(v) == ReasonNoActiveDevice {
+			return ReasonNoActiveDevice, nil // the common case, without a copy
 		}
 		return validUTF8(v), nil
 	}

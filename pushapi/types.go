@@ -37,6 +37,9 @@ const (
 	OutcomeFailed    Outcome = "failed"
 )
 
+// ReasonNoActiveDevice is the one skip reason of the spec (section 3).
+const ReasonNoActiveDevice = "no_active_device"
+
 // Result is the outcome of one target (spec 2.2).
 type Result struct {
 	// The echo of the target: exactly one of UserID, DeviceID and Topics is set.

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -58,14 +57,12 @@ func decodeSendRequest(body []byte) ([]notification, []Issue) {
 	if len(trimmed) == 0 {
 		return nil, []Issue{{Path: []any{}, Message: "the request body is empty: send a JSON array of notification objects"}}
 	}
-	var elems []json.RawMessage
-	err := json.Unmarshal(trimmed, &elems)
-	var syntax *json.SyntaxError
-	if errors.As(err, &syntax) {
-		return nil, []Issue{{Path: []any{}, Message: fmt.Sprintf("invalid JSON at byte %d: %s", syntax.Offset, syntax.Error())}}
+	elems, top, err := scanRequest(body)
+	if err != nil {
+		return nil, []Issue{{Path: []any{}, Message: err.Error()}}
 	}
-	if err != nil || trimmed[0] != '[' {
-		return nil, []Issue{{Path: []any{}, Message: "the request body must be a JSON array of notification objects, not " + jsonKind(trimmed)}}
+	if elems == nil {
+		return nil, []Issue{{Path: []any{}, Message: "the request body must be a JSON array of notification objects, not " + jsonKind([]byte{top})}}
 	}
 	if len(elems) == 0 {
 		return nil, []Issue{{Path: []any{}, Message: "the array is empty: send at least one notification object"}}
@@ -73,8 +70,8 @@ func decodeSendRequest(body []byte) ([]notification, []Issue) {
 	ns := make([]notification, 0, len(elems))
 	var issues []Issue
 	users := 0
-	for i, raw := range elems {
-		n, u, iss := decodeNotification(i, raw)
+	for i, e := range elems {
+		n, u, iss := decodeNotification(i, e)
 		users += u
 		issues = append(issues, iss...)
 		if len(iss) == 0 {
@@ -92,22 +89,19 @@ func decodeSendRequest(body []byte) ([]notification, []Issue) {
 }
 
 // decodeNotification validates element i; users counts its userIds.
-func decodeNotification(i int, raw json.RawMessage) (n notification, users int, issues []Issue) {
-	if raw[0] != '{' {
-		return n, 0, []Issue{{Path: []any{i}, Message: "must be a notification object, not " + jsonKind(raw)}}
+func decodeNotification(i int, e element) (n notification, users int, issues []Issue) {
+	if !e.object {
+		return n, 0, []Issue{{Path: []any{i}, Message: "must be a notification object, not " + jsonKind(e.raw)}}
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return n, 0, []Issue{{Path: []any{i}, Message: "must be a notification object: " + err.Error()}}
-	}
+	fields := fieldMap(e.fields)
 	add := func(msg string, path ...any) {
 		issues = append(issues, Issue{Path: append([]any{i}, path...), Message: msg})
 	}
 
 	var unknown []string
-	for name := range fields {
-		if !slices.Contains(knownFields, name) {
-			unknown = append(unknown, name)
+	for _, f := range e.fields {
+		if !slices.Contains(knownFields, f.name) {
+			unknown = append(unknown, f.name)
 		}
 	}
 	slices.Sort(unknown)
@@ -123,7 +117,7 @@ func decodeNotification(i int, raw json.RawMessage) (n notification, users int, 
 
 	var first string
 	for ti, name := range targetFields {
-		v, ok := fields[name]
+		v, ok := fields.get(name)
 		if !ok {
 			continue
 		}
@@ -144,8 +138,8 @@ func decodeNotification(i int, raw json.RawMessage) (n notification, users int, 
 	}
 
 	m := &message{badge: -1}
-	title, hasTitle := fields["title"]
-	body, hasBody := fields["body"]
+	title, hasTitle := fields.get("title")
+	body, hasBody := fields.get("body")
 	if hasTitle {
 		if s, ok := decodeString(title); ok {
 			m.title = s
@@ -167,7 +161,7 @@ func decodeNotification(i int, raw json.RawMessage) (n notification, users int, 
 		add("is required with body: a visible notification needs both title and body", "title")
 	}
 	m.visible = hasTitle && hasBody
-	if v, ok := fields["badgeCount"]; ok {
+	if v, ok := fields.get("badgeCount"); ok {
 		if c, ok := decodeBadge(v); ok {
 			m.badge = c
 		} else {
@@ -176,7 +170,7 @@ func decodeNotification(i int, raw json.RawMessage) (n notification, users int, 
 	} else if !hasTitle && !hasBody {
 		add("needs title and body (a visible notification) or badgeCount (a badge-only update)")
 	}
-	if v, ok := fields["openToUrl"]; ok {
+	if v, ok := fields.get("openToUrl"); ok {
 		s, isStr := decodeString(v)
 		switch {
 		case !isStr:
@@ -187,7 +181,7 @@ func decodeNotification(i int, raw json.RawMessage) (n notification, users int, 
 			m.openToURL = s
 		}
 	}
-	if v, ok := fields["silentInForeground"]; ok {
+	if v, ok := fields.get("silentInForeground"); ok {
 		switch string(v) {
 		case "true":
 			m.silent = true
@@ -196,7 +190,7 @@ func decodeNotification(i int, raw json.RawMessage) (n notification, users int, 
 			add("must be a boolean, not "+jsonKind(v), "silentInForeground")
 		}
 	}
-	if v, ok := fields["tag"]; ok {
+	if v, ok := fields.get("tag"); ok {
 		if s, ok := decodeString(v); ok {
 			m.tag = s
 		} else {
@@ -209,15 +203,14 @@ func decodeNotification(i int, raw json.RawMessage) (n notification, users int, 
 
 // decodeIDs decodes a target array: a non-empty array of non-empty
 // strings. The count of elements is returned even when some are bad.
-func decodeIDs(raw json.RawMessage, i int, field string) ([]string, []Issue) {
+func decodeIDs(raw []byte, i int, field string) ([]string, []Issue) {
 	if raw[0] != '[' {
 		return nil, []Issue{{Path: []any{i, field}, Message: "must be an array of strings, not " + jsonKind(raw)}}
 	}
 	ids, ok := scanStringArray(raw)
 	if !ok {
 		// Some element is not a string: find which, the slow way.
-		var elems []json.RawMessage
-		json.Unmarshal(raw, &elems)
+		elems := arrayElems(raw)
 		ids = make([]string, len(elems))
 		var issues []Issue
 		for j, e := range elems {
@@ -268,7 +261,7 @@ func scanStringArray(raw []byte) (out []string, ok bool) {
 			return nil, false
 		}
 		tok := raw[p : end+1]
-		if !escaped && utf8.Valid(tok) {
+		if !escaped && validUTF8(tok) {
 			out = append(out, string(tok[1:len(tok)-1]))
 		} else {
 			var s string
@@ -316,21 +309,9 @@ func trimJSONSpace(b []byte) []byte {
 	return b
 }
 
-func decodeString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	if end, escaped := scanString(raw, 0); end == len(raw)-1 && !escaped && utf8.Valid(raw) {
-		return string(raw[1:end]), true
-	}
-	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err == nil
-}
-
 // decodeBadge accepts a JSON number with an integral value from 0 to
 // 2^31-1: 3 and 3.0 and 3e0, not 1.5, -1 or "3".
-func decodeBadge(raw json.RawMessage) (int64, bool) {
+func decodeBadge(raw []byte) (int64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, false
 	}
@@ -389,4 +370,26 @@ func excerpt(s string) string {
 		cut--
 	}
 	return s[:cut] + "..."
+}
+
+// fieldMap indexes an object's fields by the names the validator asks for.
+type fieldMap []field
+
+func (m fieldMap) get(name string) ([]byte, bool) {
+	for _, f := range m {
+		if f.name == name {
+			return f.raw, true
+		}
+	}
+	return nil, false
+}
+
+// validUTF8 is utf8.Valid with an ASCII fast path.
+func validUTF8(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(b)
+		}
+	}
+	return true
 }
