@@ -236,7 +236,7 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody) (*r
 		return nil, &TransportError{Op: op, Err: c.redactErr(err), Sent: wrote.Load()}
 	}
 	defer resp.Body.Close()
-	r := &response{status: resp.StatusCode, header: resp.Header, requestID: sanitize(resp.Header.Get("X-Request-Id"), 128)}
+	r := &response{status: resp.StatusCode, header: resp.Header, requestID: sanitize(string(c.redact([]byte(resp.Header.Get("X-Request-Id")))), 128)}
 	limit := c.maxBody
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusMultiStatus && limit > maxErrorBody {
 		limit = maxErrorBody

@@ -310,3 +310,16 @@ func TestConcurrentSends(t *testing.T) {
 		}
 	}
 }
+
+func TestKeyEchoedInRequestID(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("x-request-id", "id-"+r.Header.Get("x-api-key"))
+		w.WriteHeader(500)
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL)
+	_, err := c.Send(context.Background(), mixed)
+	if err == nil || strings.Contains(err.Error(), canary) || !strings.Contains(err.Error(), "request id id-[redacted]") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -42,16 +42,6 @@ func targetsOf(batch []Notification) []target {
 	return ts
 }
 
-func (t *target) String() string {
-	switch t.kind {
-	case 'u':
-		return fmt.Sprintf("userId %q", t.id)
-	case 'd':
-		return fmt.Sprintf("deviceId %q", t.id)
-	}
-	return fmt.Sprintf("topics %q", t.topics)
-}
-
 // echo records which echo fields a result entry carried.
 type echo uint8
 

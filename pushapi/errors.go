@@ -232,7 +232,7 @@ func Classify(err error) (Class, time.Duration) {
 	)
 	switch {
 	case errors.As(err, &te):
-		if !te.Sent || te.Op == "" || strings.HasPrefix(te.Op, http.MethodGet) {
+		if !te.Sent || strings.HasPrefix(te.Op, http.MethodGet) {
 			return Safe, 0
 		}
 		return Ambiguous, 0
