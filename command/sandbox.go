@@ -51,6 +51,7 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	fs.Float64Var(&opts.DropRate, "drop-rate", 0, "fraction `F` of send requests whose connection is closed without an answer")
 	fs.IntVar(&opts.RateLimit, "rate-limit", 0, "admit `N` API requests per second, 429 with Retry-After beyond (0: no limit)")
 	fs.BoolVar(&opts.Empty200, "empty-200", false, "answer a fully delivered send with an empty 200 body")
+	fs.IntVar(&opts.MaxLength, "max-length", 0, "reject title, body, tag or openToUrl longer than `N` characters with 400 (0: no bound)")
 	fs.StringVar(&opts.RecipientsShape, "recipients-shape", "array", "recipients body: `array` (all at once) or object (paged with a next cursor)")
 	fs.Int64Var(&opts.FaultSeed, "fault-seed", 1, "seed `N` of the fault draws, for reproducible runs")
 	quiet := fs.Bool("quiet", false, "do not log requests to stderr")
@@ -82,9 +83,15 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(m.ConfigDir(), path)
 	}
-	seed, diags := sandbox.LoadSeedFile(path)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return m.Errorf("cannot read the sandbox seed: %s", err)
+	}
+	// Diagnostics name the file as the user gave it.
+	seed, diags := sandbox.ParseSeed(*seedPath, src)
 	if diags.HasErrors() {
-		printSeedDiagnostics(m, path, diags)
+		w := hcl.NewDiagnosticTextWriter(m.Stderr, map[string]*hcl.File{*seedPath: {Bytes: src}}, 78, m.Color())
+		w.WriteDiagnostics(diags)
 		return ExitError
 	}
 	if !*quiet {
@@ -103,7 +110,7 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	}
 	fmt.Fprintf(m.Stdout, "listening on %s\n", base)
 	if opts.Logf != nil {
-		opts.Logf("sandbox: seeded from %s in %s; keys: %s", *seedPath, time.Since(start).Round(time.Millisecond), keySummary(seed))
+		opts.Logf("sandbox: seeded from %s in %s; keys: %s", *seedPath, time.Since(start).Round(time.Millisecond), seedKeySummary(seed))
 	}
 	<-ctx.Done()
 	if err := stop(); err != nil {
@@ -112,22 +119,13 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	return ExitOK
 }
 
-// keySummary names the environments the seed has keys for, never a key.
-func keySummary(seed *sandbox.Seed) string {
+// seedKeySummary names the environments the seed has keys for, never a key.
+func seedKeySummary(seed *sandbox.Seed) string {
 	n := map[string]int{}
 	for _, k := range seed.APIKeys {
 		n[k.Environment]++
 	}
 	return fmt.Sprintf("%d test, %d production", n[sandbox.EnvTest], n[sandbox.EnvProduction])
-}
-
-func printSeedDiagnostics(m *Meta, path string, diags hcl.Diagnostics) {
-	files := map[string]*hcl.File{}
-	if src, err := os.ReadFile(path); err == nil {
-		files[path] = &hcl.File{Bytes: src}
-	}
-	w := hcl.NewDiagnosticTextWriter(m.Stderr, files, 78, m.Color())
-	w.WriteDiagnostics(diags)
 }
 
 func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
@@ -149,7 +147,7 @@ func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
 	case *addr != "" && *file != "":
 		return m.Errorf("give --file or --addr, not both")
 	case *addr != "":
-		v, err = fetchDevice(ctx, *addr, id)
+		v, err = fetchSandboxDevice(ctx, *addr, id)
 	default:
 		path := *file
 		if path == "" {
@@ -170,13 +168,13 @@ func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
 		fmt.Fprintf(m.Stdout, "%s\n", b)
 		return ExitOK
 	}
-	writeDeviceView(m.Stdout, v)
+	writeSandboxDevice(m.Stdout, v)
 	return ExitOK
 }
 
-// fetchDevice asks a running sandbox for a device. addr may be host:port
+// fetchSandboxDevice asks a running sandbox for a device. addr may be host:port
 // or the base URL the sandbox printed.
-func fetchDevice(ctx context.Context, addr, id string) (sandbox.DeviceView, error) {
+func fetchSandboxDevice(ctx context.Context, addr, id string) (sandbox.DeviceView, error) {
 	base := strings.TrimSuffix(strings.TrimSuffix(addr, "/"), "/v1")
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
@@ -210,7 +208,7 @@ func fetchDevice(ctx context.Context, addr, id string) (sandbox.DeviceView, erro
 	return v, nil
 }
 
-func writeDeviceView(w io.Writer, v sandbox.DeviceView) {
+func writeSandboxDevice(w io.Writer, v sandbox.DeviceView) {
 	var flags []string
 	for _, f := range []struct {
 		on      bool
@@ -241,25 +239,25 @@ func writeDeviceView(w io.Writer, v sandbox.DeviceView) {
 	fmt.Fprintf(tw, "Badge\t%d\n", v.Badge)
 	fmt.Fprintf(tw, "Received\t%d\n", v.Received)
 	tw.Flush()
-	writeEntries(w, "Inbox", v.Inbox)
+	writeSandboxEntries(w, "Inbox", v.Inbox)
 	if len(v.Pending) > 0 {
-		writeEntries(w, "Pending (shown when the device comes online)", v.Pending)
+		writeSandboxEntries(w, "Pending until the device comes online", v.Pending)
 	}
 }
 
-func writeEntries(w io.Writer, title string, es []sandbox.InboxEntry) {
+func writeSandboxEntries(w io.Writer, title string, es []sandbox.InboxEntry) {
 	if len(es) == 0 {
 		fmt.Fprintf(w, "\n%s: empty\n", title)
 		return
 	}
-	fmt.Fprintf(w, "\n%s, %d, oldest first:\n", title, len(es))
+	fmt.Fprintf(w, "\n%s (%d, oldest first):\n", title, len(es))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  #\tTITLE\tBODY\tTAG\tBADGE\tOPEN TO\tREQUEST")
 	dash := func(s string) string {
 		if s == "" {
 			return "-"
 		}
-		return cell(s)
+		return sandboxCell(s)
 	}
 	for i, e := range es {
 		badge := "-"
@@ -275,8 +273,8 @@ func writeEntries(w io.Writer, title string, es []sandbox.InboxEntry) {
 	tw.Flush()
 }
 
-// cell shortens s to one line of at most 32 characters for a table.
-func cell(s string) string {
+// sandboxCell shortens s to one line of at most 32 characters for a table.
+func sandboxCell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) > 32 {

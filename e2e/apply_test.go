@@ -311,7 +311,9 @@ notification "big" {
 }
 
 func TestServerRejectionNamesTheBlock(t *testing.T) {
-	sb := startSandbox(t, seed)
+	// The spec leaves length bounds unshown, so validate cannot know them:
+	// the service's 400 must lead the user back to the block.
+	sb := startSandbox(t, seed, "--max-length", "40")
 	w := newWorkspace(t, sb, `
 notification "ok" {
   user_ids = ["alice"]
@@ -319,13 +321,21 @@ notification "ok" {
   body     = "Fine"
 }
 
-badge "huge" {
-  device_ids  = ["bob-phone"]
-  badge_count = 5000000000
+notification "wordy" {
+  user_ids = ["bob"]
+  title    = "Wordy"
+  body     = "This body is far longer than the service accepts today."
 }
 `)
 	r := w.mustRun(1, "apply", "--auto-approve")
-	if !strings.Contains(r.stderr, "400") || !strings.Contains(r.stderr, "badge.huge (") || !strings.Contains(r.stderr, "main.hcl:") {
+	if !strings.Contains(r.stderr, "400") || !strings.Contains(r.stderr, "notification.wordy (main.hcl:14): body: is 55 characters long") {
 		t.Fatalf("a 400 must name the block:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "notification.ok (") {
+		t.Fatalf("the valid block is blamed too:\n%s", r.stderr)
+	}
+	p := w.planJSON()
+	if a, tg := p.action("notification.wordy"); a != "retry" || tg["retry"] != 1 {
+		t.Fatalf("rejected targets must stay failed for the next plan: %s %v", a, tg)
 	}
 }

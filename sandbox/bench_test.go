@@ -108,6 +108,8 @@ func BenchmarkSend500Loopback(b *testing.B) {
 		}
 	})
 	elapsed := time.Since(start).Seconds()
+	b.StopTimer()
+	client.CloseIdleConnections()
 	b.ReportMetric(float64(b.N)/elapsed, "requests/s")
 	b.ReportMetric(float64(b.N)*MaxUserIDs/elapsed, "targets/s")
 }

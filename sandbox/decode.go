@@ -93,7 +93,7 @@ func decodeNotification(i int, e element) (n notification, users int, issues []I
 	if !e.object {
 		return n, 0, []Issue{{Path: []any{i}, Message: "must be a notification object, not " + jsonKind(e.raw)}}
 	}
-	fields := fieldMap(e.fields)
+	fields := e.fields
 	add := func(msg string, path ...any) {
 		issues = append(issues, Issue{Path: append([]any{i}, path...), Message: msg})
 	}

@@ -210,3 +210,26 @@ func TestEmpty200(t *testing.T) {
 		t.Errorf("with a failed target: %d %s", r.status, r.body)
 	}
 }
+
+func TestMaxLength(t *testing.T) {
+	_, c := start(t, conformanceSeed, Options{MaxLength: 5})
+	tests := []struct {
+		name, body string
+		status     int
+		field      string
+	}{
+		{"within the bound", `[{"userIds":["alice"],"title":"Héllo","body":"short"}]`, 200, ""},
+		{"title too long", `[{"userIds":["alice"],"title":"Hello!","body":"b"}]`, 400, "title"},
+		{"tag too long", `[{"userIds":["alice"],"title":"t","body":"b"},{"deviceIds":["kiosk-1"],"badgeCount":1,"tag":"longtag"}]`, 400, "tag"},
+	}
+	for _, tt := range tests {
+		r := c.send("k-test", tt.body)
+		if r.status != tt.status {
+			t.Errorf("%s: status %d, want %d: %s", tt.name, r.status, tt.status, r.body)
+			continue
+		}
+		if tt.field != "" && !bytes.Contains(r.body, []byte(`"`+tt.field+`"],"message":"is `)) {
+			t.Errorf("%s: issues %s do not name %s", tt.name, r.body, tt.field)
+		}
+	}
+}

@@ -31,7 +31,7 @@ type field struct {
 // raw value of anything else.
 type element struct {
 	object bool
-	fields []field
+	fields fieldMap
 	raw    []byte
 }
 

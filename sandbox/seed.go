@@ -257,9 +257,7 @@ func (p *seedParser) apiKey(b *hcl.Block) {
 	p.diags = append(p.diags, d...)
 	k := APIKey{Key: key, Environment: EnvProduction, DeclRange: b.DefRange}
 	if a, found := content.Attributes["environment"]; found {
-		env, envOK := p.environment(a)
-		ok = ok && envOK
-		k.Environment = env
+		k.Environment, _ = p.environment(a)
 	}
 	if ok {
 		p.seed.APIKeys = append(p.seed.APIKeys, k)
@@ -283,20 +281,17 @@ func (p *seedParser) user(b *hcl.Block) {
 
 // deviceFields decodes the attributes a device block and a user_range block
 // share into dev.
-func (p *seedParser) deviceFields(attrs hcl.Attributes, dev *Device) bool {
-	ok := true
+func (p *seedParser) deviceFields(attrs hcl.Attributes, dev *Device) {
 	dev.PushToken, dev.Permission, dev.Online = true, true, true
 	if a, found := attrs["environment"]; found {
-		env, envOK := p.environment(a)
-		dev.Environment, ok = env, ok && envOK
+		dev.Environment, _ = p.environment(a)
 	}
 	for _, f := range []struct {
 		name string
 		dst  *bool
 	}{{"push_token", &dev.PushToken}, {"permission", &dev.Permission}, {"online", &dev.Online}} {
 		if a, found := attrs[f.name]; found {
-			v, vOK := p.boolean(a)
-			*f.dst, ok = v, ok && vOK
+			*f.dst, _ = p.boolean(a)
 		}
 	}
 	for _, f := range []struct {
@@ -304,24 +299,19 @@ func (p *seedParser) deviceFields(attrs hcl.Attributes, dev *Device) bool {
 		dst  *string
 	}{{"shell_version", &dev.ShellVersion}, {"fail", &dev.Fail}} {
 		if a, found := attrs[f.name]; found {
-			v, vOK := p.str(a)
-			*f.dst, ok = v, ok && vOK
+			*f.dst, _ = p.str(a)
 		}
 	}
 	if a, found := attrs["last_seen"]; found {
-		s, sOK := p.str(a)
-		if sOK {
+		if s, ok := p.str(a); ok {
 			t, err := time.Parse(time.RFC3339, s)
 			if err != nil {
 				p.errorf(a.Expr.Range(), "Invalid last_seen",
 					"last_seen must be an RFC 3339 time such as \"2026-11-01T10:00:00Z\": %s.", err)
-				sOK = false
 			}
 			dev.LastSeen = t
 		}
-		ok = ok && sOK
 	}
-	return ok
 }
 
 func (p *seedParser) device(b *hcl.Block) (Device, bool) {
@@ -329,7 +319,9 @@ func (p *seedParser) device(b *hcl.Block) (Device, bool) {
 	content, d := b.Body.Content(deviceSchema)
 	p.diags = append(p.diags, d...)
 	dev := Device{ID: id, DeclRange: b.DefRange}
-	ok = p.deviceFields(content.Attributes, &dev) && ok && !d.HasErrors()
+	p.deviceFields(content.Attributes, &dev)
+	// A device with bad attributes is kept (its errors are reported), so
+	// topics naming it do not report it unknown as well.
 	return dev, ok
 }
 
@@ -337,15 +329,20 @@ func (p *seedParser) topic(b *hcl.Block) {
 	name, ok := p.label(b, "topic name")
 	content, d := b.Body.Content(topicSchema)
 	p.diags = append(p.diags, d...)
-	a, found := content.Attributes["devices"]
-	if !found {
-		return
-	}
-	v, vOK := p.attr(a, cty.List(cty.String))
-	if !ok || !vOK {
+	if !ok {
 		return
 	}
 	t := Topic{Name: name, DeclRange: b.DefRange}
+	a, found := content.Attributes["devices"]
+	if !found {
+		p.seed.Topics = append(p.seed.Topics, t)
+		return
+	}
+	v, vOK := p.attr(a, cty.List(cty.String))
+	if !vOK {
+		p.seed.Topics = append(p.seed.Topics, t)
+		return
+	}
 	var elems []hclsyntax.Expression
 	if tuple, isTuple := a.Expr.(*hclsyntax.TupleConsExpr); isTuple {
 		elems = tuple.Exprs
@@ -374,9 +371,8 @@ func (p *seedParser) userRange(b *hcl.Block) {
 	}
 	content, d := b.Body.Content(userRangeSchema)
 	p.diags = append(p.diags, d...)
-	ok = ok && !d.HasErrors()
 	var dev Device
-	ok = p.deviceFields(content.Attributes, &dev) && ok
+	p.deviceFields(content.Attributes, &dev)
 	r := UserRange{
 		UserFormat: format, Environment: dev.Environment,
 		PushToken: dev.PushToken, Permission: dev.Permission, Online: dev.Online,
@@ -391,11 +387,10 @@ func (p *seedParser) userRange(b *hcl.Block) {
 			if !bf.IsInt() || acc != 0 || n < 0 || n > MaxRangeCount {
 				p.errorf(a.Expr.Range(), "Invalid count",
 					"count must be a whole number from 0 to %d.", MaxRangeCount)
-				vOK = false
+				n = 0
 			}
 			r.Count = int(n)
 		}
-		ok = ok && vOK
 	}
 	if a, found := content.Attributes["device"]; found {
 		s, sOK := p.str(a)
@@ -407,6 +402,8 @@ func (p *seedParser) userRange(b *hcl.Block) {
 		}
 		r.DeviceFormat = s
 		ok = ok && sOK
+	} else {
+		ok = false // reported as missing
 	}
 	if ok {
 		p.seed.UserRanges = append(p.seed.UserRanges, r)

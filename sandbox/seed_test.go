@@ -84,6 +84,11 @@ func TestSeedDiagnostics(t *testing.T) {
   environment = "test"
   colour      = "red"
 }`, []string{"3: Unsupported argument"}},
+		{"a broken device is still known to topics", `device "d" {
+  environment = "staging"
+  colour      = "red"
+}
+topic "t" { devices = ["d"] }`, []string{"3: Unsupported argument", "2: Invalid environment"}},
 		{"unknown block", `group "g" {}`, []string{"1: Unsupported block type"}},
 		{"bad environment", `api_key "k" { environment = "staging" }
 device "d" { environment = "Test" }`, []string{"1: Invalid environment", "2: Invalid environment"}},

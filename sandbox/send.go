@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // maxInbox is how many shown notifications a device keeps (like a phone's
@@ -248,13 +249,13 @@ func (s *Server) handleSend(x *exchange, e env) {
 	switch f {
 	case faultFailBefore:
 		s.stats.faults.Add(1)
-		s.log.add(&logEntry{id: x.id, status: http.StatusServiceUnavailable, fault: f.String()})
+		s.log.add(&logEntry{id: x.id, status: http.StatusServiceUnavailable, fault: f.String(), body: x.body})
 		x.w.Header().Set("Retry-After", "1")
 		x.message(http.StatusServiceUnavailable, "service unavailable (sandbox fault: nothing was processed)")
 		return
 	case faultDropBefore:
 		s.stats.faults.Add(1)
-		s.log.add(&logEntry{id: x.id, fault: f.String()})
+		s.log.add(&logEntry{id: x.id, fault: f.String(), body: x.body})
 		x.drop()
 		return
 	}
@@ -275,6 +276,9 @@ func (s *Server) handleSend(x *exchange, e env) {
 		return
 	}
 	ns, issues := decodeSendRequest(body)
+	if len(issues) == 0 && s.opts.MaxLength > 0 {
+		issues = checkLengths(ns, s.opts.MaxLength)
+	}
 	if len(issues) > 0 {
 		s.stats.badRequests.Add(1)
 		s.log.add(&logEntry{id: x.id, status: http.StatusBadRequest, body: body, issues: issues})
@@ -304,4 +308,20 @@ func (s *Server) handleSend(x *exchange, e env) {
 	default:
 		x.send(res.status, res.body)
 	}
+}
+
+// checkLengths reports text fields longer than max characters.
+func checkLengths(ns []notification, max int) []Issue {
+	var issues []Issue
+	for i, n := range ns {
+		for _, f := range [...]struct{ name, value string }{
+			{"title", n.msg.title}, {"body", n.msg.body}, {"tag", n.msg.tag}, {"openToUrl", n.msg.openToURL},
+		} {
+			if l := utf8.RuneCountInString(f.value); l > max {
+				issues = append(issues, Issue{Path: []any{i, f.name},
+					Message: "is " + strconv.Itoa(l) + " characters long; at most " + strconv.Itoa(max) + " are allowed"})
+			}
+		}
+	}
+	return issues
 }

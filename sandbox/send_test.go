@@ -544,3 +544,50 @@ func TestLogEviction(t *testing.T) {
 		t.Errorf("bytes %d, entries %d", l.bytes, len(l.byID))
 	}
 }
+
+// TestConcurrentUse drives sends, patches, recipients, inspection and saves
+// at once, for the race detector, and checks the counts add up.
+func TestConcurrentUse(t *testing.T) {
+	s, c := start(t, conformanceSeed, Options{})
+	path := t.TempDir() + "/devices.json"
+	const workers, rounds = 6, 25
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range rounds {
+				switch (w + i) % 4 {
+				case 0, 1:
+					body := fmt.Sprintf(`[{"userIds":["u%04d","u%04d","dave"],"title":"t","body":"b","tag":"x%d"},{"topics":["deals"],"badgeCount":%d}]`, i, 2499-i, i%3, i)
+					if r := c.send("k-test", body); r.status != http.StatusOK {
+						t.Errorf("send: %d %s", r.status, r.body)
+					}
+				case 2:
+					online := i%2 == 0
+					s.Patch("dave-phone", DevicePatch{Online: &online})
+					c.recipients("k-test", "")
+				case 3:
+					c.device("kiosk-1")
+					if err := s.SaveDevices(path); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	st := s.Stats()
+	if st.Targets != st.SendRequests*4 || st.Deliveries != st.SendRequests*(3+2) {
+		t.Errorf("stats %+v", st)
+	}
+	var total int64
+	for _, id := range s.ReceivedDevices() {
+		v, _ := s.Device(id)
+		total += v.Received + int64(len(v.Pending))
+	}
+	if total == 0 {
+		t.Error("nothing received")
+	}
+}

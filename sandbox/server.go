@@ -27,7 +27,10 @@ type Options struct {
 	// Retry-After: 1 before processing, half 500 after processing.
 	FailRate float64
 	// DropRate is the fraction of send requests whose connection is closed
-	// without an answer: half before processing, half after.
+	// without an answer: half before processing, half after. Dropping
+	// hijacks the connection; where the ResponseWriter cannot be hijacked
+	// the handler panics with http.ErrAbortHandler, which net/http turns
+	// into an aborted response.
 	DropRate float64
 	// RateLimit, when positive, admits that many API requests per second
 	// (a token bucket with a burst of the same size); beyond it: 429.
@@ -37,6 +40,10 @@ type Options struct {
 	// RecipientsShape is "array" (the default: all ids at once) or "object"
 	// ({"userIds":[...],"next":"cursor"}, paged).
 	RecipientsShape string
+	// MaxLength, when positive, bounds title, body, tag and openToUrl (in
+	// characters). The spec leaves length bounds unshown; this lets tests
+	// meet a 400 that a client cannot predict.
+	MaxLength int
 	// FaultSeed seeds the fault draws, so a run is reproducible.
 	FaultSeed int64
 	// Logf, when set, receives one line per request and any server error.
@@ -219,20 +226,15 @@ func New(seed *Seed, opts Options) *Server {
 		s.devByID[d.ID] = idx
 		return idx, true
 	}
-	// Ranges first in the index maps' eyes (explicit ids that clash with a
-	// range are dropped), but their devices go last in the slice.
-	base := total
-	for _, r := range seed.UserRanges {
-		base -= r.Count
-	}
-	devBase := int32(base)
+	// Ranges are known before explicit ids (an explicit id that clashes
+	// with a range is dropped), but their devices go last in the slice.
 	for _, r := range seed.UserRanges {
 		uf, err1 := parseIDFormat(r.UserFormat)
 		df, err2 := parseIDFormat(r.DeviceFormat)
 		if err1 != nil || err2 != nil || r.Count <= 0 {
 			continue
 		}
-		rr := &rangeRec{user: uf, device: df, count: r.Count, devBase: devBase}
+		rr := &rangeRec{user: uf, device: df, count: r.Count}
 		rr.info = devInfo{
 			user: -1, rng: rr, env: parseEnv(r.Environment),
 			flags: deviceFlags(r.PushToken, r.Permission, r.Online),
@@ -242,7 +244,6 @@ func New(seed *Seed, opts Options) *Server {
 			rr.info.lastSeen = r.LastSeen.UnixNano()
 		}
 		s.ranges = append(s.ranges, rr)
-		devBase += int32(r.Count)
 	}
 	for _, u := range seed.Users {
 		if _, dup := s.userByID[u.ID]; dup || s.rangeUser(u.ID) >= 0 {
@@ -261,15 +262,10 @@ func New(seed *Seed, opts Options) *Server {
 	for _, d := range seed.Devices {
 		addDevice(d, -1)
 	}
-	// Explicit devices dropped as duplicates leave the slice short of the
-	// range base: pad with inert devices so range indexes stay valid.
-	inert := &devInfo{user: -1}
-	for len(s.devs) < base {
-		s.devs = append(s.devs, device{info: inert})
-	}
 	// Recipients order: explicit users in seed order, then each range.
 	s.nUsers = len(s.users)
 	for _, rr := range s.ranges {
+		rr.devBase = int32(len(s.devs))
 		rr.ordBase = s.nUsers
 		s.nUsers += rr.count
 		for range rr.count {
