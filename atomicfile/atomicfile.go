@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // Write replaces path with what write produces, with mode perm.
@@ -47,7 +48,11 @@ func Write(path string, perm os.FileMode, write func(w io.Writer) error) (err er
 }
 
 // SyncDir fsyncs a directory, making renames and creations in it durable.
+// Windows cannot sync directories (and needs not: renames are durable there).
 func SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("opening directory %s: %w", dir, err)

@@ -37,6 +37,8 @@ type Options struct {
 	// BaseDelay and MaxDelay bound the exponential backoff between tries;
 	// defaults 250ms and 30s. A Retry-After from the service wins when longer.
 	BaseDelay, MaxDelay time.Duration
+	// MaxRetryAfter caps the wait a Retry-After header can impose; default 5m.
+	MaxRetryAfter time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Events receives progress events, one call at a time.
@@ -157,6 +159,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxDelay <= 0 {
 		o.MaxDelay = 30 * time.Second
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = 5 * time.Minute
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -369,7 +374,9 @@ func (r *run) backoff(attempt int, after time.Duration) time.Duration {
 		d = r.opts.MaxDelay
 	}
 	d = d/2 + rand.N(d/2+1)
-	return max(d, after)
+	// Honour Retry-After, within reason: a service asking for hours is
+	// better reported than waited for.
+	return max(d, min(after, r.opts.MaxRetryAfter))
 }
 
 func (r *run) answered(b int, intent state.Entry, addrs []string, targets int, resp *pushapi.SendResponse) error {

@@ -1,13 +1,13 @@
 package sandbox
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"pushform/atomicfile"
 )
 
 // devicesFileVersion is the version of the format SaveDevices writes.
@@ -85,53 +85,11 @@ func (s *Server) SaveDevices(path string) error {
 		sd.Environment, sd.ShellVersion = d.info.env.String(), d.info.shell
 		f.Devices = append(f.Devices, sd)
 	}
-	return writeFileAtomic(path, func(w *bufio.Writer) error {
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		return enc.Encode(&f)
 	})
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory: written, fsynced, renamed over path, directory fsynced.
-func writeFileAtomic(path string, write func(*bufio.Writer) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	if err := write(w); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	done = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 func readDevicesFile(path string) (*devicesFile, error) {

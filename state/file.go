@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"pushform/atomicfile"
 	"sync"
 	"time"
 )
@@ -209,7 +209,7 @@ func (f *File) Append(entries ...Entry) error {
 		return fmt.Errorf("syncing state journal: %w", err)
 	}
 	if fresh {
-		if err := syncDir(filepath.Dir(f.path)); err != nil {
+		if err := atomicfile.SyncDir(filepath.Dir(f.path)); err != nil {
 			return fmt.Errorf("syncing state directory: %w", err)
 		}
 	}
@@ -316,7 +316,7 @@ func (f *File) Persist(s *State) error {
 	if err := os.Rename(tmp.Name(), f.path); err != nil {
 		return fmt.Errorf("replacing state: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("syncing state directory: %w", err)
 	}
 	s.Version = FormatVersion
@@ -326,7 +326,7 @@ func (f *File) Persist(s *State) error {
 		return fmt.Errorf("clearing state journal: %w", err)
 	}
 	f.checked = true
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // backup makes PATH.backup the current snapshot: a hard link renamed into
@@ -393,7 +393,7 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 			return "", err
 		}
 		if lf != nil {
-			if err := writeFileAtomic(f.LockInfoPath(), info); err != nil {
+			if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
 				unlockFile(lf)
 				lf.Close()
 				return "", fmt.Errorf("writing lock info: %w", err)
@@ -505,28 +505,4 @@ func (f *File) readLockInfo() LockInfo {
 		json.Unmarshal(data, &info) // best effort: a half-written file reads as unknown
 	}
 	return info
-}
-
-// writeFileAtomic writes v as JSON to path with mode 0600 via a temp file.
-func writeFileAtomic(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := io.Copy(tmp, bytes.NewReader(append(data, '\n'))); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
