@@ -189,16 +189,19 @@ type run struct {
 	journal Journal
 	opts    Options
 
-	mu  sync.Mutex // guards st, res, journal order and events
+	mu  sync.Mutex // guards st, res and events
 	res *Result
 }
 
-// record journals entries and folds them into the state, in that order, so
-// memory never runs ahead of the journal.
+// record journals entries and then folds them into the state, so memory
+// never runs ahead of the journal. The journal append (an fsync) happens
+// outside r.mu, so concurrent batches can share one sync in the journal.
 func (r *run) record(entries ...state.Entry) error {
 	if err := r.journal.Append(entries...); err != nil {
 		return fmt.Errorf("writing the state journal: %w", err)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, e := range entries {
 		if err := r.st.ApplyEntry(e); err != nil {
 			return err
@@ -237,13 +240,13 @@ func (r *run) prelude() error {
 	if len(entries) == 0 {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if err := r.record(entries...); err != nil {
 		return err
 	}
 	if len(forgot) > 0 {
+		r.mu.Lock()
 		r.emit(Event{Type: EventForget, Batch: -1, Addresses: forgot})
+		r.mu.Unlock()
 	}
 	return nil
 }
@@ -330,16 +333,16 @@ func (r *run) batch(ctx context.Context, b int) error {
 	}
 	targets := r.batchTargets(b)
 
-	r.mu.Lock()
 	intent.Time = r.opts.Now().UTC()
-	err := r.record(intent)
-	r.emit(Event{Type: EventRequest, Batch: b, Addresses: addrs, Targets: targets})
-	r.mu.Unlock()
-	if err != nil {
+	if err := r.record(intent); err != nil {
 		return err
 	}
+	r.mu.Lock()
+	r.emit(Event{Type: EventRequest, Batch: b, Addresses: addrs, Targets: targets})
+	r.mu.Unlock()
 
 	var resp *pushapi.SendResponse
+	var err error
 	for attempt := 1; ; attempt++ {
 		resp, err = r.sender.Send(ctx, req)
 		if err == nil {
@@ -411,11 +414,11 @@ func (r *run) answered(b int, intent state.Entry, addrs []string, targets int, r
 		}
 		out.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if err := r.record(out); err != nil {
 		return err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.res.Requests++
 	r.res.Counts.add(counts)
 	for k, v := range skipped {
@@ -499,13 +502,13 @@ func (r *run) failed(b int, intent state.Entry, addrs []string, targets int, err
 	} else {
 		counts.Unknown = targets
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if entry != nil {
 		if jerr := r.record(*entry); jerr != nil {
 			return jerr
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.res.Counts.add(counts)
 	r.res.Errors = append(r.res.Errors, be)
 	r.emit(Event{Type: EventError, Batch: b, Addresses: addrs, Targets: targets, Counts: counts, Error: err.Error()})
