@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -341,26 +342,20 @@ func (s *loadState) decodeService() {
 }
 
 // looksLikeKey guesses whether v is a secret rather than a variable name:
-// long, and mixing lower case with digits the way generated keys do, while
-// variable names are conventionally UPPER_SNAKE_CASE.
+// generated keys hold a long run of letters and digits (sk_live_4eC39Hq...),
+// while variable names are made of short words (PUSHFORM_API_KEY).
 func looksLikeKey(v string) bool {
-	if len(v) < 20 {
-		return false
-	}
-	var lower, upper, digit, underscore bool
-	for _, r := range v {
-		switch {
-		case r >= 'a' && r <= 'z':
-			lower = true
-		case r >= 'A' && r <= 'Z':
-			upper = true
-		case r >= '0' && r <= '9':
-			digit = true
-		case r == '_':
-			underscore = true
+	for _, seg := range strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		if len(seg) < 16 {
+			continue
+		}
+		letter := strings.IndexFunc(seg, unicode.IsLetter) >= 0
+		digit := strings.IndexFunc(seg, unicode.IsDigit) >= 0
+		if letter && digit {
+			return true
 		}
 	}
-	return lower && digit && (upper || !underscore)
+	return false
 }
 
 func checkBaseURL(v string) error {

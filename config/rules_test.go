@@ -85,6 +85,7 @@ func TestRules(t *testing.T) {
 		{"environment from variable", map[string]string{"main.hcl": "variable \"env\" { default = \"prod\" }\nservice {\n  environment = var.env\n}\n"}, Options{}, errAt("Invalid environment", "main.hcl", 3)},
 		{"api_key attribute", map[string]string{"main.hcl": "service {\n  environment = \"test\"\n  api_key = \"abc\"\n}\n"}, Options{}, errAt("API key in configuration", "main.hcl", 3)},
 		{"api_key_env holds a key", map[string]string{"main.hcl": "service {\n  environment = \"test\"\n  api_key_env = \"sk_live_4eC39HqLyjWDarjtT1zdp7dc\"\n}\n"}, Options{}, errAt("API key in configuration", "main.hcl", 3)},
+		{"api_key_env lower-case key", map[string]string{"main.hcl": "service {\n  environment = \"test\"\n  api_key_env = \"sk_live_abcdefghijklmnopqrstuvwxyz123456\"\n}\n"}, Options{}, errAt("API key in configuration", "main.hcl", 3)},
 		{"api_key_env hex key", map[string]string{"main.hcl": "service {\n  environment = \"test\"\n  api_key_env = \"3f9a0c1d2e4b5a6978877665544332211\"\n}\n"}, Options{}, errAt("API key in configuration", "main.hcl", 3)},
 		{"api_key_env not a name", map[string]string{"main.hcl": "service {\n  environment = \"test\"\n  api_key_env = \"MY-KEY\"\n}\n"}, Options{}, errAt("Invalid api_key_env", "main.hcl", 3)},
 		{"base_url relative", map[string]string{"main.hcl": "service {\n  environment = \"test\"\n  base_url = \"push.example.com\"\n}\n"}, Options{}, errAt("Invalid base_url", "main.hcl", 3)},

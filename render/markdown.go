@@ -1,0 +1,285 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"pushform/planner"
+	"pushform/state"
+)
+
+// MarkdownLimit is the default size cap of PlanMarkdown, in bytes: under
+// GitHub's limit of 65,536 characters for a comment (a byte count is never
+// below the character count, so the cap holds for any text).
+const MarkdownLimit = 65000
+
+// MarkdownMarker ends every markdown plan, so a CI job can find the comment
+// it posted earlier and update it rather than add another.
+const MarkdownMarker = "<!-- pushform plan -->"
+
+// fieldMax caps one title or body in markdown; the service's length bounds
+// are not known, and one huge body must not crowd out every other change.
+const fieldMax = 2000
+
+// htmlText escapes text for an HTML element's content.
+var htmlText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// mdText escapes the characters markdown would read as markup.
+var mdText = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`,
+	"&", `\&`, "|", `\|`, "~", `\~`, "#", `\#`, "\r", " ", "\n", " ")
+
+// PlanMarkdown writes the plan as the body of a pull-request comment: the
+// summary line first, warnings, then a collapsed <details> with every change
+// and word diffs of changed texts. The body stays within limit bytes
+// (MarkdownLimit when limit <= 0) by leaving out whole changes from the
+// end, and says how much it left out; the summary is never cut.
+func PlanMarkdown(w io.Writer, p *planner.Plan, limit int) error {
+	if limit <= 0 {
+		limit = MarkdownLimit
+	}
+	var head strings.Builder
+	fmt.Fprintf(&head, "**%s**\n\n", mdText.Replace(SummaryLine(p)))
+	fmt.Fprintf(&head, "Environment `%s`", strings.ReplaceAll(p.Environment, "`", "'"))
+	if p.StateLineage != "" {
+		fmt.Fprintf(&head, " · state serial %d", p.StateSerial)
+	}
+	if !p.CreatedAt.IsZero() {
+		fmt.Fprintf(&head, " · planned at %s", p.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	head.WriteString("\n")
+	const foot = "\n" + MarkdownMarker + "\n"
+	// Warnings stay outside the fold, but may take at most half the room.
+	writeWarnings(&head, p.Warnings, limit/2-head.Len())
+
+	upToDate := 0
+	var entries []string
+	for _, c := range p.Changes {
+		if c.Action == planner.ActionNoOp && len(c.Held) == 0 {
+			upToDate++
+			continue
+		}
+		entries = append(entries, markdownChange(c))
+	}
+	if len(entries) == 0 {
+		if upToDate > 0 {
+			fmt.Fprintf(&head, "\n%s up to date.\n", plural(upToDate, "address is", "addresses are"))
+		}
+		_, err := io.WriteString(w, head.String()+foot)
+		return err
+	}
+
+	// Room for the fixed parts: the <details> frame, the <pre> and a
+	// worst-case truncation note.
+	const noteRoom = 400
+	frame := len("\n<details><summary></summary>\n\n<pre>\n</pre>\n\n</details>\n") + noteRoom
+	budget := limit - head.Len() - len(foot) - frame
+	shown, used := 0, 0
+	for _, e := range entries {
+		if used+len(e) > budget {
+			break
+		}
+		used += len(e)
+		shown++
+	}
+	cut := 0
+	for _, e := range entries[shown:] {
+		cut += len(e)
+	}
+
+	var b strings.Builder
+	b.WriteString(head.String())
+	what := plural(len(entries), "change", "changes")
+	if upToDate > 0 {
+		what += ", " + plural(upToDate, "address", "addresses") + " up to date"
+	}
+	if shown < len(entries) {
+		what += fmt.Sprintf(" (%d shown)", shown)
+	}
+	fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n<pre>\n", what)
+	b.WriteString(strings.TrimSuffix(strings.Join(entries[:shown], "\n"), "\n"))
+	b.WriteString("\n</pre>\n")
+	if shown < len(entries) {
+		fmt.Fprintf(&b, "\n**Truncated:** %s not shown (%s characters) to keep this comment under %s characters. "+
+			"The summary above covers the whole plan; `pushform show PLANFILE` prints every change.\n",
+			plural(len(entries)-shown, "change is", "changes are"), Count(cut), Count(limit))
+	}
+	b.WriteString("\n</details>\n")
+	b.WriteString(foot)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeWarnings writes the plan's warnings as a GitHub alert, listing as
+// many as fit in room bytes and counting the rest.
+func writeWarnings(b *strings.Builder, warnings []string, room int) {
+	if len(warnings) == 0 {
+		return
+	}
+	var lines strings.Builder
+	listed := 0
+	for _, warn := range warnings {
+		line := "> - " + mdText.Replace(truncate(warn, fieldMax)) + "\n"
+		if lines.Len()+len(line) > room-100 {
+			break
+		}
+		lines.WriteString(line)
+		listed++
+	}
+	b.WriteString("\n> [!WARNING]\n")
+	b.WriteString(lines.String())
+	if n := len(warnings) - listed; n > 0 {
+		fmt.Fprintf(b, "> - ... and %s more (see `pushform show PLANFILE`)\n", plural(n, "warning", "warnings"))
+	}
+}
+
+// markdownChange renders one change as HTML-escaped lines for a <pre>
+// block, ending in a newline; deleted and inserted words are <del> and <ins>.
+func markdownChange(c *planner.Change) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s <b>%s</b>%s\n", Symbol(c.Action), htmlText.Replace(c.Address), htmlText.Replace(headline(c)))
+	if c.Action == planner.ActionForget {
+		return b.String()
+	}
+	field := func(name, v string) {
+		fmt.Fprintf(&b, "      %-12s %s\n", name+":", v)
+	}
+	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Prior == nil {
+		if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
+			for _, f := range textFields(c.Content) {
+				if f.value != "" {
+					field(f.name, `"`+htmlText.Replace(quoted(truncate(f.value, fieldMax)))+`"`)
+				}
+			}
+			if c.Content.BadgeCount != nil {
+				field("badge_count", strconv.Itoa(*c.Content.BadgeCount))
+			}
+			if c.Content.SilentInForeground {
+				field("silent", "true")
+			}
+		}
+	} else {
+		old, new := textFields(*c.Prior), textFields(c.Content)
+		for i := range old {
+			if old[i].value != new[i].value {
+				field(old[i].name, htmlWordDiff(old[i].value, new[i].value))
+			}
+		}
+		if badge(c.Prior) != badge(&c.Content) {
+			field("badge_count", fmt.Sprintf("<del>%s</del> -> <ins>%s</ins>", badge(c.Prior), badge(&c.Content)))
+		}
+		if c.Prior.SilentInForeground != c.Content.SilentInForeground {
+			field("silent", fmt.Sprintf("<del>%t</del> -> <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground))
+		}
+	}
+	if notes := changeNotes(c); len(notes) > 0 {
+		fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
+	}
+	return b.String()
+}
+
+type textField struct{ name, value string }
+
+func textFields(c state.Content) []textField {
+	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
+}
+
+// headline says what happens to a change's targets, after its address.
+func headline(c *planner.Change) string {
+	noun := targetNoun(c.TargetKind)
+	t := c.Targets
+	switch c.Action {
+	case planner.ActionCreate:
+		return " will be created: " + targetList(c.Send, t.Send, noun)
+	case planner.ActionSendNew:
+		return ": send to " + targetList(c.Send, t.Send, "new "+noun)
+	case planner.ActionRetry:
+		return ": retry " + targetList(c.Send, t.Send, noun) + retryDetail(t)
+	case planner.ActionReplace:
+		return fmt.Sprintf(" will be replaced on devices (tag %q): %s", c.Content.Tag, targetList(c.Send, t.Send, noun))
+	case planner.ActionResend:
+		return " will be sent again without a tag: " + targetList(c.Send, t.Send, noun)
+	case planner.ActionUpdate:
+		return fmt.Sprintf(": badge count %s -> %s on %s", badge(c.Prior), badge(&c.Content), targetList(c.Send, t.Send, noun))
+	case planner.ActionForget:
+		return fmt.Sprintf(" will be forgotten: %s (state only; a push cannot be recalled)", plural(t.Forget, "target", "targets"))
+	case planner.ActionWait:
+		when := "later"
+		if c.SendAfter != nil {
+			when = c.SendAfter.UTC().Format(time.RFC3339)
+		}
+		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun))
+	}
+	return ": nothing to send"
+}
+
+// changeNotes are the parenthesised details of a change, as in PlanHuman.
+func changeNotes(c *planner.Change) []string {
+	t := c.Targets
+	var notes []string
+	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
+		notes = append(notes, fmt.Sprintf("%d new", t.New))
+	}
+	if c.Action != planner.ActionRetry {
+		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
+			notes = append(notes, strings.Trim(d, "()"))
+		}
+	}
+	if t.Skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%d skipped earlier (no_active_device), not retried", t.Skipped))
+	}
+	if t.Held > 0 {
+		notes = append(notes, fmt.Sprintf("%d unknown, held back", t.Held))
+	}
+	if t.Forget > 0 {
+		notes = append(notes, fmt.Sprintf("%d no longer configured, forgotten", t.Forget))
+	}
+	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
+		notes = append(notes, fmt.Sprintf("%d up to date", t.UpToDate))
+	}
+	return notes
+}
+
+// htmlWordDiff renders a word diff with <del> and <ins>, quoted like Go
+// strings so newlines and control characters stay visible.
+func htmlWordDiff(old, new string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, op := range WordDiff(truncate(old, fieldMax), truncate(new, fieldMax)) {
+		t := htmlText.Replace(quoted(op.Text))
+		switch op.Kind {
+		case -1:
+			b.WriteString("<del>" + t + "</del>")
+		case 1:
+			b.WriteString("<ins>" + t + "</ins>")
+		default:
+			b.WriteString(t)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// quoted escapes s as inside a Go string literal, without the quotes.
+func quoted(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// truncate shortens s to at most max bytes on a rune boundary, saying how
+// much it left out.
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%s more bytes)", Count(len(s)-cut))
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
