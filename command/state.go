@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"pushform/render"
 	"pushform/state"
 )
 
@@ -125,7 +126,7 @@ func stateOutcomeCounts(msg *state.Message) string {
 	var parts []string
 	for _, o := range stateOutcomes {
 		if n := counts[o]; n > 0 {
-			parts = append(parts, stateGroupDigits(n)+" "+string(o))
+			parts = append(parts, render.Count(n)+" "+string(o))
 		}
 	}
 	var other []state.Outcome // outcomes from a newer pushform
@@ -136,25 +137,9 @@ func stateOutcomeCounts(msg *state.Message) string {
 	}
 	slices.Sort(other)
 	for _, o := range other {
-		parts = append(parts, fmt.Sprintf("%s %q", stateGroupDigits(counts[o]), o))
+		parts = append(parts, fmt.Sprintf("%s %q", render.Count(counts[o]), o))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// stateGroupDigits formats n with thousands separators: 12,480.
-func stateGroupDigits(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + stateGroupDigits(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func (m *Meta) stateShow(args []string) int {
@@ -220,7 +205,7 @@ func writeStateMessage(w io.Writer, msg *state.Message, all bool) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	fmt.Fprintf(w, "\nTargets: %s (%s)\n", stateGroupDigits(len(ids)), stateOutcomeCounts(msg))
+	fmt.Fprintf(w, "\nTargets: %s (%s)\n", render.Count(len(ids)), stateOutcomeCounts(msg))
 	shown := ids
 	if !all && len(ids) > stateShowLimit {
 		shown = ids[:stateShowLimit]
@@ -237,7 +222,7 @@ func writeStateMessage(w io.Writer, msg *state.Message, all bool) {
 	}
 	tw.Flush()
 	if len(shown) < len(ids) {
-		fmt.Fprintf(w, "  ... and %s more\n", stateGroupDigits(len(ids)-len(shown)))
+		fmt.Fprintf(w, "  ... and %s more\n", render.Count(len(ids)-len(shown)))
 	}
 }
 
