@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"pushform/executor"
 	"pushform/planner"
 	"pushform/render"
@@ -23,7 +25,9 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 	pf.bind(fs)
 	fs.BoolVar(&autoApprove, "auto-approve", false, "send without asking for confirmation")
 	fs.BoolVar(&asJSON, "json", false, "stream events as JSON lines")
-	fs.IntVar(&parallelism, "parallelism", 10, "send at most `N` requests at once")
+	fs.IntVar(&parallelism, "parallelism", executor.DefaultParallelism, "send at most `N` requests at once")
+	var rf retryFlags
+	rf.bind(fs)
 	if ok, code := m.Parse(fs, args); !ok {
 		return code
 	}
@@ -32,6 +36,9 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 	}
 	if parallelism < 1 {
 		return m.Errorf("--parallelism must be at least 1")
+	}
+	if err := rf.check(); err != nil {
+		return m.fail(err)
 	}
 	var saved *planner.Plan
 	if fs.NArg() == 1 {
@@ -97,10 +104,15 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 			return m.fail(fmt.Errorf("creating state: %w", err))
 		}
 	}
+	out.start(p)
 	start := time.Now()
 	res, applyErr := executor.Apply(ctx, p, st, svc.client, s.mgr, executor.Options{
-		Parallelism: parallelism,
-		Events:      out.event,
+		Parallelism:   parallelism,
+		MaxAttempts:   rf.maxAttempts,
+		BaseDelay:     rf.baseDelay,
+		MaxDelay:      rf.maxDelay,
+		MaxRetryAfter: rf.maxRetryAfter,
+		Events:        out.event,
 	})
 	// Save whatever happened: the journal already holds it, the snapshot
 	// makes it compact.
@@ -112,12 +124,52 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 		return m.fail(applyErr)
 	}
 	if res.Interrupted {
-		return m.Errorf("interrupted: %s were not sent; the state records everything sent so far, so the next apply picks up from there", plural(res.NotStarted, "target"))
+		return m.Errorf("%s", interruptedMessage(res, s.mgr.Path()))
 	}
 	if res.Counts.Failed > 0 || res.Counts.Unknown > 0 || len(res.Errors) > 0 {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// retryFlags are apply's retry limits.
+type retryFlags struct {
+	maxAttempts                        int
+	baseDelay, maxDelay, maxRetryAfter time.Duration
+}
+
+func (rf *retryFlags) bind(fs *pflag.FlagSet) {
+	fs.IntVar(&rf.maxAttempts, "max-attempts", executor.DefaultMaxAttempts,
+		"try a request at most `N` times (1: never retry); an ambiguous failure is retried only when every notification in the request is tagged or a badge")
+	fs.DurationVar(&rf.baseDelay, "retry-delay", executor.DefaultBaseDelay, "wait about `D` before the first retry, doubling each time (with jitter)")
+	fs.DurationVar(&rf.maxDelay, "retry-max-delay", executor.DefaultMaxDelay, "wait at most `D` between two tries of a request")
+	fs.DurationVar(&rf.maxRetryAfter, "max-retry-after", executor.DefaultMaxRetryAfter, "honour a Retry-After (429, 503) of at most `D`")
+}
+
+func (rf *retryFlags) check() error {
+	switch {
+	case rf.maxAttempts < 1:
+		return fmt.Errorf("--max-attempts must be at least 1 (1 tries each request once), not %d", rf.maxAttempts)
+	case rf.baseDelay <= 0:
+		return fmt.Errorf("--retry-delay must be positive, not %s", rf.baseDelay)
+	case rf.maxDelay < rf.baseDelay:
+		return fmt.Errorf("--retry-max-delay (%s) must not be shorter than --retry-delay (%s)", rf.maxDelay, rf.baseDelay)
+	case rf.maxRetryAfter <= 0:
+		return fmt.Errorf("--max-retry-after must be positive, not %s", rf.maxRetryAfter)
+	}
+	return nil
+}
+
+// interruptedMessage says what an interrupted apply did and did not do.
+func interruptedMessage(res *executor.Result, statePath string) string {
+	msg := "apply was interrupted: the requests in flight were finished and recorded in " + statePath
+	if res.NotStarted > 0 {
+		msg += "; " + plural(res.NotStarted, "target") + " were not sent"
+	}
+	if n := res.Counts.Unknown; n > 0 {
+		msg += "; " + plural(n, "target") + " have an unknown outcome"
+	}
+	return msg + ". Run apply again to continue from there."
 }
 
 // checkSaved refuses a saved plan made from another state or environment:

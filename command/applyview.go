@@ -5,35 +5,50 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
 	"pushform/config"
 	"pushform/executor"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/render"
-	"strings"
-	"sync"
-	"time"
 )
 
 // applyView shows apply progress and results, as text or JSON lines.
 type applyView struct {
-	mu       sync.Mutex
-	w        io.Writer
-	json     *json.Encoder
-	m        *Meta
-	done     int
-	lastLine time.Time
-	verbose  bool // a line per request
+	mu   sync.Mutex
+	w    io.Writer
+	json *json.Encoder
+	m    *Meta
+	prog *progress // nil in JSON mode
 }
 
 func newJSONView(w io.Writer) *applyView {
 	v := &applyView{w: w, json: json.NewEncoder(w)}
-	v.json.Encode(map[string]string{"type": "version", "format_version": planner.FormatVersion})
+	// A struct, not a map: the documented first line has "type" first.
+	v.json.Encode(struct {
+		Type          string `json:"type"`
+		FormatVersion string `json:"format_version"`
+	}{"version", planner.FormatVersion})
 	return v
 }
 
 func newHumanView(m *Meta) *applyView {
-	return &applyView{w: m.Stdout, m: m, lastLine: time.Now()}
+	return &applyView{w: m.Stdout, m: m, prog: newProgress(m.StdoutTerminal, m.Color(), time.Now)}
+}
+
+// start is called once the plan is known, right before sending.
+func (v *applyView) start(p *planner.Plan) {
+	if v.prog == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.prog.begin(p.Summary.Targets)
 }
 
 func (v *applyView) noChanges() {
@@ -55,17 +70,19 @@ func (v *applyView) event(e executor.Event) {
 		return
 	}
 	switch e.Type {
-	case executor.EventResponse:
-		v.done += e.Targets
-		if time.Since(v.lastLine) >= 5*time.Second {
-			fmt.Fprintf(v.w, "  ... %s sent\n", plural(v.done, "target"))
-			v.lastLine = time.Now()
-		}
+	case executor.EventResponse, executor.EventError:
+		io.WriteString(v.w, v.prog.advance(e.Targets))
 	case executor.EventRetry:
-		fmt.Fprintf(v.w, "  request %d: try %d failed, retrying in %s: %s\n", e.Batch+1, e.Attempt, e.Delay.Round(time.Millisecond), e.Error)
+		v.println(fmt.Sprintf("  request %d: try %d failed, retrying in %s: %s", e.Batch+1, e.Attempt, e.Delay.Round(time.Millisecond), clean(e.Error)))
 	case executor.EventForget:
-		fmt.Fprintf(v.w, "  forgot %s (state only)\n", strings.Join(e.Addresses, ", "))
+		v.println(fmt.Sprintf("  forgot %s (state only)", clean(strings.Join(e.Addresses, ", "))))
 	}
+}
+
+// println writes a line of its own, clearing the progress bar first and
+// drawing it again after.
+func (v *applyView) println(line string) {
+	io.WriteString(v.w, v.prog.clear()+line+"\n"+v.prog.redraw())
 }
 
 func durationString(d time.Duration) string {
@@ -86,21 +103,25 @@ func (v *applyView) finish(p *planner.Plan, res *executor.Result, took time.Dura
 		}{"summary", res, batchErrors(res.Errors, cfg), took.Seconds()})
 		return
 	}
+	v.mu.Lock()
+	io.WriteString(v.w, v.prog.clear())
+	v.prog.stopped = true
+	v.mu.Unlock()
 	c := res.Counts
 	fmt.Fprintf(v.w, "\nApply complete: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n",
 		render.Count(c.Delivered), render.Count(c.Skipped), render.Count(c.Failed), render.Count(c.Unknown),
 		plural(res.Requests, "request"), took.Round(time.Millisecond))
 	for reason, n := range res.Skipped {
-		fmt.Fprintf(v.w, "  skipped %s: %s (the service says retrying does not help)\n", plural(n, "target"), reason)
+		fmt.Fprintf(v.w, "  skipped %s: %s (the service says retrying does not help)\n", plural(n, "target"), clean(reason))
 	}
 	for _, f := range res.Failures {
-		fmt.Fprintf(v.w, "  failed: %s -> %s: %s (request id %s)\n", f.Address, f.Target, f.Message, f.RequestID)
+		fmt.Fprintf(v.w, "  failed: %s -> %s: %s (request id %s)\n", f.Address, clean(f.Target), clean(f.Message), clean(f.RequestID))
 	}
 	if n := c.Failed - len(res.Failures); n > 0 && len(res.Failures) == executor.MaxListed {
 		fmt.Fprintf(v.w, "  ... and more; pushform state show ADDR lists every target\n")
 	}
 	for _, e := range batchErrors(res.Errors, cfg) {
-		fmt.Fprintf(v.m.Stderr, "Error: %s\n", e)
+		fmt.Fprintf(v.m.Stderr, "Error: %s\n", cleanLines(e))
 	}
 	if c.Unknown > 0 {
 		fmt.Fprintf(v.w, "  %s unknown: a request's answer was lost; the next plan shows them\n", plural(c.Unknown, "target"))
@@ -143,4 +164,148 @@ func issueText(is pushapi.Issue) string {
 		return is.Message
 	}
 	return string(is.Raw)
+}
+
+// clean escapes control characters (newlines too) in one-line text that
+// came from the service or the configuration, so it cannot break lines or
+// drive a terminal.
+func clean(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// cleanLines is clean for text whose newlines are ours.
+func cleanLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = clean(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Progress display settings.
+const (
+	barAfter   = time.Second            // no bar for applies quicker than this
+	barEvery   = 100 * time.Millisecond // redraw the bar at most this often
+	lineEvery  = 5 * time.Second        // a plain progress line without a terminal
+	barWidth   = 24
+	clearToEOL = "\x1b[K"
+	greenOn    = "\x1b[32m"
+	colourOff  = "\x1b[0m"
+)
+
+// progress renders targets done: a bar redrawn in place on a terminal, or a
+// plain line every few seconds in a log. Its methods return what to write,
+// so the view writes under its own lock; none of them writes itself.
+type progress struct {
+	terminal, color bool
+	now             func() time.Time
+	total, done     int
+	started, last   time.Time
+	shown           int  // width of the bar on screen; 0 when none is
+	stopped         bool // finish has run: draw nothing more
+}
+
+func newProgress(terminal, color bool, now func() time.Time) *progress {
+	return &progress{terminal: terminal, color: color, now: now}
+}
+
+// begin starts the clock for total targets.
+func (p *progress) begin(total int) {
+	p.total = total
+	p.started = p.now()
+	p.last = p.started
+}
+
+// advance counts n more targets done.
+func (p *progress) advance(n int) string {
+	p.done += n
+	if p.stopped || p.started.IsZero() {
+		return ""
+	}
+	now := p.now()
+	if !p.terminal {
+		if now.Sub(p.last) < lineEvery {
+			return ""
+		}
+		p.last = now
+		return "  ... " + p.status(now) + "\n"
+	}
+	if now.Sub(p.started) < barAfter || (p.shown > 0 && now.Sub(p.last) < barEvery && p.done < p.total) {
+		return ""
+	}
+	p.last = now
+	return p.bar(now)
+}
+
+// redraw draws the bar again after a line printed over it.
+func (p *progress) redraw() string {
+	if !p.terminal || p.stopped || p.started.IsZero() || p.now().Sub(p.started) < barAfter {
+		return ""
+	}
+	return p.bar(p.now())
+}
+
+// clear removes the bar from the screen.
+func (p *progress) clear() string {
+	if p.shown == 0 {
+		return ""
+	}
+	n := p.shown
+	p.shown = 0
+	if p.color {
+		return "\r" + clearToEOL
+	}
+	return "\r" + strings.Repeat(" ", n) + "\r"
+}
+
+// bar returns the bar, drawn over the current line.
+func (p *progress) bar(now time.Time) string {
+	filled := barWidth
+	if p.total > 0 && p.done < p.total {
+		filled = barWidth * p.done / p.total
+	}
+	fill, rest := strings.Repeat("=", filled), strings.Repeat(" ", barWidth-filled)
+	text := " " + p.status(now)
+	width := 2 + barWidth + len([]rune(text))
+	if p.color {
+		p.shown = width
+		return "\r[" + greenOn + fill + colourOff + rest + "]" + text + clearToEOL
+	}
+	pad := ""
+	if width < p.shown {
+		pad = strings.Repeat(" ", p.shown-width) // cover a longer previous bar
+	}
+	p.shown = width + len(pad)
+	return "\r[" + fill + rest + "]" + text + pad
+}
+
+// status says "4,500 of 12,000 targets (37%), 1,230/s, about 6s left".
+func (p *progress) status(now time.Time) string {
+	s := fmt.Sprintf("%s of %s targets", render.Count(p.done), render.Count(p.total))
+	if p.total > 0 {
+		s += fmt.Sprintf(" (%d%%)", 100*p.done/p.total)
+	}
+	elapsed := now.Sub(p.started)
+	if elapsed <= 0 || p.done == 0 {
+		return s
+	}
+	rate := float64(p.done) / elapsed.Seconds()
+	s += fmt.Sprintf(", %s/s", render.Count(int(rate+0.5)))
+	if left := p.total - p.done; left > 0 {
+		eta := max(time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second), time.Second)
+		s += fmt.Sprintf(", about %s left", eta)
+	}
+	return s
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -73,6 +74,9 @@ type Globals struct {
 type Meta struct {
 	Env
 	Globals Globals
+	// requestTimeout bounds each call to the service (--request-timeout);
+	// 0 means the client's default.
+	requestTimeout time.Duration
 }
 
 // ConfigDir is the configuration directory: --chdir resolved against the

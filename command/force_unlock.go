@@ -10,6 +10,21 @@ import (
 	"pushform/state"
 )
 
+// warnStaleLock reports the lock info a holder that ended without unlocking
+// left behind, once this run holds the lock. The local lock is an OS lock
+// that died with that holder, so the run goes on: the warning says who it
+// was, and that its journal is read back.
+func (m *Meta) warnStaleLock(f *state.File) {
+	info, ok := f.StaleLock()
+	if !ok {
+		return
+	}
+	fmt.Fprintf(m.Stderr, "Warning: the last holder of the state lock ended without releasing it: %s (pid %d) running %s since %s, lock id %s.\n"+
+		"  It was killed or crashed; its operating-system lock died with it, so this run goes on, and what it\n"+
+		"  recorded in the journal is read back. (pushform force-unlock %s clears such a record without running anything.)\n",
+		info.Who, info.Pid, info.Operation, info.Created.UTC().Format(time.RFC3339), info.ID, info.ID)
+}
+
 func runForceUnlock(_ context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("force-unlock")
 	var file string

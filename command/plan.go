@@ -16,6 +16,7 @@ import (
 	"pushform/atomicfile"
 	"pushform/config"
 	"pushform/planner"
+	"pushform/pushapi"
 	"pushform/render"
 	"pushform/state"
 )
@@ -30,6 +31,8 @@ type planFlags struct {
 	state        string
 	lockTimeout  time.Duration
 	retryUnknown bool
+	// requestTimeout bounds each call to the service.
+	requestTimeout time.Duration
 }
 
 func (pf *planFlags) bind(fs *pflag.FlagSet) {
@@ -40,6 +43,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after")
 	bindStateFlags(fs, &pf.state, &pf.lockTimeout)
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
+	fs.DurationVar(&pf.requestTimeout, "request-timeout", pushapi.DefaultTimeout, "give up on a call to the service that has not fully answered after `D`")
 }
 
 // bindStateFlags adds --state and --lock-timeout.
@@ -65,6 +69,10 @@ type session struct {
 // state. Nothing is sent before the whole configuration validates.
 func (m *Meta) open(ctx context.Context, pf *planFlags, operation string) (*session, error) {
 	s := &session{m: m, loader: config.NewLoader(), now: time.Now()}
+	if pf.requestTimeout <= 0 {
+		return nil, fmt.Errorf("--request-timeout must be positive, not %s", pf.requestTimeout)
+	}
+	m.requestTimeout = pf.requestTimeout
 	if pf.now != "" {
 		t, err := time.Parse(time.RFC3339, pf.now)
 		if err != nil {
@@ -83,12 +91,19 @@ func (m *Meta) open(ctx context.Context, pf *planFlags, operation string) (*sess
 		return nil, err
 	}
 	s.lockID = id
+	m.warnStaleLock(s.mgr)
 	st, err := s.mgr.Read()
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	s.st = st
+	// Refuse a mix of environments before anything talks to the service.
+	if st != nil && st.Environment != "" && st.Environment != cfg.Service.Environment {
+		s.close()
+		return nil, fmt.Errorf("the state %s belongs to environment %q but the configuration declares %q: use one state file per environment (--state)",
+			s.mgr.Path(), st.Environment, cfg.Service.Environment)
+	}
 	return s, nil
 }
 
@@ -149,10 +164,6 @@ func (s *session) plan(ctx context.Context, pf *planFlags) (*planner.Plan, error
 		}
 		cfg = resolved
 	}
-	if s.st != nil && s.st.Environment != "" && s.st.Environment != cfg.Service.Environment {
-		return nil, fmt.Errorf("the state %s belongs to environment %q but the configuration declares %q: use one state file per environment (--state)",
-			s.mgr.Path(), s.st.Environment, cfg.Service.Environment)
-	}
 	return planner.Make(planner.Input{Config: cfg, State: s.st, Recipients: snap, Refreshed: refreshed}, planner.Options{
 		Now: s.now, Targets: pf.targets, Replace: pf.replace, RetryUnknown: pf.retryUnknown,
 	})
@@ -212,17 +223,21 @@ func (s *session) hasSkippedUsers() bool {
 func runPlan(ctx context.Context, m *Meta, args []string) int {
 	var pf planFlags
 	var out string
-	var asJSON, detailed bool
+	var asJSON, asMarkdown, detailed bool
 	fs := m.FlagSet("plan")
 	pf.bind(fs)
 	fs.StringVar(&out, "out", "", "save the plan to `FILE` for apply")
 	fs.BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	fs.BoolVar(&asMarkdown, "markdown", false, "print the plan as markdown for a pull-request comment")
 	fs.BoolVar(&detailed, "detailed-exitcode", false, "exit 0 with no changes, 2 with changes, 1 on error")
 	if ok, code := m.Parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return m.Errorf("plan takes no arguments, got %q", fs.Args())
+	}
+	if asJSON && asMarkdown {
+		return m.Errorf("--json and --markdown cannot be combined")
 	}
 	s, err := m.open(ctx, &pf, "plan")
 	if err != nil {
@@ -240,9 +255,12 @@ func runPlan(ctx context.Context, m *Meta, args []string) int {
 			return m.fail(err)
 		}
 	}
-	if asJSON {
+	switch {
+	case asJSON:
 		err = render.PlanJSON(m.Stdout, p)
-	} else {
+	case asMarkdown:
+		err = render.PlanMarkdown(m.Stdout, p, 0)
+	default:
 		err = render.PlanHuman(m.Stdout, p, m.Color())
 		if err == nil && out != "" {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  pushform apply %s\n", out, out)

@@ -50,7 +50,7 @@ func (m *Meta) connect(cfg *config.Config, statePath string) (*service, error) {
 	if key == "" {
 		return nil, fmt.Errorf("environment variable %s is empty: it must hold the API key for environment %q", svc.APIKeyEnv, svc.Environment)
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: "pushform/" + Version})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: "pushform/" + Version, Timeout: m.requestTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (m *Meta) embedded(cfg *config.Config, statePath string) (*service, error) 
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded sandbox: %w", err)
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: "pushform/" + Version})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: "pushform/" + Version, Timeout: m.requestTimeout})
 	if err != nil {
 		stop()
 		return nil, err

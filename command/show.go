@@ -8,16 +8,20 @@ import (
 
 // runShow renders a saved plan, or without one lists the state.
 func runShow(ctx context.Context, m *Meta, args []string) int {
-	var asJSON bool
+	var asJSON, asMarkdown bool
 	var statePath string
 	fs := m.FlagSet("show")
 	fs.BoolVar(&asJSON, "json", false, "print as JSON")
+	fs.BoolVar(&asMarkdown, "markdown", false, "print a saved plan as markdown for a pull-request comment")
 	bindStateFlag(fs, &statePath)
 	if ok, code := m.Parse(fs, args); !ok {
 		return code
 	}
 	switch fs.NArg() {
 	case 0:
+		if asMarkdown {
+			return m.Errorf("--markdown needs a saved plan file: pushform show PLANFILE --markdown")
+		}
 		rest := []string{"list"}
 		if statePath != "" {
 			rest = append(rest, "--state", statePath)
@@ -31,9 +35,14 @@ func runShow(ctx context.Context, m *Meta, args []string) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	if asJSON {
+	switch {
+	case asJSON && asMarkdown:
+		return m.Errorf("--json and --markdown cannot be combined")
+	case asJSON:
 		err = render.PlanJSON(m.Stdout, p)
-	} else {
+	case asMarkdown:
+		err = render.PlanMarkdown(m.Stdout, p, 0)
+	default:
 		err = render.PlanHuman(m.Stdout, p, m.Color())
 	}
 	if err != nil {

@@ -275,6 +275,7 @@ func (m *Meta) stateRm(ctx context.Context, args []string) int {
 	if err != nil {
 		return m.Errorf("%v", err)
 	}
+	m.warnStaleLock(f)
 	code := m.stateRemove(f, fs.Args())
 	if err := f.Unlock(id); err != nil {
 		return m.Errorf("%v", err)

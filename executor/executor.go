@@ -28,16 +28,26 @@ type Journal interface {
 	Append(entries ...state.Entry) error
 }
 
-// Options tune an apply run.
+// Defaults of Options, also the defaults of apply's flags.
+const (
+	DefaultParallelism   = 10
+	DefaultMaxAttempts   = 5
+	DefaultBaseDelay     = 250 * time.Millisecond
+	DefaultMaxDelay      = 30 * time.Second
+	DefaultMaxRetryAfter = 5 * time.Minute
+)
+
+// Options tune an apply run. Zero values take the defaults above.
 type Options struct {
-	// Parallelism is the number of requests in flight; default 10.
+	// Parallelism is the number of requests in flight.
 	Parallelism int
-	// MaxAttempts bounds the tries of one request; default 5.
+	// MaxAttempts bounds the tries of one request, the first included.
 	MaxAttempts int
-	// BaseDelay and MaxDelay bound the exponential backoff between tries;
-	// defaults 250ms and 30s. A Retry-After from the service wins when longer.
+	// BaseDelay and MaxDelay bound the exponential backoff between tries:
+	// try n waits a random time in [d/2, d] with d = BaseDelay*2^(n-1),
+	// capped at MaxDelay. A Retry-After from the service wins when longer.
 	BaseDelay, MaxDelay time.Duration
-	// MaxRetryAfter caps the wait a Retry-After header can impose; default 5m.
+	// MaxRetryAfter caps the wait a Retry-After header can impose.
 	MaxRetryAfter time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -102,7 +112,8 @@ type Result struct {
 	Skipped map[string]int `json:"skipped,omitempty"`
 	// Errors are the batches that failed as a whole.
 	Errors []*BatchError `json:"-"`
-	// Interrupted is set when ctx ended before every batch was started.
+	// Interrupted is set when ctx ended during the run: no request was
+	// started (or retried) after that, and the ones in flight finished.
 	Interrupted bool `json:"interrupted"`
 	// NotStarted counts the targets of batches never sent.
 	NotStarted int `json:"not_started"`
@@ -149,19 +160,19 @@ func Apply(ctx context.Context, p *planner.Plan, st *state.State, s Sender, j Jo
 
 func (o *Options) defaults() {
 	if o.Parallelism <= 0 {
-		o.Parallelism = 10
+		o.Parallelism = DefaultParallelism
 	}
 	if o.MaxAttempts <= 0 {
-		o.MaxAttempts = 5
+		o.MaxAttempts = DefaultMaxAttempts
 	}
 	if o.BaseDelay <= 0 {
-		o.BaseDelay = 250 * time.Millisecond
+		o.BaseDelay = DefaultBaseDelay
 	}
 	if o.MaxDelay <= 0 {
-		o.MaxDelay = 30 * time.Second
+		o.MaxDelay = DefaultMaxDelay
 	}
 	if o.MaxRetryAfter <= 0 {
-		o.MaxRetryAfter = 5 * time.Minute
+		o.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -259,6 +270,10 @@ func (r *run) sendAll(ctx context.Context) error {
 	// requests only); a rejected key stops everything at once.
 	fatalCtx, fatal := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer fatal(nil)
+	// stop ends on an interrupt or a fatal error: no new try after either.
+	stop, cancelStop := context.WithCancel(ctx)
+	defer cancelStop()
+	context.AfterFunc(fatalCtx, cancelStop)
 	for range min(r.opts.Parallelism, max(len(r.plan.Batches), 1)) {
 		wg.Add(1)
 		go func() {
@@ -272,7 +287,7 @@ func (r *run) sendAll(ctx context.Context) error {
 				r.mu.Lock()
 				started[b] = true
 				r.mu.Unlock()
-				if err := r.batch(fatalCtx, b); err != nil {
+				if err := r.batch(fatalCtx, stop, b); err != nil {
 					fatal(err)
 				}
 			}
@@ -295,7 +310,7 @@ dispatch:
 			r.res.NotStarted += r.batchTargets(b)
 		}
 	}
-	r.res.Interrupted = r.res.NotStarted > 0 && ctx.Err() != nil
+	r.res.Interrupted = ctx.Err() != nil
 	if err := context.Cause(fatalCtx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -311,8 +326,10 @@ func (r *run) batchTargets(b int) int {
 }
 
 // batch sends batch b with retries and records its outcome. It returns an
-// error only when the whole run must stop.
-func (r *run) batch(ctx context.Context, b int) error {
+// error only when the whole run must stop. ctx carries the request (it ends
+// only when the run must stop at once); stop is the interrupt, which lets
+// the request in flight finish but starts no retry: a retry is a new request.
+func (r *run) batch(ctx, stop context.Context, b int) error {
 	p := r.plan
 	parts := p.Batches[b].Parts
 	req := make([]pushapi.Notification, len(parts))
@@ -349,7 +366,7 @@ func (r *run) batch(ctx context.Context, b int) error {
 			break
 		}
 		class, after := pushapi.Classify(err)
-		retry := attempt < r.opts.MaxAttempts && ctx.Err() == nil &&
+		retry := attempt < r.opts.MaxAttempts && ctx.Err() == nil && stop.Err() == nil &&
 			(class == pushapi.Safe || class == pushapi.Ambiguous && idempotent)
 		if !retry {
 			break
@@ -359,8 +376,8 @@ func (r *run) batch(ctx context.Context, b int) error {
 		r.res.Retries++
 		r.emit(Event{Type: EventRetry, Batch: b, Addresses: addrs, Targets: targets, Attempt: attempt, Delay: delay, Error: err.Error()})
 		r.mu.Unlock()
-		if r.opts.Sleep(ctx, delay) != nil {
-			break
+		if r.opts.Sleep(stop, delay) != nil {
+			break // interrupted while waiting: err stays the last try's
 		}
 	}
 	if err != nil {

@@ -152,6 +152,16 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		pc := prior.Content
 		c.Prior = &pc
 	}
+	if prior != nil {
+		// Targets no longer configured are forgotten, even while waiting.
+		inConfig := toSet(ids)
+		for _, id := range sortedKeys(prior.Targets) {
+			if !inConfig[id] {
+				c.Forget = append(c.Forget, id)
+			}
+		}
+		c.Targets.Forget = len(c.Forget)
+	}
 	if m.SendAfter != nil && pl.opts.Now.Before(*m.SendAfter) {
 		c.Action = ActionWait
 		c.Targets.Waiting = len(ids)
@@ -195,15 +205,6 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Send = append(c.Send, id)
 	}
 	c.Targets.Send = len(c.Send)
-	if prior != nil {
-		inConfig := toSet(ids)
-		for _, id := range sortedKeys(prior.Targets) {
-			if !inConfig[id] {
-				c.Forget = append(c.Forget, id)
-			}
-		}
-		c.Targets.Forget = len(c.Forget)
-	}
 	switch {
 	case prior == nil:
 		c.Action = ActionCreate

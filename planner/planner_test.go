@@ -291,3 +291,18 @@ func TestFingerprintIgnoresTargets(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestWaitingStillForgetsRemovedTargets(t *testing.T) {
+	sent := note("notification.a", "Hi", "Body", "t", "u1", "u2")
+	later := now.Add(time.Hour)
+	desired := note("notification.a", "Hi", "Body", "t", "u1")
+	desired.SendAfter = &later
+	p, err := Make(Input{Config: cfgOf(desired), State: recorded(sent, state.Delivered, nil)}, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Changes[0]
+	if c.Action != ActionWait || fmt.Sprint(c.Forget) != "[u2]" || !p.HasChanges() {
+		t.Fatalf("action %s, forget %v", c.Action, c.Forget)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"pushform/planner"
 	"pushform/state"
@@ -87,7 +88,7 @@ func PlanMarkdown(w io.Writer, p *planner.Plan, limit int) error {
 	}
 	cut := 0
 	for _, e := range entries[shown:] {
-		cut += len(e)
+		cut += utf8.RuneCountInString(e)
 	}
 
 	var b strings.Builder
@@ -169,10 +170,10 @@ func markdownChange(c *planner.Change) string {
 			}
 		}
 		if badge(c.Prior) != badge(&c.Content) {
-			field("badge_count", fmt.Sprintf("<del>%s</del> -> <ins>%s</ins>", badge(c.Prior), badge(&c.Content)))
+			field("badge_count", fmt.Sprintf("<del>%s</del> -&gt; <ins>%s</ins>", badge(c.Prior), badge(&c.Content)))
 		}
 		if c.Prior.SilentInForeground != c.Content.SilentInForeground {
-			field("silent", fmt.Sprintf("<del>%t</del> -> <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground))
+			field("silent", fmt.Sprintf("<del>%t</del> -&gt; <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground))
 		}
 	}
 	if notes := changeNotes(c); len(notes) > 0 {
@@ -276,10 +277,8 @@ func truncate(s string, max int) string {
 		return s
 	}
 	cut := max
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%s more bytes)", Count(len(s)-cut))
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -248,7 +248,8 @@ func inlineDiff(old, new string, pal palette) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, op := range WordDiff(old, new) {
-		t := strings.Trim(strconv.Quote(op.Text), `"`)
+		q := strconv.Quote(op.Text)
+		t := q[1 : len(q)-1]
 		switch op.Kind {
 		case -1:
 			b.WriteString(pal.red("[-" + t + "-]"))

@@ -148,6 +148,7 @@ func TestWordDiff(t *testing.T) {
 		{"same", "same", `"same"`},
 		{"", "new text", `"{+new text+}"`},
 		{"Grüße an alle", "Grüße an euch", `"Grüße an [-alle-]{+euch+}"`},
+		{`say "hi"`, `say "ho"`, `"say [-\"hi\"-]{+\"ho\"+}"`},
 	}
 	for _, tt := range tests {
 		if got := inlineDiff(tt.old, tt.new, false); got != tt.want {

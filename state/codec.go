@@ -1,17 +1,33 @@
 package state
 
-// Every byte format of the file backend is encoded and decoded here, so a
-// compact encoding can replace plain JSON in one place.
+// Every byte format of the file backend is encoded and decoded here.
+//
+// Snapshot, format 2: one JSON header line ({"version":2,"lineage":...}),
+// a binary body, the CRC-32C of the body (4 bytes, little endian) and
+// snapshotTrailer. The body is columnar per message so a million targets
+// cost a few bytes each: a string table (fingerprints, request ids,
+// reasons, messages), the distinct outcome records, the target ids sorted
+// and front-coded, and runs of (record, count) over those ids. Format 1,
+// one plain JSON object, is still read; the next write migrates it.
+//
+// Journal: checksummed lines. The first is a JSON header naming the
+// snapshot the journal extends and its format; entries follow, as JSON in
+// format 1 and, in format 2, as the binary entry encoding with '\n' and
+// '\\' escaped, so a line is still a line.
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
+	"slices"
 	"strconv"
+	"time"
 )
 
 // stateHeader is the part of a snapshot that Persist and Append need; it is
@@ -23,36 +39,83 @@ type stateHeader struct {
 	Environment string `json:"environment"`
 }
 
-// encodeState writes s as a snapshot.
+// snapshotTrailer ends every format-2 snapshot, after the body's checksum.
+const snapshotTrailer = "\n# end of pushform state\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// encodeState writes s as a format-2 snapshot.
 func encodeState(w io.Writer, s *State) error {
-	bw := bufio.NewWriterSize(w, 256<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
+	hdr, err := json.Marshal(stateHeader{Version: 2, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
+	if err != nil {
 		return err
 	}
+	var e encoder
+	e.b = make([]byte, 0, 64<<10)
+	e.stateBody(s)
+	var sum [4]byte
+	binary.LittleEndian.PutUint32(sum[:], crc32.Checksum(e.b, castagnoli))
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(hdr)
+	bw.WriteByte('\n')
+	bw.Write(e.b)
+	bw.Write(sum[:])
+	bw.WriteString(snapshotTrailer)
 	return bw.Flush()
 }
 
-// decodeState reads a snapshot written by encodeState and checks it is whole
-// and usable: decoders see files damaged by crashes, disks and people.
+// decodeState reads a snapshot of format 1 or 2 and checks it is whole and
+// usable: decoders see files damaged by crashes, disks and people.
 func decodeState(r io.Reader) (*State, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 256<<10))
-	var s State
-	if err := dec.Decode(&s); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty file")
-		}
+	data, err := io.ReadAll(r)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the state object")
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty file")
+	}
+	var s *State
+	if h, body, ok := splitV2(data); ok {
+		s, err = decodeStateV2(h, body)
+	} else {
+		s, err = decodeStateV1(data)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := checkVersion(s.Version); err != nil {
 		return nil, err
 	}
 	if s.Lineage == "" {
 		return nil, errors.New("no lineage")
+	}
+	return s, nil
+}
+
+// splitV2 recognises a format-2 snapshot by its short JSON header line.
+func splitV2(data []byte) (stateHeader, []byte, bool) {
+	var h stateHeader
+	nl := bytes.IndexByte(data[:min(len(data), 4096)], '\n')
+	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Version < 2 {
+		return h, nil, false
+	}
+	return h, data[nl+1:], true
+}
+
+func decodeStateV1(data []byte) (*State, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var s State
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the state object")
+	}
+	if s.Version != 1 {
+		if err := checkVersion(s.Version); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("format version %d is not plain JSON", s.Version)
 	}
 	if s.Messages == nil {
 		s.Messages = map[string]*Message{}
@@ -67,6 +130,31 @@ func decodeState(r io.Reader) (*State, error) {
 		}
 	}
 	return &s, nil
+}
+
+func decodeStateV2(h stateHeader, body []byte) (*State, error) {
+	if err := checkVersion(h.Version); err != nil {
+		return nil, err
+	}
+	if len(body) < 4+len(snapshotTrailer) || !bytes.HasSuffix(body, []byte(snapshotTrailer)) {
+		return nil, errors.New("truncated (no end marker)")
+	}
+	body = body[:len(body)-len(snapshotTrailer)]
+	sum := binary.LittleEndian.Uint32(body[len(body)-4:])
+	body = body[:len(body)-4]
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, errors.New("checksum mismatch")
+	}
+	s := &State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
+	d := decoder{b: body}
+	d.stateBody(s)
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("unexpected data after the state")
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return s, nil
 }
 
 func checkVersion(v int) error {
@@ -121,6 +209,24 @@ func decodeStateHeader(r io.Reader) (stateHeader, error) {
 	return h, nil
 }
 
+// checkStateEnd cheaply checks that a snapshot of the given size was not
+// truncated, without decoding it: format 2 ends with snapshotTrailer, a
+// format-1 JSON state with a closing brace.
+func checkStateEnd(r io.ReaderAt, size int64) error {
+	end := make([]byte, min(size, 64))
+	if _, err := r.ReadAt(end, size-int64(len(end))); err != nil {
+		return err
+	}
+	if bytes.HasSuffix(end, []byte(snapshotTrailer)) {
+		return nil
+	}
+	end = bytes.TrimRight(end, " \t\r\n")
+	if len(end) == 0 || end[len(end)-1] != '}' {
+		return errors.New("truncated (it does not end with a closing brace or the end marker)")
+	}
+	return nil
+}
+
 // journalHeader is the first line of a journal: the snapshot it extends.
 // A journal whose serial is older than the snapshot's was already folded
 // into it (a crash between the snapshot rename and the journal removal).
@@ -131,12 +237,12 @@ type journalHeader struct {
 	Environment string `json:"environment,omitempty"`
 }
 
-const journalFormat = 1
+// journalFormat is the journal format new journals are written in.
+const journalFormat = 2
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// appendJournalLine appends one journal line for v: eight hex digits of the
-// CRC-32C of the JSON, a space, the JSON, a newline.
+// appendJournalLine appends one journal line holding v as JSON: eight hex
+// digits of the CRC-32C of the payload, a space, the payload, a newline.
+// Headers and format-1 entries are written this way.
 func appendJournalLine(dst []byte, v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -144,13 +250,88 @@ func appendJournalLine(dst []byte, v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return dst, err
 	}
-	payload := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, castagnoli))
-	dst = append(dst, payload...)
+	return appendLine(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// appendEntryLine appends entry e as a line of a journal of the given
+// format.
+func appendEntryLine(dst []byte, e Entry, format int) ([]byte, error) {
+	if format == 1 {
+		return appendJournalLine(dst, e)
+	}
+	var enc encoder
+	enc.entry(e)
+	start := len(dst)
+	dst = append(dst, "00000000 "...)
+	for _, c := range enc.b {
+		switch c {
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	sum := crc32.Checksum(dst[start+9:], castagnoli)
+	hex := strconv.AppendUint(nil, uint64(sum)|1<<32, 16) // leading 1 keeps zeros
+	copy(dst[start:start+8], hex[1:])
 	return append(dst, '\n'), nil
 }
 
-// checkLine returns the JSON of a whole, intact journal line.
+func appendLine(dst, payload []byte) []byte {
+	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, castagnoli))
+	dst = append(dst, payload...)
+	return append(dst, '\n')
+}
+
+// unescapeLine undoes the escaping of a format-2 entry line.
+func unescapeLine(p []byte) ([]byte, error) {
+	if bytes.IndexByte(p, '\\') < 0 {
+		return p, nil
+	}
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '\\' {
+			i++
+			if i == len(p) {
+				return nil, errors.New("dangling escape")
+			}
+			switch p[i] {
+			case 'n':
+				c = '\n'
+			case '\\':
+				c = '\\'
+			default:
+				return nil, fmt.Errorf("bad escape \\%c", p[i])
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// decodeEntry decodes the payload of one journal entry line.
+func decodeEntry(payload []byte, format int) (Entry, error) {
+	var e Entry
+	if format == 1 {
+		err := json.Unmarshal(payload, &e)
+		return e, err
+	}
+	raw, err := unescapeLine(payload)
+	if err != nil {
+		return e, err
+	}
+	d := decoder{b: raw}
+	e = d.entry()
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("unexpected data after the entry")
+	}
+	return e, d.err
+}
+
+// checkLine returns the payload of a whole, intact journal line.
 func checkLine(line []byte) ([]byte, bool) {
 	if len(line) < 10 || line[8] != ' ' || line[len(line)-1] != '\n' {
 		return nil, false
@@ -170,7 +351,16 @@ func checkLine(line []byte) ([]byte, bool) {
 func readJournal(r io.Reader, fn func(Entry) error) (h journalHeader, valid int64, err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	for n := 1; ; n++ {
-		line, rerr := br.ReadBytes('\n')
+		line, rerr := br.ReadSlice('\n')
+		if rerr == bufio.ErrBufferFull {
+			// A long line: gather it whole.
+			long := append([]byte(nil), line...)
+			for rerr == bufio.ErrBufferFull {
+				line, rerr = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
 		if rerr != nil && rerr != io.EOF {
 			return h, valid, rerr
 		}
@@ -190,15 +380,15 @@ func readJournal(r io.Reader, fn func(Entry) error) (h journalHeader, valid int6
 			return h, valid, fmt.Errorf("line %d is corrupt (checksum mismatch) and is not the last line", n)
 		}
 		if n == 1 {
-			if err := json.Unmarshal(payload, &h); err != nil || h.Journal == 0 {
+			if err := json.Unmarshal(payload, &h); err != nil || h.Journal <= 0 {
 				return journalHeader{}, 0, errors.New("line 1 is not a journal header")
 			}
 			if h.Journal > journalFormat {
 				return journalHeader{}, 0, fmt.Errorf("journal format %d is newer than this pushform supports (%d)", h.Journal, journalFormat)
 			}
 		} else {
-			var e Entry
-			if err := json.Unmarshal(payload, &e); err != nil {
+			e, err := decodeEntry(payload, h.Journal)
+			if err != nil {
 				return h, valid, fmt.Errorf("line %d: %w", n, err)
 			}
 			if err := fn(e); err != nil {
@@ -209,16 +399,566 @@ func readJournal(r io.Reader, fn func(Entry) error) (h journalHeader, valid int6
 	}
 }
 
-// checkStateEnd cheaply checks that a snapshot of the given size was not
-// truncated, without decoding it: a JSON state ends with a closing brace.
-func checkStateEnd(r io.ReaderAt, size int64) error {
-	end := make([]byte, min(size, 64))
-	if _, err := r.ReadAt(end, size-int64(len(end))); err != nil {
-		return err
+// journalFormatOf returns the format of the journal whose start is given,
+// or 0 when it has no intact header.
+func journalFormatOf(start []byte) int {
+	nl := bytes.IndexByte(start, '\n')
+	if nl < 0 {
+		return 0
 	}
-	end = bytes.TrimRight(end, " \t\r\n")
-	if len(end) == 0 || end[len(end)-1] != '}' {
-		return errors.New("truncated (it does not end with a closing brace)")
+	payload, ok := checkLine(start[:nl+1])
+	var h journalHeader
+	if !ok || json.Unmarshal(payload, &h) != nil {
+		return 0
 	}
-	return nil
+	return h.Journal
+}
+
+// The binary encoding.
+
+// encoder appends the binary encoding to b.
+type encoder struct{ b []byte }
+
+func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+
+func (e *encoder) boolean(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+// time keeps the instant and the zone offset; a zero offset reads back as
+// UTC.
+func (e *encoder) time(t time.Time) {
+	_, off := t.Zone()
+	e.varint(t.Unix())
+	e.uvarint(uint64(t.Nanosecond()))
+	e.varint(int64(off))
+}
+
+// ids front-codes a list: per id the length of the prefix it shares with
+// the previous one and the rest. Prefix and rest lengths below 15 and 16
+// share one byte; 0xff escapes to two varints.
+func (e *encoder) ids(ids []string) {
+	e.uvarint(uint64(len(ids)))
+	prev := ""
+	for _, id := range ids {
+		p := 0
+		for p < len(prev) && p < len(id) && prev[p] == id[p] {
+			p++
+		}
+		s := len(id) - p
+		if p < 15 && s < 16 {
+			e.b = append(e.b, byte(p<<4|s))
+		} else {
+			e.b = append(e.b, 0xff)
+			e.uvarint(uint64(p))
+			e.uvarint(uint64(s))
+		}
+		e.b = append(e.b, id[p:]...)
+		prev = id
+	}
+}
+
+func (e *encoder) content(c Content) {
+	e.str(c.Title)
+	e.str(c.Body)
+	e.str(c.OpenToURL)
+	e.str(c.Tag)
+	e.boolean(c.SilentInForeground)
+	e.boolean(c.BadgeCount != nil)
+	if c.BadgeCount != nil {
+		e.varint(int64(*c.BadgeCount))
+	}
+}
+
+// Outcome codes; outcomeOther is followed by the outcome as a string.
+const (
+	outcomeDelivered byte = iota
+	outcomeSkipped
+	outcomeFailed
+	outcomeUnknown
+	outcomeNone // the empty outcome
+	outcomeOther
+)
+
+// recordKey identifies a distinct outcome record (Target holds a pointer).
+type recordKey struct {
+	t        Target
+	hasSince bool
+	since    time.Time
+}
+
+func keyOf(t Target) recordKey {
+	k := recordKey{t: t}
+	if t.UnreachableSince != nil {
+		k.hasSince, k.since = true, *t.UnreachableSince
+		k.t.UnreachableSince = nil
+	}
+	return k
+}
+
+// outcomes encodes targets[i] for i in order as a string table, the
+// distinct records and runs of record indexes.
+func (e *encoder) outcomes(n int, target func(i int) Target) {
+	strs := map[string]uint64{"": 0}
+	var strList []string
+	idx := func(s string) uint64 {
+		i, ok := strs[s]
+		if !ok {
+			i = uint64(len(strs))
+			strs[s] = i
+			strList = append(strList, s)
+		}
+		return i
+	}
+	recs := map[recordKey]uint64{}
+	var recList []Target
+	type run struct{ rec, n uint64 }
+	var runs []run
+	var prev Target
+	var prevRec uint64
+	for i := range n {
+		t := target(i)
+		rec := prevRec
+		if i == 0 || t != prev {
+			k := keyOf(t)
+			var ok bool
+			if rec, ok = recs[k]; !ok {
+				rec = uint64(len(recList))
+				recs[k] = rec
+				recList = append(recList, t)
+				idx(t.Fingerprint)
+				idx(t.RequestID)
+				idx(t.Reason)
+				idx(t.Message)
+				if outcomeCode(t.Outcome) == outcomeOther {
+					idx(string(t.Outcome))
+				}
+			}
+			prev, prevRec = t, rec
+		}
+		if len(runs) > 0 && runs[len(runs)-1].rec == rec {
+			runs[len(runs)-1].n++
+		} else {
+			runs = append(runs, run{rec, 1})
+		}
+	}
+	e.uvarint(uint64(len(strList)))
+	for _, s := range strList {
+		e.str(s)
+	}
+	e.uvarint(uint64(len(recList)))
+	for _, t := range recList {
+		c := outcomeCode(t.Outcome)
+		e.b = append(e.b, c)
+		if c == outcomeOther {
+			e.uvarint(strs[string(t.Outcome)])
+		}
+		e.uvarint(strs[t.Fingerprint])
+		e.uvarint(strs[t.RequestID])
+		e.time(t.Time)
+		e.varint(int64(t.DeviceCount))
+		e.uvarint(strs[t.Reason])
+		e.uvarint(strs[t.Message])
+		e.boolean(t.UnreachableSince != nil)
+		if t.UnreachableSince != nil {
+			e.time(*t.UnreachableSince)
+		}
+	}
+	e.uvarint(uint64(len(runs)))
+	for _, r := range runs {
+		e.uvarint(r.rec)
+		e.uvarint(r.n)
+	}
+}
+
+func outcomeCode(o Outcome) byte {
+	switch o {
+	case Delivered:
+		return outcomeDelivered
+	case Skipped:
+		return outcomeSkipped
+	case Failed:
+		return outcomeFailed
+	case Unknown:
+		return outcomeUnknown
+	case "":
+		return outcomeNone
+	}
+	return outcomeOther
+}
+
+func (e *encoder) stateBody(s *State) {
+	if s.Recipients == nil {
+		e.b = append(e.b, 0)
+	} else {
+		e.b = append(e.b, 1)
+		e.time(s.Recipients.FetchedAt)
+		e.boolean(s.Recipients.UserIDs != nil)
+		e.ids(s.Recipients.UserIDs)
+	}
+	addrs := s.Addresses()
+	e.uvarint(uint64(len(addrs)))
+	for _, a := range addrs {
+		m := s.Messages[a]
+		e.str(a)
+		if m == nil {
+			m = &Message{}
+		}
+		e.str(m.Kind)
+		e.str(m.TargetKind)
+		e.str(m.Fingerprint)
+		e.content(m.Content)
+		ids := make([]string, 0, len(m.Targets))
+		for id := range m.Targets {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		e.ids(ids)
+		e.outcomes(len(ids), func(i int) Target { return m.Targets[ids[i]] })
+	}
+}
+
+func (e *encoder) entry(en Entry) {
+	switch en.Type {
+	case EntryIntent:
+		e.b = append(e.b, 0)
+	case EntryOutcome:
+		e.b = append(e.b, 1)
+	case EntryForget:
+		e.b = append(e.b, 2)
+	case EntrySnapshot:
+		e.b = append(e.b, 3)
+	default:
+		e.b = append(e.b, 0xff)
+		e.str(string(en.Type))
+	}
+	e.varint(en.Batch)
+	e.time(en.Time)
+	e.str(en.RequestID)
+	e.varint(int64(en.Status))
+	e.uvarint(uint64(len(en.Items)))
+	for _, it := range en.Items {
+		e.str(it.Address)
+		e.str(it.Kind)
+		e.str(it.TargetKind)
+		e.str(it.Fingerprint)
+		e.boolean(it.Content != nil)
+		if it.Content != nil {
+			e.content(*it.Content)
+		}
+		e.ids(it.Targets)
+		e.uvarint(uint64(len(it.Outcomes)))
+		if len(it.Outcomes) > 0 {
+			e.outcomes(len(it.Outcomes), func(i int) Target { return it.Outcomes[i] })
+		}
+	}
+}
+
+// decoder reads the binary encoding from b. The first error sticks; every
+// read after it returns zero values, so callers check err once.
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) fail(msg string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("at byte %d: %s", d.off, msg)
+	}
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || d.off >= len(d.b) {
+		d.fail("unexpected end")
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// int reads a varint that must fit an int.
+func (d *decoder) int() int {
+	v := d.varint()
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.fail("number out of range")
+		return 0
+	}
+	return int(v)
+}
+
+// count reads a length of items taking at least minSize bytes each, so a
+// damaged count cannot make the decoder allocate more than the input.
+func (d *decoder) count(minSize int) int {
+	v := d.uvarint()
+	if d.err == nil && v > uint64(len(d.b)-d.off)/uint64(minSize) {
+		d.fail("count larger than the data")
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil || n > len(d.b)-d.off {
+		d.fail("unexpected end")
+		return nil
+	}
+	p := d.b[d.off : d.off+n]
+	d.off += n
+	return p
+}
+
+func (d *decoder) str() string { return string(d.bytes(d.count(1))) }
+
+func (d *decoder) boolean() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail("bad boolean")
+	return false
+}
+
+func (d *decoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	off := d.varint()
+	if nsec >= 1e9 || off <= -1<<20 || off >= 1<<20 {
+		d.fail("bad time")
+	}
+	if d.err != nil {
+		return time.Time{}
+	}
+	t := time.Unix(sec, int64(nsec))
+	if off == 0 {
+		return t.UTC()
+	}
+	return t.In(time.FixedZone("", int(off)))
+}
+
+// ids decodes a front-coded list into substrings of one string, so a
+// million ids cost two allocations rather than a million.
+func (d *decoder) ids() []string {
+	n := d.count(1)
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	var arena []byte
+	ends := make([]int, n)
+	prevStart, prevEnd := 0, 0
+	for i := range n {
+		c := d.byte()
+		p, s := int(c>>4), int(c&15)
+		if c == 0xff {
+			p, s = d.count(1), d.count(1)
+		}
+		if p > prevEnd-prevStart {
+			d.fail("id prefix longer than the previous id")
+		}
+		suffix := d.bytes(s)
+		if d.err != nil {
+			return nil
+		}
+		start := len(arena)
+		arena = append(arena, arena[prevStart:prevStart+p]...)
+		arena = append(arena, suffix...)
+		prevStart, prevEnd = start, len(arena)
+		ends[i] = prevEnd
+	}
+	all := string(arena)
+	out := make([]string, n)
+	start := 0
+	for i, end := range ends {
+		out[i] = all[start:end]
+		start = end
+	}
+	return out
+}
+
+func (d *decoder) content() Content {
+	c := Content{Title: d.str(), Body: d.str(), OpenToURL: d.str(), Tag: d.str(), SilentInForeground: d.boolean()}
+	if d.boolean() {
+		n := d.int()
+		c.BadgeCount = &n
+	}
+	return c
+}
+
+// outcomes decodes what encoder.outcomes wrote for n targets, calling set
+// for each target in order.
+func (d *decoder) outcomes(n int, set func(i int, t Target)) {
+	strs := []string{""}
+	for range d.count(1) {
+		strs = append(strs, d.str())
+	}
+	str := func() string {
+		i := d.uvarint()
+		if i >= uint64(len(strs)) {
+			d.fail("string index out of range")
+			return ""
+		}
+		return strs[i]
+	}
+	recs := make([]Target, d.count(8))
+	for i := range recs {
+		var t Target
+		switch c := d.byte(); c {
+		case outcomeDelivered:
+			t.Outcome = Delivered
+		case outcomeSkipped:
+			t.Outcome = Skipped
+		case outcomeFailed:
+			t.Outcome = Failed
+		case outcomeUnknown:
+			t.Outcome = Unknown
+		case outcomeNone:
+		case outcomeOther:
+			t.Outcome = Outcome(str())
+		default:
+			d.fail("bad outcome code")
+		}
+		t.Fingerprint = str()
+		t.RequestID = str()
+		t.Time = d.time()
+		t.DeviceCount = d.int()
+		t.Reason = str()
+		t.Message = str()
+		if d.boolean() {
+			u := d.time()
+			t.UnreachableSince = &u
+		}
+		recs[i] = t
+	}
+	i := 0
+	for range d.count(2) {
+		rec, k := d.uvarint(), d.uvarint()
+		if d.err != nil {
+			return
+		}
+		if rec >= uint64(len(recs)) || k == 0 || k > uint64(n-i) {
+			d.fail("bad outcome run")
+			return
+		}
+		t := recs[rec]
+		for range int(k) {
+			set(i, t)
+			i++
+		}
+	}
+	if d.err == nil && i != n {
+		d.fail("outcome runs do not cover every target")
+	}
+}
+
+func (d *decoder) stateBody(s *State) {
+	switch d.byte() {
+	case 0:
+	case 1:
+		snap := &Snapshot{FetchedAt: d.time()}
+		isSet := d.boolean()
+		snap.UserIDs = d.ids()
+		if isSet && snap.UserIDs == nil {
+			snap.UserIDs = []string{}
+		}
+		s.Recipients = snap
+	default:
+		d.fail("bad recipients flag")
+	}
+	n := d.count(1)
+	s.Messages = make(map[string]*Message, n)
+	for range n {
+		m := &Message{Address: d.str(), Kind: d.str(), TargetKind: d.str(), Fingerprint: d.str(), Content: d.content()}
+		ids := d.ids()
+		if d.err != nil {
+			return
+		}
+		if _, dup := s.Messages[m.Address]; dup {
+			d.fail("address " + strconv.Quote(m.Address) + " repeated")
+			return
+		}
+		m.Targets = make(map[string]Target, len(ids))
+		d.outcomes(len(ids), func(i int, t Target) { m.Targets[ids[i]] = t })
+		if d.err == nil && len(m.Targets) != len(ids) {
+			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
+		}
+		s.Messages[m.Address] = m
+	}
+}
+
+func (d *decoder) entry() Entry {
+	var e Entry
+	switch c := d.byte(); c {
+	case 0:
+		e.Type = EntryIntent
+	case 1:
+		e.Type = EntryOutcome
+	case 2:
+		e.Type = EntryForget
+	case 3:
+		e.Type = EntrySnapshot
+	case 0xff:
+		e.Type = EntryType(d.str())
+	default:
+		d.fail("bad entry type")
+	}
+	e.Batch = d.varint()
+	e.Time = d.time()
+	e.RequestID = d.str()
+	e.Status = d.int()
+	n := d.count(8)
+	if n > 0 {
+		e.Items = make([]Item, n)
+	}
+	for i := range e.Items {
+		it := Item{Address: d.str(), Kind: d.str(), TargetKind: d.str(), Fingerprint: d.str()}
+		if d.boolean() {
+			c := d.content()
+			it.Content = &c
+		}
+		it.Targets = d.ids()
+		if k := d.count(1); k > 0 {
+			if d.err != nil {
+				return e
+			}
+			it.Outcomes = make([]Target, k)
+			d.outcomes(k, func(j int, t Target) { it.Outcomes[j] = t })
+		}
+		e.Items[i] = it
+	}
+	return e
 }

@@ -32,6 +32,13 @@ type File struct {
 	checked  bool   // journal tail checked by this File
 	lockFile *os.File
 	lockID   string
+	jformat  int // format of the journal on disk; 0 until known
+	// stale is the lock info the last Lock found left behind by a holder
+	// that ended without unlocking.
+	stale *LockInfo
+
+	gmu     sync.Mutex   // guards pending
+	pending *commitGroup // the group the next Append joins; nil when none waits
 }
 
 var (
@@ -167,13 +174,48 @@ func (f *File) storedHeader() (h stateHeader, ok bool, err error) {
 }
 
 // Append implements Journal. Entries of one call are written with one write
-// and one fsync, so callers should batch what belongs together.
+// and one fsync. Calls that arrive while another call's sync is under way
+// form a group that shares the next write and fsync (group commit), so
+// concurrent appenders pay for far fewer syncs than calls.
 func (f *File) Append(entries ...Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	f.gmu.Lock()
+	g := f.pending
+	leader := g == nil
+	if leader {
+		g = &commitGroup{done: make(chan struct{})}
+		f.pending = g
+	}
+	g.entries = append(g.entries, entries...)
+	f.gmu.Unlock()
+	if !leader {
+		<-g.done
+		return g.err
+	}
+	// The leader waits for the sync before it, then seals its group: later
+	// callers start the next one.
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.gmu.Lock()
+	f.pending = nil
+	f.gmu.Unlock()
+	g.err = f.appendLocked(g.entries)
+	f.mu.Unlock()
+	close(g.done)
+	return g.err
+}
+
+// commitGroup is the entries of the Append calls that share one sync.
+type commitGroup struct {
+	entries []Entry
+	done    chan struct{} // closed once err is set
+	err     error
+}
+
+// appendLocked writes entries to the journal with one write and one fsync;
+// f.mu is held.
+func (f *File) appendLocked(entries []Entry) error {
 	if err := f.checkJournalTail(); err != nil {
 		return err
 	}
@@ -196,9 +238,15 @@ func (f *File) Append(entries ...Entry) error {
 		if buf, err = appendJournalLine(buf, h); err != nil {
 			return fmt.Errorf("encoding state journal header: %w", err)
 		}
+		f.jformat = h.Journal
+	} else if f.jformat == 0 {
+		// A journal left by an earlier run: continue in its format.
+		if f.jformat, err = f.storedJournalFormat(); err != nil {
+			return err
+		}
 	}
 	for _, e := range entries {
-		if buf, err = appendJournalLine(buf, e); err != nil {
+		if buf, err = appendEntryLine(buf, e, f.jformat); err != nil {
 			return fmt.Errorf("encoding state journal entry: %w", err)
 		}
 	}
@@ -214,6 +262,26 @@ func (f *File) Append(entries ...Entry) error {
 		}
 	}
 	return jf.Close()
+}
+
+// storedJournalFormat reads the format from the header of the journal on
+// disk, which checkJournalTail has found intact.
+func (f *File) storedJournalFormat() (int, error) {
+	jf, err := os.Open(f.JournalPath())
+	if err != nil {
+		return 0, fmt.Errorf("reading state journal: %w", err)
+	}
+	defer jf.Close()
+	start := make([]byte, 4096)
+	n, err := io.ReadFull(jf, start)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return 0, fmt.Errorf("reading state journal: %w", err)
+	}
+	format := journalFormatOf(start[:n])
+	if format < 1 || format > journalFormat {
+		return 0, fmt.Errorf("state journal %s has no usable header", f.JournalPath())
+	}
+	return format, nil
 }
 
 // journalHeader names the snapshot a new journal extends, read from disk
@@ -393,13 +461,19 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 			return "", err
 		}
 		if lf != nil {
+			// Holding the OS lock, any info left is from a holder that
+			// ended without Unlock (which removes the info first).
+			var stale *LockInfo
+			if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
+				stale = &prev
+			}
 			if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
 				unlockFile(lf)
 				lf.Close()
 				return "", fmt.Errorf("writing lock info: %w", err)
 			}
 			f.mu.Lock()
-			f.lockFile, f.lockID = lf, info.ID
+			f.lockFile, f.lockID, f.stale = lf, info.ID, stale
 			f.mu.Unlock()
 			return info.ID, nil
 		}
@@ -415,6 +489,20 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 		}
 		wait = min(2*wait, time.Second)
 	}
+}
+
+// StaleLock returns the lock info that the last successful Lock found left
+// behind by a holder that ended without unlocking (killed, crashed, or its
+// machine stopped). The OS lock died with that holder, so it did not block
+// Lock; the record is returned so the caller can say who it was. Lock
+// replaces the record with its own; ForceUnlock removes it.
+func (f *File) StaleLock() (LockInfo, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stale == nil {
+		return LockInfo{}, false
+	}
+	return *f.stale, true
 }
 
 // tryLock takes the OS lock on a new descriptor; nil, nil means it is held

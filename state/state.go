@@ -12,7 +12,7 @@ import (
 )
 
 // FormatVersion is the version of the state file format written.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {

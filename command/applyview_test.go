@@ -1,0 +1,360 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"pushform/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// goldenFile compares got with testdata/name, rewriting it with -update.
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./command -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file (go test ./command -update):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// controlChar finds a control character other than newline.
+var controlChar = regexp.MustCompile(`[\x00-\x09\x0b-\x1f\x7f\x{80}-\x{9f}]`)
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func TestProgress(t *testing.T) {
+	type step struct {
+		after   time.Duration // clock advance before the step
+		targets int
+	}
+	steady := []step{{200 * time.Millisecond, 500}, {900 * time.Millisecond, 500}, {2 * time.Second, 500}, {4 * time.Second, 500}, {time.Second, 500}, {3 * time.Second, 500}}
+	tests := []struct {
+		name            string
+		terminal, color bool
+		steps           []step
+		want            []string // substrings, in order
+		wantNone        []string
+	}{
+		{"log: a line every few seconds", false, false, append(steady[:5:5], step{5 * time.Second, 500}),
+			[]string{"  ... 2,000 of 3,000 targets (66%), 282/s, about 4s left\n", "  ... 3,000 of 3,000 targets (100%), 229/s\n"}, []string{"\r", "\x1b"}},
+		{"terminal bar after a second", true, true, steady,
+			[]string{"\r[\x1b[32m================\x1b[0m        ] 1,000 of 1,500 targets (66%), 909/s, about 1s left\x1b[K"}, []string{"0 of 3,000"}},
+		{"terminal without colour", true, false, steady,
+			[]string{"\r[================        ] 1,000 of 1,500"}, []string{"\x1b"}},
+		{"quick apply: no bar", true, true, []step{{100 * time.Millisecond, 500}, {300 * time.Millisecond, 500}}, nil, []string{"\r", "\x1b"}},
+		{"quick log: no line", false, false, []step{{time.Second, 500}, {time.Second, 500}}, nil, []string{"..."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &fakeClock{time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+			p := newProgress(tt.terminal, tt.color, clock.now)
+			total := 0
+			for _, s := range tt.steps {
+				total += s.targets
+			}
+			if tt.name == "terminal bar after a second" || tt.name == "terminal without colour" {
+				total = 1500 // the bar's figures are easier to read with a small total
+			}
+			p.begin(total)
+			var out strings.Builder
+			for _, s := range tt.steps {
+				clock.t = clock.t.Add(s.after)
+				out.WriteString(p.advance(s.targets))
+			}
+			out.WriteString(p.clear())
+			got := out.String()
+			rest := got
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("output lacks %q (in order):\n%q", w, got)
+				}
+				rest = rest[i+len(w):]
+			}
+			for _, w := range tt.wantNone {
+				if strings.Contains(got, w) {
+					t.Errorf("output has %q:\n%q", w, got)
+				}
+			}
+			if tt.terminal && strings.Contains(got, "\r[") && !strings.HasSuffix(got, "\r"+clearToEOL) && !strings.HasSuffix(got, "\r") {
+				t.Errorf("bar not cleared at the end: %q", got)
+			}
+		})
+	}
+}
+
+// testService starts an in-process sandbox and writes a configuration
+// pointing at it; it returns the directory and an Env for Run.
+func testService(t *testing.T, seed string, opts sandbox.Options, campaign string) (string, func(args ...string) (int, string, string)) {
+	t.Helper()
+	sd, diags := sandbox.ParseSeed("seed.hcl", []byte(seed))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	base, stop, err := sandbox.New(sd, opts).Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop() })
+	dir := t.TempDir()
+	svc := fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n", base)
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(svc+campaign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string, string) {
+		return runCLI(t, dir, Env{}, args...)
+	}
+	return dir, run
+}
+
+// runCLI runs the CLI in dir with env's terminal flags and an environment
+// holding PF_KEY and extra.
+func runCLI(t *testing.T, dir string, env Env, args ...string) (int, string, string) {
+	t.Helper()
+	{
+		var out, errb bytes.Buffer
+		vars := map[string]string{"PF_KEY": "k-test"}
+		for _, kv := range env.Environ {
+			k, v, _ := strings.Cut(kv, "=")
+			vars[k] = v
+		}
+		env.Stdout, env.Stderr, env.Dir = &out, &errb, dir
+		env.Getenv = func(k string) string { return vars[k] }
+		code := Run(context.Background(), args, env)
+		for _, s := range []string{out.String(), errb.String()} {
+			if strings.Contains(s, "k-test") {
+				t.Fatalf("the API key leaked into the output of %v", args)
+			}
+		}
+		return code, out.String(), errb.String()
+	}
+}
+
+const viewSeed = `
+api_key "k-test" { environment = "test" }
+user "alice" {
+  device "alice-phone" { environment = "test" }
+}
+user "bob" {
+  device "bob-phone" { environment = "test" }
+}
+user "erin" {
+  device "erin-phone" {
+    environment = "test"
+    fail        = "bad\u001b[31m token\r\n"
+  }
+}
+user_range "u%04d" {
+  count       = 3000
+  device      = "d%04d"
+  environment = "test"
+}
+`
+
+// TestApplyNoControlCharacters runs apply without a terminal through
+// retries and a failure whose message holds escape codes: stdout and stderr
+// must hold no control character but newline.
+func TestApplyNoControlCharacters(t *testing.T) {
+	_, run := testService(t, viewSeed, sandbox.Options{FailRate: 0.3, FaultSeed: 7}, `
+locals {
+  many = concat([for i in range(1000) : format("u%04d", i)], [for i in range(1000, 2000) : format("u%04d", i)])
+}
+notification "hello" {
+  user_ids = concat(["alice", "bob", "erin"], local.many)
+  title    = "Hello"
+  body     = "Tab\there, bell\u0007? no: a newline\nand more"
+  tag      = "hello"
+}
+`)
+	code, stdout, stderr := run("apply", "--auto-approve", "--parallelism", "2")
+	if code != ExitError { // erin's device fails
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for name, s := range map[string]string{"stdout": stdout, "stderr": stderr} {
+		if loc := controlChar.FindStringIndex(s); loc != nil {
+			t.Errorf("%s has control character %q at %d:\n%s", name, s[loc[0]:loc[1]], loc[0], s)
+		}
+	}
+	for _, want := range []string{"retrying in", `failed: notification.hello -> erin: bad\x1b[31m token\r\n (request id`, "Apply complete: 2,002 delivered"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// normalise replaces what differs between runs: request ids, timings,
+// lineages.
+var normalise = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`"request_id":"[^"]*"`), `"request_id":"REQ"`},
+	{regexp.MustCompile(`req-[0-9a-f]+`), `REQ`},
+	{regexp.MustCompile(`"seconds":[0-9.e-]+`), `"seconds":0`},
+	{regexp.MustCompile(`"state_lineage": "[^"]*"`), `"state_lineage": "LINEAGE"`},
+}
+
+func normalised(s string) string {
+	for _, n := range normalise {
+		s = n.re.ReplaceAllString(s, n.with)
+	}
+	return s
+}
+
+// TestJSONGolden pins the documented JSON outputs: plan --json, show
+// PLANFILE --json (the same document) and apply --json (one object per
+// line, the version first, the summary last).
+func TestJSONGolden(t *testing.T) {
+	dir, run := testService(t, viewSeed, sandbox.Options{}, `
+notification "hello" {
+  user_ids = ["alice", "bob", "erin", "nobody"]
+  title    = "Hello"
+  body     = "First"
+  tag      = "hello"
+}
+badge "reset" {
+  device_ids  = ["alice-phone"]
+  badge_count = 0
+}
+`)
+	now := "--now=2026-11-22T12:00:00Z"
+	code, plan, stderr := run("plan", "--json", "--out", "saved.plan", now)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	goldenFile(t, "plan.json", []byte(normalised(plan)))
+	if code, show, stderr := run("show", "--json", filepath.Join(dir, "saved.plan")); code != 0 || show != plan {
+		t.Errorf("show --json: exit %d %s\n%s\nwant the plan --json document", code, stderr, show)
+	}
+	code, apply, stderr := run("apply", "--json", "--parallelism", "1", "saved.plan")
+	if code != ExitError { // erin's device fails
+		t.Fatalf("apply: exit %d: %s\n%s", code, stderr, apply)
+	}
+	lines := strings.Split(strings.TrimSuffix(apply, "\n"), "\n")
+	for i, l := range lines {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(l), &obj); err != nil {
+			t.Fatalf("line %d is not one JSON object: %v\n%s", i+1, err, l)
+		}
+		if _, ok := obj["type"]; !ok {
+			t.Errorf("line %d has no type: %s", i+1, l)
+		}
+	}
+	if lines[0] != `{"type":"version","format_version":"1"}` {
+		t.Errorf("first line %s", lines[0])
+	}
+	if !strings.HasPrefix(lines[len(lines)-1], `{"type":"summary"`) {
+		t.Errorf("last line %s\n%s", lines[len(lines)-1], stderr)
+	}
+	goldenFile(t, "apply.jsonl", []byte(normalised(apply)))
+}
+
+// TestMarkdownFlags checks plan --markdown and show PLANFILE --markdown
+// print the same comment body, and refuse --json with --markdown.
+func TestMarkdownFlags(t *testing.T) {
+	_, run := testService(t, viewSeed, sandbox.Options{}, `
+notification "hello" {
+  user_ids = ["alice", "bob"]
+  title    = "Hello"
+  body     = "First"
+}
+`)
+	code, md, stderr := run("plan", "--markdown", "--out", "p.plan", "--now=2026-11-22T12:00:00Z")
+	if code != 0 || !strings.HasPrefix(md, "**Plan: 1 to create, 0 to replace, 0 to forget; 2 targets in 1 request.**\n") ||
+		!strings.Contains(md, "<details>") || strings.Contains(md, "Saved the plan") {
+		t.Fatalf("plan --markdown: exit %d %s\n%s", code, stderr, md)
+	}
+	if code, show, stderr := run("show", "p.plan", "--markdown"); code != 0 || show != md {
+		t.Errorf("show --markdown: exit %d %s\n%s", code, stderr, show)
+	}
+	for _, args := range [][]string{{"plan", "--json", "--markdown"}, {"show", "p.plan", "--json", "--markdown"}, {"show", "--markdown"}} {
+		if code, _, stderr := run(args...); code != ExitError || !strings.Contains(stderr, "--markdown") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
+
+// TestJSONRetryGolden pins the retry event: the second request meets the
+// sandbox's rate limit (429 with Retry-After) and is sent again.
+func TestJSONRetryGolden(t *testing.T) {
+	_, run := testService(t, viewSeed, sandbox.Options{RateLimit: 1}, `
+notification "many" {
+  user_ids = [for i in range(600) : format("u%04d", i)]
+  title    = "Hello"
+  body     = "Many"
+}
+`)
+	code, apply, stderr := run("apply", "--json", "--auto-approve", "--parallelism", "1", "--now=2026-11-22T12:00:00Z")
+	if code != 0 {
+		t.Fatalf("apply: exit %d: %s\n%s", code, stderr, apply)
+	}
+	goldenFile(t, "apply-retry.jsonl", []byte(normalised(apply)))
+}
+
+// TestApplyProgressBar runs an apply of over a second on a terminal: a bar
+// is drawn and cleared, coloured unless NO_COLOR or --no-color say not.
+func TestApplyProgressBar(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ []string
+		flags   []string
+		colour  bool
+	}{
+		{"colour", nil, nil, true},
+		{"NO_COLOR", []string{"NO_COLOR=1"}, nil, false},
+		{"--no-color", nil, []string{"--no-color"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir, _ := testService(t, viewSeed, sandbox.Options{Latency: 300 * time.Millisecond}, `
+notification "many" {
+  user_ids = concat([for i in range(1000) : format("u%04d", i)], [for i in range(1000, 2000) : format("u%04d", i)])
+  title    = "Hello"
+  body     = "Many"
+}
+`)
+			args := append([]string{"apply", "--auto-approve", "--parallelism", "1"}, tt.flags...)
+			code, stdout, stderr := runCLI(t, dir, Env{StdinTerminal: true, StdoutTerminal: true, Environ: tt.environ}, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+			}
+			if !strings.Contains(stdout, "\r[") || !strings.Contains(stdout, " of 2,000 targets (") || !strings.Contains(stdout, "/s") {
+				t.Errorf("no progress bar:\n%q", stdout)
+			}
+			if got := strings.Contains(stdout, "\x1b["); got != tt.colour {
+				t.Errorf("escape codes present = %v, want %v:\n%q", got, tt.colour, stdout)
+			}
+			if !strings.Contains(stdout, "\r\n\nApply complete") && !strings.Contains(stdout, clearToEOL+"\nApply complete") && !strings.Contains(stdout, "\r\nApply complete") {
+				// The bar is cleared, then the result starts on a clean line.
+				i := strings.Index(stdout, "Apply complete")
+				t.Errorf("bar not cleared before the result: %q", stdout[max(0, i-80):i])
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+package state_test
+
+import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"sync"
+	"testing"
+
+	"pushform/state"
+	"pushform/state/statetest"
+)
+
+// Concurrent appenders share syncs (group commit); every entry of every
+// call must still be in the journal, whole and in call order per caller.
+func TestFileAppendConcurrent(t *testing.T) {
+	f := newFile(t)
+	mustPersist(t, f, statetest.Sample())
+	const callers, calls = 8, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, callers*calls)
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				addr := fmt.Sprintf("notification.c%d", c)
+				// Two entries per call: they must stay together.
+				if err := f.Append(intent(addr, fmt.Sprintf("u%d", i)), intent(addr, fmt.Sprintf("v%d", i))); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s, err := state.NewFile(f.Path()).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range callers {
+		m := s.Messages[fmt.Sprintf("notification.c%d", c)]
+		if m == nil || len(m.Targets) != 2*calls {
+			t.Fatalf("caller %d: message %+v; want %d targets", c, m, 2*calls)
+		}
+	}
+	data, _ := os.ReadFile(f.JournalPath())
+	if n := bytes.Count(data, []byte("\n")); n != 1+2*callers*calls {
+		t.Fatalf("journal has %d lines; want a header and %d entries", n, 2*callers*calls)
+	}
+}
+
+// A journal left in format 1 by an older pushform is continued in format 1.
+func TestFileAppendContinuesOldJournal(t *testing.T) {
+	f := newFile(t)
+	mustPersist(t, f, statetest.Sample())
+	s, err := f.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fmt.Sprintf(`{"journal":1,"lineage":%q,"serial":%d}`, s.Lineage, s.Serial)
+	line := func(payload string) string { return fmt.Sprintf("%08x %s\n", crc(payload), payload) }
+	body := line(old) + line(`{"type":"intent","batch":1,"time":"2026-05-01T00:00:00Z","items":[{"address":"notification.old","targets":["u1"]}]}`)
+	if err := os.WriteFile(f.JournalPath(), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := state.NewFile(f.Path())
+	if err := g.Append(intent("notification.new", "u2")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(f.JournalPath())
+	if !bytes.Contains(data, []byte(`{"type":"intent"`)) || bytes.Count(data, []byte(`"type":"intent"`)) != 2 {
+		t.Fatalf("appended entry is not in format 1:\n%s", data)
+	}
+	got, err := g.Read()
+	if err != nil || got.Messages["notification.old"] == nil || got.Messages["notification.new"] == nil {
+		t.Fatalf("Read = %v, %v; want both messages", got, err)
+	}
+}
+
+func crc(payload string) uint32 {
+	return crc32.Checksum([]byte(payload), crc32.MakeTable(crc32.Castagnoli))
+}
