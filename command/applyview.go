@@ -141,6 +141,16 @@ func batchErrors(errs []*executor.BatchError, cfg *config.Config) []string {
 		if errors.As(be.Err, &ve) {
 			var b strings.Builder
 			fmt.Fprintf(&b, "request %d was rejected by the service (400, request id %s):", be.Batch+1, ve.RequestID)
+			if len(ve.Issues) == 0 { // no issues array: show what it said instead
+				detail := ve.Excerpt
+				if detail == "" {
+					detail = "(an empty answer)"
+				}
+				fmt.Fprintf(&b, " %s", detail)
+				for _, addr := range be.Addresses {
+					fmt.Fprintf(&b, "\n  %s (%s)", addr, pos[addr])
+				}
+			}
 			for i, addr := range be.Addresses {
 				for _, is := range ve.Issues {
 					if is.Index == i || is.Index < 0 {

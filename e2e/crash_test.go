@@ -125,7 +125,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	kills := map[string]int{} // by phase
 	total, completed := 0, 0
-	tmpLeft, midWrite := 0, 0 // snapshot temp files: a kill in the middle of writing one leaves one
+	tmpLeft, midWrite := 0, 0             // snapshot temp files: a kill in the middle of writing one leaves one
 	planTime := 800 * time.Millisecond    // start to first request, updated as seen
 	persistTime := 300 * time.Millisecond // last response to exit, updated as seen
 	for round := 0; total < minKills; round++ {
@@ -276,7 +276,13 @@ func TestCrashRecovery(t *testing.T) {
 		if shown > 1 {
 			dups++
 			if dups < 10 {
-				t.Errorf("%s shows %q %d times", ct.device, ct.title, shown)
+				var reqs []string
+				for _, e := range dev.Inbox {
+					if e.Title == ct.title {
+						reqs = append(reqs, e.RequestID)
+					}
+				}
+				t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
 			}
 		}
 	}

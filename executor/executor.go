@@ -538,6 +538,12 @@ func (r *run) failed(b int, intent state.Entry, addrs []string, targets int, err
 // issuesFor renders the service's issues that concern notification i of a
 // request (or all of them when the service gave no index).
 func issuesFor(ve *pushapi.ValidationError, i int) string {
+	if len(ve.Issues) == 0 {
+		if ve.Excerpt == "" {
+			return "the request was refused with no details"
+		}
+		return ve.Excerpt
+	}
 	var parts []string
 	for _, is := range ve.Issues {
 		if is.Index == i || is.Index < 0 {

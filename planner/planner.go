@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"pushform/config"
@@ -112,20 +114,25 @@ func Make(in Input, opts Options) (*Plan, error) {
 type planning struct {
 	opts       Options
 	recipients *state.Snapshot
+	reachOnce  sync.Once
 	reachable  map[string]struct{} // built on first need
 	replace    map[string]bool
+	// parallelFrom overrides the package constant, for tests.
+	parallelFrom int
 }
 
+// isRecipient is safe for concurrent use: classify calls it from several
+// goroutines.
 func (pl *planning) isRecipient(id string) bool {
 	if pl.recipients == nil {
 		return false
 	}
-	if pl.reachable == nil {
+	pl.reachOnce.Do(func() {
 		pl.reachable = make(map[string]struct{}, len(pl.recipients.UserIDs))
 		for _, u := range pl.recipients.UserIDs {
 			pl.reachable[u] = struct{}{}
 		}
-	}
+	})
 	_, ok := pl.reachable[id]
 	return ok
 }
@@ -152,59 +159,29 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		pc := prior.Content
 		c.Prior = &pc
 	}
-	if prior != nil {
-		// Targets no longer configured are forgotten, even while waiting.
-		inConfig := toSet(ids)
-		for _, id := range sortedKeys(prior.Targets) {
-			if !inConfig[id] {
-				c.Forget = append(c.Forget, id)
-			}
-		}
-		c.Targets.Forget = len(c.Forget)
-	}
 	if m.SendAfter != nil && pl.opts.Now.Before(*m.SendAfter) {
+		// Targets no longer configured are forgotten, even while waiting.
+		if prior != nil {
+			c.Forget = forgotten(ids, prior, -1)
+			c.Targets.Forget = len(c.Forget)
+		}
 		c.Action = ActionWait
 		c.Targets.Waiting = len(ids)
 		return c
 	}
 	force := pl.replace[m.Address]
 	tagged := content.Tag != "" || m.Kind == config.KindBadge
-	var changed bool // some target holds older content
-	for _, id := range ids {
-		var t state.Target
-		var ok bool
-		if prior != nil {
-			t, ok = prior.Targets[id]
-		}
-		switch {
-		case !ok:
-			c.Targets.New++
-		case force:
-			c.Targets.Replace++
-			changed = true
-		case t.Fingerprint != c.Fingerprint && (t.Outcome == state.Delivered || t.Outcome == state.Failed || t.Outcome == state.Unknown):
-			c.Targets.Replace++
-			changed = true
-		case t.Outcome == state.Delivered:
-			c.Targets.UpToDate++
-			continue
-		case t.Outcome == state.Failed:
-			c.Targets.Retry++
-		case t.Outcome == state.Unknown && (tagged || pl.opts.RetryUnknown):
-			c.Targets.Unknown++
-		case t.Outcome == state.Unknown:
-			c.Targets.Held++
-			c.Held = append(c.Held, id)
-			continue
-		case t.Outcome == state.Skipped && m.Targets.Kind == config.TargetUsers && pl.isRecipient(id):
-			c.Targets.Reachable++
-		default: // skipped: retrying does not help (spec part 3)
-			c.Targets.Skipped++
-			continue
-		}
-		c.Send = append(c.Send, id)
-	}
+	cl := pl.classifyAll(ids, prior, c.Fingerprint, force, tagged, m.Targets.Kind == config.TargetUsers)
+	changed, found := cl.changed, cl.found
+	c.Send, c.Held = cl.send, cl.held
+	n := cl.counts
+	c.Targets.New, c.Targets.Replace, c.Targets.UpToDate, c.Targets.Retry = n.New, n.Replace, n.UpToDate, n.Retry
+	c.Targets.Unknown, c.Targets.Held, c.Targets.Reachable, c.Targets.Skipped = n.Unknown, n.Held, n.Reachable, n.Skipped
 	c.Targets.Send = len(c.Send)
+	if prior != nil {
+		c.Forget = forgotten(ids, prior, found)
+		c.Targets.Forget = len(c.Forget)
+	}
 	switch {
 	case prior == nil:
 		c.Action = ActionCreate
@@ -226,6 +203,100 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%d targets have an unknown outcome (a request whose answer was lost) and are not re-sent: without a tag a second copy would show twice; use --retry-unknown to send anyway", c.Targets.Held))
 	}
 	return c
+}
+
+// classified is what the plan does with a run of one message's ids.
+type classified struct {
+	counts     TargetCounts
+	send, held []string
+	changed    bool // some target holds older content
+	found      int  // ids recorded in prior
+}
+
+// parallelFrom is the number of ids from which classifyAll splits the work
+// between goroutines: a million map lookups are cache misses, and a second
+// core halves their wall time.
+const parallelFrom = 1 << 16
+
+// classifyAll classifies ids, in chunks on all cores when they are many;
+// the result is the same as one sequential pass.
+func (pl *planning) classifyAll(ids []string, prior *state.Message, fp string, force, tagged, users bool) classified {
+	chunk := parallelFrom
+	if pl.parallelFrom > 0 {
+		chunk = pl.parallelFrom
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(ids)/chunk)
+	if workers < 2 {
+		return pl.classify(ids, prior, fp, force, tagged, users)
+	}
+	parts := make([]classified, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		from, to := len(ids)*w/workers, len(ids)*(w+1)/workers
+		wg.Go(func() { parts[w] = pl.classify(ids[from:to], prior, fp, force, tagged, users) })
+	}
+	wg.Wait()
+	out := parts[0]
+	for _, p := range parts[1:] {
+		n := &out.counts
+		n.New += p.counts.New
+		n.Replace += p.counts.Replace
+		n.UpToDate += p.counts.UpToDate
+		n.Retry += p.counts.Retry
+		n.Unknown += p.counts.Unknown
+		n.Held += p.counts.Held
+		n.Reachable += p.counts.Reachable
+		n.Skipped += p.counts.Skipped
+		out.send = append(out.send, p.send...)
+		out.held = append(out.held, p.held...)
+		out.changed = out.changed || p.changed
+		out.found += p.found
+	}
+	return out
+}
+
+// classify decides, target by target, what the plan does with ids.
+func (pl *planning) classify(ids []string, prior *state.Message, fp string, force, tagged, users bool) classified {
+	var cl classified
+	n := &cl.counts
+	for _, id := range ids {
+		var t state.Target
+		var ok bool
+		if prior != nil {
+			t, ok = prior.Targets[id]
+		}
+		if ok {
+			cl.found++
+		}
+		switch {
+		case !ok:
+			n.New++
+		case force:
+			n.Replace++
+			cl.changed = true
+		case t.Fingerprint != fp && (t.Outcome == state.Delivered || t.Outcome == state.Failed || t.Outcome == state.Unknown):
+			n.Replace++
+			cl.changed = true
+		case t.Outcome == state.Delivered:
+			n.UpToDate++
+			continue
+		case t.Outcome == state.Failed:
+			n.Retry++
+		case t.Outcome == state.Unknown && (tagged || pl.opts.RetryUnknown):
+			n.Unknown++
+		case t.Outcome == state.Unknown:
+			n.Held++
+			cl.held = append(cl.held, id)
+			continue
+		case t.Outcome == state.Skipped && users && pl.isRecipient(id):
+			n.Reachable++
+		default: // skipped: retrying does not help (spec part 3)
+			n.Skipped++
+			continue
+		}
+		cl.send = append(cl.send, id)
+	}
+	return cl
 }
 
 func forgetChange(m *state.Message) *Change {
@@ -377,6 +448,35 @@ func checkAddresses(cfg *config.Config, st *state.State, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// forgotten returns the targets of prior that ids no longer lists, sorted.
+// found is how many of ids prior records (-1: not counted); when distinct
+// ids found every recorded target, nothing is forgotten, and a set of a
+// million ids need not be built to learn that.
+func forgotten(ids []string, prior *state.Message, found int) []string {
+	if found == len(prior.Targets) && distinct(ids) {
+		return nil
+	}
+	inConfig := toSet(ids)
+	var out []string
+	for _, id := range sortedKeys(prior.Targets) {
+		if !inConfig[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// distinct reports, cheaply, that xs holds no id twice: true when xs is
+// strictly increasing (recipients lists usually are); false means unknown.
+func distinct(xs []string) bool {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] <= xs[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 func toSet(xs []string) map[string]bool {

@@ -81,6 +81,10 @@ type Client struct {
 func New(opts Options) (*Client, error) {
 	base, err := checkBaseURL(opts.BaseURL)
 	if err != nil {
+		// A key pasted into the URL must not be echoed back.
+		if len(opts.APIKey) >= 4 && strings.Contains(err.Error(), opts.APIKey) {
+			err = errors.New(strings.ReplaceAll(err.Error(), opts.APIKey, "[redacted]"))
+		}
 		return nil, err
 	}
 	if opts.APIKey == "" {
@@ -165,7 +169,10 @@ func checkBaseURL(raw string) (string, error) {
 		return "", errors.New("service base URL must not contain credentials; the key goes in the API key variable")
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("service base URL %s must not have a query or fragment", u.Redacted())
+		// Not echoed: a query is where tokens hide.
+		bare := *u
+		bare.RawQuery, bare.Fragment, bare.RawFragment = "", "", ""
+		return "", fmt.Errorf("service base URL %s must not have a query or fragment", bare.Redacted())
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return "", fmt.Errorf("service base URL %q has no host", raw)

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 )
 
 // stateHeader is the part of a snapshot that Persist and Append need; it is
@@ -772,42 +773,59 @@ func (d *decoder) time() time.Time {
 }
 
 // ids decodes a front-coded list into substrings of one string, so a
-// million ids cost two allocations rather than a million.
+// million ids cost three allocations rather than a million: a first pass
+// sizes the bytes exactly, the second fills them.
 func (d *decoder) ids() []string {
 	n := d.count(1)
 	if d.err != nil || n == 0 {
 		return nil
 	}
-	var arena []byte
-	ends := make([]int, n)
-	prevStart, prevEnd := 0, 0
-	for i := range n {
-		c := d.byte()
-		p, s := int(c>>4), int(c&15)
-		if c == 0xff {
-			p, s = d.count(1), d.count(1)
-		}
-		if p > prevEnd-prevStart {
+	start, total, prevLen := d.off, 0, 0
+	for range n {
+		p, s := d.idHead()
+		if d.err == nil && p > prevLen {
 			d.fail("id prefix longer than the previous id")
 		}
-		suffix := d.bytes(s)
+		d.bytes(s)
 		if d.err != nil {
 			return nil
 		}
-		start := len(arena)
-		arena = append(arena, arena[prevStart:prevStart+p]...)
-		arena = append(arena, suffix...)
-		prevStart, prevEnd = start, len(arena)
-		ends[i] = prevEnd
+		prevLen = p + s
+		total += prevLen
 	}
-	all := string(arena)
+	d.off = start
+	arena := make([]byte, 0, total)
 	out := make([]string, n)
-	start := 0
-	for i, end := range ends {
-		out[i] = all[start:end]
-		start = end
+	prevStart := 0
+	for i := range n {
+		p, s := d.idHead()
+		at := len(arena)
+		arena = append(arena, arena[prevStart:prevStart+p]...)
+		arena = append(arena, d.bytes(s)...)
+		prevStart = at
+		// The arena is never written again, so its bytes can back strings
+		// without a copy.
+		if len(arena) > at {
+			out[i] = unsafe.String(&arena[at], len(arena)-at)
+		}
 	}
 	return out
+}
+
+// idHead reads the prefix and suffix lengths of one front-coded id.
+func (d *decoder) idHead() (p, s int) {
+	c := d.byte()
+	if c == 0xff {
+		// The prefix is not read from the data: the caller bounds it by
+		// the previous id.
+		p := d.uvarint()
+		if p > math.MaxInt32 {
+			d.fail("id prefix too long")
+			return 0, 0
+		}
+		return int(p), d.count(1)
+	}
+	return int(c >> 4), int(c & 15)
 }
 
 func (d *decoder) content() Content {
@@ -940,7 +958,7 @@ func (d *decoder) entry() Entry {
 	e.Time = d.time()
 	e.RequestID = d.str()
 	e.Status = d.int()
-	n := d.count(8)
+	n := d.count(7) // an item takes at least seven bytes
 	if n > 0 {
 		e.Items = make([]Item, n)
 	}
@@ -951,12 +969,17 @@ func (d *decoder) entry() Entry {
 			it.Content = &c
 		}
 		it.Targets = d.ids()
-		if k := d.count(1); k > 0 {
+		// Outcomes are run-length coded, so their count is not bounded by
+		// the data; they parallel the targets.
+		if k := d.uvarint(); k > 0 {
+			if k != uint64(len(it.Targets)) {
+				d.fail("outcomes do not match targets")
+			}
 			if d.err != nil {
 				return e
 			}
-			it.Outcomes = make([]Target, k)
-			d.outcomes(k, func(j int, t Target) { it.Outcomes[j] = t })
+			it.Outcomes = make([]Target, len(it.Targets))
+			d.outcomes(len(it.Targets), func(j int, t Target) { it.Outcomes[j] = t })
 		}
 		e.Items[i] = it
 	}

@@ -9,6 +9,14 @@ import (
 	"time"
 )
 
+func manyIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("u%d", i)
+	}
+	return ids
+}
+
 func sampleJournal(t testing.TB, format int) []byte {
 	var b []byte
 	var err error
@@ -22,6 +30,11 @@ func sampleJournal(t testing.TB, format int) []byte {
 		{Type: EntryOutcome, Batch: 1, Time: t0, RequestID: "r", Items: []Item{{Address: "a", Targets: []string{"u1", "u2"}, Outcomes: []Target{{Outcome: Delivered}, {Outcome: Failed}}}}},
 		{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"u2"}}}},
 		{Type: EntrySnapshot, Time: t0, Items: []Item{{Targets: []string{"u1"}}}},
+		// Many alike outcomes: their runs take fewer bytes than targets.
+		{Type: EntryIntent, Batch: 2, Time: t0, Items: []Item{{Address: "b", Targets: manyIDs(300)}}},
+		{Type: EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []Item{{Address: "b", Targets: manyIDs(300), Outcomes: make([]Target, 300)}}},
+		// Long shared prefixes at the very end of an entry.
+		{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"user-with-a-long-id-0001", "user-with-a-long-id-0002"}}}},
 	} {
 		if b, err = appendEntryLine(b, e, format); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"pushform/atomicfile"
+	"strings"
 	"sync"
 	"time"
 )
@@ -467,6 +468,7 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 			if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
 				stale = &prev
 			}
+			f.removeDeadTemps()
 			if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
 				unlockFile(lf)
 				lf.Close()
@@ -488,6 +490,24 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 		case <-t.C:
 		}
 		wait = min(2*wait, time.Second)
+	}
+}
+
+// removeDeadTemps removes the temp files of snapshots and lock infos that
+// holders killed while writing them left behind (a snapshot's is as large
+// as the state). Only a lock holder writes them, so with the lock held any
+// that exist are dead. Best effort: a leftover is harmless, only wasteful.
+func (f *File) removeDeadTemps() {
+	dir, base := filepath.Dir(f.path), filepath.Base(f.path)
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range names {
+		n := e.Name()
+		if strings.HasPrefix(n, "."+base+".tmp-") || strings.HasPrefix(n, "."+base+".lock.info.tmp-") {
+			os.Remove(filepath.Join(dir, n))
+		}
 	}
 }
 
