@@ -1,12 +1,13 @@
 module pushform
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/sergi/go-diff v1.4.0
 	github.com/spf13/pflag v1.1.0
 	github.com/zclconf/go-cty v1.20.0
+	golang.org/x/term v0.47.0
 )
 
 require (
@@ -17,6 +18,7 @@ require (
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	golang.org/x/mod v0.29.0 // indirect
 	golang.org/x/sync v0.18.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 	golang.org/x/tools v0.38.0 // indirect
 )

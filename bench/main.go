@@ -74,15 +74,27 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	loadBefore := loadAverage()
 	rows, err := run(ctx, o)
 	if len(rows) > 0 {
-		fmt.Printf("\npushform benchmarks, %s, scale %g, latency %s, parallelism %d\n\n", time.Now().Format("2006-01-02"), o.scale, o.latency, o.parallelism)
+		fmt.Printf("\npushform benchmarks, %s, scale %g, latency %s, parallelism %d, load average %s before, %s after\n\n",
+			time.Now().Format("2006-01-02"), o.scale, o.latency, o.parallelism, loadBefore, loadAverage())
 		WriteTable(os.Stdout, rows)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// loadAverage is the one-minute load average, which says how noisy the
+// figures are: the machine may be shared.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(data) + " unknown")[0]
 }
 
 type bench struct {

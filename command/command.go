@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 )
 
 // Exit codes shared by every command.
@@ -58,9 +59,10 @@ func OSEnv() Env {
 	}
 }
 
+// isTerminal asks the terminal driver: /dev/null is a character device too,
+// and CI runs apply with it as stdin.
 func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // Globals are the flags accepted before or after any command name.

@@ -31,8 +31,8 @@ func sampleJournal(t testing.TB, format int) []byte {
 		{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"u2"}}}},
 		{Type: EntrySnapshot, Time: t0, Items: []Item{{Targets: []string{"u1"}}}},
 		// Many alike outcomes: their runs take fewer bytes than targets.
-		{Type: EntryIntent, Batch: 2, Time: t0, Items: []Item{{Address: "b", Targets: manyIDs(300)}}},
-		{Type: EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []Item{{Address: "b", Targets: manyIDs(300), Outcomes: make([]Target, 300)}}},
+		{Type: EntryIntent, Batch: 2, Time: t0, Items: []Item{{Address: "b", Targets: manyIDs(40)}}},
+		{Type: EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []Item{{Address: "b", Targets: manyIDs(40), Outcomes: make([]Target, 40)}}},
 		// Long shared prefixes at the very end of an entry.
 		{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"user-with-a-long-id-0001", "user-with-a-long-id-0002"}}}},
 	} {

@@ -317,9 +317,21 @@ func (f *File) checkJournalTail() error {
 		return fmt.Errorf("opening state journal: %w", err)
 	}
 	defer jf.Close()
-	_, valid, err := readJournal(jf, func(Entry) error { return nil })
+	h, valid, err := readJournal(jf, func(Entry) error { return nil })
 	if err != nil {
 		return fmt.Errorf("state journal %s is corrupt: %w", f.JournalPath(), err)
+	}
+	if h.Journal != 0 {
+		// A journal of an older serial was folded into the snapshot by a
+		// Persist that died before removing it, and Read ignores it: new
+		// entries appended to it would be ignored too. Start afresh.
+		sh, ok, err := f.storedHeader()
+		if err != nil {
+			return err
+		}
+		if ok && h.Lineage == sh.Lineage && h.Serial < sh.Serial {
+			valid = 0
+		}
 	}
 	fi, err := jf.Stat()
 	if err != nil {
@@ -327,7 +339,7 @@ func (f *File) checkJournalTail() error {
 	}
 	if fi.Size() > valid {
 		if err := jf.Truncate(valid); err != nil {
-			return fmt.Errorf("cutting a torn line off the state journal: %w", err)
+			return fmt.Errorf("cutting a torn line or a stale journal off the state journal: %w", err)
 		}
 		if err := jf.Sync(); err != nil {
 			return fmt.Errorf("syncing state journal: %w", err)

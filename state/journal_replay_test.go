@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -50,5 +51,60 @@ func TestJournalReplaysFullBatches(t *testing.T) {
 	}
 	if counts[state.Delivered] != 1000 || counts[state.Unknown] != 500 {
 		t.Fatalf("outcomes %v, want 1000 delivered and 500 unknown", counts)
+	}
+}
+
+// TestJournalLeftByPersistIsNotExtended is a crash between Persist's rename
+// and its removal of the journal: the journal left extends an older serial
+// and is ignored. The next run's entries must not be appended to it, where
+// they would be ignored too (and its sends made again).
+func TestJournalLeftByPersistIsNotExtended(t *testing.T) {
+	dir := t.TempDir()
+	f := state.NewFile(filepath.Join(dir, "pushform.state"))
+	st := state.New("test")
+	if err := f.Persist(st); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	intent := func(addr string) state.Entry {
+		return state.Entry{Type: state.EntryIntent, Time: now,
+			Items: []state.Item{{Address: addr, Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp", Content: &state.Content{Title: "T", Body: "B"}, Targets: []string{"u1"}}}}
+	}
+	if err := f.Append(intent("notification.first")); err != nil {
+		t.Fatal(err)
+	}
+	journal, err := os.ReadFile(f.JournalPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = f.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Persist(st); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the journal is still there after the rename.
+	if err := os.WriteFile(f.JournalPath(), journal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	next := state.NewFile(f.Path())
+	st, err = next.Read()
+	if err != nil || st.Messages["notification.first"] == nil {
+		t.Fatalf("read after the crash: %v", err)
+	}
+	if err := next.Append(intent("notification.second")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := state.NewFile(f.Path()).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Messages["notification.second"] == nil {
+		t.Fatal("the entry appended after the crash was lost: it went into the stale journal")
+	}
+	if got.Messages["notification.first"] == nil {
+		t.Fatal("the persisted entry was lost")
 	}
 }
