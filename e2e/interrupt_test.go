@@ -99,11 +99,13 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 			unknown++
 		}
 	}
-	if unknown != 1000 {
-		t.Errorf("%d unknown after the second interrupt, want the 1,000 in flight", unknown)
+	// The 1,000 in flight, plus the batches whose intents the executor had
+	// journaled ahead (up to 2 x parallelism of them) that never left.
+	if unknown < 1000 || unknown > 1000+2*2*500 {
+		t.Errorf("%d unknown after the second interrupt, want the 1,000 in flight and at most 2,000 journaled ahead", unknown)
 	}
 	p2 := w.planJSON()
-	if a, tg := p2.action("notification.promo"); tg["unknown"] != 1000 || tg["new"] != 2000 {
+	if a, tg := p2.action("notification.promo"); tg["unknown"] != unknown || tg["new"] != 3000-unknown {
 		t.Errorf("plan after the exit: %s %v", a, tg)
 	}
 	time.Sleep(3 * time.Second) // let the sandbox finish the abandoned requests
