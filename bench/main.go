@@ -584,10 +584,10 @@ func syntheticState(n int) *state.State {
 	content := planner.StateContent(announce)
 	fp := planner.Fingerprint(string(config.KindNotification), content)
 	m := &state.Message{Address: "notification.announce", Kind: string(config.KindNotification), TargetKind: string(config.TargetUsers),
-		Fingerprint: fp, Content: content, Targets: make(map[string]state.Target, n)}
+		Fingerprint: fp, Content: content, Targets: make(map[string]*state.Target, n)}
 	for i, id := range ids {
 		batch := i / batchLimit
-		m.Targets[id] = state.Target{Outcome: state.Delivered, Fingerprint: fp, DeviceCount: 1,
+		m.Targets[id] = &state.Target{Outcome: state.Delivered, Fingerprint: fp, DeviceCount: 1,
 			RequestID: fmt.Sprintf("req-%016x", batch), Time: t0.Add(time.Duration(batch) * 5 * time.Millisecond)}
 	}
 	s.Messages[m.Address] = m

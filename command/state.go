@@ -218,7 +218,7 @@ func writeStateMessage(w io.Writer, msg *state.Message, all bool) {
 		if req == "" {
 			req = "-"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", id, t.Outcome, stateTargetDetail(t), req, stateTime(t.Time))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", id, t.Outcome, stateTargetDetail(*t), req, stateTime(t.Time))
 	}
 	tw.Flush()
 	if len(shown) < len(ids) {

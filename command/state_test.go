@@ -107,7 +107,7 @@ func TestStateShowManyTargets(t *testing.T) {
 	s, _ := f.Read()
 	msg := s.Messages["campaign.c.badge.reset"]
 	for i := range 1200 {
-		msg.Targets[fmt.Sprintf("dev-%04d", i)] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+		msg.Targets[fmt.Sprintf("dev-%04d", i)] = &state.Target{Outcome: state.Delivered, DeviceCount: 1}
 	}
 	if err := f.Persist(s); err != nil {
 		t.Fatal(err)

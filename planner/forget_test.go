@@ -11,7 +11,7 @@ import (
 // The no-op fast path of forgotten must agree with the set computation,
 // duplicates and unsorted lists included.
 func TestForgotten(t *testing.T) {
-	prior := &state.Message{Targets: map[string]state.Target{"a": {}, "b": {}, "c": {}}}
+	prior := &state.Message{Targets: map[string]*state.Target{"a": {}, "b": {}, "c": {}}}
 	count := func(ids []string) int {
 		n := 0
 		for _, id := range ids {
@@ -47,7 +47,7 @@ func TestForgotten(t *testing.T) {
 func TestClassifyAllMatchesSequential(t *testing.T) {
 	const n, from = 3007, 1000
 	ids := make([]string, n)
-	prior := &state.Message{Targets: map[string]state.Target{}}
+	prior := &state.Message{Targets: map[string]*state.Target{}}
 	outcomes := []state.Outcome{state.Delivered, state.Failed, state.Unknown, state.Skipped}
 	var reachable []string
 	for i := range ids {
@@ -60,7 +60,7 @@ func TestClassifyAllMatchesSequential(t *testing.T) {
 			fp = "old"
 		}
 		o := outcomes[i%len(outcomes)]
-		prior.Targets[ids[i]] = state.Target{Outcome: o, Fingerprint: fp}
+		prior.Targets[ids[i]] = &state.Target{Outcome: o, Fingerprint: fp}
 		if o == state.Skipped && i%3 == 0 {
 			reachable = append(reachable, ids[i])
 		}

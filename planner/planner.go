@@ -260,10 +260,12 @@ func (pl *planning) classify(ids []string, prior *state.Message, fp string, forc
 	var cl classified
 	n := &cl.counts
 	for _, id := range ids {
-		var t state.Target
+		var t *state.Target // nil unless ok: the !ok case comes first below
 		var ok bool
 		if prior != nil {
-			t, ok = prior.Targets[id]
+			if pt, found := prior.Targets[id]; found && pt != nil {
+				t, ok = pt, true
+			}
 		}
 		if ok {
 			cl.found++
@@ -487,7 +489,7 @@ func toSet(xs []string) map[string]bool {
 	return s
 }
 
-func sortedKeys(m map[string]state.Target) []string {
+func sortedKeys(m map[string]*state.Target) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

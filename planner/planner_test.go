@@ -30,13 +30,13 @@ func recorded(m *config.Message, o state.Outcome, overrides map[string]state.Out
 	st := state.New("test")
 	content := StateContent(m.Content)
 	fp := Fingerprint(string(m.Kind), content)
-	sm := &state.Message{Address: m.Address, Kind: string(m.Kind), TargetKind: string(m.Targets.Kind), Fingerprint: fp, Content: content, Targets: map[string]state.Target{}}
+	sm := &state.Message{Address: m.Address, Kind: string(m.Kind), TargetKind: string(m.Targets.Kind), Fingerprint: fp, Content: content, Targets: map[string]*state.Target{}}
 	for _, id := range m.Targets.IDs {
 		out := o
 		if v, ok := overrides[id]; ok {
 			out = v
 		}
-		sm.Targets[id] = state.Target{Outcome: out, Fingerprint: fp, RequestID: "req-1", Time: now}
+		sm.Targets[id] = &state.Target{Outcome: out, Fingerprint: fp, RequestID: "req-1", Time: now}
 	}
 	st.Messages[m.Address] = sm
 	return st

@@ -73,7 +73,7 @@ func scenario(t *testing.T) *planner.Plan {
 	for _, m := range []*config.Message{sale, oldBadge, untagged, grown, retried, gone, same} {
 		c := planner.StateContent(m.Content)
 		fp := planner.Fingerprint(string(m.Kind), c)
-		sm := &state.Message{Address: m.Address, Kind: string(m.Kind), TargetKind: string(m.Targets.Kind), Fingerprint: fp, Content: c, Targets: map[string]state.Target{}}
+		sm := &state.Message{Address: m.Address, Kind: string(m.Kind), TargetKind: string(m.Targets.Kind), Fingerprint: fp, Content: c, Targets: map[string]*state.Target{}}
 		for i, id := range m.Targets.IDs {
 			o := state.Delivered
 			if m == retried && i == 1 {
@@ -82,7 +82,7 @@ func scenario(t *testing.T) *planner.Plan {
 			if m == sale && i%1000 == 7 {
 				o = state.Skipped
 			}
-			sm.Targets[id] = state.Target{Outcome: o, Fingerprint: fp, RequestID: "req-1", Time: now}
+			sm.Targets[id] = &state.Target{Outcome: o, Fingerprint: fp, RequestID: "req-1", Time: now}
 		}
 		st.Messages[m.Address] = sm
 	}

@@ -22,11 +22,11 @@ func bigState(n int) *state.State {
 	m := &state.Message{
 		Address: "campaign.launch.notification.announce", Kind: "notification", TargetKind: "user_ids",
 		Fingerprint: fp, Content: state.Content{Title: "Launch", Body: "It is here", Tag: "launch"},
-		Targets: make(map[string]state.Target, n),
+		Targets: make(map[string]*state.Target, n),
 	}
 	for i := range n {
 		batch := i / 500
-		m.Targets[fmt.Sprintf("u%07d", i)] = state.Target{
+		m.Targets[fmt.Sprintf("u%07d", i)] = &state.Target{
 			Outcome: state.Delivered, Fingerprint: fp, DeviceCount: 1,
 			RequestID: fmt.Sprintf("req-%08d", batch), Time: t0.Add(time.Duration(batch) * 5 * time.Millisecond),
 		}

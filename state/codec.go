@@ -127,7 +127,12 @@ func decodeStateV1(data []byte) (*State, error) {
 		}
 		m.Address = addr
 		if m.Targets == nil {
-			m.Targets = map[string]Target{}
+			m.Targets = map[string]*Target{}
+		}
+		for id, t := range m.Targets {
+			if t == nil {
+				return nil, fmt.Errorf("target %q of %q is null", id, addr)
+			}
 		}
 	}
 	return &s, nil
@@ -621,7 +626,7 @@ func (e *encoder) stateBody(s *State) {
 		}
 		slices.Sort(ids)
 		e.ids(ids)
-		e.outcomes(len(ids), func(i int) Target { return m.Targets[ids[i]] })
+		e.outcomes(len(ids), func(i int) Target { return *m.Targets[ids[i]] })
 	}
 }
 
@@ -839,7 +844,7 @@ func (d *decoder) content() Content {
 
 // outcomes decodes what encoder.outcomes wrote for n targets, calling set
 // for each target in order.
-func (d *decoder) outcomes(n int, set func(i int, t Target)) {
+func (d *decoder) outcomes(n int, set func(i int, t *Target)) {
 	strs := []string{""}
 	for range d.count(1) {
 		strs = append(strs, d.str())
@@ -892,7 +897,7 @@ func (d *decoder) outcomes(n int, set func(i int, t Target)) {
 			d.fail("bad outcome run")
 			return
 		}
-		t := recs[rec]
+		t := &recs[rec]
 		for range int(k) {
 			set(i, t)
 			i++
@@ -929,8 +934,10 @@ func (d *decoder) stateBody(s *State) {
 			d.fail("address " + strconv.Quote(m.Address) + " repeated")
 			return
 		}
-		m.Targets = make(map[string]Target, len(ids))
-		d.outcomes(len(ids), func(i int, t Target) { m.Targets[ids[i]] = t })
+		m.Targets = make(map[string]*Target, len(ids))
+		// Targets with equal records share one: a million delivered
+		// targets of a few requests cost a pointer each.
+		d.outcomes(len(ids), func(i int, t *Target) { m.Targets[ids[i]] = t })
 		if d.err == nil && len(m.Targets) != len(ids) {
 			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
 		}
@@ -979,7 +986,7 @@ func (d *decoder) entry() Entry {
 				return e
 			}
 			it.Outcomes = make([]Target, len(it.Targets))
-			d.outcomes(len(it.Targets), func(j int, t Target) { it.Outcomes[j] = t })
+			d.outcomes(len(it.Targets), func(j int, t *Target) { it.Outcomes[j] = *t })
 		}
 		e.Items[i] = it
 	}

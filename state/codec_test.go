@@ -89,7 +89,7 @@ func TestDecodeStateV1Migrates(t *testing.T) {
 
 func TestDecodeStateDamaged(t *testing.T) {
 	s := New("test")
-	s.Messages["a"] = &Message{Address: "a", Targets: map[string]Target{"u1": {Outcome: Delivered}, "u2": {Outcome: Failed, Message: "m"}}}
+	s.Messages["a"] = &Message{Address: "a", Targets: map[string]*Target{"u1": {Outcome: Delivered}, "u2": {Outcome: Failed, Message: "m"}}}
 	good := encodeStateBytes(t, s)
 	nl := bytes.IndexByte(good, '\n')
 	flipped := append([]byte(nil), good...)
@@ -117,7 +117,7 @@ func FuzzReadState(f *testing.F) {
 	s := New("test")
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600))
 	s.Recipients = &Snapshot{UserIDs: []string{"u1", "u10", "user-with-a-long-id-0001", "user-with-a-long-id-0002"}}
-	s.Messages["a"] = &Message{Address: "a", Kind: "notification", Targets: map[string]Target{
+	s.Messages["a"] = &Message{Address: "a", Kind: "notification", Targets: map[string]*Target{
 		"u1":  {Outcome: Delivered, DeviceCount: -1, RequestID: "r"},
 		"u10": {Outcome: Skipped, Reason: "no_active_device", UnreachableSince: &since},
 		"u2":  {Outcome: "odd"},

@@ -44,8 +44,10 @@ type Message struct {
 	// address; Content is that content, kept for plan diffs.
 	Fingerprint string  `json:"fingerprint"`
 	Content     Content `json:"content"`
-	// Targets by target id (a user id, device id, or a topic name).
-	Targets map[string]Target `json:"targets"`
+	// Targets by target id (a user id, device id, or a topic name). Equal
+	// records are shared between targets to keep millions of them small:
+	// never modify a *Target in place, store a new one.
+	Targets map[string]*Target `json:"targets"`
 }
 
 // Content is the sent content of a message, as the service saw it.
@@ -169,11 +171,11 @@ func (s *State) ApplyEntry(e Entry) error {
 		for _, it := range e.Items {
 			m := s.Messages[it.Address]
 			if m == nil {
-				m = &Message{Address: it.Address, Targets: map[string]Target{}}
+				m = &Message{Address: it.Address, Targets: map[string]*Target{}}
 				s.Messages[it.Address] = m
 			}
 			if m.Targets == nil {
-				m.Targets = map[string]Target{}
+				m.Targets = map[string]*Target{}
 			}
 			if it.Kind != "" {
 				m.Kind = it.Kind
@@ -185,8 +187,9 @@ func (s *State) ApplyEntry(e Entry) error {
 				m.Content = *it.Content
 			}
 			m.Fingerprint = it.Fingerprint
+			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
 			for _, id := range it.Targets {
-				m.Targets[id] = Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
+				m.Targets[id] = t
 			}
 		}
 	case EntryOutcome:
@@ -199,8 +202,9 @@ func (s *State) ApplyEntry(e Entry) error {
 				return fmt.Errorf("journal: outcome for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
 			}
 			if m.Targets == nil {
-				m.Targets = map[string]Target{}
+				m.Targets = map[string]*Target{}
 			}
+			var prev *Target
 			for i, id := range it.Targets {
 				t := it.Outcomes[i]
 				if t.RequestID == "" {
@@ -212,7 +216,11 @@ func (s *State) ApplyEntry(e Entry) error {
 				if t.Fingerprint == "" {
 					t.Fingerprint = it.Fingerprint
 				}
-				m.Targets[id] = t
+				// Most outcomes of a request are equal: share one record.
+				if prev == nil || *prev != t {
+					prev = &t
+				}
+				m.Targets[id] = prev
 			}
 		}
 	case EntryForget:

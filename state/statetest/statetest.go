@@ -295,7 +295,7 @@ func Sample() *state.State {
 				TargetKind:  "user_ids",
 				Fingerprint: "fp-1",
 				Content:     state.Content{Title: "Spring sale", Body: "20% off <today> & tomorrow", OpenToURL: "https://shop.example.com/sale?a=1&b=2", Tag: "spring", SilentInForeground: true},
-				Targets: map[string]state.Target{
+				Targets: map[string]*state.Target{
 					"u1": {Outcome: state.Delivered, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, DeviceCount: 2},
 					"u2": {Outcome: state.Skipped, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, Reason: "no_active_device", UnreachableSince: &since},
 					"u3": {Outcome: state.Failed, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, Message: "ünïcode \"quoted\""},
@@ -308,7 +308,7 @@ func Sample() *state.State {
 				TargetKind:  "device_ids",
 				Fingerprint: "fp-2",
 				Content:     state.Content{BadgeCount: &zero},
-				Targets: map[string]state.Target{
+				Targets: map[string]*state.Target{
 					"dev-1": {Outcome: state.Delivered, Fingerprint: "fp-2", RequestID: "req-2", Time: t0, DeviceCount: -1},
 				},
 			},
