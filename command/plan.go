@@ -255,24 +255,27 @@ func runPlan(ctx context.Context, m *Meta, args []string) int {
 			return m.fail(err)
 		}
 	}
-	switch {
-	case asJSON:
-		err = render.PlanJSON(m.Stdout, p)
-	case asMarkdown:
-		err = render.PlanMarkdown(m.Stdout, p, 0)
-	default:
-		err = render.PlanHuman(m.Stdout, p, m.Color())
-		if err == nil && out != "" {
-			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  pushform apply %s\n", out, out)
-		}
-	}
-	if err != nil {
+	if err := m.writePlan(p, asJSON, asMarkdown); err != nil {
 		return m.fail(err)
+	}
+	if out != "" && !asJSON && !asMarkdown {
+		fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  pushform apply %s\n", out, out)
 	}
 	if detailed && p.HasChanges() {
 		return ExitChanges
 	}
 	return ExitOK
+}
+
+// writePlan renders p to stdout in the chosen format.
+func (m *Meta) writePlan(p *planner.Plan, asJSON, asMarkdown bool) error {
+	switch {
+	case asJSON:
+		return render.PlanJSON(m.Stdout, p)
+	case asMarkdown:
+		return render.PlanMarkdown(m.Stdout, p, 0)
+	}
+	return render.PlanHuman(m.Stdout, p, m.Color())
 }
 
 // fail prints err (unless already reported) and returns ExitError.

@@ -2,8 +2,6 @@ package command
 
 import (
 	"context"
-
-	"pushform/render"
 )
 
 // runShow renders a saved plan, or without one lists the state.
@@ -35,17 +33,10 @@ func runShow(ctx context.Context, m *Meta, args []string) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	switch {
-	case asJSON && asMarkdown:
+	if asJSON && asMarkdown {
 		return m.Errorf("--json and --markdown cannot be combined")
-	case asJSON:
-		err = render.PlanJSON(m.Stdout, p)
-	case asMarkdown:
-		err = render.PlanMarkdown(m.Stdout, p, 0)
-	default:
-		err = render.PlanHuman(m.Stdout, p, m.Color())
 	}
-	if err != nil {
+	if err := m.writePlan(p, asJSON, asMarkdown); err != nil {
 		return m.fail(err)
 	}
 	return ExitOK

@@ -132,57 +132,16 @@ func SummaryLine(p *planner.Plan) string {
 }
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
-	noun := targetNoun(c.TargetKind)
-	t := c.Targets
-	fmt.Fprintf(b, "  %s %s", pal.symbol(c.Action), pal.bold(c.Address))
-	switch c.Action {
-	case planner.ActionCreate:
-		fmt.Fprintf(b, " will be created: %s\n", targetList(c.Send, t.Send, noun))
-	case planner.ActionSendNew:
-		fmt.Fprintf(b, ": send to %s\n", targetList(c.Send, t.Send, "new "+noun))
-	case planner.ActionRetry:
-		fmt.Fprintf(b, ": retry %s%s\n", targetList(c.Send, t.Send, noun), retryDetail(t))
-	case planner.ActionReplace:
-		fmt.Fprintf(b, " will be replaced on devices (tag %q): %s\n", c.Content.Tag, targetList(c.Send, t.Send, noun))
-	case planner.ActionResend:
-		fmt.Fprintf(b, " will be sent again %s: %s\n", pal.yellow("without a tag"), targetList(c.Send, t.Send, noun))
-	case planner.ActionUpdate:
-		fmt.Fprintf(b, ": badge count %s -> %s on %s\n", badge(c.Prior), badge(&c.Content), targetList(c.Send, t.Send, noun))
-	case planner.ActionForget:
-		fmt.Fprintf(b, " will be forgotten: %s (state only; a push cannot be recalled)\n", plural(t.Forget, "target", "targets"))
+	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(c.Address), headline(c))
+	if c.Action == planner.ActionForget {
 		return
-	case planner.ActionWait:
-		fmt.Fprintf(b, " waits until %s: %s\n", c.SendAfter.UTC().Format(time.RFC3339), plural(t.Waiting, noun1(noun), noun))
-	case planner.ActionNoOp:
-		b.WriteString(": nothing to send\n")
 	}
 	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
 		writeContent(b, c.Content)
 	} else if c.Prior != nil {
 		writeContentDiff(b, *c.Prior, c.Content, pal)
 	}
-	var notes []string
-	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
-		notes = append(notes, fmt.Sprintf("%d new", t.New))
-	}
-	if c.Action != planner.ActionRetry {
-		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
-			notes = append(notes, strings.Trim(d, "()"))
-		}
-	}
-	if t.Skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%d skipped earlier (no_active_device), not retried", t.Skipped))
-	}
-	if t.Held > 0 {
-		notes = append(notes, fmt.Sprintf("%d unknown, held back", t.Held))
-	}
-	if t.Forget > 0 {
-		notes = append(notes, fmt.Sprintf("%d no longer configured, forgotten", t.Forget))
-	}
-	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
-		notes = append(notes, fmt.Sprintf("%d up to date", t.UpToDate))
-	}
-	if len(notes) > 0 {
+	if notes := changeNotes(c); len(notes) > 0 {
 		fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 	}
 }
