@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -337,7 +338,7 @@ func jsonPlanHeld(t *testing.T, out string) map[string]int {
 			Targets map[string]int `json:"targets"`
 		} `json:"changes"`
 	}
-	if err := jsonUnmarshal(out, &p); err != nil {
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("plan --json: %v", err)
 	}
 	held := map[string]int{}

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,14 +18,6 @@ import (
 
 	"pushform/state"
 )
-
-func init() {
-	// The race runtime sleeps a second before every exit of the binary
-	// under test; these tests run it hundreds of times.
-	if os.Getenv("GORACE") == "" {
-		os.Setenv("GORACE", "atexit_sleep_ms=0")
-	}
-}
 
 // proc is a pushform process started in a workspace whose stdout is read
 // line by line as it comes.
@@ -107,7 +99,7 @@ func (p *proc) kill(sig syscall.Signal) (killed bool) {
 	p.cmd.Process.Signal(sig)
 	<-p.done
 	var ee *exec.ExitError
-	if errorsAs(p.err, &ee) {
+	if errors.As(p.err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return ws.Signal() == sig
 		}
@@ -127,21 +119,13 @@ func (p *proc) wait(d time.Duration) int {
 		p.t.Fatalf("%v did not exit within %s\nstdout:\n%s\nstderr:\n%s", p.cmd.Args, d, p.stdout, p.stderr)
 	}
 	var ee *exec.ExitError
-	if errorsAs(p.err, &ee) {
+	if errors.As(p.err, &ee) {
 		return ee.ExitCode()
 	}
 	if p.err != nil {
 		p.t.Fatal(p.err)
 	}
 	return 0
-}
-
-func errorsAs(err error, target **exec.ExitError) bool {
-	ee, ok := err.(*exec.ExitError)
-	if ok {
-		*target = ee
-	}
-	return ok
 }
 
 // waitLine waits for a stdout line containing substr, at most d; false at
@@ -259,5 +243,3 @@ func jsonEvents(t *testing.T, out string) []map[string]any {
 	}
 	return evs
 }
-
-func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
