@@ -152,7 +152,10 @@ func TestCrashRecovery(t *testing.T) {
 		drain:
 			for {
 				select {
-				case line := <-p.lines:
+				case line, open := <-p.lines:
+					if !open { // the run ended before the kill
+						break drain
+					}
 					if strings.Contains(line, `"type":"request"`) {
 						phase = "batches"
 					}
