@@ -275,9 +275,9 @@ type prepared struct {
 // sendAll runs the pipeline: the dispatcher journals intents ahead, in
 // groups that share one fsync, so a free worker never waits for a sync
 // before sending; workers send; outcomes are journaled without holding up
-// the worker's next request. A crash can therefore leave up to about
-// 2 x Parallelism batches recorded as sent (unknown) that never left; a
-// normal stop records those as not sent.
+// the worker's next request. A crash can therefore leave up to four
+// batches beyond those in flight recorded as sent (unknown) that never
+// left; a normal stop records those as not sent.
 func (r *run) sendAll(ctx context.Context) error {
 	// In-flight requests finish even after ctx ends (an interrupt stops new
 	// requests only); a rejected key or a journal failure stops everything.
@@ -288,7 +288,10 @@ func (r *run) sendAll(ctx context.Context) error {
 	defer cancelStop()
 	context.AfterFunc(fatalCtx, cancelStop)
 
-	ready := make(chan *prepared, r.opts.Parallelism)
+	// A short queue keeps workers fed (a group of intents costs one fsync,
+	// about a millisecond, against a request of tens) while bounding what a
+	// crash leaves recorded as sent but never sent.
+	ready := make(chan *prepared, min(r.opts.Parallelism, 2))
 	var workers, recorders sync.WaitGroup
 	for range min(r.opts.Parallelism, max(len(r.plan.Batches), 1)) {
 		workers.Add(1)
