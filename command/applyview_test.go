@@ -326,10 +326,11 @@ notification "hello" {
 	}
 }
 
-// TestJSONRetryGolden pins the retry event: the second request meets the
-// sandbox's rate limit (429 with Retry-After) and is sent again.
+// TestJSONRetryGolden pins the retry event: the second request meets a
+// 503 with Retry-After (seed 19 of the sandbox's fault draws gives none,
+// 503-before-processing, none: no timing involved) and is sent again.
 func TestJSONRetryGolden(t *testing.T) {
-	_, run := testService(t, viewSeed, sandbox.Options{RateLimit: 1}, `
+	_, run := testService(t, viewSeed, sandbox.Options{FailRate: 0.5, FaultSeed: 19}, `
 notification "many" {
   user_ids = [for i in range(600) : format("u%04d", i)]
   title    = "Hello"
