@@ -217,16 +217,6 @@ func getDevice(c *http.Client, root, id string) (deviceView, error) {
 	return v, json.NewDecoder(resp.Body).Decode(&v)
 }
 
-// receivedDevices lists the devices that received anything.
-func (s *sandbox) receivedDevices() []string {
-	s.t.Helper()
-	var v struct {
-		DeviceIDs []string `json:"deviceIds"`
-	}
-	s.get("/_sandbox/devices", &v)
-	return v.DeviceIDs
-}
-
 // jsonEvents decodes apply --json output.
 func jsonEvents(t *testing.T, out string) []map[string]any {
 	t.Helper()
