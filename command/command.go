@@ -87,10 +87,15 @@ func (m *Meta) ConfigDir() string {
 	if m.Globals.Chdir == "" {
 		return m.Dir
 	}
-	if filepath.IsAbs(m.Globals.Chdir) {
-		return m.Globals.Chdir
+	return m.path(m.Globals.Chdir)
+}
+
+// path resolves a user-given path against the working directory.
+func (m *Meta) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
 	}
-	return filepath.Join(m.Dir, m.Globals.Chdir)
+	return filepath.Join(m.Dir, p)
 }
 
 // Color reports whether output may use ANSI colour.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -284,14 +283,6 @@ func (m *Meta) fail(err error) int {
 		return ExitError
 	}
 	return m.Errorf("%v", err)
-}
-
-// path resolves a user-given path against the working directory.
-func (m *Meta) path(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(m.Dir, p)
 }
 
 // writePlanFile saves a plan for apply, readable by its owner only: it

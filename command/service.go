@@ -14,10 +14,6 @@ import (
 	"pushform/sandbox"
 )
 
-// devicesFile is where the embedded sandbox keeps its devices between runs,
-// beside the state.
-const devicesFile = "pushform.sandbox.json"
-
 // service is a connection to the Push Notification Service: the real one,
 // or the embedded sandbox running in-process on loopback.
 type service struct {
@@ -69,7 +65,8 @@ func (m *Meta) embedded(cfg *config.Config, statePath string) (*service, error) 
 		return nil, fmt.Errorf("sandbox seed %s: %w", seedPath, diagError(diags))
 	}
 	srv := sandbox.New(seed, sandbox.Options{})
-	devices := filepath.Join(filepath.Dir(statePath), devicesFile)
+	// Its devices are kept beside the state between runs.
+	devices := filepath.Join(filepath.Dir(statePath), sandbox.DefaultDevicesFile)
 	if err := srv.LoadDevices(devices); err != nil {
 		return nil, fmt.Errorf("loading sandbox devices: %w", err)
 	}

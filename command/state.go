@@ -29,14 +29,10 @@ const stateShowLimit = 50
 // configuration directory; a relative path is relative to the working
 // directory, as users expect of a path they typed.
 func (m *Meta) statePath(flag string) string {
-	switch {
-	case flag == "":
+	if flag == "" {
 		return filepath.Join(m.ConfigDir(), stateFileName)
-	case filepath.IsAbs(flag):
-		return flag
-	default:
-		return filepath.Join(m.Dir, flag)
 	}
+	return m.path(flag)
 }
 
 func bindStateFlag(fs *pflag.FlagSet, p *string) {

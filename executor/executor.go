@@ -385,15 +385,7 @@ func (r *run) prepare(b int, now time.Time) *prepared {
 // notSent records a journaled batch that was never sent, after a stop: its
 // targets are failed "not sent", so the next plan sends them.
 func (r *run) notSent(pb *prepared) error {
-	now := r.opts.Now().UTC()
-	e := state.Entry{Type: state.EntryOutcome, Batch: pb.intent.Batch, Time: now, Items: make([]state.Item, len(pb.intent.Items))}
-	for i, it := range pb.intent.Items {
-		outcomes := make([]state.Target, len(it.Targets))
-		for j := range outcomes {
-			outcomes[j] = state.Target{Outcome: state.Failed, Fingerprint: it.Fingerprint, Time: now, Message: "not sent: apply stopped before this request"}
-		}
-		e.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
-	}
+	e := failedEntry(pb.intent, r.opts.Now().UTC(), "", 0, func(int) string { return "not sent: apply stopped before this request" })
 	if err := r.record(e); err != nil {
 		return err
 	}
@@ -401,6 +393,22 @@ func (r *run) notSent(pb *prepared) error {
 	r.res.NotStarted += pb.targets
 	r.mu.Unlock()
 	return nil
+}
+
+// failedEntry records every target of intent as failed, part i with
+// message msg(i).
+func failedEntry(intent state.Entry, now time.Time, requestID string, status int, msg func(i int) string) state.Entry {
+	e := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, RequestID: requestID, Status: status,
+		Items: make([]state.Item, len(intent.Items))}
+	for i, it := range intent.Items {
+		t := state.Target{Outcome: state.Failed, Fingerprint: it.Fingerprint, Time: now, Message: msg(i), RequestID: requestID}
+		outcomes := make([]state.Target, len(it.Targets))
+		for j := range outcomes {
+			outcomes[j] = t
+		}
+		e.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
+	}
+	return e
 }
 
 // send sends a prepared batch with retries. The outcome of an answered
@@ -438,12 +446,12 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 		}
 	}
 	if err != nil {
-		return r.failed(b, pb.intent, pb.addrs, pb.targets, err)
+		return r.failed(pb, err)
 	}
 	recorders.Add(1)
 	go func() {
 		defer recorders.Done()
-		if err := r.answered(b, pb.intent, pb.addrs, pb.targets, resp); err != nil {
+		if err := r.answered(pb, resp); err != nil {
 			fatal(err)
 		}
 	}()
@@ -463,7 +471,8 @@ func (r *run) backoff(attempt int, after time.Duration) time.Duration {
 	return max(d, min(after, r.opts.MaxRetryAfter))
 }
 
-func (r *run) answered(b int, intent state.Entry, addrs []string, targets int, resp *pushapi.SendResponse) error {
+func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
+	b, intent, addrs, targets := pb.b, pb.intent, pb.addrs, pb.targets
 	now := r.opts.Now().UTC()
 	out := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, RequestID: resp.RequestID, Status: resp.StatusCode,
 		Items: make([]state.Item, len(intent.Items))}
@@ -556,43 +565,31 @@ func toTarget(res *pushapi.Result, fp, requestID string, now time.Time) state.Ta
 // have been processed its targets stay unknown (as the intent left them);
 // when it certainly was not, they are recorded failed with the reason, so
 // the next plan sends them again.
-func (r *run) failed(b int, intent state.Entry, addrs []string, targets int, err error) error {
+func (r *run) failed(pb *prepared, err error) error {
 	class, _ := pushapi.Classify(err)
 	var auth *pushapi.AuthError
 	var ve *pushapi.ValidationError
-	be := &BatchError{Batch: b, Addresses: addrs, Err: err, Unknown: class == pushapi.Ambiguous}
-	now := r.opts.Now().UTC()
+	be := &BatchError{Batch: pb.b, Addresses: pb.addrs, Err: err, Unknown: class == pushapi.Ambiguous}
 	var counts Counts
-	var entry *state.Entry
-	if !be.Unknown {
-		e := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, Items: make([]state.Item, len(intent.Items))}
-		for i, it := range intent.Items {
-			msg := "not sent: " + err.Error()
-			if errors.As(err, &ve) {
-				e.RequestID, e.Status = ve.RequestID, 400
-				msg = "rejected by the service: " + issuesFor(ve, i)
-			}
-			outcomes := make([]state.Target, len(it.Targets))
-			for j := range outcomes {
-				outcomes[j] = state.Target{Outcome: state.Failed, Fingerprint: it.Fingerprint, Time: now, Message: msg, RequestID: e.RequestID}
-			}
-			e.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
-			counts.Failed += len(it.Targets)
-		}
-		entry = &e
+	if be.Unknown {
+		counts.Unknown = pb.targets // as the intent left them
 	} else {
-		counts.Unknown = targets
-	}
-	if entry != nil {
-		if jerr := r.record(*entry); jerr != nil {
+		requestID, status := "", 0
+		msg := func(int) string { return "not sent: " + err.Error() }
+		if errors.As(err, &ve) {
+			requestID, status = ve.RequestID, 400
+			msg = func(i int) string { return "rejected by the service: " + issuesFor(ve, i) }
+		}
+		if jerr := r.record(failedEntry(pb.intent, r.opts.Now().UTC(), requestID, status, msg)); jerr != nil {
 			return jerr
 		}
+		counts.Failed = pb.targets
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.res.Counts.add(counts)
 	r.res.Errors = append(r.res.Errors, be)
-	r.emit(Event{Type: EventError, Batch: b, Addresses: addrs, Targets: targets, Counts: counts, Error: err.Error()})
+	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Counts: counts, Error: err.Error()})
 	if errors.As(err, &auth) {
 		return err
 	}
