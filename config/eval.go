@@ -2,14 +2,12 @@ package config
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
+	"pushform/secret"
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -289,7 +287,7 @@ func (s *loadState) decodeService() {
 	if a, ok := attrs["api_key_env"]; ok {
 		if v, set := s.evalKnownString(a); set {
 			switch {
-			case looksLikeKey(v):
+			case secret.LooksLikeKey(v):
 				s.diags = append(s.diags, errDiag("API key in configuration",
 					`api_key_env takes the NAME of the environment variable that holds the key, and this value looks like a key itself. Remove it from the file (and rotate it if it was committed), put it in the environment, and name the variable: api_key_env = "PUSHFORM_API_KEY".`,
 					a.Expr.Range().Ptr()))
@@ -318,10 +316,10 @@ func (s *loadState) decodeService() {
 	}
 	if a, ok := attrs["base_url"]; ok {
 		if v, set := s.evalKnownString(a); set {
-			if err := checkBaseURL(v); err != nil {
-				s.diags = append(s.diags, errDiag("Invalid base_url", err.Error(), a.Expr.Range().Ptr()))
+			if base, err := secret.CheckBaseURL(v); err != nil {
+				s.diags = append(s.diags, errDiag("Invalid base_url", err.Error()+".", a.Expr.Range().Ptr()))
 			} else {
-				svc.BaseURL = v
+				svc.BaseURL = base
 			}
 		}
 	}
@@ -339,52 +337,6 @@ func (s *loadState) decodeService() {
 		}
 	}
 	s.cfg.Service = svc
-}
-
-// looksLikeKey guesses whether v is a secret rather than a variable name:
-// generated keys hold a long run of letters and digits (sk_live_4eC39Hq...),
-// while variable names are made of short words (PUSHFORM_API_KEY).
-func looksLikeKey(v string) bool {
-	for _, seg := range strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		if len(seg) < 16 {
-			continue
-		}
-		letter := strings.IndexFunc(seg, unicode.IsLetter) >= 0
-		digit := strings.IndexFunc(seg, unicode.IsDigit) >= 0
-		if letter && digit {
-			return true
-		}
-	}
-	return false
-}
-
-func checkBaseURL(v string) error {
-	u, err := url.Parse(v)
-	if err != nil || !u.IsAbs() || u.Host == "" {
-		return fmt.Errorf("base_url must be an absolute URL such as \"https://push.example.com/v1\", got %q.", v)
-	}
-	if u.User != nil {
-		return fmt.Errorf("base_url must not contain credentials; the API key comes from the variable named by api_key_env")
-	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		if isLoopback(u.Hostname()) {
-			return nil
-		}
-		return fmt.Errorf("base_url uses plain http to %s; use https (plain http is allowed only to a loopback address).", u.Hostname())
-	default:
-		return fmt.Errorf("base_url must use https, got scheme %q.", u.Scheme)
-	}
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (s *loadState) checkSandbox(p string) error {

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"pushform/secret"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -79,7 +80,7 @@ type Client struct {
 
 // New checks opts and returns a client.
 func New(opts Options) (*Client, error) {
-	base, err := checkBaseURL(opts.BaseURL)
+	base, err := secret.CheckBaseURL(opts.BaseURL)
 	if err != nil {
 		// A key pasted into the URL must not be echoed back.
 		if len(opts.APIKey) >= 4 && strings.Contains(err.Error(), opts.APIKey) {
@@ -156,50 +157,6 @@ func (c *Client) Close() {
 
 // BaseURL returns the checked base URL, without a trailing slash.
 func (c *Client) BaseURL() string { return c.base }
-
-func checkBaseURL(raw string) (string, error) {
-	if raw == "" {
-		return "", errors.New("no service base URL")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("service base URL: %w", err)
-	}
-	if u.User != nil {
-		return "", errors.New("service base URL must not contain credentials; the key goes in the API key variable")
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		// Not echoed: a query is where tokens hide.
-		bare := *u
-		bare.RawQuery, bare.Fragment, bare.RawFragment = "", "", ""
-		return "", fmt.Errorf("service base URL %s must not have a query or fragment", bare.Redacted())
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return "", fmt.Errorf("service base URL %q has no host", raw)
-	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !isLoopback(u.Hostname()) {
-			return "", fmt.Errorf("service base URL %s uses plain http:// to a host that is not loopback; use https:// (http:// is allowed only for 127.0.0.1, ::1 and localhost)", u.Redacted())
-		}
-	default:
-		return "", fmt.Errorf("service base URL %s: scheme must be https (or http for loopback)", u.Redacted())
-	}
-	base := strings.TrimRight(u.String(), "/")
-	if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
-		return "", fmt.Errorf("service base URL %s must end with the version segment /v1", base)
-	}
-	return base, nil
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // response is an answer with its body read (up to the cap).
 type response struct {
