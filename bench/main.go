@@ -31,6 +31,7 @@ import (
 	"pushform/config"
 	"pushform/planner"
 	"pushform/state"
+	"pushform/state/local"
 )
 
 // Goals of issue 7.
@@ -553,7 +554,7 @@ func (b *bench) noopPlan(ctx context.Context, n int) (times, rss []float64, err 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := state.NewFile(filepath.Join(dir, "pushform.state")).Persist(syntheticState(n)); err != nil {
+	if err := local.NewFile(filepath.Join(dir, "pushform.state")).Persist(syntheticState(n)); err != nil {
 		return nil, nil, err
 	}
 	b.logf("no-op plan over %s targets, %d runs", group(int64(n)), b.o.runs)
@@ -581,9 +582,9 @@ func syntheticState(n int) *state.State {
 		ids[i] = userID(i)
 	}
 	s.Recipients = &state.Snapshot{FetchedAt: t0, UserIDs: ids}
-	content := planner.StateContent(announce)
-	fp := planner.Fingerprint(string(config.KindNotification), content)
-	m := &state.Message{Address: "notification.announce", Kind: string(config.KindNotification), TargetKind: string(config.TargetUsers),
+	content := announce
+	fp := planner.Fingerprint(config.KindNotification, content)
+	m := &state.Message{Address: "notification.announce", Kind: config.KindNotification, TargetKind: config.TargetUsers,
 		Fingerprint: fp, Content: content, Targets: make(map[string]*state.Target, n)}
 	for i, id := range ids {
 		batch := i / batchLimit

@@ -14,52 +14,76 @@ import (
 	"pushform/executor"
 	"pushform/planner"
 	"pushform/render"
-	"pushform/state"
 )
 
-func runApply(ctx context.Context, m *Meta, args []string) int {
-	var pf planFlags
-	var autoApprove, asJSON bool
-	var parallelism int
+// applyOptions are the inputs of apply.
+type applyOptions struct {
+	*Meta
+	planFlags
+	retryFlags
+	planFile    string // a saved plan to apply; "" plans now
+	autoApprove bool
+	json        bool
+	parallelism int
+}
+
+func cmdApply(ctx context.Context, m *Meta, args []string) int {
+	o, err := parseApply(m, args)
+	if err != nil {
+		return m.usageError("apply", err)
+	}
+	return runApply(ctx, o)
+}
+
+func parseApply(m *Meta, args []string) (*applyOptions, error) {
+	o := &applyOptions{Meta: m}
 	fs := m.FlagSet("apply")
-	pf.bind(fs)
-	fs.BoolVar(&autoApprove, "auto-approve", false, "send without asking for confirmation")
-	fs.BoolVar(&asJSON, "json", false, "stream events as JSON lines")
-	fs.IntVar(&parallelism, "parallelism", executor.DefaultParallelism, "send at most `N` requests at once")
-	var rf retryFlags
-	rf.bind(fs)
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	o.planFlags.bind(fs)
+	fs.BoolVar(&o.autoApprove, "auto-approve", false, "send without asking for confirmation")
+	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines")
+	fs.IntVar(&o.parallelism, "parallelism", executor.DefaultParallelism, "send at most `N` requests at once")
+	o.retryFlags.bind(fs)
+	if err := m.parse(fs, args); err != nil {
+		return nil, err
 	}
-	if fs.NArg() > 1 {
-		return m.Errorf("apply takes at most one argument, a saved plan file")
+	switch {
+	case fs.NArg() > 1:
+		return nil, errors.New("apply takes at most one argument, a saved plan file")
+	case o.parallelism < 1:
+		return nil, errors.New("--parallelism must be at least 1")
 	}
-	if parallelism < 1 {
-		return m.Errorf("--parallelism must be at least 1")
+	if err := o.retryFlags.check(); err != nil {
+		return nil, err
 	}
-	if err := rf.check(); err != nil {
-		return m.fail(err)
-	}
-	var saved *planner.Plan
 	if fs.NArg() == 1 {
-		p, err := readPlanFile(m.path(fs.Arg(0)))
+		o.planFile = fs.Arg(0)
+	}
+	return o, nil
+}
+
+func runApply(ctx context.Context, o *applyOptions) int {
+	m := o.Meta
+	var saved *planner.Plan
+	if o.planFile != "" {
+		p, err := readPlanFile(m.path(o.planFile))
 		if err != nil {
 			return m.fail(err)
 		}
 		saved = p
 	}
-	s, err := m.open(ctx, &pf, "apply")
+	r, err := m.openRun(ctx, &o.planFlags, "apply")
 	if err != nil {
 		return m.fail(err)
 	}
+	sess := r.sess
 	defer func() {
-		if err := s.close(); err != nil {
+		if err := sess.Close(); err != nil {
 			m.Errorf("%v", err)
 		}
 	}()
 
 	var out *applyView
-	if asJSON {
+	if o.json {
 		out = newJSONView(m.Stdout)
 	} else {
 		out = newHumanView(m)
@@ -67,15 +91,15 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 
 	p := saved
 	if p != nil {
-		if err := checkSaved(p, s); err != nil {
+		if err := sess.CheckPlan(p); err != nil {
 			return m.fail(err)
 		}
 	} else {
-		p, err = s.plan(ctx, &pf)
+		p, err = r.plan(ctx)
 		if err != nil {
 			return m.fail(err)
 		}
-		if !asJSON {
+		if !o.json {
 			if err := render.PlanHuman(m.Stdout, p, m.Color()); err != nil {
 				return m.fail(err)
 			}
@@ -85,46 +109,41 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 		out.noChanges()
 		return ExitOK
 	}
-	if saved == nil && !autoApprove {
+	if saved == nil && !o.autoApprove {
 		if ok, err := m.confirm(); !ok {
 			return m.fail(err)
 		}
 	}
 
-	svc, err := s.service()
+	svc, err := sess.Service()
 	if err != nil {
 		return m.fail(err)
 	}
-	st := s.st
-	if st == nil {
-		// Persist the new state before sending, so a crash in the first
-		// apply leaves a journal that extends a known lineage and environment.
-		st = state.New(p.Environment)
-		if err := s.mgr.Persist(st); err != nil {
-			return m.fail(fmt.Errorf("creating state: %w", err))
-		}
+	rec, err := sess.Recorder(p.Environment)
+	if err != nil {
+		return m.fail(err)
 	}
 	out.start(p)
 	start := time.Now()
-	res, applyErr := executor.Apply(ctx, p, st, svc.client, s.mgr, executor.Options{
-		Parallelism:   parallelism,
-		MaxAttempts:   rf.maxAttempts,
-		BaseDelay:     rf.baseDelay,
-		MaxDelay:      rf.maxDelay,
-		MaxRetryAfter: rf.maxRetryAfter,
+	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, executor.Options{
+		Parallelism:   o.parallelism,
+		MaxAttempts:   o.maxAttempts,
+		BaseDelay:     o.baseDelay,
+		MaxDelay:      o.maxDelay,
+		MaxRetryAfter: o.maxRetryAfter,
 		Events:        out.event,
 	})
 	// Save whatever happened: the journal already holds it, the snapshot
 	// makes it compact.
-	if err := s.mgr.Persist(st); err != nil {
-		return m.fail(fmt.Errorf("saving state (the journal %s still holds every outcome): %w", s.mgr.JournalPath(), err))
+	if err := sess.Persist(); err != nil {
+		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, err))
 	}
-	out.finish(p, res, time.Since(start), s.cfg)
+	out.finish(p, res, time.Since(start), sess.Config)
 	if applyErr != nil {
 		return m.fail(applyErr)
 	}
 	if res.Interrupted {
-		return m.Errorf("%s", interruptedMessage(res, s.mgr.Path()))
+		return m.Errorf("%s", interruptedMessage(res, sess.Backend.String()))
 	}
 	if res.Counts.Failed > 0 || res.Counts.Unknown > 0 || len(res.Errors) > 0 {
 		return ExitError
@@ -161,8 +180,8 @@ func (rf *retryFlags) check() error {
 }
 
 // interruptedMessage says what an interrupted apply did and did not do.
-func interruptedMessage(res *executor.Result, statePath string) string {
-	msg := "apply was interrupted: the requests in flight were finished and recorded in " + statePath
+func interruptedMessage(res *executor.Result, where string) string {
+	msg := "apply was interrupted: the requests in flight were finished and recorded in " + where
 	if res.NotStarted > 0 {
 		msg += "; " + plural(res.NotStarted, "target") + " were not sent"
 	}
@@ -170,28 +189,6 @@ func interruptedMessage(res *executor.Result, statePath string) string {
 		msg += "; " + plural(n, "target") + " have an unknown outcome"
 	}
 	return msg + ". Run apply again to continue from there."
-}
-
-// checkSaved refuses a saved plan made from another state or environment:
-// applying it could send what was already sent.
-func checkSaved(p *planner.Plan, s *session) error {
-	if p.Environment != s.cfg.Service.Environment {
-		return fmt.Errorf("the plan is for environment %q but the configuration declares %q", p.Environment, s.cfg.Service.Environment)
-	}
-	st := s.st
-	switch {
-	case st == nil && p.StateLineage == "":
-		return nil
-	case st == nil:
-		return fmt.Errorf("the plan was made from state %s (serial %d), which no longer exists: make a new plan", p.StateLineage, p.StateSerial)
-	case p.StateLineage == "":
-		return fmt.Errorf("the plan was made before any state existed, but state %s now holds serial %d: make a new plan", s.mgr.Path(), st.Serial)
-	case st.Lineage != p.StateLineage:
-		return fmt.Errorf("the plan was made from another state (lineage %s, not %s): make a new plan", p.StateLineage, st.Lineage)
-	case st.Serial != p.StateSerial:
-		return fmt.Errorf("the state has changed since the plan was made (serial %d, plan made at %d): it is stale, make a new plan", st.Serial, p.StateSerial)
-	}
-	return nil
 }
 
 // confirm asks for "yes" on a terminal; without one it refuses.

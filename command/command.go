@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -76,9 +75,6 @@ type Globals struct {
 type Meta struct {
 	Env
 	Globals Globals
-	// requestTimeout bounds each call to the service (--request-timeout);
-	// 0 means the client's default.
-	requestTimeout time.Duration
 }
 
 // ConfigDir is the configuration directory: --chdir resolved against the
@@ -113,21 +109,28 @@ func (m *Meta) Errorf(format string, args ...any) int {
 // they may follow the command name too.
 func (m *Meta) FlagSet(name string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
+	fs.SetOutput(m.Stdout)
+	fs.Usage = func() {
+		fmt.Fprintf(m.Stdout, "Usage: pushform %s [flags]\n\nFlags:\n%s", name, fs.FlagUsages())
+	}
 	bindGlobals(fs, &m.Globals)
 	return fs
 }
 
-// Parse parses args with fs and reports whether the command should go on;
-// when it should not, code is the exit code (0 after --help).
-func (m *Meta) Parse(fs *pflag.FlagSet, args []string) (ok bool, code int) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return false, ExitOK
-		}
-		return false, ExitError
+// parse parses args with fs. Help (-h, --help) has been printed on stdout
+// when it returns pflag.ErrHelp; usageError turns that into exit 0.
+func (m *Meta) parse(fs *pflag.FlagSet, args []string) error {
+	return fs.Parse(args)
+}
+
+// usageError reports a command line that cannot be run: one line naming
+// the command and the problem, and where to read its usage.
+func (m *Meta) usageError(cmd string, err error) int {
+	if errors.Is(err, pflag.ErrHelp) {
+		return ExitOK
 	}
-	return true, ExitOK
+	fmt.Fprintf(m.Stderr, "Error: %s: %v\nrun 'pushform %s -h' for usage\n", cmd, err, cmd)
+	return ExitError
 }
 
 func bindGlobals(fs *pflag.FlagSet, g *Globals) {
@@ -145,14 +148,14 @@ func commands() map[string]command {
 	return map[string]command{
 		"version":      {"Print the pushform version", runVersion},
 		"sandbox":      {"Run the local Push Notification Service sandbox", runSandbox},
-		"validate":     {"Check the configuration files", runValidate},
+		"validate":     {"Check the configuration files", cmdValidate},
 		"fmt":          {"Rewrite configuration files in canonical format", runFmt},
-		"plan":         {"Show what apply would send", runPlan},
-		"apply":        {"Send what the plan says and record it in state", runApply},
-		"show":         {"Show a saved plan, or the state", runShow},
+		"plan":         {"Show what apply would send", cmdPlan},
+		"apply":        {"Send what the plan says and record it in state", cmdApply},
+		"show":         {"Show a saved plan, or the state", cmdShow},
 		"state":        {"Inspect or edit the state (list, show, rm)", runState},
-		"force-unlock": {"Remove a stale state lock", runForceUnlock},
-		"recipients":   {"List the users who can receive a push right now", runRecipients},
+		"force-unlock": {"Remove a stale state lock", cmdForceUnlock},
+		"recipients":   {"List the users who can receive a push right now", cmdRecipients},
 	}
 }
 
@@ -211,4 +214,12 @@ func usage(w io.Writer, fs *pflag.FlagSet) {
 	b.WriteString("\nGlobal flags (before or after the command name):\n")
 	b.WriteString(fs.FlagUsages())
 	io.WriteString(w, b.String())
+}
+
+// fail prints err (unless already reported) and returns ExitError.
+func (m *Meta) fail(err error) int {
+	if errors.Is(err, errReported) {
+		return ExitError
+	}
+	return m.Errorf("%v", err)
 }

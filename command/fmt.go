@@ -32,8 +32,8 @@ func runFmt(_ context.Context, m *Meta, args []string) int {
 	flags.BoolVar(&o.diff, "diff", false, "print a unified diff of the changes")
 	flags.BoolVar(&o.recursive, "recursive", false, "also format files in subdirectories")
 	flags.BoolVar(&o.write, "write", true, "write the formatted files back")
-	if ok, code := m.Parse(flags, args); !ok {
-		return code
+	if err := m.parse(flags, args); err != nil {
+		return m.usageError("fmt", err)
 	}
 	if o.check {
 		o.write = false

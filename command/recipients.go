@@ -3,40 +3,64 @@ package command
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"pushform/backend"
 	"pushform/config"
+	"pushform/pushapi"
 )
 
-// runRecipients prints the users who can receive a push right now.
-func runRecipients(ctx context.Context, m *Meta, args []string) int {
-	var cf configFlags
-	var asJSON bool
-	var statePath string
+// recipientsOptions are the inputs of recipients.
+type recipientsOptions struct {
+	*Meta
+	configFlags
+	stateFlags
+	json bool
+}
+
+func cmdRecipients(ctx context.Context, m *Meta, args []string) int {
+	o := &recipientsOptions{Meta: m}
 	fs := m.FlagSet("recipients")
-	cf.bind(fs)
-	bindStateFlag(fs, &statePath)
-	fs.BoolVar(&asJSON, "json", false, "print as a JSON array")
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	o.configFlags.bind(fs)
+	o.stateFlags.bind(fs, false)
+	fs.BoolVar(&o.json, "json", false, "print as a JSON array")
+	if err := m.parse(fs, args); err != nil {
+		return m.usageError("recipients", err)
 	}
-	cfg, diags := m.loadConfig(config.NewLoader(), cf, nil)
+	if fs.NArg() > 0 {
+		return m.usageError("recipients", errors.New("recipients takes no arguments"))
+	}
+	return runRecipients(ctx, o)
+}
+
+// runRecipients prints the users who can receive a push right now.
+func runRecipients(ctx context.Context, o *recipientsOptions) int {
+	m := o.Meta
+	cfg, diags := m.loadConfig(config.NewLoader(), o.configFlags, nil)
 	if diags.HasErrors() {
 		return ExitError
 	}
-	svc, err := m.connect(cfg, m.statePath(statePath))
+	be, err := m.openState(ctx, o.stateFlags)
 	if err != nil {
 		return m.fail(err)
 	}
-	ids, err := fetchRecipients(ctx, svc)
-	if cerr := svc.close(); err == nil {
+	sopts := m.serviceOptions(pushapi.DefaultTimeout)
+	sopts.DevicesDir = be.Dir()
+	be.Close()
+	svc, err := backend.Connect(cfg, sopts)
+	if err != nil {
+		return m.fail(err)
+	}
+	ids, err := svc.Recipients(ctx)
+	if cerr := svc.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return m.fail(err)
 	}
-	if asJSON {
+	if o.json {
 		if ids == nil {
 			ids = []string{}
 		}

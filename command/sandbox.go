@@ -56,8 +56,8 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	fs.Int64Var(&opts.FaultSeed, "fault-seed", 1, "seed `N` of the fault draws, for reproducible runs")
 	quiet := fs.Bool("quiet", false, "do not log requests to stderr")
 	fs.Usage = func() { io.WriteString(m.Stderr, sandboxUsage+fs.FlagUsages()) }
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	if err := m.parse(fs, args); err != nil {
+		return m.usageError("sandbox", err)
 	}
 	if fs.NArg() > 0 {
 		return m.Errorf("unexpected argument %q; run 'pushform sandbox --help'", fs.Arg(0))
@@ -134,8 +134,8 @@ func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
 	addr := flags.String("addr", "", "ask the sandbox running at `ADDR` (e.g. 127.0.0.1:8787) instead of reading a file")
 	asJSON := flags.Bool("json", false, "print the device as JSON")
 	flags.Usage = func() { io.WriteString(m.Stderr, sandboxUsage+flags.FlagUsages()) }
-	if ok, code := m.Parse(flags, args); !ok {
-		return code
+	if err := m.parse(flags, args); err != nil {
+		return m.usageError("sandbox show", err)
 	}
 	if flags.NArg() != 1 {
 		return m.Errorf("usage: pushform sandbox show DEVICE_ID [--file F | --addr A] [--json]")

@@ -2,41 +2,53 @@ package command
 
 import (
 	"context"
+	"errors"
 )
 
-// runShow renders a saved plan, or without one lists the state.
-func runShow(ctx context.Context, m *Meta, args []string) int {
-	var asJSON, asMarkdown bool
-	var statePath string
+// showOptions are the inputs of show.
+type showOptions struct {
+	*Meta
+	stateFlags
+	planFile       string
+	json, markdown bool
+}
+
+func cmdShow(ctx context.Context, m *Meta, args []string) int {
+	o := &showOptions{Meta: m}
 	fs := m.FlagSet("show")
-	fs.BoolVar(&asJSON, "json", false, "print as JSON")
-	fs.BoolVar(&asMarkdown, "markdown", false, "print a saved plan as markdown for a pull-request comment")
-	bindStateFlag(fs, &statePath)
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	fs.BoolVar(&o.json, "json", false, "print as JSON")
+	fs.BoolVar(&o.markdown, "markdown", false, "print a saved plan as markdown for a pull-request comment")
+	o.stateFlags.bind(fs, false)
+	if err := m.parse(fs, args); err != nil {
+		return m.usageError("show", err)
 	}
-	switch fs.NArg() {
-	case 0:
-		if asMarkdown {
-			return m.Errorf("--markdown needs a saved plan file: pushform show PLANFILE --markdown")
-		}
+	switch {
+	case fs.NArg() > 1:
+		return m.usageError("show", errors.New("show takes at most one argument, a saved plan file"))
+	case fs.NArg() == 0 && o.markdown:
+		return m.usageError("show", errors.New("--markdown needs a saved plan file: pushform show PLANFILE --markdown"))
+	case o.json && o.markdown:
+		return m.usageError("show", errors.New("--json and --markdown cannot be combined"))
+	}
+	o.planFile = fs.Arg(0)
+	return runShow(ctx, o)
+}
+
+// runShow renders a saved plan, or without one lists the state.
+func runShow(ctx context.Context, o *showOptions) int {
+	m := o.Meta
+	if o.planFile == "" {
 		rest := []string{"list"}
-		if statePath != "" {
-			rest = append(rest, "--state", statePath)
+		if o.file != "" {
+			rest = append(rest, "--state", o.file)
 		}
 		return runState(ctx, m, rest)
-	case 1:
-	default:
-		return m.Errorf("show takes at most one argument, a saved plan file")
 	}
-	p, err := readPlanFile(m.path(fs.Arg(0)))
+	p, err := readPlanFile(m.path(o.planFile))
 	if err != nil {
 		return m.fail(err)
 	}
-	if asJSON && asMarkdown {
-		return m.Errorf("--json and --markdown cannot be combined")
-	}
-	if err := m.writePlan(p, asJSON, asMarkdown); err != nil {
+	if err := m.writePlan(p, o.json, o.markdown); err != nil {
 		return m.fail(err)
 	}
 	return ExitOK

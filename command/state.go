@@ -6,38 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"pushform/backend"
 	"pushform/render"
 	"pushform/state"
 )
 
-// stateFileName is the default state file, in the configuration directory.
-const stateFileName = "pushform.state"
-
 // stateShowLimit is how many target lines state show prints without --all.
 const stateShowLimit = 50
-
-// statePath resolves a --state flag value: empty means pushform.state in the
-// configuration directory; a relative path is relative to the working
-// directory, as users expect of a path they typed.
-func (m *Meta) statePath(flag string) string {
-	if flag == "" {
-		return filepath.Join(m.ConfigDir(), stateFileName)
-	}
-	return m.path(flag)
-}
-
-func bindStateFlag(fs *pflag.FlagSet, p *string) {
-	fs.StringVar(p, "state", "", "state `FILE` (default pushform.state in the configuration directory)")
-}
 
 const stateUsage = `Usage: pushform state SUBCOMMAND [flags] [args]
 
@@ -54,9 +35,9 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 	}
 	switch args[0] {
 	case "list":
-		return m.stateList(args[1:])
+		return m.stateList(ctx, args[1:])
 	case "show":
-		return m.stateShow(args[1:])
+		return m.stateShow(ctx, args[1:])
 	case "rm":
 		return m.stateRm(ctx, args[1:])
 	case "-h", "--help", "help":
@@ -67,36 +48,40 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 	}
 }
 
-// readStateFile reads the state at path; a missing state is an error naming
-// the path.
-func readStateFile(path string) (*state.State, error) {
-	s, err := state.NewFile(path).Read()
+// readState reads the state the flags choose, without locking: list and
+// show only look. A missing state is an error naming where it was looked for.
+func (m *Meta) readState(ctx context.Context, sf stateFlags, missingOK bool) (*state.State, string, error) {
+	be, err := m.openState(ctx, sf)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if s == nil {
-		return nil, fmt.Errorf("no state at %s", path)
+	defer be.Close()
+	s, err := be.Read()
+	if err != nil {
+		return nil, be.String(), err
 	}
-	return s, nil
+	if s == nil && !missingOK {
+		return nil, be.String(), fmt.Errorf("no state at %s", be)
+	}
+	return s, be.String(), nil
 }
 
-func (m *Meta) stateList(args []string) int {
+func (m *Meta) stateList(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state list")
-	var file string
-	bindStateFlag(fs, &file)
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	var sf stateFlags
+	sf.bind(fs, false)
+	if err := m.parse(fs, args); err != nil {
+		return m.usageError("state list", err)
 	}
 	if fs.NArg() > 0 {
-		return m.Errorf("state list takes no arguments")
+		return m.usageError("state list", errors.New("state list takes no arguments"))
 	}
-	path := m.statePath(file)
-	s, err := state.NewFile(path).Read()
+	s, where, err := m.readState(ctx, sf, true)
 	if err != nil {
 		return m.Errorf("%v", err)
 	}
 	if s == nil {
-		fmt.Fprintf(m.Stderr, "No state at %s.\n", path)
+		fmt.Fprintf(m.Stderr, "No state at %s.\n", where)
 		return ExitOK
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
@@ -138,21 +123,21 @@ func stateOutcomeCounts(msg *state.Message) string {
 	return strings.Join(parts, ", ")
 }
 
-func (m *Meta) stateShow(args []string) int {
+func (m *Meta) stateShow(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state show")
-	var file string
+	var sf stateFlags
 	var asJSON, all bool
-	bindStateFlag(fs, &file)
+	sf.bind(fs, false)
 	fs.BoolVar(&asJSON, "json", false, "print the address's state as JSON")
 	fs.BoolVar(&all, "all", false, fmt.Sprintf("print every target, not only the first %d", stateShowLimit))
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	if err := m.parse(fs, args); err != nil {
+		return m.usageError("state show", err)
 	}
 	if fs.NArg() != 1 {
-		return m.Errorf("state show takes exactly one address")
+		return m.usageError("state show", errors.New("state show takes exactly one address"))
 	}
 	addr := fs.Arg(0)
-	s, err := readStateFile(m.statePath(file))
+	s, _, err := m.readState(ctx, sf, false)
 	if err != nil {
 		return m.Errorf("%v", err)
 	}
@@ -256,33 +241,34 @@ func stateTime(t time.Time) string {
 
 func (m *Meta) stateRm(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state rm")
-	var file string
-	var lockTimeout time.Duration
-	bindStateFlag(fs, &file)
-	fs.DurationVar(&lockTimeout, "lock-timeout", 0, "how long to wait for the state lock (0: do not wait)")
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	var sf stateFlags
+	sf.bind(fs, true)
+	if err := m.parse(fs, args); err != nil {
+		return m.usageError("state rm", err)
 	}
 	if fs.NArg() == 0 {
-		return m.Errorf("state rm needs at least one address")
+		return m.usageError("state rm", errors.New("state rm needs at least one address"))
 	}
-	f := state.NewFile(m.statePath(file))
-	id, err := lockState(ctx, f, "state rm", lockTimeout)
+	be, err := m.openState(ctx, sf)
 	if err != nil {
-		return m.Errorf("%v", err)
+		return m.fail(err)
 	}
-	m.warnStaleLock(f)
-	code := m.stateRemove(f, fs.Args())
-	if err := f.Unlock(id); err != nil {
-		return m.Errorf("%v", err)
+	sess, err := backend.Open(ctx, nil, be, backend.SessionOptions{Operation: "state rm", LockTimeout: sf.lockTimeout})
+	if err != nil {
+		return m.fail(err)
+	}
+	m.warnStaleLock(sess.StaleLock)
+	code := m.stateRemove(sess, fs.Args())
+	if err := sess.Close(); err != nil {
+		return m.fail(err)
 	}
 	return code
 }
 
-func (m *Meta) stateRemove(f *state.File, addrs []string) int {
-	s, err := readStateFile(f.Path())
-	if err != nil {
-		return m.Errorf("%v", err)
+func (m *Meta) stateRemove(sess *backend.Session, addrs []string) int {
+	s := sess.State
+	if s == nil {
+		return m.Errorf("no state at %s", sess.Backend)
 	}
 	var missing []string
 	forget := state.Entry{Type: state.EntryForget, Time: time.Now().UTC()}
@@ -301,7 +287,7 @@ func (m *Meta) stateRemove(f *state.File, addrs []string) int {
 	if err := s.ApplyEntry(forget); err != nil {
 		return m.Errorf("%v", err)
 	}
-	if err := f.Persist(s); err != nil {
+	if err := sess.Persist(); err != nil {
 		return m.Errorf("%v", err)
 	}
 	for _, it := range forget.Items {
@@ -310,20 +296,4 @@ func (m *Meta) stateRemove(f *state.File, addrs []string) int {
 	n := len(forget.Items)
 	fmt.Fprintf(m.Stdout, "Removed %d address%s from the state (serial %d). Nothing was sent.\n", n, map[bool]string{true: "", false: "es"}[n == 1], s.Serial)
 	return ExitOK
-}
-
-// lockState takes the state lock for an operation, waiting up to timeout
-// (0: one try). A refusal says how to wait.
-func lockState(ctx context.Context, l state.Locker, operation string, timeout time.Duration) (string, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	id, err := l.Lock(ctx, state.NewLockInfo(operation))
-	var le *state.LockError
-	if errors.As(err, &le) && timeout == 0 {
-		return "", fmt.Errorf("%w; --lock-timeout waits for it", err)
-	}
-	return id, err
 }

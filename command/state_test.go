@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pushform/state"
+	"pushform/state/local"
 	"pushform/state/statetest"
 )
 
@@ -21,7 +22,7 @@ import (
 func stateTestMeta(t *testing.T) (*Meta, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := state.NewFile(filepath.Join(dir, "pushform.state")).Persist(statetest.Sample()); err != nil {
+	if err := local.NewFile(filepath.Join(dir, "pushform.state")).Persist(statetest.Sample()); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
@@ -41,7 +42,11 @@ func TestStatePath(t *testing.T) {
 		{"cfg", "/abs/s", "/abs/s"},
 	} {
 		m.Globals.Chdir = c.chdir
-		if got := m.statePath(c.flag); got != c.want {
+		be, err := m.openState(context.Background(), stateFlags{file: c.flag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := be.String(); got != c.want {
 			t.Errorf("chdir %q, --state %q: %s; want %s", c.chdir, c.flag, got, c.want)
 		}
 	}
@@ -103,7 +108,7 @@ func TestStateShow(t *testing.T) {
 func TestStateShowManyTargets(t *testing.T) {
 	m, out, errb := stateTestMeta(t)
 	path := filepath.Join(m.Dir, "pushform.state")
-	f := state.NewFile(path)
+	f := local.NewFile(path)
 	s, _ := f.Read()
 	msg := s.Messages["campaign.c.badge.reset"]
 	for i := range 1200 {
@@ -134,7 +139,7 @@ func TestStateRm(t *testing.T) {
 		!strings.Contains(errb.String(), "no address notification.nope") {
 		t.Fatalf("rm with an unknown address: exit %d, stderr %q", code, errb)
 	}
-	if s, _ := state.NewFile(path).Read(); s.Messages["campaign.c.badge.reset"] == nil || s.Serial != 1 {
+	if s, _ := local.NewFile(path).Read(); s.Messages["campaign.c.badge.reset"] == nil || s.Serial != 1 {
 		t.Fatal("a refused rm changed the state")
 	}
 
@@ -144,7 +149,7 @@ func TestStateRm(t *testing.T) {
 	if !strings.Contains(out.String(), "Removed campaign.c.badge.reset\n") {
 		t.Errorf("output: %q", out)
 	}
-	s, err := state.NewFile(path).Read()
+	s, err := local.NewFile(path).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +163,7 @@ func TestStateRm(t *testing.T) {
 
 func TestStateRmLocked(t *testing.T) {
 	m, _, errb := stateTestMeta(t)
-	f := state.NewFile(filepath.Join(m.Dir, "pushform.state"))
+	f := local.NewFile(filepath.Join(m.Dir, "pushform.state"))
 	id, err := f.Lock(context.Background(), state.NewLockInfo("apply"))
 	if err != nil {
 		t.Fatal(err)
@@ -172,27 +177,27 @@ func TestStateRmLocked(t *testing.T) {
 
 func TestForceUnlock(t *testing.T) {
 	m, out, errb := stateTestMeta(t)
-	f := state.NewFile(filepath.Join(m.Dir, "pushform.state"))
+	f := local.NewFile(filepath.Join(m.Dir, "pushform.state"))
 	// Lock info left by a process that is gone (the OS lock went with it).
 	info := state.LockInfo{ID: "abc123", Who: "ci@runner", Operation: "apply", Pid: 99999, Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	data, _ := json.Marshal(info)
 	os.WriteFile(f.LockInfoPath(), data, 0o600)
 
-	if code := runForceUnlock(context.Background(), m, []string{"abc123"}); code != 1 || !strings.Contains(errb.String(), "--force") {
+	if code := cmdForceUnlock(context.Background(), m, []string{"abc123"}); code != 1 || !strings.Contains(errb.String(), "--force") {
 		t.Fatalf("without a terminal or --force: exit %d, stderr %q", code, errb)
 	}
 	m.StdinTerminal = true
 	m.Stdin = strings.NewReader("no\n")
-	if code := runForceUnlock(context.Background(), m, []string{"abc123"}); code != 1 {
+	if code := cmdForceUnlock(context.Background(), m, []string{"abc123"}); code != 1 {
 		t.Fatalf("answer no: exit %d", code)
 	}
 	errb.Reset()
-	if code := runForceUnlock(context.Background(), m, []string{"--force", "wrong"}); code != 1 || !strings.Contains(errb.String(), `"abc123"`) {
+	if code := cmdForceUnlock(context.Background(), m, []string{"--force", "wrong"}); code != 1 || !strings.Contains(errb.String(), `"abc123"`) {
 		t.Fatalf("wrong id: exit %d, stderr %q", code, errb)
 	}
 	m.Stdin = strings.NewReader("yes\n")
 	out.Reset()
-	if code := runForceUnlock(context.Background(), m, []string{"abc123"}); code != 0 {
+	if code := cmdForceUnlock(context.Background(), m, []string{"abc123"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
 	if !strings.Contains(out.String(), "Removed lock abc123 (held by ci@runner for apply, pid 99999, since 2026-01-02T03:04:05Z)") ||

@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
@@ -47,22 +48,33 @@ func newValidateResult(diags hcl.Diagnostics) validateResult {
 	return r
 }
 
-// runValidate checks the configuration without contacting any server:
-// recipients lists stay unknown.
-func runValidate(_ context.Context, m *Meta, args []string) int {
+// validateOptions are the inputs of validate.
+type validateOptions struct {
+	*Meta
+	configFlags
+	json bool
+}
+
+func cmdValidate(ctx context.Context, m *Meta, args []string) int {
+	o := &validateOptions{Meta: m}
 	fs := m.FlagSet("validate")
-	var jsonOut bool
-	fs.BoolVar(&jsonOut, "json", false, "print the result as JSON on stdout")
-	var cf configFlags
-	cf.bind(fs)
-	if ok, code := m.Parse(fs, args); !ok {
-		return code
+	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	o.configFlags.bind(fs)
+	if err := m.parse(fs, args); err != nil {
+		return m.usageError("validate", err)
 	}
 	if fs.NArg() > 0 {
-		return m.Errorf("validate takes no arguments; use --chdir DIR to pick the configuration directory")
+		return m.usageError("validate", errors.New("validate takes no arguments; use --chdir DIR to pick the configuration directory"))
 	}
+	return runValidate(ctx, o)
+}
+
+// runValidate checks the configuration without contacting any server:
+// recipients lists stay unknown.
+func runValidate(_ context.Context, o *validateOptions) int {
+	m, cf := o.Meta, o.configFlags
 	l := config.NewLoader()
-	if jsonOut {
+	if o.json {
 		_, diags := l.Load(m.ConfigDir(), m.configOptions(cf, nil))
 		enc := json.NewEncoder(m.Stdout)
 		enc.SetIndent("", "  ")

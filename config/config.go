@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"pushform/message"
 	"time"
 )
 
@@ -49,23 +50,20 @@ type Campaign struct {
 	Pos         Pos
 }
 
-// Kind tells a visible notification from a badge-only update.
-type Kind string
-
-// Message kinds.
-const (
-	KindNotification Kind = "notification"
-	KindBadge        Kind = "badge"
+// Kind, TargetKind and Content are the shared vocabulary of package message.
+type (
+	Kind       = message.Kind
+	TargetKind = message.TargetKind
+	Content    = message.Content
 )
 
-// TargetKind is how a message addresses its targets (spec 2.1 rule 1).
-type TargetKind string
-
-// Target kinds, named after the HCL attributes.
+// Message kinds and target kinds.
 const (
-	TargetUsers   TargetKind = "user_ids"
-	TargetDevices TargetKind = "device_ids"
-	TargetTopics  TargetKind = "topics"
+	KindNotification = message.KindNotification
+	KindBadge        = message.KindBadge
+	TargetUsers      = message.TargetUsers
+	TargetDevices    = message.TargetDevices
+	TargetTopics     = message.TargetTopics
 )
 
 // Message is one notification or badge block instance.
@@ -98,17 +96,6 @@ type Targets struct {
 	// Unknown is true when the ids depend on a recipients list that was not
 	// supplied (validate, or plan before fetching).
 	Unknown bool
-}
-
-// Content is what a message shows or sets; empty strings and nil pointers
-// mean "not given".
-type Content struct {
-	Title              string
-	Body               string
-	OpenToURL          string
-	Tag                string
-	BadgeCount         *int
-	SilentInForeground bool
 }
 
 // Pos is a source position for messages that point back at the config.

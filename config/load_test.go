@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func message(t *testing.T, cfg *Config, addr string) *Message {
+func findMessage(t *testing.T, cfg *Config, addr string) *Message {
 	t.Helper()
 	for _, m := range cfg.Messages {
 		if m.Address == addr {
@@ -58,7 +58,7 @@ notification "n" {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := message(t, mustLoad(t, files, tt.opts), "notification.n")
+			m := findMessage(t, mustLoad(t, files, tt.opts), "notification.n")
 			if m.Content.Title != tt.wantTitle {
 				t.Errorf("title = %q, want %q", m.Content.Title, tt.wantTitle)
 			}
@@ -77,7 +77,7 @@ notification "n" {
   badge_count = 1
 }
 `}, Options{Vars: []string{`ids=["a","b"]`}})
-	if got := message(t, cfg, "notification.n").Targets.IDs; !reflect.DeepEqual(got, []string{"a", "b"}) {
+	if got := findMessage(t, cfg, "notification.n").Targets.IDs; !reflect.DeepEqual(got, []string{"a", "b"}) {
 		t.Errorf("ids = %q", got)
 	}
 }
@@ -126,12 +126,12 @@ notification "none" {
 	if !reflect.DeepEqual(addrs, want) {
 		t.Fatalf("addresses = %q, want %q", addrs, want)
 	}
-	m := message(t, cfg, `notification.shipped["A-2"]`)
+	m := findMessage(t, cfg, `notification.shipped["A-2"]`)
 	if m.Key != "A-2" || m.Name != "shipped" || m.Campaign != "" || m.Content.Title != "Order A-2" ||
 		m.Content.Tag != "order-A-2" || !reflect.DeepEqual(m.Targets.IDs, []string{"bob"}) || m.Targets.Kind != TargetUsers {
 		t.Errorf("message = %+v", m)
 	}
-	b := message(t, cfg, `campaign.spring.badge.set["d1"]`)
+	b := findMessage(t, cfg, `campaign.spring.badge.set["d1"]`)
 	if b.Kind != KindBadge || b.Campaign != "spring" || b.Key != "d1" || !reflect.DeepEqual(b.Targets.IDs, []string{"d1"}) || *b.Content.BadgeCount != 0 {
 		t.Errorf("badge = %+v", b)
 	}
@@ -160,7 +160,7 @@ locals {
 }
 variable "who" { default = "you" }
 `}, Options{})
-	m := message(t, cfg, "notification.n")
+	m := findMessage(t, cfg, "notification.n")
 	if m.Content.Title != "HI YOU" || m.Content.Body != "HI YOU!" || !reflect.DeepEqual(m.Targets.IDs, []string{"a", "b"}) {
 		t.Errorf("content = %+v targets = %+v", m.Content, m.Targets)
 	}
@@ -184,7 +184,7 @@ notification "n" {
 		"conf.json":      `{"name": "Shop"}`,
 		"body.tmpl":      "Hello from ${name} to ${n}%{ if n > 1 } users%{ endif }",
 	}, Options{})
-	m := message(t, cfg, "notification.n")
+	m := findMessage(t, cfg, "notification.n")
 	want := Content{Title: "Hello from Shop to 2 users", Body: "a,b has 5 chars", Tag: "a-b"}
 	if m.Content != want {
 		t.Errorf("content = %+v, want %+v", m.Content, want)
@@ -214,27 +214,27 @@ notification "most" {
 		t.Errorf("data sources = %q", cfg.DataSources)
 	}
 	for _, addr := range []string{"notification.everyone", "notification.most"} {
-		if tg := message(t, cfg, addr).Targets; !tg.Unknown || tg.IDs != nil {
+		if tg := findMessage(t, cfg, addr).Targets; !tg.Unknown || tg.IDs != nil {
 			t.Errorf("%s targets = %+v, want unknown", addr, tg)
 		}
 	}
-	if r := message(t, cfg, "notification.everyone").Targets.Recipients; r != "all" {
+	if r := findMessage(t, cfg, "notification.everyone").Targets.Recipients; r != "all" {
 		t.Errorf("recipients = %q", r)
 	}
 
 	ids := []string{"alice", "bob", "carol"}
 	cfg = mustLoad(t, files, Options{Recipients: map[string][]string{"all": ids, "unused": nil}})
-	everyone := message(t, cfg, "notification.everyone").Targets
+	everyone := findMessage(t, cfg, "notification.everyone").Targets
 	if everyone.Unknown || len(everyone.IDs) != 3 || &everyone.IDs[0] != &ids[0] {
 		t.Errorf("everyone = %+v, want the supplied slice itself", everyone)
 	}
-	most := message(t, cfg, "notification.most").Targets
+	most := findMessage(t, cfg, "notification.most").Targets
 	if most.Unknown || most.Recipients != "" || !reflect.DeepEqual(most.IDs, []string{"alice", "carol"}) {
 		t.Errorf("most = %+v", most)
 	}
 
 	cfg = mustLoad(t, files, Options{Recipients: map[string][]string{"all": {}}})
-	if tg := message(t, cfg, "notification.most").Targets; tg.Unknown || len(tg.IDs) != 0 {
+	if tg := findMessage(t, cfg, "notification.most").Targets; tg.Unknown || len(tg.IDs) != 0 {
 		t.Errorf("empty recipients: %+v", tg)
 	}
 }

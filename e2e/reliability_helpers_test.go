@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"pushform/state"
+	"pushform/state/local"
 )
 
 // proc is a pushform process started in a workspace whose stdout is read
@@ -152,7 +153,7 @@ func (p *proc) waitLine(substr string, d time.Duration) (string, bool) {
 // the journal replayed over it.
 func (w *workspace) readState() *state.State {
 	w.t.Helper()
-	s, err := state.NewFile(filepath.Join(w.dir, "pushform.state")).Read()
+	s, err := local.NewFile(filepath.Join(w.dir, "pushform.state")).Read()
 	if err != nil {
 		w.t.Fatalf("reading the state: %v", err)
 	}

@@ -258,7 +258,7 @@ notification "n" {
 `)
 	// validate catches it in the configuration, pointing at the line.
 	r := w.mustRun(1, "validate")
-	if !strings.Contains(r.stderr, "main.hcl line 2") || !strings.Contains(r.stderr, "plain http to push.example.invalid; use https") {
+	if !strings.Contains(r.stderr, "main.hcl line 2") || !strings.Contains(r.stderr, "plain http:// to push.example.invalid, which is not loopback: use https://") {
 		t.Fatalf("validate:\n%s", r.stderr)
 	}
 	// The client refuses it too, for a URL from PUSHFORM_BASE_URL.
@@ -272,7 +272,7 @@ notification "n" {
 	w.env = append(w.env, "PUSHFORM_BASE_URL=http://push.example.invalid/v1")
 	r = w.mustRun(1, "apply", "--auto-approve")
 	w.env = w.env[:len(w.env)-1]
-	want := "uses plain http:// to a host that is not loopback; use https://"
+	want := "uses plain http:// to push.example.invalid, which is not loopback: use https://"
 	if !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "push.example.invalid") {
 		t.Fatalf("want %q:\n%s", want, r.stderr)
 	}

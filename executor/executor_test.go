@@ -163,7 +163,7 @@ func TestApplyOutcomes(t *testing.T) {
 			p := plan(t, st, tt.msgs...)
 			s := &fakeSender{reply: tt.reply}
 			j := &memJournal{}
-			res, err := Apply(context.Background(), p, st, s, j, Options{Parallelism: 1, Sleep: noSleep, Now: func() time.Time { return now }})
+			res, err := Apply(context.Background(), p, state.NewRecorder(j, st), s, Options{Parallelism: 1, Sleep: noSleep, Now: func() time.Time { return now }})
 			if tt.fatal != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.fatal) {
 					t.Fatalf("err = %v, want mention of %s", err, tt.fatal)
@@ -208,7 +208,7 @@ func TestApplyThenPlanIsNoOp(t *testing.T) {
 	st := state.New("test")
 	msgs := []*config.Message{note("notification.a", "t", users(700, "u")...), note("notification.b", "", "x")}
 	p := plan(t, st, msgs...)
-	res, err := Apply(context.Background(), p, st, &fakeSender{reply: deliverAll(nil, nil)}, &memJournal{}, Options{Parallelism: 4})
+	res, err := Apply(context.Background(), p, state.NewRecorder(&memJournal{}, st), &fakeSender{reply: deliverAll(nil, nil)}, Options{Parallelism: 4})
 	if err != nil || res.Counts.Delivered != 701 {
 		t.Fatalf("apply: %v %+v", err, res.Counts)
 	}
@@ -229,7 +229,7 @@ func TestInterruptStopsNewRequests(t *testing.T) {
 		}
 		return deliverAll(nil, nil)(call, b)
 	}
-	res, err := Apply(ctx, p, st, s, &memJournal{}, Options{Parallelism: 1})
+	res, err := Apply(ctx, p, state.NewRecorder(&memJournal{}, st), s, Options{Parallelism: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestJournalFailureStopsBeforeSending(t *testing.T) {
 	st := state.New("test")
 	p := plan(t, st, note("notification.a", "", "u1"))
 	s := &fakeSender{reply: deliverAll(nil, nil)}
-	_, err := Apply(context.Background(), p, st, s, &memJournal{fail: errors.New("disk full")}, Options{})
+	_, err := Apply(context.Background(), p, state.NewRecorder(&memJournal{fail: errors.New("disk full")}, st), s, Options{})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("err = %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"pushform/pushapi"
 	"pushform/state"
+	"pushform/state/local"
 )
 
 // TestHostileAnswers sends one request through the real client to a server
@@ -88,14 +89,14 @@ func TestHostileAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			f := state.NewFile(filepath.Join(t.TempDir(), "pushform.state"))
+			f := local.NewFile(filepath.Join(t.TempDir(), "pushform.state"))
 			st := state.New("test")
 			if err := f.Persist(st); err != nil {
 				t.Fatal(err)
 			}
 			p := plan(t, st, note("notification.n", "", "u1", "u2"))
 			start := time.Now()
-			res, err := Apply(context.Background(), p, st, c, f, Options{MaxAttempts: 1})
+			res, err := Apply(context.Background(), p, state.NewRecorder(f, st), c, Options{MaxAttempts: 1})
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -151,7 +152,7 @@ func TestAmbiguousTaggedIsRetriedThenUnknown(t *testing.T) {
 	st := state.New("test")
 	p := plan(t, st, note("notification.t", "tag", "u1"))
 	var events []Event
-	res, err := Apply(context.Background(), p, st, c, &memJournal{}, Options{MaxAttempts: 3, Sleep: noSleep,
+	res, err := Apply(context.Background(), p, state.NewRecorder(&memJournal{}, st), c, Options{MaxAttempts: 3, Sleep: noSleep,
 		Events: func(e Event) { events = append(events, e) }})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestInterruptStopsRetries(t *testing.T) {
 		return nil, &pushapi.StatusError{Method: "POST", StatusCode: 503, RetryAfter: time.Hour}
 	}}
 	start := time.Now()
-	res, err := Apply(ctx, p, st, s, &memJournal{}, Options{})
+	res, err := Apply(ctx, p, state.NewRecorder(&memJournal{}, st), s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"pushform/message"
 	"pushform/state"
 )
 
@@ -54,17 +55,17 @@ type Plan struct {
 
 // Change is the planned action on one address.
 type Change struct {
-	Address    string `json:"address"`
-	Action     Action `json:"action"`
-	Kind       string `json:"kind"`
-	TargetKind string `json:"target_kind"`
+	Address    string             `json:"address"`
+	Action     Action             `json:"action"`
+	Kind       message.Kind       `json:"kind"`
+	TargetKind message.TargetKind `json:"target_kind"`
 	// Fingerprint and Content are what will be sent; Prior is the content
 	// recorded in state when it differs.
-	Fingerprint string         `json:"fingerprint"`
-	Content     state.Content  `json:"content"`
-	Prior       *state.Content `json:"prior,omitempty"`
-	SendAfter   *time.Time     `json:"send_after,omitempty"`
-	Targets     TargetCounts   `json:"targets"`
+	Fingerprint string           `json:"fingerprint"`
+	Content     message.Content  `json:"content"`
+	Prior       *message.Content `json:"prior,omitempty"`
+	SendAfter   *time.Time       `json:"send_after,omitempty"`
+	Targets     TargetCounts     `json:"targets"`
 	// Send lists the targets apply sends to, in config order.
 	Send []string `json:"send,omitempty"`
 	// Forget lists targets dropped from state (all of them for ActionForget).

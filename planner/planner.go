@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/message"
 	"pushform/state"
 )
 
@@ -47,8 +48,9 @@ type Options struct {
 	BatchLimit int
 }
 
-// Make computes the plan. It fails when the configuration and the state
-// belong to different environments, or when an option names no address.
+// Make computes the plan. It fails when an option names no address. The
+// caller has checked that the state belongs to the configuration's
+// environment (backend.Open does).
 func Make(in Input, opts Options) (*Plan, error) {
 	cfg := in.Config
 	if opts.Now.IsZero() {
@@ -66,9 +68,6 @@ func Make(in Input, opts Options) (*Plan, error) {
 	}
 	st := in.State
 	if st != nil {
-		if st.Environment != "" && st.Environment != cfg.Service.Environment {
-			return nil, fmt.Errorf("the state belongs to environment %q but the configuration declares %q: use a separate state file per environment (--state)", st.Environment, cfg.Service.Environment)
-		}
 		p.StateLineage = st.Lineage
 		p.StateSerial = st.Serial
 	}
@@ -138,12 +137,12 @@ func (pl *planning) isRecipient(id string) bool {
 }
 
 func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
-	content := StateContent(m.Content)
+	content := m.Content
 	c := &Change{
 		Address:     m.Address,
-		Kind:        string(m.Kind),
-		TargetKind:  string(m.Targets.Kind),
-		Fingerprint: Fingerprint(string(m.Kind), content),
+		Kind:        m.Kind,
+		TargetKind:  m.Targets.Kind,
+		Fingerprint: Fingerprint(m.Kind, content),
 		Content:     content,
 		SendAfter:   m.SendAfter,
 	}
@@ -170,7 +169,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		return c
 	}
 	force := pl.replace[m.Address]
-	tagged := content.Tag != "" || m.Kind == config.KindBadge
+	tagged := content.Idempotent(m.Kind)
 	cl := pl.classifyAll(ids, prior, c.Fingerprint, force, tagged, m.Targets.Kind == config.TargetUsers)
 	changed, found := cl.changed, cl.found
 	c.Send, c.Held = cl.send, cl.held
@@ -367,25 +366,13 @@ func summarize(p *Plan) Summary {
 	return s
 }
 
-// StateContent converts configured content to the form recorded in state.
-func StateContent(c config.Content) state.Content {
-	return state.Content{
-		Title:              c.Title,
-		Body:               c.Body,
-		OpenToURL:          c.OpenToURL,
-		Tag:                c.Tag,
-		BadgeCount:         c.BadgeCount,
-		SilentInForeground: c.SilentInForeground,
-	}
-}
-
 // Fingerprint identifies a message's content: equal content, equal
 // fingerprint, whatever the targets.
-func Fingerprint(kind string, c state.Content) string {
+func Fingerprint(kind message.Kind, c message.Content) string {
 	b, err := json.Marshal(struct {
 		Kind string `json:"kind"`
-		state.Content
-	}{kind, c})
+		message.Content
+	}{string(kind), c})
 	if err != nil { // a struct of strings and ints always marshals
 		panic(err)
 	}

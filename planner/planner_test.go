@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/message"
 	"pushform/state"
 )
 
@@ -28,9 +29,9 @@ func cfgOf(ms ...*config.Message) *config.Config {
 // in its config, except those listed in overrides.
 func recorded(m *config.Message, o state.Outcome, overrides map[string]state.Outcome) *state.State {
 	st := state.New("test")
-	content := StateContent(m.Content)
-	fp := Fingerprint(string(m.Kind), content)
-	sm := &state.Message{Address: m.Address, Kind: string(m.Kind), TargetKind: string(m.Targets.Kind), Fingerprint: fp, Content: content, Targets: map[string]*state.Target{}}
+	content := m.Content
+	fp := Fingerprint(m.Kind, content)
+	sm := &state.Message{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: fp, Content: content, Targets: map[string]*state.Target{}}
 	for _, id := range m.Targets.IDs {
 		out := o
 		if v, ok := overrides[id]; ok {
@@ -228,14 +229,12 @@ func TestBatching(t *testing.T) {
 
 func TestMakeErrors(t *testing.T) {
 	a := note("campaign.c.notification.a", "T", "B", "", "u1")
-	prod := state.New("production")
 	tests := []struct {
 		name string
 		in   Input
 		opts Options
 		want string
 	}{
-		{"environment mismatch", Input{Config: cfgOf(a), State: prod}, Options{}, `environment "production"`},
 		{"unknown target", Input{Config: cfgOf(a)}, Options{Targets: []string{"campaign.x"}}, "--target campaign.x"},
 		{"unknown replace", Input{Config: cfgOf(a)}, Options{Replace: []string{"campaign.c"}}, "--replace campaign.c"},
 		{"unresolved", Input{Config: cfgOf(&config.Message{Address: "notification.r", Targets: config.Targets{Kind: config.TargetUsers, Unknown: true}})}, Options{}, "not resolved"},
@@ -281,10 +280,10 @@ func TestTargetSelection(t *testing.T) {
 }
 
 func TestFingerprintIgnoresTargets(t *testing.T) {
-	a := Fingerprint("notification", state.Content{Title: "a", Body: "b"})
-	b := Fingerprint("notification", state.Content{Title: "a", Body: "b"})
-	c := Fingerprint("notification", state.Content{Title: "a", Body: "c"})
-	d := Fingerprint("badge", state.Content{Title: "a", Body: "b"})
+	a := Fingerprint("notification", message.Content{Title: "a", Body: "b"})
+	b := Fingerprint("notification", message.Content{Title: "a", Body: "b"})
+	c := Fingerprint("notification", message.Content{Title: "a", Body: "c"})
+	d := Fingerprint("badge", message.Content{Title: "a", Body: "b"})
 	if a != b || a == c || a == d {
 		t.Fatalf("fingerprints %s %s %s %s", a, b, c, d)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"pushform/message"
 	"pushform/planner"
-	"pushform/state"
 )
 
 // MarkdownLimit is the default size cap of PlanMarkdown, in bytes: under
@@ -184,13 +184,13 @@ func markdownChange(c *planner.Change) string {
 
 type textField struct{ name, value string }
 
-func textFields(c state.Content) []textField {
+func textFields(c message.Content) []textField {
 	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
 }
 
 // headline says what happens to a change's targets, after its address.
 func headline(c *planner.Change) string {
-	noun := targetNoun(c.TargetKind)
+	noun := targetNoun(string(c.TargetKind))
 	t := c.Targets
 	switch c.Action {
 	case planner.ActionCreate:

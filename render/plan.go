@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"pushform/message"
 	"pushform/planner"
-	"pushform/state"
 )
 
 // listMax is how many target ids a change lists before it shows counts only.
@@ -164,7 +164,7 @@ func retryDetail(t planner.TargetCounts) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func writeContent(b *strings.Builder, c state.Content) {
+func writeContent(b *strings.Builder, c message.Content) {
 	field := func(name, v string) {
 		if v != "" {
 			fmt.Fprintf(b, "      %-12s %s\n", name+":", strconv.Quote(v))
@@ -182,7 +182,7 @@ func writeContent(b *strings.Builder, c state.Content) {
 	}
 }
 
-func writeContentDiff(b *strings.Builder, old, new state.Content, pal palette) {
+func writeContentDiff(b *strings.Builder, old, new message.Content, pal palette) {
 	text := func(name, o, n string) {
 		if o == n {
 			return
@@ -222,7 +222,7 @@ func inlineDiff(old, new string, pal palette) string {
 	return b.String()
 }
 
-func badge(c *state.Content) string {
+func badge(c *message.Content) string {
 	if c == nil || c.BadgeCount == nil {
 		return "(none)"
 	}
@@ -291,8 +291,8 @@ type jsonChange struct {
 	Kind       string               `json:"kind"`
 	TargetKind string               `json:"target_kind"`
 	Targets    planner.TargetCounts `json:"targets"`
-	Content    state.Content        `json:"content"`
-	Prior      *state.Content       `json:"prior,omitempty"`
+	Content    message.Content      `json:"content"`
+	Prior      *message.Content     `json:"prior,omitempty"`
 	SendAfter  *time.Time           `json:"send_after,omitempty"`
 	Warnings   []string             `json:"warnings,omitempty"`
 }
@@ -320,7 +320,7 @@ func PlanJSON(w io.Writer, p *planner.Plan) error {
 		out.Warnings = []string{}
 	}
 	for _, c := range p.Changes {
-		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
+		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: string(c.Kind), TargetKind: string(c.TargetKind),
 			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, Warnings: c.Warnings})
 	}
 	for _, bt := range p.Batches {

@@ -71,9 +71,9 @@ func scenario(t *testing.T) *planner.Plan {
 	st.Lineage = "00000000-0000-0000-0000-000000000000"
 	st.Serial = 7
 	for _, m := range []*config.Message{sale, oldBadge, untagged, grown, retried, gone, same} {
-		c := planner.StateContent(m.Content)
-		fp := planner.Fingerprint(string(m.Kind), c)
-		sm := &state.Message{Address: m.Address, Kind: string(m.Kind), TargetKind: string(m.Targets.Kind), Fingerprint: fp, Content: c, Targets: map[string]*state.Target{}}
+		c := m.Content
+		fp := planner.Fingerprint(m.Kind, c)
+		sm := &state.Message{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: fp, Content: c, Targets: map[string]*state.Target{}}
 		for i, id := range m.Targets.IDs {
 			o := state.Delivered
 			if m == retried && i == 1 {

@@ -93,8 +93,8 @@ func whoAmI() string {
 	return name + "@" + host
 }
 
-// newLockID returns a random lock id.
-func newLockID() string {
+// NewLockID returns a random lock id.
+func NewLockID() string {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(fmt.Sprintf("state: reading random bytes: %v", err))

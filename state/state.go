@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"pushform/message"
 	"sort"
 	"time"
 )
@@ -37,27 +38,17 @@ type Snapshot struct {
 
 // Message is the recorded state of one notification or badge address.
 type Message struct {
-	Address    string `json:"address"`
-	Kind       string `json:"kind"`        // notification | badge
-	TargetKind string `json:"target_kind"` // user_ids | device_ids | topics
+	Address    string             `json:"address"`
+	Kind       message.Kind       `json:"kind"`
+	TargetKind message.TargetKind `json:"target_kind"`
 	// Fingerprint identifies the content last sent (or being sent) to this
 	// address; Content is that content, kept for plan diffs.
-	Fingerprint string  `json:"fingerprint"`
-	Content     Content `json:"content"`
+	Fingerprint string          `json:"fingerprint"`
+	Content     message.Content `json:"content"`
 	// Targets by target id (a user id, device id, or a topic name). Equal
 	// records are shared between targets to keep millions of them small:
 	// never modify a *Target in place, store a new one.
 	Targets map[string]*Target `json:"targets"`
-}
-
-// Content is the sent content of a message, as the service saw it.
-type Content struct {
-	Title              string `json:"title,omitempty"`
-	Body               string `json:"body,omitempty"`
-	OpenToURL          string `json:"open_to_url,omitempty"`
-	Tag                string `json:"tag,omitempty"`
-	BadgeCount         *int   `json:"badge_count,omitempty"`
-	SilentInForeground bool   `json:"silent_in_foreground,omitempty"`
 }
 
 // Outcome is the last known outcome of one target.
@@ -91,13 +82,13 @@ type Target struct {
 func New(environment string) *State {
 	return &State{
 		Version:     FormatVersion,
-		Lineage:     newLineage(),
+		Lineage:     NewLineage(),
 		Environment: environment,
 		Messages:    map[string]*Message{},
 	}
 }
 
-func newLineage() string {
+func NewLineage() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(fmt.Sprintf("state: reading random bytes: %v", err))
@@ -148,13 +139,13 @@ const (
 
 // Item is one message's part of an Entry.
 type Item struct {
-	Address     string `json:"address"`
-	Kind        string `json:"kind,omitempty"`
-	TargetKind  string `json:"target_kind,omitempty"`
-	Fingerprint string `json:"fingerprint,omitempty"`
+	Address     string             `json:"address"`
+	Kind        message.Kind       `json:"kind,omitempty"`
+	TargetKind  message.TargetKind `json:"target_kind,omitempty"`
+	Fingerprint string             `json:"fingerprint,omitempty"`
 	// Content is set on intents, so replay can create the address.
-	Content *Content `json:"content,omitempty"`
-	Targets []string `json:"targets,omitempty"`
+	Content *message.Content `json:"content,omitempty"`
+	Targets []string         `json:"targets,omitempty"`
 	// Outcomes parallels Targets on outcome entries.
 	Outcomes []Target `json:"outcomes,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/message"
 	"pushform/state"
 )
 
@@ -98,7 +99,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 			t.Fatal(err)
 		}
 		t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-		content := &state.Content{Title: "Hi", Body: "There", Tag: "t"}
+		content := &message.Content{Title: "Hi", Body: "There", Tag: "t"}
 		entries := []state.Entry{
 			{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{
 				{Address: "notification.new", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp-new", Content: content, Targets: []string{"u1", "u2"}},
@@ -294,7 +295,7 @@ func Sample() *state.State {
 				Kind:        "notification",
 				TargetKind:  "user_ids",
 				Fingerprint: "fp-1",
-				Content:     state.Content{Title: "Spring sale", Body: "20% off <today> & tomorrow", OpenToURL: "https://shop.example.com/sale?a=1&b=2", Tag: "spring", SilentInForeground: true},
+				Content:     message.Content{Title: "Spring sale", Body: "20% off <today> & tomorrow", OpenToURL: "https://shop.example.com/sale?a=1&b=2", Tag: "spring", SilentInForeground: true},
 				Targets: map[string]*state.Target{
 					"u1": {Outcome: state.Delivered, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, DeviceCount: 2},
 					"u2": {Outcome: state.Skipped, Fingerprint: "fp-1", RequestID: "req-1", Time: t0, Reason: "no_active_device", UnreachableSince: &since},
@@ -307,7 +308,7 @@ func Sample() *state.State {
 				Kind:        "badge",
 				TargetKind:  "device_ids",
 				Fingerprint: "fp-2",
-				Content:     state.Content{BadgeCount: &zero},
+				Content:     message.Content{BadgeCount: &zero},
 				Targets: map[string]*state.Target{
 					"dev-1": {Outcome: state.Delivered, Fingerprint: "fp-2", RequestID: "req-2", Time: t0, DeviceCount: -1},
 				},

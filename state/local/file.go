@@ -1,4 +1,4 @@
-package state
+package local
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"pushform/atomicfile"
+	"pushform/state"
+	"pushform/state/statefile"
 	"strings"
 	"sync"
 	"time"
@@ -36,15 +38,15 @@ type File struct {
 	jformat  int // format of the journal on disk; 0 until known
 	// stale is the lock info the last Lock found left behind by a holder
 	// that ended without unlocking.
-	stale *LockInfo
+	stale *state.LockInfo
 
 	gmu     sync.Mutex   // guards pending
 	pending *commitGroup // the group the next Append joins; nil when none waits
 }
 
 var (
-	_ Manager       = (*File)(nil)
-	_ ForceUnlocker = (*File)(nil)
+	_ state.Manager       = (*File)(nil)
+	_ state.ForceUnlocker = (*File)(nil)
 )
 
 // NewFile returns the file backend for the state at path.
@@ -68,7 +70,7 @@ func (f *File) LockPath() string { return f.path + ".lock" }
 func (f *File) LockInfoPath() string { return f.path + ".lock.info" }
 
 // Read implements Reader.
-func (f *File) Read() (*State, error) {
+func (f *File) Read() (*state.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.readSnapshot()
@@ -86,8 +88,8 @@ func (f *File) Read() (*State, error) {
 
 	// Entries are buffered until the header has been checked against the
 	// snapshot; a stale journal must not touch the state at all.
-	var entries []Entry
-	h, _, err := readJournal(jf, func(e Entry) error {
+	var entries []state.Entry
+	h, _, err := statefile.ReadJournal(jf, func(e state.Entry) error {
 		entries = append(entries, e)
 		return nil
 	})
@@ -101,9 +103,9 @@ func (f *File) Read() (*State, error) {
 		if len(entries) == 0 {
 			return nil, nil
 		}
-		s = &State{Version: FormatVersion, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment, Messages: map[string]*Message{}}
+		s = &state.State{Version: state.FormatVersion, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment, Messages: map[string]*state.Message{}}
 		if s.Lineage == "" {
-			s.Lineage = newLineage()
+			s.Lineage = state.NewLineage()
 		}
 		f.lineage = s.Lineage
 	} else {
@@ -124,7 +126,7 @@ func (f *File) Read() (*State, error) {
 	return s, nil
 }
 
-func (f *File) readSnapshot() (*State, error) {
+func (f *File) readSnapshot() (*state.State, error) {
 	r, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -133,7 +135,7 @@ func (f *File) readSnapshot() (*State, error) {
 		return nil, fmt.Errorf("reading state: %w", err)
 	}
 	defer r.Close()
-	s, err := decodeState(r)
+	s, err := statefile.Decode(r)
 	if err != nil {
 		return nil, f.corrupt(err)
 	}
@@ -151,7 +153,7 @@ func (f *File) corrupt(err error) error {
 // there is none. It does not decode the whole snapshot (Persist would pay
 // for it on every write) but does refuse a truncated one, so a damaged
 // snapshot never replaces a good backup.
-func (f *File) storedHeader() (h stateHeader, ok bool, err error) {
+func (f *File) storedHeader() (h statefile.Header, ok bool, err error) {
 	r, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return h, false, nil
@@ -164,10 +166,10 @@ func (f *File) storedHeader() (h stateHeader, ok bool, err error) {
 	if err != nil {
 		return h, false, fmt.Errorf("reading state: %w", err)
 	}
-	if err := checkStateEnd(r, fi.Size()); err != nil {
+	if err := statefile.CheckEnd(r, fi.Size()); err != nil {
 		return h, false, f.corrupt(err)
 	}
-	h, err = decodeStateHeader(r)
+	h, err = statefile.DecodeHeader(r)
 	if err != nil {
 		return h, false, f.corrupt(err)
 	}
@@ -178,7 +180,7 @@ func (f *File) storedHeader() (h stateHeader, ok bool, err error) {
 // and one fsync. Calls that arrive while another call's sync is under way
 // form a group that shares the next write and fsync (group commit), so
 // concurrent appenders pay for far fewer syncs than calls.
-func (f *File) Append(entries ...Entry) error {
+func (f *File) Append(entries ...state.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -209,14 +211,14 @@ func (f *File) Append(entries ...Entry) error {
 
 // commitGroup is the entries of the Append calls that share one sync.
 type commitGroup struct {
-	entries []Entry
+	entries []state.Entry
 	done    chan struct{} // closed once err is set
 	err     error
 }
 
 // appendLocked writes entries to the journal with one write and one fsync;
 // f.mu is held.
-func (f *File) appendLocked(entries []Entry) error {
+func (f *File) appendLocked(entries []state.Entry) error {
 	if err := f.checkJournalTail(); err != nil {
 		return err
 	}
@@ -236,7 +238,7 @@ func (f *File) appendLocked(entries []Entry) error {
 		if err != nil {
 			return err
 		}
-		if buf, err = appendJournalLine(buf, h); err != nil {
+		if buf, err = statefile.AppendJournalLine(buf, h); err != nil {
 			return fmt.Errorf("encoding state journal header: %w", err)
 		}
 		f.jformat = h.Journal
@@ -247,7 +249,7 @@ func (f *File) appendLocked(entries []Entry) error {
 		}
 	}
 	for _, e := range entries {
-		if buf, err = appendEntryLine(buf, e, f.jformat); err != nil {
+		if buf, err = statefile.AppendEntryLine(buf, e, f.jformat); err != nil {
 			return fmt.Errorf("encoding state journal entry: %w", err)
 		}
 	}
@@ -278,8 +280,8 @@ func (f *File) storedJournalFormat() (int, error) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return 0, fmt.Errorf("reading state journal: %w", err)
 	}
-	format := journalFormatOf(start[:n])
-	if format < 1 || format > journalFormat {
+	format := statefile.JournalFormatOf(start[:n])
+	if format < 1 || format > statefile.JournalFormat {
 		return 0, fmt.Errorf("state journal %s has no usable header", f.JournalPath())
 	}
 	return format, nil
@@ -287,18 +289,18 @@ func (f *File) storedJournalFormat() (int, error) {
 
 // journalHeader names the snapshot a new journal extends, read from disk
 // rather than remembered, so it is right even if another File persisted.
-func (f *File) journalHeader() (journalHeader, error) {
+func (f *File) journalHeader() (statefile.JournalHeader, error) {
 	sh, ok, err := f.storedHeader()
 	if err != nil {
-		return journalHeader{}, err
+		return statefile.JournalHeader{}, err
 	}
 	if !ok {
 		if f.lineage == "" {
-			f.lineage = newLineage()
+			f.lineage = state.NewLineage()
 		}
-		return journalHeader{Journal: journalFormat, Lineage: f.lineage}, nil
+		return statefile.JournalHeader{Journal: statefile.JournalFormat, Lineage: f.lineage}, nil
 	}
-	return journalHeader{Journal: journalFormat, Lineage: sh.Lineage, Serial: sh.Serial, Environment: sh.Environment}, nil
+	return statefile.JournalHeader{Journal: statefile.JournalFormat, Lineage: sh.Lineage, Serial: sh.Serial, Environment: sh.Environment}, nil
 }
 
 // checkJournalTail cuts a line torn by an earlier crash off the journal
@@ -317,7 +319,7 @@ func (f *File) checkJournalTail() error {
 		return fmt.Errorf("opening state journal: %w", err)
 	}
 	defer jf.Close()
-	h, valid, err := readJournal(jf, func(Entry) error { return nil })
+	h, valid, err := statefile.ReadJournal(jf, func(state.Entry) error { return nil })
 	if err != nil {
 		return fmt.Errorf("state journal %s is corrupt: %w", f.JournalPath(), err)
 	}
@@ -350,7 +352,7 @@ func (f *File) checkJournalTail() error {
 }
 
 // Persist implements Persister.
-func (f *File) Persist(s *State) error {
+func (f *File) Persist(s *state.State) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sh, exists, err := f.storedHeader()
@@ -360,10 +362,10 @@ func (f *File) Persist(s *State) error {
 	serial := s.Serial + 1
 	if exists {
 		if s.Lineage != sh.Lineage {
-			return fmt.Errorf("%w: %s has lineage %q, this state has %q", ErrLineage, f.path, sh.Lineage, s.Lineage)
+			return fmt.Errorf("%w: %s has lineage %q, this state has %q", state.ErrLineage, f.path, sh.Lineage, s.Lineage)
 		}
 		if s.Serial != sh.Serial {
-			return fmt.Errorf("%w: %s has serial %d, this state was read at serial %d", ErrStaleSerial, f.path, sh.Serial, s.Serial)
+			return fmt.Errorf("%w: %s has serial %d, this state was read at serial %d", state.ErrStaleSerial, f.path, sh.Serial, s.Serial)
 		}
 	}
 
@@ -378,9 +380,9 @@ func (f *File) Persist(s *State) error {
 		return fmt.Errorf("writing state: %w", err)
 	}
 	out := *s
-	out.Version = FormatVersion
+	out.Version = state.FormatVersion
 	out.Serial = serial
-	if err := encodeState(tmp, &out); err != nil {
+	if err := statefile.Encode(tmp, &out); err != nil {
 		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
@@ -400,7 +402,7 @@ func (f *File) Persist(s *State) error {
 	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("syncing state directory: %w", err)
 	}
-	s.Version = FormatVersion
+	s.Version = state.FormatVersion
 	s.Serial = serial
 	// A crash here leaves a journal of an older serial, which Read ignores.
 	if err := os.Remove(f.JournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -453,8 +455,8 @@ func copyFile(src, dst string) error {
 // Lock implements Locker with an operating-system lock on PATH.lock, which
 // the kernel releases when the holding process exits, however it exits.
 // Missing fields of info (Who, Created, Pid) are filled in.
-func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
-	def := NewLockInfo(info.Operation)
+func (f *File) Lock(ctx context.Context, info state.LockInfo) (string, error) {
+	def := state.NewLockInfo(info.Operation)
 	if info.Who == "" {
 		info.Who = def.Who
 	}
@@ -464,7 +466,7 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 	if info.Pid == 0 {
 		info.Pid = def.Pid
 	}
-	info.ID = newLockID()
+	info.ID = state.NewLockID()
 
 	start := time.Now()
 	wait := 50 * time.Millisecond
@@ -476,7 +478,7 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 		if lf != nil {
 			// Holding the OS lock, any info left is from a holder that
 			// ended without Unlock (which removes the info first).
-			var stale *LockInfo
+			var stale *state.LockInfo
 			if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
 				stale = &prev
 			}
@@ -493,7 +495,7 @@ func (f *File) Lock(ctx context.Context, info LockInfo) (string, error) {
 		}
 		deadline, ok := ctx.Deadline()
 		if !ok || time.Until(deadline) <= 0 || ctx.Err() != nil {
-			return "", &LockError{Info: f.readLockInfo(), Waited: time.Since(start)}
+			return "", &state.LockError{Info: f.readLockInfo(), Waited: time.Since(start)}
 		}
 		t := time.NewTimer(min(wait, time.Until(deadline)))
 		select {
@@ -528,11 +530,11 @@ func (f *File) removeDeadTemps() {
 // machine stopped). The OS lock died with that holder, so it did not block
 // Lock; the record is returned so the caller can say who it was. Lock
 // replaces the record with its own; ForceUnlock removes it.
-func (f *File) StaleLock() (LockInfo, bool) {
+func (f *File) StaleLock() (state.LockInfo, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.stale == nil {
-		return LockInfo{}, false
+		return state.LockInfo{}, false
 	}
 	return *f.stale, true
 }
@@ -583,23 +585,23 @@ func (f *File) Unlock(id string) error {
 // matches it. The OS lock itself never outlives its process, so this only
 // clears the record; a lock held by a running process is refused with a
 // *LockError in the chain.
-func (f *File) ForceUnlock(id string) (LockInfo, error) {
+func (f *File) ForceUnlock(id string) (state.LockInfo, error) {
 	data, err := os.ReadFile(f.LockInfoPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		if lf, lerr := f.tryLock(); lerr == nil && lf == nil {
-			return LockInfo{}, fmt.Errorf("force-unlock: %w; it is released when that process exits", &LockError{})
+			return state.LockInfo{}, fmt.Errorf("force-unlock: %w; it is released when that process exits", &state.LockError{})
 		} else if lf != nil {
 			unlockFile(lf)
 			lf.Close()
 		}
-		return LockInfo{}, fmt.Errorf("force-unlock: the state is not locked (no %s)", f.LockInfoPath())
+		return state.LockInfo{}, fmt.Errorf("force-unlock: the state is not locked (no %s)", f.LockInfoPath())
 	}
 	if err != nil {
-		return LockInfo{}, fmt.Errorf("force-unlock: %w", err)
+		return state.LockInfo{}, fmt.Errorf("force-unlock: %w", err)
 	}
-	var info LockInfo
+	var info state.LockInfo
 	if err := json.Unmarshal(data, &info); err != nil {
-		return LockInfo{}, fmt.Errorf("force-unlock: lock info %s is unreadable: %w", f.LockInfoPath(), err)
+		return state.LockInfo{}, fmt.Errorf("force-unlock: lock info %s is unreadable: %w", f.LockInfoPath(), err)
 	}
 	if info.ID != id {
 		return info, fmt.Errorf("force-unlock: lock id %q does not match the current lock (id %q, held by %s for %s)", id, info.ID, info.Who, info.Operation)
@@ -609,7 +611,7 @@ func (f *File) ForceUnlock(id string) (LockInfo, error) {
 		return info, fmt.Errorf("force-unlock: %w", err)
 	}
 	if lf == nil {
-		return info, fmt.Errorf("force-unlock: %w; it is held by a running process and is released when that process exits (stop it rather than unlocking)", &LockError{Info: info})
+		return info, fmt.Errorf("force-unlock: %w; it is held by a running process and is released when that process exits (stop it rather than unlocking)", &state.LockError{Info: info})
 	}
 	defer lf.Close()
 	defer unlockFile(lf)
@@ -619,8 +621,8 @@ func (f *File) ForceUnlock(id string) (LockInfo, error) {
 	return info, nil
 }
 
-func (f *File) readLockInfo() LockInfo {
-	var info LockInfo
+func (f *File) readLockInfo() state.LockInfo {
+	var info state.LockInfo
 	if data, err := os.ReadFile(f.LockInfoPath()); err == nil {
 		json.Unmarshal(data, &info) // best effort: a half-written file reads as unknown
 	}

@@ -1,4 +1,4 @@
-package state_test
+package local_test
 
 import (
 	"crypto/sha256"
@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"pushform/message"
 	"pushform/state"
+	"pushform/state/local"
 )
 
 // bigState is one notification delivered to n users, in batches of 500 as
@@ -21,7 +23,7 @@ func bigState(n int) *state.State {
 	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	m := &state.Message{
 		Address: "campaign.launch.notification.announce", Kind: "notification", TargetKind: "user_ids",
-		Fingerprint: fp, Content: state.Content{Title: "Launch", Body: "It is here", Tag: "launch"},
+		Fingerprint: fp, Content: message.Content{Title: "Launch", Body: "It is here", Tag: "launch"},
 		Targets: make(map[string]*state.Target, n),
 	}
 	for i := range n {
@@ -46,7 +48,7 @@ func reportSize(b *testing.B, path string, targets int) {
 func BenchmarkPersist1M(b *testing.B) {
 	const n = 1_000_000
 	s := bigState(n)
-	f := state.NewFile(filepath.Join(b.TempDir(), "pushform.state"))
+	f := local.NewFile(filepath.Join(b.TempDir(), "pushform.state"))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := f.Persist(s); err != nil {
@@ -58,7 +60,7 @@ func BenchmarkPersist1M(b *testing.B) {
 
 func BenchmarkReadState1M(b *testing.B) {
 	const n = 1_000_000
-	f := state.NewFile(filepath.Join(b.TempDir(), "pushform.state"))
+	f := local.NewFile(filepath.Join(b.TempDir(), "pushform.state"))
 	if err := f.Persist(bigState(n)); err != nil {
 		b.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func batchEntries(batch int) (intent, outcome state.Entry) {
 		ids[i] = fmt.Sprintf("u%07d", batch*500+i)
 		outs[i] = state.Target{Outcome: state.Delivered, Fingerprint: "fp", RequestID: "req-1", Time: t0, DeviceCount: 1}
 	}
-	content := state.Content{Title: "Launch", Body: "It is here", Tag: "launch"}
+	content := message.Content{Title: "Launch", Body: "It is here", Tag: "launch"}
 	intent = state.Entry{Type: state.EntryIntent, Batch: int64(batch), Time: t0,
 		Items: []state.Item{{Address: "notification.a", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp", Content: &content, Targets: ids}}}
 	outcome = state.Entry{Type: state.EntryOutcome, Batch: int64(batch), Time: t0, RequestID: "req-1", Status: 200,
@@ -97,7 +99,7 @@ func batchEntries(batch int) (intent, outcome state.Entry) {
 // per core, as apply --parallelism 10 does: group commit lets them share
 // fsyncs. journal-bytes/target is the journal's size per target.
 func BenchmarkAppendParallel(b *testing.B) {
-	f := state.NewFile(filepath.Join(b.TempDir(), "pushform.state"))
+	f := local.NewFile(filepath.Join(b.TempDir(), "pushform.state"))
 	if err := f.Persist(state.New("test")); err != nil {
 		b.Fatal(err)
 	}

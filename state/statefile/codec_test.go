@@ -1,8 +1,10 @@
-package state
+package statefile
 
 import (
 	"bytes"
 	"fmt"
+	"pushform/message"
+	"pushform/state"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,23 +22,23 @@ func manyIDs(n int) []string {
 func sampleJournal(t testing.TB, format int) []byte {
 	var b []byte
 	var err error
-	b, err = appendJournalLine(b, journalHeader{Journal: format, Lineage: "l", Serial: 1})
+	b, err = AppendJournalLine(b, JournalHeader{Journal: format, Lineage: "l", Serial: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	for _, e := range []Entry{
-		{Type: EntryIntent, Batch: 1, Time: t0, Items: []Item{{Address: "a", Fingerprint: "fp", Content: &Content{Title: "t"}, Targets: []string{"u1", "u2"}}}},
-		{Type: EntryOutcome, Batch: 1, Time: t0, RequestID: "r", Items: []Item{{Address: "a", Targets: []string{"u1", "u2"}, Outcomes: []Target{{Outcome: Delivered}, {Outcome: Failed}}}}},
-		{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"u2"}}}},
-		{Type: EntrySnapshot, Time: t0, Items: []Item{{Targets: []string{"u1"}}}},
+	for _, e := range []state.Entry{
+		{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{{Address: "a", Fingerprint: "fp", Content: &message.Content{Title: "t"}, Targets: []string{"u1", "u2"}}}},
+		{Type: state.EntryOutcome, Batch: 1, Time: t0, RequestID: "r", Items: []state.Item{{Address: "a", Targets: []string{"u1", "u2"}, Outcomes: []state.Target{{Outcome: state.Delivered}, {Outcome: state.Failed}}}}},
+		{Type: state.EntryForget, Items: []state.Item{{Address: "a", Targets: []string{"u2"}}}},
+		{Type: state.EntrySnapshot, Time: t0, Items: []state.Item{{Targets: []string{"u1"}}}},
 		// Many alike outcomes: their runs take fewer bytes than targets.
-		{Type: EntryIntent, Batch: 2, Time: t0, Items: []Item{{Address: "b", Targets: manyIDs(40)}}},
-		{Type: EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []Item{{Address: "b", Targets: manyIDs(40), Outcomes: make([]Target, 40)}}},
+		{Type: state.EntryIntent, Batch: 2, Time: t0, Items: []state.Item{{Address: "b", Targets: manyIDs(40)}}},
+		{Type: state.EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []state.Item{{Address: "b", Targets: manyIDs(40), Outcomes: make([]state.Target, 40)}}},
 		// Long shared prefixes at the very end of an entry.
-		{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"user-with-a-long-id-0001", "user-with-a-long-id-0002"}}}},
+		{Type: state.EntryForget, Items: []state.Item{{Address: "a", Targets: []string{"user-with-a-long-id-0001", "user-with-a-long-id-0002"}}}},
 	} {
-		if b, err = appendEntryLine(b, e, format); err != nil {
+		if b, err = AppendEntryLine(b, e, format); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,16 +53,16 @@ const v1State = `{"version":1,"lineage":"x","serial":3,"environment":"test",` +
 	`"u1":{"outcome":"delivered","fingerprint":"fp","request_id":"r1","time":"2026-05-01T00:00:00Z","device_count":2},` +
 	`"u2":{"outcome":"skipped","fingerprint":"fp","request_id":"r1","time":"2026-05-01T00:00:00+02:00","reason":"no_active_device","unreachable_since":"2026-04-01T00:00:00Z"}}}}}`
 
-func encodeStateBytes(t testing.TB, s *State) []byte {
+func encodeStateBytes(t testing.TB, s *state.State) []byte {
 	var buf bytes.Buffer
-	if err := encodeState(&buf, s); err != nil {
+	if err := Encode(&buf, s); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
 func TestDecodeStateV1Migrates(t *testing.T) {
-	s, err := decodeState(strings.NewReader(v1State))
+	s, err := Decode(strings.NewReader(v1State))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestDecodeStateV1Migrates(t *testing.T) {
 	if !bytes.HasPrefix(data, []byte(`{"version":2,`)) {
 		t.Fatalf("re-encoded state does not start with a version 2 header: %q", data[:min(len(data), 40)])
 	}
-	back, err := decodeState(bytes.NewReader(data))
+	back, err := Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +90,8 @@ func TestDecodeStateV1Migrates(t *testing.T) {
 }
 
 func TestDecodeStateDamaged(t *testing.T) {
-	s := New("test")
-	s.Messages["a"] = &Message{Address: "a", Targets: map[string]*Target{"u1": {Outcome: Delivered}, "u2": {Outcome: Failed, Message: "m"}}}
+	s := state.New("test")
+	s.Messages["a"] = &state.Message{Address: "a", Targets: map[string]*state.Target{"u1": {Outcome: state.Delivered}, "u2": {Outcome: state.Failed, Message: "m"}}}
 	good := encodeStateBytes(t, s)
 	nl := bytes.IndexByte(good, '\n')
 	flipped := append([]byte(nil), good...)
@@ -101,29 +103,29 @@ func TestDecodeStateDamaged(t *testing.T) {
 		"newer version":  bytes.Replace(good, []byte(`"version":2`), []byte(`"version":9`), 1),
 		"trailing bytes": append(append([]byte(nil), good...), 'x'),
 	} {
-		if _, err := decodeState(bytes.NewReader(data)); err == nil {
+		if _, err := Decode(bytes.NewReader(data)); err == nil {
 			t.Errorf("%s: decoded without an error", name)
 		}
 	}
-	if err := checkStateEnd(bytes.NewReader(good), int64(len(good))); err != nil {
-		t.Errorf("checkStateEnd of a whole snapshot: %v", err)
+	if err := CheckEnd(bytes.NewReader(good), int64(len(good))); err != nil {
+		t.Errorf("CheckEnd of a whole snapshot: %v", err)
 	}
-	if err := checkStateEnd(bytes.NewReader(good[:len(good)-3]), int64(len(good)-3)); err == nil {
-		t.Error("checkStateEnd accepted a truncated snapshot")
+	if err := CheckEnd(bytes.NewReader(good[:len(good)-3]), int64(len(good)-3)); err == nil {
+		t.Error("CheckEnd accepted a truncated snapshot")
 	}
 }
 
 func FuzzReadState(f *testing.F) {
-	s := New("test")
+	s := state.New("test")
 	since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600))
-	s.Recipients = &Snapshot{UserIDs: []string{"u1", "u10", "user-with-a-long-id-0001", "user-with-a-long-id-0002"}}
-	s.Messages["a"] = &Message{Address: "a", Kind: "notification", Targets: map[string]*Target{
-		"u1":  {Outcome: Delivered, DeviceCount: -1, RequestID: "r"},
-		"u10": {Outcome: Skipped, Reason: "no_active_device", UnreachableSince: &since},
+	s.Recipients = &state.Snapshot{UserIDs: []string{"u1", "u10", "user-with-a-long-id-0001", "user-with-a-long-id-0002"}}
+	s.Messages["a"] = &state.Message{Address: "a", Kind: "notification", Targets: map[string]*state.Target{
+		"u1":  {Outcome: state.Delivered, DeviceCount: -1, RequestID: "r"},
+		"u10": {Outcome: state.Skipped, Reason: "no_active_device", UnreachableSince: &since},
 		"u2":  {Outcome: "odd"},
 	}}
 	f.Add(encodeStateBytes(f, s))
-	f.Add(encodeStateBytes(f, New("test")))
+	f.Add(encodeStateBytes(f, state.New("test")))
 	f.Add([]byte(v1State))
 	f.Add([]byte(`{"version":1,"lineage":"x","messages":{"a":null}}`))
 	f.Add([]byte(`{"version":1,"lineage":"x","messages":{"a":{"targets":null}}}`))
@@ -131,7 +133,7 @@ func FuzzReadState(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := decodeState(bytes.NewReader(data))
+		s, err := Decode(bytes.NewReader(data))
 		if err != nil {
 			if s != nil {
 				t.Fatal("state returned with an error")
@@ -141,33 +143,33 @@ func FuzzReadState(f *testing.F) {
 				t.Fatalf("decoded state without lineage or messages: %+v", s)
 			}
 			// Whatever decodes re-encodes, and the encoding is stable.
-			once, err := decodeState(bytes.NewReader(encodeStateBytes(t, s)))
+			once, err := Decode(bytes.NewReader(encodeStateBytes(t, s)))
 			if err != nil {
 				t.Fatalf("re-encoded state does not decode: %v", err)
 			}
-			twice, err := decodeState(bytes.NewReader(encodeStateBytes(t, once)))
+			twice, err := Decode(bytes.NewReader(encodeStateBytes(t, once)))
 			if err != nil || !reflect.DeepEqual(once, twice) {
 				t.Fatalf("encoding is not stable: %v\n%+v\n%+v", err, once, twice)
 			}
 			// A decoded state must take journal entries without panicking.
-			s.ApplyEntry(Entry{Type: EntryIntent, Items: []Item{{Address: "a", Targets: []string{"u"}}}})
-			s.ApplyEntry(Entry{Type: EntryOutcome, Items: []Item{{Address: "a", Targets: []string{"u"}, Outcomes: []Target{{}}}}})
+			s.ApplyEntry(state.Entry{Type: state.EntryIntent, Items: []state.Item{{Address: "a", Targets: []string{"u"}}}})
+			s.ApplyEntry(state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "a", Targets: []string{"u"}, Outcomes: []state.Target{{}}}}})
 		}
-		decodeStateHeader(bytes.NewReader(data))
-		checkStateEnd(bytes.NewReader(data), int64(len(data)))
+		DecodeHeader(bytes.NewReader(data))
+		CheckEnd(bytes.NewReader(data), int64(len(data)))
 	})
 }
 
 // checkEntryStable checks that a decoded entry re-encodes and that the
 // encoding is stable.
-func checkEntryStable(t *testing.T, e Entry) {
-	line, _ := appendEntryLine(nil, e, journalFormat)
-	once, err := decodeEntry(line[9:len(line)-1], journalFormat)
+func checkEntryStable(t *testing.T, e state.Entry) {
+	line, _ := AppendEntryLine(nil, e, JournalFormat)
+	once, err := decodeEntry(line[9:len(line)-1], JournalFormat)
 	if err != nil {
 		t.Fatalf("re-encoded entry does not decode: %v", err)
 	}
-	line, _ = appendEntryLine(nil, once, journalFormat)
-	twice, err := decodeEntry(line[9:len(line)-1], journalFormat)
+	line, _ = AppendEntryLine(nil, once, JournalFormat)
+	twice, err := decodeEntry(line[9:len(line)-1], JournalFormat)
 	if err != nil || !reflect.DeepEqual(once, twice) {
 		t.Fatalf("entry encoding is not stable: %v\n%+v\n%+v", err, once, twice)
 	}
@@ -188,16 +190,16 @@ func FuzzReadJournal(f *testing.F) {
 	f.Add([]byte("00000000 {}\n"))
 	f.Add([]byte("zzzzzzzz {\"journal\":1}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := New("test")
-		h, valid, err := readJournal(bytes.NewReader(data), func(e Entry) error {
+		s := state.New("test")
+		h, valid, err := ReadJournal(bytes.NewReader(data), func(e state.Entry) error {
 			checkEntryStable(t, e)
 			return s.ApplyEntry(e)
 		})
 		// The checksums keep most inputs from the entry decoder: feed it
 		// directly too.
-		if e, err := decodeEntry(data, journalFormat); err == nil {
+		if e, err := decodeEntry(data, JournalFormat); err == nil {
 			checkEntryStable(t, e)
-			New("test").ApplyEntry(e)
+			state.New("test").ApplyEntry(e)
 		}
 		if valid < 0 || valid > int64(len(data)) {
 			t.Fatalf("valid = %d for %d bytes", valid, len(data))
@@ -216,12 +218,12 @@ func TestReadJournal(t *testing.T) {
 
 func testReadJournal(t *testing.T, format int) {
 	good := sampleJournal(t, format)
-	s := New("test")
-	h, valid, err := readJournal(bytes.NewReader(good), s.ApplyEntry)
+	s := state.New("test")
+	h, valid, err := ReadJournal(bytes.NewReader(good), s.ApplyEntry)
 	if err != nil || valid != int64(len(good)) || h.Lineage != "l" || h.Serial != 1 {
-		t.Fatalf("readJournal = %+v, %d, %v; want the header and all %d bytes", h, valid, err, len(good))
+		t.Fatalf("ReadJournal = %+v, %d, %v; want the header and all %d bytes", h, valid, err, len(good))
 	}
-	if got := s.Messages["a"].Targets; len(got) != 1 || got["u1"].Outcome != Delivered || got["u1"].RequestID != "r" {
+	if got := s.Messages["a"].Targets; len(got) != 1 || got["u1"].Outcome != state.Delivered || got["u1"].RequestID != "r" {
 		t.Errorf("targets after replay = %+v", got)
 	}
 	if s.Recipients == nil || len(s.Recipients.UserIDs) != 1 {
@@ -231,17 +233,17 @@ func testReadJournal(t *testing.T, format int) {
 	// Every cut of the last line is a torn write: the rest is kept.
 	lastStart := bytes.LastIndexByte(good[:len(good)-1], '\n') + 1
 	for cut := lastStart + 1; cut < len(good); cut++ {
-		_, valid, err := readJournal(bytes.NewReader(good[:cut]), func(Entry) error { return nil })
+		_, valid, err := ReadJournal(bytes.NewReader(good[:cut]), func(state.Entry) error { return nil })
 		if err != nil || valid != int64(lastStart) {
 			t.Fatalf("cut at %d: valid %d, err %v; want %d, nil", cut, valid, err, lastStart)
 		}
 	}
 
-	if _, _, err := readJournal(strings.NewReader(`{"type":"intent"}`+"\n"+`{"type":"intent"}`+"\n"), func(Entry) error { return nil }); err == nil {
+	if _, _, err := ReadJournal(strings.NewReader(`{"type":"intent"}`+"\n"+`{"type":"intent"}`+"\n"), func(state.Entry) error { return nil }); err == nil {
 		t.Error("lines without checksums accepted")
 	}
-	bad, _ := appendJournalLine(nil, map[string]int{"nojournal": 1})
-	if _, _, err := readJournal(bytes.NewReader(append(bad, good...)), func(Entry) error { return nil }); err == nil {
+	bad, _ := AppendJournalLine(nil, map[string]int{"nojournal": 1})
+	if _, _, err := ReadJournal(bytes.NewReader(append(bad, good...)), func(state.Entry) error { return nil }); err == nil {
 		t.Error("journal without a header accepted")
 	}
 }

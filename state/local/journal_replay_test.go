@@ -1,4 +1,4 @@
-package state_test
+package local_test
 
 import (
 	"fmt"
@@ -7,20 +7,22 @@ import (
 	"testing"
 	"time"
 
+	"pushform/message"
 	"pushform/state"
+	"pushform/state/local"
 )
 
 // TestJournalReplaysFullBatches is what a crash leaves: a journal (no
 // snapshot since) of full requests, 500 targets each, whose outcomes are
 // all alike, and a torn last line. The next run must read it back.
 func TestJournalReplaysFullBatches(t *testing.T) {
-	f := state.NewFile(filepath.Join(t.TempDir(), "pushform.state"))
+	f := local.NewFile(filepath.Join(t.TempDir(), "pushform.state"))
 	st := state.New("test")
 	if err := f.Persist(st); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	content := &state.Content{Title: "T", Body: "B"}
+	content := &message.Content{Title: "T", Body: "B"}
 	for b := range 3 {
 		ids := make([]string, 500)
 		outs := make([]state.Target, 500)
@@ -41,7 +43,7 @@ func TestJournalReplaysFullBatches(t *testing.T) {
 			}
 		}
 	}
-	got, err := state.NewFile(f.Path()).Read()
+	got, err := local.NewFile(f.Path()).Read()
 	if err != nil {
 		t.Fatalf("reading back the journal of a crashed run: %v", err)
 	}
@@ -60,7 +62,7 @@ func TestJournalReplaysFullBatches(t *testing.T) {
 // they would be ignored too (and its sends made again).
 func TestJournalLeftByPersistIsNotExtended(t *testing.T) {
 	dir := t.TempDir()
-	f := state.NewFile(filepath.Join(dir, "pushform.state"))
+	f := local.NewFile(filepath.Join(dir, "pushform.state"))
 	st := state.New("test")
 	if err := f.Persist(st); err != nil {
 		t.Fatal(err)
@@ -68,7 +70,7 @@ func TestJournalLeftByPersistIsNotExtended(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	intent := func(addr string) state.Entry {
 		return state.Entry{Type: state.EntryIntent, Time: now,
-			Items: []state.Item{{Address: addr, Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp", Content: &state.Content{Title: "T", Body: "B"}, Targets: []string{"u1"}}}}
+			Items: []state.Item{{Address: addr, Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp", Content: &message.Content{Title: "T", Body: "B"}, Targets: []string{"u1"}}}}
 	}
 	if err := f.Append(intent("notification.first")); err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func TestJournalLeftByPersistIsNotExtended(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	next := state.NewFile(f.Path())
+	next := local.NewFile(f.Path())
 	st, err = next.Read()
 	if err != nil || st.Messages["notification.first"] == nil {
 		t.Fatalf("read after the crash: %v", err)
@@ -97,7 +99,7 @@ func TestJournalLeftByPersistIsNotExtended(t *testing.T) {
 	if err := next.Append(intent("notification.second")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := state.NewFile(f.Path()).Read()
+	got, err := local.NewFile(f.Path()).Read()
 	if err != nil {
 		t.Fatal(err)
 	}

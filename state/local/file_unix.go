@@ -1,6 +1,6 @@
 //go:build unix
 
-package state
+package local
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package state_test
+package local_test
 
 import (
 	"bufio"
@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"pushform/state"
+	"pushform/state/local"
 	"pushform/state/statetest"
 )
 
-func newFile(t *testing.T) *state.File {
-	return state.NewFile(filepath.Join(t.TempDir(), "pushform.state"))
+func newFile(t *testing.T) *local.File {
+	return local.NewFile(filepath.Join(t.TempDir(), "pushform.state"))
 }
 
 func TestFileManager(t *testing.T) {
@@ -31,7 +32,7 @@ func intent(addr string, targets ...string) state.Entry {
 		Items: []state.Item{{Address: addr, Kind: "notification", Fingerprint: "fp", Targets: targets}}}
 }
 
-func mustPersist(t *testing.T, f *state.File, s *state.State) {
+func mustPersist(t *testing.T, f *local.File, s *state.State) {
 	t.Helper()
 	if err := f.Persist(s); err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestFileTornJournalLine(t *testing.T) {
 				t.Fatal("entry before the torn line lost")
 			}
 			// A new File appends after cutting the torn line off.
-			g := state.NewFile(f.Path())
+			g := local.NewFile(f.Path())
 			if err := g.Append(intent("notification.b", "u2")); err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func TestFileCorruptJournalMiddleLine(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), f.JournalPath()) {
 		t.Fatalf("Read with a corrupt middle line: err = %v; want a corrupt-journal error naming the file", err)
 	}
-	if err := state.NewFile(f.Path()).Append(intent("x", "y")); err == nil {
+	if err := local.NewFile(f.Path()).Append(intent("x", "y")); err == nil {
 		t.Fatal("Append to a journal with a corrupt middle line succeeded")
 	}
 }
@@ -181,7 +182,7 @@ func TestFileStaleJournalIgnored(t *testing.T) {
 
 func TestFileJournalOfAnotherLineage(t *testing.T) {
 	f := newFile(t)
-	other := state.NewFile(filepath.Join(t.TempDir(), "other.state"))
+	other := local.NewFile(filepath.Join(t.TempDir(), "other.state"))
 	o := statetest.Sample()
 	o.Lineage = "other"
 	mustPersist(t, other, o)
@@ -226,7 +227,7 @@ func TestFileNewerVersionRefused(t *testing.T) {
 
 func TestFileLockAcrossFiles(t *testing.T) {
 	a := newFile(t)
-	b := state.NewFile(a.Path())
+	b := local.NewFile(a.Path())
 	id, err := a.Lock(context.Background(), state.NewLockInfo("apply"))
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +266,7 @@ func TestLockChildProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestFileLockReleasedOnKill")
 	}
-	id, err := state.NewFile(path).Lock(context.Background(), state.NewLockInfo("apply"))
+	id, err := local.NewFile(path).Lock(context.Background(), state.NewLockInfo("apply"))
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)

@@ -1,4 +1,4 @@
-package state_test
+package local_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"pushform/state"
+	"pushform/state/local"
 	"pushform/state/statetest"
 )
 
@@ -38,7 +38,7 @@ func TestFileAppendConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	s, err := state.NewFile(f.Path()).Read()
+	s, err := local.NewFile(f.Path()).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestFileAppendContinuesOldJournal(t *testing.T) {
 	if err := os.WriteFile(f.JournalPath(), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := state.NewFile(f.Path())
+	g := local.NewFile(f.Path())
 	if err := g.Append(intent("notification.new", "u2")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package state
+package statefile
 
 // Every byte format of the file backend is encoded and decoded here.
 //
@@ -25,15 +25,17 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"pushform/message"
+	"pushform/state"
 	"slices"
 	"strconv"
 	"time"
 	"unsafe"
 )
 
-// stateHeader is the part of a snapshot that Persist and Append need; it is
+// Header is the part of a snapshot that Persist and Append need; it is
 // written first so it can be read without decoding every target.
-type stateHeader struct {
+type Header struct {
 	Version     int    `json:"version"`
 	Lineage     string `json:"lineage"`
 	Serial      uint64 `json:"serial"`
@@ -45,9 +47,9 @@ const snapshotTrailer = "\n# end of pushform state\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// encodeState writes s as a format-2 snapshot.
-func encodeState(w io.Writer, s *State) error {
-	hdr, err := json.Marshal(stateHeader{Version: 2, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
+// Encode writes s as a format-2 snapshot.
+func Encode(w io.Writer, s *state.State) error {
+	hdr, err := json.Marshal(Header{Version: 2, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
 	if err != nil {
 		return err
 	}
@@ -65,9 +67,9 @@ func encodeState(w io.Writer, s *State) error {
 	return bw.Flush()
 }
 
-// decodeState reads a snapshot of format 1 or 2 and checks it is whole and
+// Decode reads a snapshot of format 1 or 2 and checks it is whole and
 // usable: decoders see files damaged by crashes, disks and people.
-func decodeState(r io.Reader) (*State, error) {
+func Decode(r io.Reader) (*state.State, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func decodeState(r io.Reader) (*State, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file")
 	}
-	var s *State
+	var s *state.State
 	if h, body, ok := splitV2(data); ok {
 		s, err = decodeStateV2(h, body)
 	} else {
@@ -94,8 +96,8 @@ func decodeState(r io.Reader) (*State, error) {
 }
 
 // splitV2 recognises a format-2 snapshot by its short JSON header line.
-func splitV2(data []byte) (stateHeader, []byte, bool) {
-	var h stateHeader
+func splitV2(data []byte) (Header, []byte, bool) {
+	var h Header
 	nl := bytes.IndexByte(data[:min(len(data), 4096)], '\n')
 	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Version < 2 {
 		return h, nil, false
@@ -103,9 +105,9 @@ func splitV2(data []byte) (stateHeader, []byte, bool) {
 	return h, data[nl+1:], true
 }
 
-func decodeStateV1(data []byte) (*State, error) {
+func decodeStateV1(data []byte) (*state.State, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	var s State
+	var s state.State
 	if err := dec.Decode(&s); err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func decodeStateV1(data []byte) (*State, error) {
 		return nil, fmt.Errorf("format version %d is not plain JSON", s.Version)
 	}
 	if s.Messages == nil {
-		s.Messages = map[string]*Message{}
+		s.Messages = map[string]*state.Message{}
 	}
 	for addr, m := range s.Messages {
 		if m == nil {
@@ -127,7 +129,7 @@ func decodeStateV1(data []byte) (*State, error) {
 		}
 		m.Address = addr
 		if m.Targets == nil {
-			m.Targets = map[string]*Target{}
+			m.Targets = map[string]*state.Target{}
 		}
 		for id, t := range m.Targets {
 			if t == nil {
@@ -138,7 +140,7 @@ func decodeStateV1(data []byte) (*State, error) {
 	return &s, nil
 }
 
-func decodeStateV2(h stateHeader, body []byte) (*State, error) {
+func decodeStateV2(h Header, body []byte) (*state.State, error) {
 	if err := checkVersion(h.Version); err != nil {
 		return nil, err
 	}
@@ -151,7 +153,7 @@ func decodeStateV2(h stateHeader, body []byte) (*State, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, errors.New("checksum mismatch")
 	}
-	s := &State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
+	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
 	d := decoder{b: body}
 	d.stateBody(s)
 	if d.err == nil && d.off != len(d.b) {
@@ -167,16 +169,16 @@ func checkVersion(v int) error {
 	switch {
 	case v < 1:
 		return fmt.Errorf("missing or invalid format version %d", v)
-	case v > FormatVersion:
-		return fmt.Errorf("format version %d is newer than this pushform supports (%d); upgrade pushform", v, FormatVersion)
+	case v > state.FormatVersion:
+		return fmt.Errorf("format version %d is newer than this pushform supports (%d); upgrade pushform", v, state.FormatVersion)
 	}
 	return nil
 }
 
-// decodeStateHeader reads the header fields of a snapshot, stopping as soon
-// as it has them (they come first in files encodeState wrote).
-func decodeStateHeader(r io.Reader) (stateHeader, error) {
-	var h stateHeader
+// DecodeHeader reads the header fields of a snapshot, stopping as soon
+// as it has them (they come first in files Encode wrote).
+func DecodeHeader(r io.Reader) (Header, error) {
+	var h Header
 	dec := json.NewDecoder(bufio.NewReader(r))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return h, errors.New("not a JSON object")
@@ -215,10 +217,10 @@ func decodeStateHeader(r io.Reader) (stateHeader, error) {
 	return h, nil
 }
 
-// checkStateEnd cheaply checks that a snapshot of the given size was not
+// CheckEnd cheaply checks that a snapshot of the given size was not
 // truncated, without decoding it: format 2 ends with snapshotTrailer, a
 // format-1 JSON state with a closing brace.
-func checkStateEnd(r io.ReaderAt, size int64) error {
+func CheckEnd(r io.ReaderAt, size int64) error {
 	end := make([]byte, min(size, 64))
 	if _, err := r.ReadAt(end, size-int64(len(end))); err != nil {
 		return err
@@ -233,23 +235,23 @@ func checkStateEnd(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// journalHeader is the first line of a journal: the snapshot it extends.
+// JournalHeader is the first line of a journal: the snapshot it extends.
 // A journal whose serial is older than the snapshot's was already folded
 // into it (a crash between the snapshot rename and the journal removal).
-type journalHeader struct {
+type JournalHeader struct {
 	Journal     int    `json:"journal"` // format version
 	Lineage     string `json:"lineage"`
 	Serial      uint64 `json:"serial"`
 	Environment string `json:"environment,omitempty"`
 }
 
-// journalFormat is the journal format new journals are written in.
-const journalFormat = 2
+// JournalFormat is the journal format new journals are written in.
+const JournalFormat = 2
 
-// appendJournalLine appends one journal line holding v as JSON: eight hex
+// AppendJournalLine appends one journal line holding v as JSON: eight hex
 // digits of the CRC-32C of the payload, a space, the payload, a newline.
 // Headers and format-1 entries are written this way.
-func appendJournalLine(dst []byte, v any) ([]byte, error) {
+func AppendJournalLine(dst []byte, v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -259,11 +261,11 @@ func appendJournalLine(dst []byte, v any) ([]byte, error) {
 	return appendLine(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
-// appendEntryLine appends entry e as a line of a journal of the given
+// AppendEntryLine appends entry e as a line of a journal of the given
 // format.
-func appendEntryLine(dst []byte, e Entry, format int) ([]byte, error) {
+func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	if format == 1 {
-		return appendJournalLine(dst, e)
+		return AppendJournalLine(dst, e)
 	}
 	var enc encoder
 	enc.entry(e)
@@ -319,8 +321,8 @@ func unescapeLine(p []byte) ([]byte, error) {
 }
 
 // decodeEntry decodes the payload of one journal entry line.
-func decodeEntry(payload []byte, format int) (Entry, error) {
-	var e Entry
+func decodeEntry(payload []byte, format int) (state.Entry, error) {
+	var e state.Entry
 	if format == 1 {
 		err := json.Unmarshal(payload, &e)
 		return e, err
@@ -350,11 +352,11 @@ func checkLine(line []byte) ([]byte, bool) {
 	return payload, crc32.Checksum(payload, castagnoli) == uint32(sum)
 }
 
-// readJournal reads a journal, calling fn for each entry in order. valid is
+// ReadJournal reads a journal, calling fn for each entry in order. valid is
 // the length of the intact prefix. A damaged last line is a write torn by a
 // crash and is ignored (it was never acknowledged); a damaged line followed
 // by others is an error. A journal without an intact header has no entries.
-func readJournal(r io.Reader, fn func(Entry) error) (h journalHeader, valid int64, err error) {
+func ReadJournal(r io.Reader, fn func(state.Entry) error) (h JournalHeader, valid int64, err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	for n := 1; ; n++ {
 		line, rerr := br.ReadSlice('\n')
@@ -387,10 +389,10 @@ func readJournal(r io.Reader, fn func(Entry) error) (h journalHeader, valid int6
 		}
 		if n == 1 {
 			if err := json.Unmarshal(payload, &h); err != nil || h.Journal <= 0 {
-				return journalHeader{}, 0, errors.New("line 1 is not a journal header")
+				return JournalHeader{}, 0, errors.New("line 1 is not a journal header")
 			}
-			if h.Journal > journalFormat {
-				return journalHeader{}, 0, fmt.Errorf("journal format %d is newer than this pushform supports (%d)", h.Journal, journalFormat)
+			if h.Journal > JournalFormat {
+				return JournalHeader{}, 0, fmt.Errorf("journal format %d is newer than this pushform supports (%d)", h.Journal, JournalFormat)
 			}
 		} else {
 			e, err := decodeEntry(payload, h.Journal)
@@ -405,15 +407,15 @@ func readJournal(r io.Reader, fn func(Entry) error) (h journalHeader, valid int6
 	}
 }
 
-// journalFormatOf returns the format of the journal whose start is given,
+// JournalFormatOf returns the format of the journal whose start is given,
 // or 0 when it has no intact header.
-func journalFormatOf(start []byte) int {
+func JournalFormatOf(start []byte) int {
 	nl := bytes.IndexByte(start, '\n')
 	if nl < 0 {
 		return 0
 	}
 	payload, ok := checkLine(start[:nl+1])
-	var h journalHeader
+	var h JournalHeader
 	if !ok || json.Unmarshal(payload, &h) != nil {
 		return 0
 	}
@@ -470,7 +472,7 @@ func (e *encoder) ids(ids []string) {
 	}
 }
 
-func (e *encoder) content(c Content) {
+func (e *encoder) content(c message.Content) {
 	e.str(c.Title)
 	e.str(c.Body)
 	e.str(c.OpenToURL)
@@ -494,12 +496,12 @@ const (
 
 // recordKey identifies a distinct outcome record (Target holds a pointer).
 type recordKey struct {
-	t        Target
+	t        state.Target
 	hasSince bool
 	since    time.Time
 }
 
-func keyOf(t Target) recordKey {
+func keyOf(t state.Target) recordKey {
 	k := recordKey{t: t}
 	if t.UnreachableSince != nil {
 		k.hasSince, k.since = true, *t.UnreachableSince
@@ -510,7 +512,7 @@ func keyOf(t Target) recordKey {
 
 // outcomes encodes targets[i] for i in order as a string table, the
 // distinct records and runs of record indexes.
-func (e *encoder) outcomes(n int, target func(i int) Target) {
+func (e *encoder) outcomes(n int, target func(i int) state.Target) {
 	strs := map[string]uint64{"": 0}
 	var strList []string
 	idx := func(s string) uint64 {
@@ -523,10 +525,10 @@ func (e *encoder) outcomes(n int, target func(i int) Target) {
 		return i
 	}
 	recs := map[recordKey]uint64{}
-	var recList []Target
+	var recList []state.Target
 	type run struct{ rec, n uint64 }
 	var runs []run
-	var prev Target
+	var prev state.Target
 	var prevRec uint64
 	for i := range n {
 		t := target(i)
@@ -583,15 +585,15 @@ func (e *encoder) outcomes(n int, target func(i int) Target) {
 	}
 }
 
-func outcomeCode(o Outcome) byte {
+func outcomeCode(o state.Outcome) byte {
 	switch o {
-	case Delivered:
+	case state.Delivered:
 		return outcomeDelivered
-	case Skipped:
+	case state.Skipped:
 		return outcomeSkipped
-	case Failed:
+	case state.Failed:
 		return outcomeFailed
-	case Unknown:
+	case state.Unknown:
 		return outcomeUnknown
 	case "":
 		return outcomeNone
@@ -599,7 +601,7 @@ func outcomeCode(o Outcome) byte {
 	return outcomeOther
 }
 
-func (e *encoder) stateBody(s *State) {
+func (e *encoder) stateBody(s *state.State) {
 	if s.Recipients == nil {
 		e.b = append(e.b, 0)
 	} else {
@@ -614,10 +616,10 @@ func (e *encoder) stateBody(s *State) {
 		m := s.Messages[a]
 		e.str(a)
 		if m == nil {
-			m = &Message{}
+			m = &state.Message{}
 		}
-		e.str(m.Kind)
-		e.str(m.TargetKind)
+		e.str(string(m.Kind))
+		e.str(string(m.TargetKind))
 		e.str(m.Fingerprint)
 		e.content(m.Content)
 		ids := make([]string, 0, len(m.Targets))
@@ -626,19 +628,19 @@ func (e *encoder) stateBody(s *State) {
 		}
 		slices.Sort(ids)
 		e.ids(ids)
-		e.outcomes(len(ids), func(i int) Target { return *m.Targets[ids[i]] })
+		e.outcomes(len(ids), func(i int) state.Target { return *m.Targets[ids[i]] })
 	}
 }
 
-func (e *encoder) entry(en Entry) {
+func (e *encoder) entry(en state.Entry) {
 	switch en.Type {
-	case EntryIntent:
+	case state.EntryIntent:
 		e.b = append(e.b, 0)
-	case EntryOutcome:
+	case state.EntryOutcome:
 		e.b = append(e.b, 1)
-	case EntryForget:
+	case state.EntryForget:
 		e.b = append(e.b, 2)
-	case EntrySnapshot:
+	case state.EntrySnapshot:
 		e.b = append(e.b, 3)
 	default:
 		e.b = append(e.b, 0xff)
@@ -651,8 +653,8 @@ func (e *encoder) entry(en Entry) {
 	e.uvarint(uint64(len(en.Items)))
 	for _, it := range en.Items {
 		e.str(it.Address)
-		e.str(it.Kind)
-		e.str(it.TargetKind)
+		e.str(string(it.Kind))
+		e.str(string(it.TargetKind))
 		e.str(it.Fingerprint)
 		e.boolean(it.Content != nil)
 		if it.Content != nil {
@@ -661,7 +663,7 @@ func (e *encoder) entry(en Entry) {
 		e.ids(it.Targets)
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
-			e.outcomes(len(it.Outcomes), func(i int) Target { return it.Outcomes[i] })
+			e.outcomes(len(it.Outcomes), func(i int) state.Target { return it.Outcomes[i] })
 		}
 	}
 }
@@ -833,8 +835,8 @@ func (d *decoder) idHead() (p, s int) {
 	return int(c >> 4), int(c & 15)
 }
 
-func (d *decoder) content() Content {
-	c := Content{Title: d.str(), Body: d.str(), OpenToURL: d.str(), Tag: d.str(), SilentInForeground: d.boolean()}
+func (d *decoder) content() message.Content {
+	c := message.Content{Title: d.str(), Body: d.str(), OpenToURL: d.str(), Tag: d.str(), SilentInForeground: d.boolean()}
 	if d.boolean() {
 		n := d.int()
 		c.BadgeCount = &n
@@ -844,7 +846,7 @@ func (d *decoder) content() Content {
 
 // outcomes decodes what encoder.outcomes wrote for n targets, calling set
 // for each target in order.
-func (d *decoder) outcomes(n int, set func(i int, t *Target)) {
+func (d *decoder) outcomes(n int, set func(i int, t *state.Target)) {
 	strs := []string{""}
 	for range d.count(1) {
 		strs = append(strs, d.str())
@@ -857,21 +859,21 @@ func (d *decoder) outcomes(n int, set func(i int, t *Target)) {
 		}
 		return strs[i]
 	}
-	recs := make([]Target, d.count(8))
+	recs := make([]state.Target, d.count(8))
 	for i := range recs {
-		var t Target
+		var t state.Target
 		switch c := d.byte(); c {
 		case outcomeDelivered:
-			t.Outcome = Delivered
+			t.Outcome = state.Delivered
 		case outcomeSkipped:
-			t.Outcome = Skipped
+			t.Outcome = state.Skipped
 		case outcomeFailed:
-			t.Outcome = Failed
+			t.Outcome = state.Failed
 		case outcomeUnknown:
-			t.Outcome = Unknown
+			t.Outcome = state.Unknown
 		case outcomeNone:
 		case outcomeOther:
-			t.Outcome = Outcome(str())
+			t.Outcome = state.Outcome(str())
 		default:
 			d.fail("bad outcome code")
 		}
@@ -908,11 +910,11 @@ func (d *decoder) outcomes(n int, set func(i int, t *Target)) {
 	}
 }
 
-func (d *decoder) stateBody(s *State) {
+func (d *decoder) stateBody(s *state.State) {
 	switch d.byte() {
 	case 0:
 	case 1:
-		snap := &Snapshot{FetchedAt: d.time()}
+		snap := &state.Snapshot{FetchedAt: d.time()}
 		isSet := d.boolean()
 		snap.UserIDs = d.ids()
 		if isSet && snap.UserIDs == nil {
@@ -923,9 +925,9 @@ func (d *decoder) stateBody(s *State) {
 		d.fail("bad recipients flag")
 	}
 	n := d.count(1)
-	s.Messages = make(map[string]*Message, n)
+	s.Messages = make(map[string]*state.Message, n)
 	for range n {
-		m := &Message{Address: d.str(), Kind: d.str(), TargetKind: d.str(), Fingerprint: d.str(), Content: d.content()}
+		m := &state.Message{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str(), Content: d.content()}
 		ids := d.ids()
 		if d.err != nil {
 			return
@@ -934,10 +936,10 @@ func (d *decoder) stateBody(s *State) {
 			d.fail("address " + strconv.Quote(m.Address) + " repeated")
 			return
 		}
-		m.Targets = make(map[string]*Target, len(ids))
+		m.Targets = make(map[string]*state.Target, len(ids))
 		// Targets with equal records share one: a million delivered
 		// targets of a few requests cost a pointer each.
-		d.outcomes(len(ids), func(i int, t *Target) { m.Targets[ids[i]] = t })
+		d.outcomes(len(ids), func(i int, t *state.Target) { m.Targets[ids[i]] = t })
 		if d.err == nil && len(m.Targets) != len(ids) {
 			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
 		}
@@ -945,19 +947,19 @@ func (d *decoder) stateBody(s *State) {
 	}
 }
 
-func (d *decoder) entry() Entry {
-	var e Entry
+func (d *decoder) entry() state.Entry {
+	var e state.Entry
 	switch c := d.byte(); c {
 	case 0:
-		e.Type = EntryIntent
+		e.Type = state.EntryIntent
 	case 1:
-		e.Type = EntryOutcome
+		e.Type = state.EntryOutcome
 	case 2:
-		e.Type = EntryForget
+		e.Type = state.EntryForget
 	case 3:
-		e.Type = EntrySnapshot
+		e.Type = state.EntrySnapshot
 	case 0xff:
-		e.Type = EntryType(d.str())
+		e.Type = state.EntryType(d.str())
 	default:
 		d.fail("bad entry type")
 	}
@@ -967,10 +969,10 @@ func (d *decoder) entry() Entry {
 	e.Status = d.int()
 	n := d.count(7) // an item takes at least seven bytes
 	if n > 0 {
-		e.Items = make([]Item, n)
+		e.Items = make([]state.Item, n)
 	}
 	for i := range e.Items {
-		it := Item{Address: d.str(), Kind: d.str(), TargetKind: d.str(), Fingerprint: d.str()}
+		it := state.Item{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str()}
 		if d.boolean() {
 			c := d.content()
 			it.Content = &c
@@ -985,8 +987,8 @@ func (d *decoder) entry() Entry {
 			if d.err != nil {
 				return e
 			}
-			it.Outcomes = make([]Target, len(it.Targets))
-			d.outcomes(len(it.Targets), func(j int, t *Target) { it.Outcomes[j] = *t })
+			it.Outcomes = make([]state.Target, len(it.Targets))
+			d.outcomes(len(it.Targets), func(j int, t *state.Target) { it.Outcomes[j] = *t })
 		}
 		e.Items[i] = it
 	}

@@ -1,0 +1,141 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"pushform/config"
+	"pushform/pushapi"
+	"pushform/sandbox"
+)
+
+// Service is a connection to the Push Notification Service: the real one,
+// or the embedded sandbox running in-process on loopback.
+type Service struct {
+	Client *pushapi.Client
+	// Embedded is set when the sandbox runs in-process.
+	Embedded bool
+	// close stops an embedded sandbox and saves its devices.
+	close func() error
+}
+
+// Close releases the service; an embedded sandbox saves its devices.
+func (s *Service) Close() error {
+	s.Client.Close()
+	return s.close()
+}
+
+// ServiceOptions say how to reach the service.
+type ServiceOptions struct {
+	// Getenv looks up PUSHFORM_BASE_URL and the API key variable.
+	Getenv func(string) string
+	// RequestTimeout bounds each call; 0 means the client's default.
+	RequestTimeout time.Duration
+	// UserAgent names pushform and its version.
+	UserAgent string
+	// DevicesDir is where an embedded sandbox keeps its devices between
+	// runs; "" means the configuration directory.
+	DevicesDir string
+}
+
+// Connect opens the service the configuration names. PUSHFORM_BASE_URL,
+// when set, wins over both base_url and sandbox, so one configuration can
+// run against a separately started sandbox or the real service.
+func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
+	svc := cfg.Service
+	base := o.Getenv("PUSHFORM_BASE_URL")
+	if base == "" && svc.Sandbox != "" {
+		return embedded(cfg, o)
+	}
+	if base == "" {
+		base = svc.BaseURL
+	}
+	if base == "" {
+		return nil, fmt.Errorf("no service address: set base_url in the service block (%s), or PUSHFORM_BASE_URL", svc.Pos)
+	}
+	if svc.APIKeyEnv == "" {
+		return nil, fmt.Errorf("the service block (%s) does not say which environment variable holds the API key: set api_key_env", svc.Pos)
+	}
+	key := o.Getenv(svc.APIKeyEnv)
+	if key == "" {
+		return nil, fmt.Errorf("environment variable %s is empty: it must hold the API key for environment %q", svc.APIKeyEnv, svc.Environment)
+	}
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &Service{Client: c, close: func() error { return nil }}, nil
+}
+
+// embedded starts the configured sandbox in-process. Its devices persist in
+// a file beside the state, so a second run sees what the first delivered.
+func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
+	seedPath := cfg.Service.Sandbox
+	if !filepath.IsAbs(seedPath) {
+		seedPath = filepath.Join(cfg.Dir, seedPath)
+	}
+	seed, diags := sandbox.LoadSeedFile(seedPath)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("sandbox seed %s: %w", seedPath, DiagError(diags))
+	}
+	srv := sandbox.New(seed, sandbox.Options{})
+	dir := o.DevicesDir
+	if dir == "" {
+		dir = cfg.Dir
+	}
+	devices := filepath.Join(dir, sandbox.DefaultDevicesFile)
+	if err := srv.LoadDevices(devices); err != nil {
+		return nil, fmt.Errorf("loading sandbox devices: %w", err)
+	}
+	key, ok := srv.APIKeyFor(cfg.Service.Environment)
+	if !ok {
+		return nil, fmt.Errorf("sandbox seed %s has no api_key block for environment %q", seedPath, cfg.Service.Environment)
+	}
+	base, stop, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting the embedded sandbox: %w", err)
+	}
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: o.UserAgent, Timeout: o.RequestTimeout})
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &Service{Client: c, Embedded: true, close: func() error {
+		return errors.Join(stop(), srv.SaveDevices(devices))
+	}}, nil
+}
+
+// Recipients fetches the recipients list for the data sources.
+func (s *Service) Recipients(ctx context.Context) ([]string, error) {
+	r, err := s.Client.Recipients(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fetching recipients: %w", err)
+	}
+	return r.UserIDs, nil
+}
+
+// DiagError flattens diagnostics into one error for places that cannot
+// print snippets.
+func DiagError(diags hcl.Diagnostics) error {
+	var msgs []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		s := d.Summary
+		if d.Detail != "" {
+			s += ": " + d.Detail
+		}
+		if d.Subject != nil {
+			s = fmt.Sprintf("%s:%d: %s", d.Subject.Filename, d.Subject.Start.Line, s)
+		}
+		msgs = append(msgs, s)
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}

@@ -1,0 +1,157 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"pushform/config"
+	"pushform/planner"
+	"pushform/state"
+)
+
+// Session is one locked run over a configuration and its state: what plan,
+// apply and state rm share. It owns the state while it is open: apply
+// records through Recorder and the session persists; nobody else writes.
+type Session struct {
+	// Config is the configuration the run was opened with.
+	Config *config.Config
+	// Backend is where the state lives.
+	Backend State
+	// State is the recorded state, nil when nothing is recorded yet.
+	State *state.State
+	// StaleLock is set when the lock was left behind by a holder that ended
+	// without releasing it (killed, crashed).
+	StaleLock *state.LockInfo
+
+	svcOpts ServiceOptions
+	closed  bool
+	lockID  string
+	svc     *Service
+	rec     *state.Recorder
+}
+
+// SessionOptions tune Open.
+type SessionOptions struct {
+	// Operation names the run in the lock info: plan, apply, state rm.
+	Operation string
+	// LockTimeout is how long to wait for the lock; 0 tries once.
+	LockTimeout time.Duration
+	// Service says how to reach the service when the run needs it.
+	Service ServiceOptions
+}
+
+// Open locks and reads the state of be for a run over cfg (which may be nil
+// for runs that need no configuration), and refuses a state recorded for
+// another environment before anything talks to the service. The session
+// owns be from here: Close closes it, also when Open fails.
+func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (*Session, error) {
+	s := &Session{Config: cfg, Backend: be, svcOpts: o.Service}
+	if s.svcOpts.DevicesDir == "" {
+		s.svcOpts.DevicesDir = be.Dir()
+	}
+	id, err := Lock(ctx, be, o.Operation, o.LockTimeout)
+	if err != nil {
+		return nil, errors.Join(err, be.Close())
+	}
+	s.lockID = id
+	if info, ok := be.StaleLock(); ok {
+		s.StaleLock = &info
+	}
+	st, err := be.Read()
+	if err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	s.State = st
+	if cfg != nil && st != nil && st.Environment != "" && st.Environment != cfg.Service.Environment {
+		err := fmt.Errorf("the state %s belongs to environment %q but the configuration declares %q: use one state file per environment (--state)",
+			be, st.Environment, cfg.Service.Environment)
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+// Service connects to the service on first use.
+func (s *Session) Service() (*Service, error) {
+	if s.svc == nil {
+		svc, err := Connect(s.Config, s.svcOpts)
+		if err != nil {
+			return nil, err
+		}
+		s.svc = svc
+	}
+	return s.svc, nil
+}
+
+// CheckPlan refuses a saved plan made from another state or environment:
+// applying it could send what was already sent.
+func (s *Session) CheckPlan(p *planner.Plan) error {
+	if p.Environment != s.Config.Service.Environment {
+		return fmt.Errorf("the plan is for environment %q but the configuration declares %q", p.Environment, s.Config.Service.Environment)
+	}
+	st := s.State
+	switch {
+	case st == nil && p.StateLineage == "":
+		return nil
+	case st == nil:
+		return fmt.Errorf("the plan was made from state %s (serial %d), which no longer exists: make a new plan", p.StateLineage, p.StateSerial)
+	case p.StateLineage == "":
+		return fmt.Errorf("the plan was made before any state existed, but state %s now holds serial %d: make a new plan", s.Backend, st.Serial)
+	case st.Lineage != p.StateLineage:
+		return fmt.Errorf("the plan was made from another state (lineage %s, not %s): make a new plan", p.StateLineage, st.Lineage)
+	case st.Serial != p.StateSerial:
+		return fmt.Errorf("the state has changed since the plan was made (serial %d, plan made at %d): it is stale, make a new plan", st.Serial, p.StateSerial)
+	}
+	return nil
+}
+
+// Recorder returns what apply records through. A state that does not exist
+// yet is created and persisted first, so a crash in the first apply leaves
+// a journal that extends a known lineage and environment.
+func (s *Session) Recorder(environment string) (*state.Recorder, error) {
+	if s.rec != nil {
+		return s.rec, nil
+	}
+	if s.State == nil {
+		st := state.New(environment)
+		if err := s.Backend.Persist(st); err != nil {
+			return nil, fmt.Errorf("creating state: %w", err)
+		}
+		s.State = st
+	}
+	s.rec = state.NewRecorder(s.Backend, s.State)
+	return s.rec, nil
+}
+
+// Persist writes the session's state as the new snapshot.
+func (s *Session) Persist() error {
+	if s.State == nil {
+		return nil
+	}
+	persist := func(st *state.State) error { return s.Backend.Persist(st) }
+	if s.rec == nil {
+		return persist(s.State)
+	}
+	var err error
+	s.rec.Read(func(st *state.State) { err = persist(st) })
+	return err
+}
+
+// Close releases the service, the lock and the backend.
+func (s *Session) Close() error {
+	var errs []error
+	if s.svc != nil {
+		errs = append(errs, s.svc.Close())
+		s.svc = nil
+	}
+	if s.lockID != "" {
+		errs = append(errs, s.Backend.Unlock(s.lockID))
+		s.lockID = ""
+	}
+	if !s.closed {
+		errs = append(errs, s.Backend.Close())
+		s.closed = true
+	}
+	return errors.Join(errs...)
+}

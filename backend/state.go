@@ -1,0 +1,79 @@
+// Package backend turns a configuration into the things a run talks to:
+// the state backend it chose (a local file, or PostgreSQL) and the Push
+// Notification Service client (the real service, or the embedded sandbox).
+// Session is one locked run over both: lock, read, one environment check,
+// record, persist, unlock. Commands reach state only through here.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"pushform/state"
+	"pushform/state/local"
+)
+
+// DefaultStateFile is the local state file, in the configuration directory.
+const DefaultStateFile = "pushform.state"
+
+// State is an opened state backend: a state.Manager with what the commands
+// need besides.
+type State interface {
+	state.Manager
+	state.ForceUnlocker
+	// StaleLock returns the lock info that the last successful Lock found
+	// left behind by a holder that ended without unlocking.
+	StaleLock() (state.LockInfo, bool)
+	// String names the state in messages: a path, or a database state name.
+	String() string
+	// Dir is where files that belong with this state are kept (the
+	// embedded sandbox's devices); "" to use the configuration directory.
+	Dir() string
+	// Close releases what the backend holds open (connections).
+	Close() error
+}
+
+// StateOptions say where the state is.
+type StateOptions struct {
+	// ConfigDir is the configuration directory.
+	ConfigDir string
+	// Path is the local state file (--state), resolved; "" means
+	// DefaultStateFile in ConfigDir.
+	Path string
+}
+
+// OpenState opens the state backend. Without a backend block in the
+// configuration it is the local file backend.
+func OpenState(_ context.Context, o StateOptions) (State, error) {
+	path := o.Path
+	if path == "" {
+		path = filepath.Join(o.ConfigDir, DefaultStateFile)
+	}
+	return localState{local.NewFile(path)}, nil
+}
+
+// localState is the local file backend as a State.
+type localState struct{ *local.File }
+
+func (l localState) String() string { return l.Path() }
+func (l localState) Dir() string    { return filepath.Dir(l.Path()) }
+func (l localState) Close() error   { return nil }
+
+// Lock takes the state lock for an operation, waiting up to timeout (0: one
+// try). A refusal says how to wait.
+func Lock(ctx context.Context, l state.Locker, operation string, timeout time.Duration) (string, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	id, err := l.Lock(ctx, state.NewLockInfo(operation))
+	var le *state.LockError
+	if errors.As(err, &le) && timeout == 0 {
+		return "", fmt.Errorf("%w; --lock-timeout waits for it", err)
+	}
+	return id, err
+}

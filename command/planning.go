@@ -1,0 +1,225 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/pflag"
+
+	"pushform/backend"
+	"pushform/config"
+	"pushform/planner"
+	"pushform/pushapi"
+	"pushform/state"
+)
+
+// planFlags are the flags shared by plan and apply.
+type planFlags struct {
+	configFlags
+	stateFlags
+	targets      []string
+	replace      []string
+	refresh      bool
+	now          string
+	retryUnknown bool
+	// requestTimeout bounds each call to the service.
+	requestTimeout time.Duration
+}
+
+func (pf *planFlags) bind(fs *pflag.FlagSet) {
+	pf.configFlags.bind(fs)
+	fs.StringArrayVar(&pf.targets, "target", nil, "limit the plan to `ADDR` and what it contains (repeatable)")
+	fs.StringArrayVar(&pf.replace, "replace", nil, "send `ADDR` again to every target (repeatable)")
+	fs.BoolVar(&pf.refresh, "refresh", true, "fetch the recipients list (false: use the one recorded in state)")
+	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after")
+	pf.stateFlags.bind(fs, true)
+	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
+	fs.DurationVar(&pf.requestTimeout, "request-timeout", pushapi.DefaultTimeout, "give up on a call to the service that has not fully answered after `D`")
+}
+
+// check validates the flag values that pflag cannot, and returns the time
+// to plan at.
+func (pf *planFlags) check() (time.Time, error) {
+	if pf.requestTimeout <= 0 {
+		return time.Time{}, fmt.Errorf("--request-timeout must be positive, not %s", pf.requestTimeout)
+	}
+	if pf.now == "" {
+		return time.Now(), nil
+	}
+	t, err := time.Parse(time.RFC3339, pf.now)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--now: %w", err)
+	}
+	return t, nil
+}
+
+// stateFlags choose and lock the state: --state and --lock-timeout.
+type stateFlags struct {
+	file        string
+	lockTimeout time.Duration
+}
+
+// bind adds --state, and --lock-timeout for commands that lock.
+func (sf *stateFlags) bind(fs *pflag.FlagSet, locks bool) {
+	fs.StringVar(&sf.file, "state", "", "state `FILE` (default pushform.state in the configuration directory)")
+	if locks {
+		fs.DurationVar(&sf.lockTimeout, "lock-timeout", 0, "wait up to `DURATION` for the state lock")
+	}
+}
+
+// openState opens the state backend the flags and configuration choose.
+func (m *Meta) openState(ctx context.Context, sf stateFlags) (backend.State, error) {
+	path := ""
+	if sf.file != "" {
+		path = m.path(sf.file)
+	}
+	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path})
+}
+
+// serviceOptions says how commands reach the service.
+func (m *Meta) serviceOptions(requestTimeout time.Duration) backend.ServiceOptions {
+	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: requestTimeout, UserAgent: "pushform/" + Version}
+}
+
+// run is what plan and apply share: the loaded configuration, the locked
+// session over its state, and the time to plan at.
+type run struct {
+	m      *Meta
+	pf     *planFlags
+	loader *config.Loader
+	sess   *backend.Session
+	now    time.Time
+}
+
+// openRun loads and validates the configuration, then locks and reads the
+// state. Nothing is sent before the whole configuration validates.
+func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*run, error) {
+	now, err := pf.check()
+	if err != nil {
+		return nil, err
+	}
+	r := &run{m: m, pf: pf, loader: config.NewLoader(), now: now}
+	cfg, diags := m.loadConfig(r.loader, pf.configFlags, nil)
+	if diags.HasErrors() {
+		return nil, errReported
+	}
+	be, err := m.openState(ctx, pf.stateFlags)
+	if err != nil {
+		return nil, err
+	}
+	r.sess, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
+		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.requestTimeout),
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.warnStaleLock(r.sess.StaleLock)
+	return r, nil
+}
+
+// plan resolves the recipients the configuration needs and makes the plan.
+func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
+	snap, refreshed, err := r.recipients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := r.sess.Config
+	if snap != nil && len(cfg.DataSources) > 0 {
+		byName := make(map[string][]string, len(cfg.DataSources))
+		for _, name := range cfg.DataSources {
+			byName[name] = snap.UserIDs // the endpoint takes no parameters
+		}
+		// The first load printed the warnings; print only new errors.
+		resolved, diags := r.loader.Load(r.m.ConfigDir(), r.m.configOptions(r.pf.configFlags, byName))
+		if diags.HasErrors() {
+			var errs hcl.Diagnostics
+			for _, d := range diags {
+				if d.Severity == hcl.DiagError {
+					errs = append(errs, d)
+				}
+			}
+			if err := r.loader.WriteDiagnostics(r.m.Stderr, errs, 0, r.m.Color()); err != nil {
+				return nil, err
+			}
+			return nil, errReported
+		}
+		cfg = resolved
+	}
+	return planner.Make(planner.Input{Config: cfg, State: r.sess.State, Recipients: snap, Refreshed: refreshed}, planner.Options{
+		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
+	})
+}
+
+// recipients returns the snapshot to plan with: fetched when the
+// configuration uses a recipients data source or a recorded skip might be
+// reachable again, or the state's last one with --refresh=false.
+func (r *run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
+	usesData := false
+	for _, m := range r.sess.Config.Messages {
+		if m.Targets.Unknown || m.Targets.Recipients != "" {
+			usesData = true
+			break
+		}
+	}
+	st := r.sess.State
+	if !usesData && !hasSkippedUsers(st) {
+		return nil, false, nil
+	}
+	if !r.pf.refresh {
+		if st == nil || st.Recipients == nil {
+			if usesData {
+				return nil, false, errors.New("--refresh=false: the state holds no recipients list yet; run once with --refresh")
+			}
+			return nil, false, nil
+		}
+		return st.Recipients, false, nil
+	}
+	svc, err := r.sess.Service()
+	if err != nil {
+		return nil, false, err
+	}
+	ids, err := svc.Recipients(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return &state.Snapshot{FetchedAt: r.now.UTC(), UserIDs: ids}, true, nil
+}
+
+// hasSkippedUsers reports whether st records a user skipped as
+// no_active_device, who may be reachable again.
+func hasSkippedUsers(st *state.State) bool {
+	if st == nil {
+		return false
+	}
+	for _, m := range st.Messages {
+		if m.TargetKind != config.TargetUsers {
+			continue
+		}
+		for _, t := range m.Targets {
+			if t.Outcome == state.Skipped {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errReported means the error was already printed (as diagnostics).
+var errReported = errors.New("reported")
+
+// warnStaleLock reports the lock info a holder that ended without unlocking
+// left behind, once this run holds the lock. The lock died with that
+// holder, so the run goes on: the warning says who it was, and that its
+// journal is read back.
+func (m *Meta) warnStaleLock(info *state.LockInfo) {
+	if info == nil {
+		return
+	}
+	fmt.Fprintf(m.Stderr, "Warning: the last holder of the state lock ended without releasing it: %s (pid %d) running %s since %s, lock id %s.\n"+
+		"  It was killed or crashed; its lock died with it, so this run goes on, and what it\n"+
+		"  recorded in the journal is read back. (pushform force-unlock %s clears such a record without running anything.)\n",
+		info.Who, info.Pid, info.Operation, info.Created.UTC().Format(time.RFC3339), info.ID, info.ID)
+}

@@ -1,0 +1,193 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"pushform/pushapi"
+	"pushform/state"
+	"sync"
+	"time"
+)
+
+// The pipeline: intents journaled ahead by a dispatcher, requests sent by
+// workers, outcomes recorded off the workers' critical path.
+
+// prepared is a batch whose intent is journaled: ready to be sent.
+type prepared struct {
+	b          int
+	req        []pushapi.Notification
+	intent     state.Entry
+	addrs      []string
+	targets    int
+	idempotent bool // every part may be repeated without a visible duplicate
+}
+
+// sendAll runs the pipeline: the dispatcher journals intents ahead, in
+// groups that share one fsync, so a free worker never waits for a sync
+// before sending; workers send; outcomes are journaled without holding up
+// the worker's next request. A crash can therefore leave up to four
+// batches beyond those in flight recorded as sent (unknown) that never
+// left; a normal stop records those as not sent.
+func (r *run) sendAll(ctx context.Context) error {
+	// In-flight requests finish even after ctx ends (an interrupt stops new
+	// requests only); a rejected key or a journal failure stops everything.
+	fatalCtx, fatal := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer fatal(nil)
+	// stop ends on an interrupt or a fatal error: no new try after either.
+	stop, cancelStop := context.WithCancel(ctx)
+	defer cancelStop()
+	context.AfterFunc(fatalCtx, cancelStop)
+
+	// A short queue keeps workers fed (a group of intents costs one fsync,
+	// about a millisecond, against a request of tens) while bounding what a
+	// crash leaves recorded as sent but never sent.
+	ready := make(chan *prepared, min(r.opts.Parallelism, 2))
+	var workers, recorders sync.WaitGroup
+	for range min(r.opts.Parallelism, max(len(r.plan.Batches), 1)) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for pb := range ready {
+				// fatalCtx is set synchronously by fatal; stop follows it
+				// only through AfterFunc.
+				if stop.Err() != nil || fatalCtx.Err() != nil {
+					if err := r.notSent(pb); err != nil {
+						fatal(err)
+					}
+					continue
+				}
+				if err := r.send(fatalCtx, stop, pb, &recorders, fatal); err != nil {
+					fatal(err)
+				}
+			}
+		}()
+	}
+	sent := r.dispatch(stop, ready, fatal)
+	close(ready)
+	workers.Wait()
+	recorders.Wait()
+	for b := sent; b < len(r.plan.Batches); b++ {
+		r.res.NotStarted += r.batchTargets(b)
+	}
+	r.res.Interrupted = ctx.Err() != nil
+	if err := context.Cause(fatalCtx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// dispatch journals intents ahead of the workers and hands the batches
+// out; it returns how many batches it handed out.
+func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal context.CancelCauseFunc) int {
+	n := len(r.plan.Batches)
+	next := 0
+	for next < n && stop.Err() == nil {
+		k := min(max(cap(ready)-len(ready), 1), n-next)
+		group := make([]*prepared, k)
+		entries := make([]state.Entry, k)
+		now := r.opts.Now().UTC()
+		for i := range group {
+			group[i] = r.prepare(next+i, now)
+			entries[i] = group[i].intent
+		}
+		if err := r.record(entries...); err != nil {
+			fatal(err)
+			break
+		}
+		for _, pb := range group {
+			ready <- pb // workers drain it, recording not-sent after a stop
+		}
+		next += k
+	}
+	return next
+}
+
+func (r *run) batchTargets(b int) int {
+	n := 0
+	for _, pt := range r.plan.Batches[b].Parts {
+		n += pt.To - pt.From
+	}
+	return n
+}
+
+// prepare builds batch b's request and intent.
+func (r *run) prepare(b int, now time.Time) *prepared {
+	p := r.plan
+	parts := p.Batches[b].Parts
+	pb := &prepared{b: b, req: make([]pushapi.Notification, len(parts)), addrs: make([]string, len(parts)),
+		targets: r.batchTargets(b), idempotent: true,
+		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, len(parts))}}
+	for i, pt := range parts {
+		c := p.Changes[pt.Change]
+		ids := p.Targets(pt)
+		pb.req[i] = notification(c, ids)
+		content := c.Content
+		pb.intent.Items[i] = state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,
+			Fingerprint: c.Fingerprint, Content: &content, Targets: ids}
+		pb.addrs[i] = c.Address
+		if !c.Content.Idempotent(c.Kind) {
+			pb.idempotent = false
+		}
+	}
+	return pb
+}
+
+// notSent records a journaled batch that was never sent, after a stop: its
+// targets are failed "not sent", so the next plan sends them.
+func (r *run) notSent(pb *prepared) error {
+	e := failedEntry(pb.intent, r.opts.Now().UTC(), "", 0, func(int) string { return "not sent: apply stopped before this request" })
+	if err := r.record(e); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.res.NotStarted += pb.targets
+	r.mu.Unlock()
+	return nil
+}
+
+// send sends a prepared batch with retries. The outcome of an answered
+// request is recorded by a goroutine tracked in recorders, so the worker
+// can start its next request while the outcome's fsync runs. It returns an
+// error only when the whole run must stop. ctx carries the request (it ends
+// only when the run must stop at once); stop is the interrupt, which lets
+// the request in flight finish but starts no retry: a retry is a new request.
+func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.WaitGroup, fatal context.CancelCauseFunc) error {
+	b := pb.b
+	r.mu.Lock()
+	r.emit(Event{Type: EventRequest, Batch: b, Addresses: pb.addrs, Targets: pb.targets})
+	r.mu.Unlock()
+
+	var resp *pushapi.SendResponse
+	var err error
+	for attempt := 1; ; attempt++ {
+		resp, err = r.sender.Send(ctx, pb.req)
+		if err == nil {
+			break
+		}
+		class, after := pushapi.Classify(err)
+		retry := attempt < r.opts.MaxAttempts && ctx.Err() == nil && stop.Err() == nil &&
+			(class == pushapi.Safe || class == pushapi.Ambiguous && pb.idempotent)
+		if !retry {
+			break
+		}
+		delay := r.backoff(attempt, after)
+		r.mu.Lock()
+		r.res.Retries++
+		r.emit(Event{Type: EventRetry, Batch: b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay, Error: err.Error()})
+		r.mu.Unlock()
+		if r.opts.Sleep(stop, delay) != nil {
+			break // interrupted while waiting: err stays the last try's
+		}
+	}
+	if err != nil {
+		return r.failed(pb, err)
+	}
+	recorders.Add(1)
+	go func() {
+		defer recorders.Done()
+		if err := r.answered(pb, resp); err != nil {
+			fatal(err)
+		}
+	}()
+	return nil
+}
