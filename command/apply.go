@@ -13,8 +13,8 @@ import (
 
 	"pushform/executor"
 	"pushform/planner"
-	"pushform/render"
 	"pushform/state"
+	"pushform/views"
 )
 
 func runApply(ctx context.Context, m *Meta, args []string) int {
@@ -58,11 +58,11 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 		}
 	}()
 
-	var out *applyView
+	var out views.Apply
 	if asJSON {
-		out = newJSONView(m.Stdout)
+		out = views.NewApplyJSON(m.Stdout)
 	} else {
-		out = newHumanView(m)
+		out = views.NewApplyHuman(m.Stdout, m.Stderr, m.Color(), m.StdoutTerminal, time.Now)
 	}
 
 	p := saved
@@ -75,14 +75,12 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 		if err != nil {
 			return m.fail(err)
 		}
-		if !asJSON {
-			if err := render.PlanHuman(m.Stdout, p, m.Color()); err != nil {
-				return m.fail(err)
-			}
+		if err := out.Plan(p); err != nil {
+			return m.fail(err)
 		}
 	}
 	if !p.HasChanges() {
-		out.noChanges()
+		out.NoChanges()
 		return ExitOK
 	}
 	if saved == nil && !autoApprove {
@@ -104,7 +102,7 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 			return m.fail(fmt.Errorf("creating state: %w", err))
 		}
 	}
-	out.start(p)
+	out.Start(p)
 	start := time.Now()
 	res, applyErr := executor.Apply(ctx, p, st, svc.client, s.mgr, executor.Options{
 		Parallelism:   parallelism,
@@ -112,14 +110,14 @@ func runApply(ctx context.Context, m *Meta, args []string) int {
 		BaseDelay:     rf.baseDelay,
 		MaxDelay:      rf.maxDelay,
 		MaxRetryAfter: rf.maxRetryAfter,
-		Events:        out.event,
+		Events:        out.Event,
 	})
 	// Save whatever happened: the journal already holds it, the snapshot
 	// makes it compact.
 	if err := s.mgr.Persist(st); err != nil {
 		return m.fail(fmt.Errorf("saving state (the journal %s still holds every outcome): %w", s.mgr.JournalPath(), err))
 	}
-	out.finish(p, res, time.Since(start), s.cfg)
+	out.Finish(p, res, time.Since(start), s.cfg)
 	if applyErr != nil {
 		return m.fail(applyErr)
 	}
@@ -214,5 +212,5 @@ func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return render.Count(n) + " " + noun + "s"
+	return views.Count(n) + " " + noun + "s"
 }

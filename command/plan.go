@@ -16,8 +16,8 @@ import (
 	"pushform/config"
 	"pushform/planner"
 	"pushform/pushapi"
-	"pushform/render"
 	"pushform/state"
+	"pushform/views"
 )
 
 // planFlags are the flags shared by plan and apply.
@@ -266,15 +266,18 @@ func runPlan(ctx context.Context, m *Meta, args []string) int {
 	return ExitOK
 }
 
-// writePlan renders p to stdout in the chosen format.
+// writePlan shows p on stdout in the chosen format.
 func (m *Meta) writePlan(p *planner.Plan, asJSON, asMarkdown bool) error {
+	var v views.Plan
 	switch {
 	case asJSON:
-		return render.PlanJSON(m.Stdout, p)
+		v = views.NewPlanJSON(m.Stdout)
 	case asMarkdown:
-		return render.PlanMarkdown(m.Stdout, p, 0)
+		v = views.NewPlanMarkdown(m.Stdout, 0)
+	default:
+		v = views.NewPlanHuman(m.Stdout, m.Color())
 	}
-	return render.PlanHuman(m.Stdout, p, m.Color())
+	return v.Plan(p)
 }
 
 // fail prints err (unless already reported) and returns ExitError.

@@ -1,4 +1,4 @@
-package render
+package views
 
 import (
 	"bytes"
@@ -32,10 +32,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./render -update to create it)", err)
+		t.Fatalf("%v (run go test ./views -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (go test ./render -update):\n--- got\n%s\n--- want\n%s", name, got, want)
+		t.Errorf("%s differs from golden file (go test ./views -update):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
 
@@ -113,13 +113,13 @@ func scenario(t *testing.T) *planner.Plan {
 func TestPlanGolden(t *testing.T) {
 	p := scenario(t)
 	var human, colored, js bytes.Buffer
-	if err := PlanHuman(&human, p, false); err != nil {
+	if err := NewPlanHuman(&human, false).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := PlanHuman(&colored, p, true); err != nil {
+	if err := NewPlanHuman(&colored, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := PlanJSON(&js, p); err != nil {
+	if err := NewPlanJSON(&js).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "plan.txt", human.Bytes())
@@ -136,7 +136,7 @@ func TestNoChangesGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := PlanHuman(&b, p, false); err != nil {
+	if err := NewPlanHuman(&b, false).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "plan-empty.txt", b.Bytes())

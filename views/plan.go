@@ -1,9 +1,10 @@
-// Package render turns plans and apply results into text for people (human
-// and markdown) and machines (JSON). Nothing here plans or sends.
-package render
+// Package views turns plans, apply progress and state into output for
+// people (human text, markdown) and machines (JSON). Each kind of output is
+// an interface (Plan, Apply, State) with one type per format; nothing here
+// plans, sends or reads files.
+package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,6 +13,17 @@ import (
 
 	"pushform/planner"
 	"pushform/state"
+)
+
+// Plan shows a plan.
+type Plan interface {
+	Plan(p *planner.Plan) error
+}
+
+var (
+	_ Plan = (*PlanHuman)(nil)
+	_ Plan = (*PlanJSON)(nil)
+	_ Plan = (*PlanMarkdown)(nil)
 )
 
 // listMax is how many target ids a change lists before it shows counts only.
@@ -63,9 +75,22 @@ func (p palette) symbol(a planner.Action) string {
 	return p.yellow(s)
 }
 
-// PlanHuman writes the plan as people read it in a terminal or a log.
-func PlanHuman(w io.Writer, p *planner.Plan, color bool) error {
-	pal := palette(color)
+// PlanHuman shows a plan as people read it in a terminal or a log.
+type PlanHuman struct {
+	w   io.Writer
+	pal palette
+}
+
+// NewPlanHuman returns a human plan view writing to w, with ANSI colour
+// when color is set.
+func NewPlanHuman(w io.Writer, color bool) *PlanHuman {
+	return &PlanHuman{w: w, pal: palette(color)}
+}
+
+// Plan writes the plan: every change, the addresses up to date, warnings
+// and the summary line.
+func (v *PlanHuman) Plan(p *planner.Plan) error {
+	pal := v.pal
 	var b strings.Builder
 	upToDate := 0
 	var shown []*planner.Change
@@ -92,7 +117,7 @@ func PlanHuman(w io.Writer, p *planner.Plan, color bool) error {
 	b.WriteString("\n")
 	b.WriteString(pal.bold(SummaryLine(p)))
 	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(v.w, b.String())
 	return err
 }
 
@@ -251,87 +276,58 @@ func targetList(ids []string, n int, noun string) string {
 	return s
 }
 
-// plural formats n with thousands separators and the right noun.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return Count(n) + " " + many
-}
-
-// Count formats n with thousands separators: 12,480.
-func Count(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + Count(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// jsonPlan is the documented shape of plan --json.
-type jsonPlan struct {
-	FormatVersion string           `json:"format_version"`
-	Environment   string           `json:"environment"`
-	CreatedAt     time.Time        `json:"created_at"`
-	StateLineage  string           `json:"state_lineage,omitempty"`
-	StateSerial   uint64           `json:"state_serial"`
-	Changes       []jsonChange     `json:"changes"`
-	Warnings      []string         `json:"warnings"`
-	Summary       planner.Summary  `json:"summary"`
-	HasChanges    bool             `json:"has_changes"`
-	Requests      []jsonRequestRef `json:"requests"`
-}
-
-type jsonChange struct {
-	Address    string               `json:"address"`
-	Action     planner.Action       `json:"action"`
-	Kind       string               `json:"kind"`
-	TargetKind string               `json:"target_kind"`
-	Targets    planner.TargetCounts `json:"targets"`
-	Content    state.Content        `json:"content"`
-	Prior      *state.Content       `json:"prior,omitempty"`
-	SendAfter  *time.Time           `json:"send_after,omitempty"`
-	Warnings   []string             `json:"warnings,omitempty"`
-}
-
-type jsonRequestRef struct {
-	Targets   int      `json:"targets"`
-	Addresses []string `json:"addresses"`
-}
-
-// PlanJSON writes the plan as one JSON document (the plan --json format).
-func PlanJSON(w io.Writer, p *planner.Plan) error {
-	out := jsonPlan{
-		FormatVersion: planner.FormatVersion,
-		Environment:   p.Environment,
-		CreatedAt:     p.CreatedAt,
-		StateLineage:  p.StateLineage,
-		StateSerial:   p.StateSerial,
-		Changes:       make([]jsonChange, 0, len(p.Changes)),
-		Warnings:      p.Warnings,
-		Summary:       p.Summary,
-		HasChanges:    p.HasChanges(),
-		Requests:      make([]jsonRequestRef, 0, len(p.Batches)),
-	}
-	if out.Warnings == nil {
-		out.Warnings = []string{}
-	}
-	for _, c := range p.Changes {
-		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
-			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, Warnings: c.Warnings})
-	}
-	for _, bt := range p.Batches {
-		r := jsonRequestRef{}
-		for _, pt := range bt.Parts {
-			r.Targets += pt.To - pt.From
-			r.Addresses = append(r.Addresses, p.Changes[pt.Change].Address)
+// headline says what happens to a change's targets, after its address.
+func headline(c *planner.Change) string {
+	noun := targetNoun(c.TargetKind)
+	t := c.Targets
+	switch c.Action {
+	case planner.ActionCreate:
+		return " will be created: " + targetList(c.Send, t.Send, noun)
+	case planner.ActionSendNew:
+		return ": send to " + targetList(c.Send, t.Send, "new "+noun)
+	case planner.ActionRetry:
+		return ": retry " + targetList(c.Send, t.Send, noun) + retryDetail(t)
+	case planner.ActionReplace:
+		return fmt.Sprintf(" will be replaced on devices (tag %q): %s", c.Content.Tag, targetList(c.Send, t.Send, noun))
+	case planner.ActionResend:
+		return " will be sent again without a tag: " + targetList(c.Send, t.Send, noun)
+	case planner.ActionUpdate:
+		return fmt.Sprintf(": badge count %s -> %s on %s", badge(c.Prior), badge(&c.Content), targetList(c.Send, t.Send, noun))
+	case planner.ActionForget:
+		return fmt.Sprintf(" will be forgotten: %s (state only; a push cannot be recalled)", plural(t.Forget, "target", "targets"))
+	case planner.ActionWait:
+		when := "later"
+		if c.SendAfter != nil {
+			when = c.SendAfter.UTC().Format(time.RFC3339)
 		}
-		out.Requests = append(out.Requests, r)
+		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return ": nothing to send"
+}
+
+// changeNotes are the parenthesised details of a change, as in PlanHuman.
+func changeNotes(c *planner.Change) []string {
+	t := c.Targets
+	var notes []string
+	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
+		notes = append(notes, fmt.Sprintf("%d new", t.New))
+	}
+	if c.Action != planner.ActionRetry {
+		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
+			notes = append(notes, strings.Trim(d, "()"))
+		}
+	}
+	if t.Skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%d skipped earlier (no_active_device), not retried", t.Skipped))
+	}
+	if t.Held > 0 {
+		notes = append(notes, fmt.Sprintf("%d unknown, held back", t.Held))
+	}
+	if t.Forget > 0 {
+		notes = append(notes, fmt.Sprintf("%d no longer configured, forgotten", t.Forget))
+	}
+	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
+		notes = append(notes, fmt.Sprintf("%d up to date", t.UpToDate))
+	}
+	return notes
 }

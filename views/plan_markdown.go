@@ -1,4 +1,4 @@
-package render
+package views
 
 import (
 	"fmt"
@@ -33,15 +33,28 @@ var mdText = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`,
 	"&", `\&`, "|", `\|`, "~", `\~`, "#", `\#`, "\r", " ", "\n", " ")
 
-// PlanMarkdown writes the plan as the body of a pull-request comment: the
+// PlanMarkdown shows a plan as the body of a pull-request comment: the
 // summary line first, warnings, then a collapsed <details> with every change
-// and word diffs of changed texts. The body stays within limit bytes
-// (MarkdownLimit when limit <= 0) by leaving out whole changes from the
-// end, and says how much it left out; the summary is never cut.
-func PlanMarkdown(w io.Writer, p *planner.Plan, limit int) error {
+// and word diffs of changed texts.
+type PlanMarkdown struct {
+	w     io.Writer
+	limit int
+}
+
+// NewPlanMarkdown returns a markdown plan view writing to w. The body stays
+// within limit bytes (MarkdownLimit when limit <= 0) by leaving out whole
+// changes from the end, and says how much it left out; the summary is
+// never cut.
+func NewPlanMarkdown(w io.Writer, limit int) *PlanMarkdown {
 	if limit <= 0 {
 		limit = MarkdownLimit
 	}
+	return &PlanMarkdown{w: w, limit: limit}
+}
+
+// Plan writes the comment body.
+func (v *PlanMarkdown) Plan(p *planner.Plan) error {
+	w, limit := v.w, v.limit
 	var head strings.Builder
 	fmt.Fprintf(&head, "**%s**\n\n", mdText.Replace(SummaryLine(p)))
 	fmt.Fprintf(&head, "Environment `%s`", strings.ReplaceAll(p.Environment, "`", "'"))
@@ -186,62 +199,6 @@ type textField struct{ name, value string }
 
 func textFields(c state.Content) []textField {
 	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
-}
-
-// headline says what happens to a change's targets, after its address.
-func headline(c *planner.Change) string {
-	noun := targetNoun(c.TargetKind)
-	t := c.Targets
-	switch c.Action {
-	case planner.ActionCreate:
-		return " will be created: " + targetList(c.Send, t.Send, noun)
-	case planner.ActionSendNew:
-		return ": send to " + targetList(c.Send, t.Send, "new "+noun)
-	case planner.ActionRetry:
-		return ": retry " + targetList(c.Send, t.Send, noun) + retryDetail(t)
-	case planner.ActionReplace:
-		return fmt.Sprintf(" will be replaced on devices (tag %q): %s", c.Content.Tag, targetList(c.Send, t.Send, noun))
-	case planner.ActionResend:
-		return " will be sent again without a tag: " + targetList(c.Send, t.Send, noun)
-	case planner.ActionUpdate:
-		return fmt.Sprintf(": badge count %s -> %s on %s", badge(c.Prior), badge(&c.Content), targetList(c.Send, t.Send, noun))
-	case planner.ActionForget:
-		return fmt.Sprintf(" will be forgotten: %s (state only; a push cannot be recalled)", plural(t.Forget, "target", "targets"))
-	case planner.ActionWait:
-		when := "later"
-		if c.SendAfter != nil {
-			when = c.SendAfter.UTC().Format(time.RFC3339)
-		}
-		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun))
-	}
-	return ": nothing to send"
-}
-
-// changeNotes are the parenthesised details of a change, as in PlanHuman.
-func changeNotes(c *planner.Change) []string {
-	t := c.Targets
-	var notes []string
-	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
-		notes = append(notes, fmt.Sprintf("%d new", t.New))
-	}
-	if c.Action != planner.ActionRetry {
-		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
-			notes = append(notes, strings.Trim(d, "()"))
-		}
-	}
-	if t.Skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%d skipped earlier (no_active_device), not retried", t.Skipped))
-	}
-	if t.Held > 0 {
-		notes = append(notes, fmt.Sprintf("%d unknown, held back", t.Held))
-	}
-	if t.Forget > 0 {
-		notes = append(notes, fmt.Sprintf("%d no longer configured, forgotten", t.Forget))
-	}
-	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
-		notes = append(notes, fmt.Sprintf("%d up to date", t.UpToDate))
-	}
-	return notes
 }
 
 // htmlWordDiff renders a word diff with <del> and <ins>, quoted like Go
