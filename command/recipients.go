@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pushform/config"
+	"pushform/termtext"
 )
 
 // runRecipients prints the users who can receive a push right now.
@@ -47,7 +48,7 @@ func runRecipients(ctx context.Context, m *Meta, args []string) int {
 	}
 	var b strings.Builder
 	for _, id := range ids {
-		b.WriteString(id)
+		b.WriteString(termtext.Clean(id))
 		b.WriteByte('\n')
 	}
 	fmt.Fprint(m.Stdout, b.String())

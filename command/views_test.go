@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -318,5 +319,50 @@ notification "many" {
 				t.Errorf("bar not cleared before the result: %q", stdout[max(0, i-80):i])
 			}
 		})
+	}
+}
+
+// TestHumanOutputEscapesServerText runs recipients, plan and state show
+// against a service whose user ids hold control characters and a bidi
+// override: the human output shows them escaped, the JSON output exact.
+func TestHumanOutputEscapesServerText(t *testing.T) {
+	_, run := testService(t, `
+api_key "k-test" { environment = "test" }
+user "a\u001b]0;owned\u0007\u001b[2J" {
+  device "d1" { environment = "test" }
+}
+user "b\u202ex" {
+  device "d2" { environment = "test" }
+}
+`, sandbox.Options{}, `
+data "recipients" "all" {}
+notification "hello" {
+  user_ids = data.recipients.all.user_ids
+  title    = "Hello"
+  body     = "Hi"
+  tag      = "t"
+}
+`)
+	for _, args := range [][]string{{"recipients"}, {"plan"}, {"apply", "--auto-approve"}, {"state", "show", "notification.hello"}} {
+		code, stdout, stderr := run(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		for name, s := range map[string]string{"stdout": stdout, "stderr": stderr} {
+			if loc := controlChar.FindStringIndex(s); loc != nil {
+				t.Errorf("%v: %s has control character %q:\n%s", args, name, s[loc[0]:loc[1]], s)
+			}
+			if strings.ContainsRune(s, '\u202e') {
+				t.Errorf("%v: %s has a raw bidi override:\n%s", args, name, s)
+			}
+		}
+		if !strings.Contains(stdout, `a\x1b]0;owned\a\x1b[2J`) || !strings.Contains(stdout, `b\u202ex`) {
+			t.Errorf("%v: stdout lacks the escaped ids:\n%s", args, stdout)
+		}
+	}
+	code, stdout, _ := run("recipients", "--json")
+	var ids []string
+	if err := json.Unmarshal([]byte(stdout), &ids); code != 0 || err != nil || !slices.Contains(ids, "b\u202ex") || !slices.Contains(ids, "a\x1b]0;owned\a\x1b[2J") {
+		t.Errorf("recipients --json: exit %d, %v, %q", code, err, ids)
 	}
 }

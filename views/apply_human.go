@@ -3,15 +3,16 @@ package views
 import (
 	"fmt"
 	"io"
-	"strconv"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"pushform/config"
 	"pushform/executor"
 	"pushform/planner"
+	"pushform/termtext"
 )
 
 // ApplyHuman shows an apply run for people: the plan, a progress bar on a
@@ -56,9 +57,13 @@ func (v *ApplyHuman) Event(e executor.Event) {
 	case executor.EventResponse, executor.EventError:
 		io.WriteString(v.w, v.prog.advance(e.Targets))
 	case executor.EventRetry:
-		v.println(fmt.Sprintf("  request %d: try %d failed, retrying in %s: %s", e.Batch+1, e.Attempt, e.Delay.Round(time.Millisecond), clean(e.Error)))
+		v.println(fmt.Sprintf("  request %d: try %d failed, retrying in %s: %s", e.Batch+1, e.Attempt, e.Delay.Round(time.Millisecond), termtext.Clean(e.Error)))
 	case executor.EventForget:
-		v.println(fmt.Sprintf("  forgot %s (state only)", clean(strings.Join(e.Addresses, ", "))))
+		addrs := make([]string, len(e.Addresses))
+		for i, a := range e.Addresses {
+			addrs[i] = termtext.Clean(a)
+		}
+		v.println(fmt.Sprintf("  forgot %s (state only)", strings.Join(addrs, ", ")))
 	}
 }
 
@@ -78,47 +83,20 @@ func (v *ApplyHuman) Finish(p *planner.Plan, res *executor.Result, took time.Dur
 	fmt.Fprintf(v.w, "\nApply complete: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n",
 		Count(c.Delivered), Count(c.Skipped), Count(c.Failed), Count(c.Unknown),
 		plural(res.Requests, "request", "requests"), took.Round(time.Millisecond))
-	for reason, n := range res.Skipped {
-		fmt.Fprintf(v.w, "  skipped %s: %s (the service says retrying does not help)\n", plural(n, "target", "targets"), clean(reason))
+	for _, reason := range slices.Sorted(maps.Keys(res.Skipped)) {
+		n := res.Skipped[reason]
+		fmt.Fprintf(v.w, "  skipped %s: %s (the service says retrying does not help)\n", plural(n, "target", "targets"), termtext.Clean(reason))
 	}
 	for _, f := range res.Failures {
-		fmt.Fprintf(v.w, "  failed: %s -> %s: %s (request id %s)\n", f.Address, clean(f.Target), clean(f.Message), clean(f.RequestID))
+		fmt.Fprintf(v.w, "  failed: %s -> %s: %s (request id %s)\n", termtext.Clean(f.Address), termtext.Clean(f.Target), termtext.Clean(f.Message), termtext.Clean(f.RequestID))
 	}
 	if n := c.Failed - len(res.Failures); n > 0 && len(res.Failures) == executor.MaxListed {
 		fmt.Fprintf(v.w, "  ... and more; pushform state show ADDR lists every target\n")
 	}
-	for _, e := range batchErrors(res.Errors, cfg, func(s string) string { return s }) {
-		fmt.Fprintf(v.errw, "Error: %s\n", cleanLines(e))
+	for _, e := range batchErrors(res.Errors, cfg, termtext.Clean) {
+		fmt.Fprintf(v.errw, "Error: %s\n", e)
 	}
 	if c.Unknown > 0 {
 		fmt.Fprintf(v.w, "  %s unknown: a request's answer was lost; the next plan shows them\n", plural(c.Unknown, "target", "targets"))
 	}
-}
-
-// clean escapes control characters (newlines too) in one-line text that
-// came from the service or the configuration, so it cannot break lines or
-// drive a terminal.
-func clean(s string) string {
-	if strings.IndexFunc(s, unicode.IsControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// cleanLines is clean for text whose newlines are ours.
-func cleanLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = clean(l)
-	}
-	return strings.Join(lines, "\n")
 }

@@ -62,7 +62,7 @@ func (v *ApplyJSON) Finish(p *planner.Plan, res *executor.Result, took time.Dura
 		*executor.Result
 		Errors  []string `json:"errors"`
 		Seconds float64  `json:"seconds"`
-	}{"summary", res, batchErrors(res.Errors, cfg, func(s string) string { return s }), took.Seconds()})
+	}{"summary", res, batchErrors(res.Errors, cfg, exact), took.Seconds()})
 }
 
 func durationString(d time.Duration) string {
@@ -71,3 +71,6 @@ func durationString(d time.Duration) string {
 	}
 	return d.String()
 }
+
+// exact leaves text as it is: encoding/json escapes what needs escaping.
+func exact(s string) string { return s }

@@ -13,6 +13,7 @@ import (
 
 	"pushform/planner"
 	"pushform/state"
+	"pushform/termtext"
 )
 
 // Plan shows a plan.
@@ -112,7 +113,7 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 		fmt.Fprintf(&b, "\n%s up to date.\n", plural(upToDate, "address is", "addresses are"))
 	}
 	for _, warn := range p.Warnings {
-		fmt.Fprintf(&b, "\n%s %s\n", pal.yellow("Warning:"), warn)
+		fmt.Fprintf(&b, "\n%s %s\n", pal.yellow("Warning:"), termtext.Clean(warn))
 	}
 	b.WriteString("\n")
 	b.WriteString(pal.bold(SummaryLine(p)))
@@ -157,7 +158,7 @@ func SummaryLine(p *planner.Plan) string {
 }
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
-	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(c.Address), headline(c))
+	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
 	if c.Action == planner.ActionForget {
 		return
 	}
@@ -192,7 +193,7 @@ func retryDetail(t planner.TargetCounts) string {
 func writeContent(b *strings.Builder, c state.Content) {
 	field := func(name, v string) {
 		if v != "" {
-			fmt.Fprintf(b, "      %-12s %s\n", name+":", strconv.Quote(v))
+			fmt.Fprintf(b, "      %-12s %s\n", name+":", termtext.Quote(v))
 		}
 	}
 	field("title", c.Title)
@@ -232,8 +233,7 @@ func inlineDiff(old, new string, pal palette) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, op := range WordDiff(old, new) {
-		q := strconv.Quote(op.Text)
-		t := q[1 : len(q)-1]
+		t := quoted(op.Text)
 		switch op.Kind {
 		case -1:
 			b.WriteString(pal.red("[-" + t + "-]"))
@@ -271,12 +271,17 @@ func noun1(plural string) string { return strings.TrimSuffix(plural, "s") }
 func targetList(ids []string, n int, noun string) string {
 	s := plural(n, noun1(noun), noun)
 	if len(ids) > 0 && len(ids) <= listMax {
-		s += " (" + strings.Join(ids, ", ") + ")"
+		clean := make([]string, len(ids))
+		for i, id := range ids {
+			clean[i] = termtext.Clean(id)
+		}
+		s += " (" + strings.Join(clean, ", ") + ")"
 	}
 	return s
 }
 
-// headline says what happens to a change's targets, after its address.
+// headline says what happens to a change's targets, after its address;
+// text from the configuration in it is escaped.
 func headline(c *planner.Change) string {
 	noun := targetNoun(c.TargetKind)
 	t := c.Targets
@@ -288,7 +293,7 @@ func headline(c *planner.Change) string {
 	case planner.ActionRetry:
 		return ": retry " + targetList(c.Send, t.Send, noun) + retryDetail(t)
 	case planner.ActionReplace:
-		return fmt.Sprintf(" will be replaced on devices (tag %q): %s", c.Content.Tag, targetList(c.Send, t.Send, noun))
+		return fmt.Sprintf(" will be replaced on devices (tag %s): %s", termtext.Quote(c.Content.Tag), targetList(c.Send, t.Send, noun))
 	case planner.ActionResend:
 		return " will be sent again without a tag: " + targetList(c.Send, t.Send, noun)
 	case planner.ActionUpdate:
@@ -330,4 +335,10 @@ func changeNotes(c *planner.Change) []string {
 		notes = append(notes, fmt.Sprintf("%d up to date", t.UpToDate))
 	}
 	return notes
+}
+
+// quoted escapes s as inside a double-quoted string, without the quotes.
+func quoted(s string) string {
+	q := termtext.Quote(s)
+	return q[1 : len(q)-1]
 }

@@ -10,6 +10,7 @@ import (
 
 	"pushform/planner"
 	"pushform/state"
+	"pushform/termtext"
 )
 
 // MarkdownLimit is the default size cap of PlanMarkdown, in bytes: under
@@ -57,7 +58,7 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	w, limit := v.w, v.limit
 	var head strings.Builder
 	fmt.Fprintf(&head, "**%s**\n\n", mdText.Replace(SummaryLine(p)))
-	fmt.Fprintf(&head, "Environment `%s`", strings.ReplaceAll(p.Environment, "`", "'"))
+	fmt.Fprintf(&head, "Environment `%s`", strings.ReplaceAll(termtext.Clean(p.Environment), "`", "'"))
 	if p.StateLineage != "" {
 		fmt.Fprintf(&head, " · state serial %d", p.StateSerial)
 	}
@@ -136,7 +137,7 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 	var lines strings.Builder
 	listed := 0
 	for _, warn := range warnings {
-		line := "> - " + mdText.Replace(truncate(warn, fieldMax)) + "\n"
+		line := "> - " + mdText.Replace(termtext.Clean(truncate(warn, fieldMax))) + "\n"
 		if lines.Len()+len(line) > room-100 {
 			break
 		}
@@ -154,7 +155,7 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 // block, ending in a newline; deleted and inserted words are <del> and <ins>.
 func markdownChange(c *planner.Change) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s <b>%s</b>%s\n", Symbol(c.Action), htmlText.Replace(c.Address), htmlText.Replace(headline(c)))
+	fmt.Fprintf(&b, "%s <b>%s</b>%s\n", Symbol(c.Action), htmlText.Replace(termtext.Clean(c.Address)), htmlText.Replace(headline(c)))
 	if c.Action == planner.ActionForget {
 		return b.String()
 	}
@@ -201,8 +202,8 @@ func textFields(c state.Content) []textField {
 	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
 }
 
-// htmlWordDiff renders a word diff with <del> and <ins>, quoted like Go
-// strings so newlines and control characters stay visible.
+// htmlWordDiff renders a word diff with <del> and <ins>, quoted so newlines
+// and control characters stay visible.
 func htmlWordDiff(old, new string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -219,12 +220,6 @@ func htmlWordDiff(old, new string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// quoted escapes s as inside a Go string literal, without the quotes.
-func quoted(s string) string {
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
 }
 
 // truncate shortens s to at most max bytes on a rune boundary, saying how

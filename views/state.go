@@ -12,6 +12,7 @@ import (
 
 	"pushform/planner"
 	"pushform/state"
+	"pushform/termtext"
 )
 
 // State shows what the state records: the addresses (state list) and one
@@ -47,7 +48,7 @@ func (v *StateHuman) List(s *state.State) error {
 	}
 	tw := tabwriter.NewWriter(v.w, 0, 4, 2, ' ', 0)
 	for _, addr := range s.Addresses() {
-		fmt.Fprintf(tw, "%s\t%s\n", addr, outcomeCounts(s.Messages[addr]))
+		fmt.Fprintf(tw, "%s\t%s\n", termtext.Clean(addr), outcomeCounts(s.Messages[addr]))
 	}
 	return tw.Flush()
 }
@@ -84,7 +85,7 @@ func outcomeCounts(msg *state.Message) string {
 	}
 	slices.Sort(other)
 	for _, o := range other {
-		parts = append(parts, fmt.Sprintf("%s %q", Count(counts[o]), o))
+		parts = append(parts, Count(counts[o])+" "+termtext.Quote(string(o)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -93,16 +94,16 @@ func outcomeCounts(msg *state.Message) string {
 func (v *StateHuman) Show(msg *state.Message) error {
 	w := v.w
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
-	fmt.Fprintf(tw, "# %s\n", msg.Address)
-	fmt.Fprintf(tw, "kind\t= %s\n", msg.Kind)
-	fmt.Fprintf(tw, "target_kind\t= %s\n", msg.TargetKind)
-	fmt.Fprintf(tw, "fingerprint\t= %s\n", msg.Fingerprint)
+	fmt.Fprintf(tw, "# %s\n", termtext.Clean(msg.Address))
+	fmt.Fprintf(tw, "kind\t= %s\n", termtext.Clean(msg.Kind))
+	fmt.Fprintf(tw, "target_kind\t= %s\n", termtext.Clean(msg.TargetKind))
+	fmt.Fprintf(tw, "fingerprint\t= %s\n", termtext.Clean(msg.Fingerprint))
 	c := msg.Content
 	for _, f := range []struct{ name, value string }{
 		{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag},
 	} {
 		if f.value != "" {
-			fmt.Fprintf(tw, "%s\t= %q\n", f.name, f.value)
+			fmt.Fprintf(tw, "%s\t= %s\n", f.name, termtext.Quote(f.value))
 		}
 	}
 	if c.BadgeCount != nil {
@@ -129,11 +130,11 @@ func (v *StateHuman) Show(msg *state.Message) error {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, id := range shown {
 		t := msg.Targets[id]
-		req := t.RequestID
+		req := termtext.Clean(t.RequestID)
 		if req == "" {
 			req = "-"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", id, t.Outcome, targetDetail(*t), req, stateTime(t.Time))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", termtext.Clean(id), termtext.Clean(string(t.Outcome)), targetDetail(*t), req, stateTime(t.Time))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -144,7 +145,8 @@ func (v *StateHuman) Show(msg *state.Message) error {
 	return nil
 }
 
-// targetDetail is the outcome's detail: device count, reason, message.
+// targetDetail is the outcome's detail: device count, reason, message,
+// escaped for a terminal.
 func targetDetail(t state.Target) string {
 	switch t.Outcome {
 	case state.Delivered:
@@ -158,11 +160,11 @@ func targetDetail(t state.Target) string {
 		}
 	case state.Skipped:
 		if t.UnreachableSince != nil {
-			return fmt.Sprintf("%s, unreachable since %s", t.Reason, stateTime(*t.UnreachableSince))
+			return fmt.Sprintf("%s, unreachable since %s", termtext.Clean(t.Reason), stateTime(*t.UnreachableSince))
 		}
-		return t.Reason
+		return termtext.Clean(t.Reason)
 	case state.Failed:
-		return strconv.Quote(t.Message)
+		return termtext.Quote(t.Message)
 	case state.Unknown:
 		return "sent, answer not recorded"
 	}
