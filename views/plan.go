@@ -133,26 +133,26 @@ func SummaryLine(p *planner.Plan) string {
 		return s
 	}
 	s := p.Summary
-	parts := []string{fmt.Sprintf("%d to create", s.Create)}
+	parts := []string{Count(s.Create) + " to create"}
 	optional := []struct {
 		n    int
 		what string
 	}{{s.SendNew, "to send to new targets"}, {s.Retry, "to retry"}}
 	for _, o := range optional {
 		if o.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", o.n, o.what))
+			parts = append(parts, Count(o.n)+" "+o.what)
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d to replace", s.Replace))
+	parts = append(parts, Count(s.Replace)+" to replace")
 	for _, o := range []struct {
 		n    int
 		what string
 	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Wait, "waiting"}} {
 		if o.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", o.n, o.what))
+			parts = append(parts, Count(o.n)+" "+o.what)
 		}
 	}
-	parts = append(parts, fmt.Sprintf("%d to forget", s.Forget))
+	parts = append(parts, Count(s.Forget)+" to forget")
 	return fmt.Sprintf("Plan: %s; %s in %s.", strings.Join(parts, ", "),
 		plural(s.Targets, "target", "targets"), plural(s.Requests, "request", "requests"))
 }
@@ -176,13 +176,13 @@ func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 func retryDetail(t planner.TargetCounts) string {
 	var parts []string
 	if t.Retry > 0 {
-		parts = append(parts, fmt.Sprintf("%d failed", t.Retry))
+		parts = append(parts, Count(t.Retry)+" failed")
 	}
 	if t.Unknown > 0 {
-		parts = append(parts, fmt.Sprintf("%d unknown", t.Unknown))
+		parts = append(parts, Count(t.Unknown)+" unknown")
 	}
 	if t.Reachable > 0 {
-		parts = append(parts, fmt.Sprintf("%d reachable again", t.Reachable))
+		parts = append(parts, Count(t.Reachable)+" reachable again")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -190,41 +190,65 @@ func retryDetail(t planner.TargetCounts) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func writeContent(b *strings.Builder, c state.Content) {
-	field := func(name, v string) {
-		if v != "" {
-			fmt.Fprintf(b, "      %-12s %s\n", name+":", termtext.Quote(v))
-		}
+// attr is one attribute line of a change, named as in the configuration.
+type attr struct{ name, value string }
+
+// writeAttrs writes attributes one per line, values aligned as Terraform
+// aligns them: after the longest name (and never before column 12).
+func writeAttrs(b *strings.Builder, attrs []attr) {
+	width := 12
+	for _, a := range attrs {
+		width = max(width, len(a.name)+1)
 	}
-	field("title", c.Title)
-	field("body", c.Body)
-	field("open_to_url", c.OpenToURL)
-	field("tag", c.Tag)
-	if c.BadgeCount != nil {
-		fmt.Fprintf(b, "      %-12s %d\n", "badge_count:", *c.BadgeCount)
-	}
-	if c.SilentInForeground {
-		fmt.Fprintf(b, "      %-12s true\n", "silent:")
+	for _, a := range attrs {
+		fmt.Fprintf(b, "      %-*s %s\n", width, a.name+":", a.value)
 	}
 }
 
-func writeContentDiff(b *strings.Builder, old, new state.Content, pal palette) {
-	text := func(name, o, n string) {
-		if o == n {
-			return
+// contentAttrs lists the attributes content sets, text values quoted by
+// quote.
+func contentAttrs(c state.Content, quote func(string) string) []attr {
+	var attrs []attr
+	for _, f := range textFields(c) {
+		if f.value != "" {
+			attrs = append(attrs, attr{f.name, quote(f.value)})
 		}
-		fmt.Fprintf(b, "      %-12s %s\n", name+":", inlineDiff(o, n, pal))
 	}
-	text("title", old.Title, new.Title)
-	text("body", old.Body, new.Body)
-	text("open_to_url", old.OpenToURL, new.OpenToURL)
-	text("tag", old.Tag, new.Tag)
+	if c.BadgeCount != nil {
+		attrs = append(attrs, attr{"badge_count", strconv.Itoa(*c.BadgeCount)})
+	}
+	if c.SilentInForeground {
+		attrs = append(attrs, attr{"silent_in_foreground", "true"})
+	}
+	return attrs
+}
+
+func writeContent(b *strings.Builder, c state.Content) {
+	writeAttrs(b, contentAttrs(c, termtext.Quote))
+}
+
+func writeContentDiff(b *strings.Builder, old, new state.Content, pal palette) {
+	var attrs []attr
+	o, n := textFields(old), textFields(new)
+	for i := range o {
+		if o[i].value != n[i].value {
+			attrs = append(attrs, attr{o[i].name, inlineDiff(o[i].value, n[i].value, pal)})
+		}
+	}
 	if badge(&old) != badge(&new) {
-		fmt.Fprintf(b, "      %-12s %s -> %s\n", "badge_count:", badge(&old), badge(&new))
+		attrs = append(attrs, attr{"badge_count", badge(&old) + " -> " + badge(&new)})
 	}
 	if old.SilentInForeground != new.SilentInForeground {
-		fmt.Fprintf(b, "      %-12s %t -> %t\n", "silent:", old.SilentInForeground, new.SilentInForeground)
+		attrs = append(attrs, attr{"silent_in_foreground", fmt.Sprintf("%t -> %t", old.SilentInForeground, new.SilentInForeground)})
 	}
+	writeAttrs(b, attrs)
+}
+
+type textField struct{ name, value string }
+
+// textFields are content's text attributes, in the order shown.
+func textFields(c state.Content) []textField {
+	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
 }
 
 // inlineDiff renders a word diff git-style: [-removed-]{+added+}, coloured
@@ -315,7 +339,7 @@ func changeNotes(c *planner.Change) []string {
 	t := c.Targets
 	var notes []string
 	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
-		notes = append(notes, fmt.Sprintf("%d new", t.New))
+		notes = append(notes, Count(t.New)+" new")
 	}
 	if c.Action != planner.ActionRetry {
 		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
@@ -323,16 +347,16 @@ func changeNotes(c *planner.Change) []string {
 		}
 	}
 	if t.Skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%d skipped earlier (no_active_device), not retried", t.Skipped))
+		notes = append(notes, Count(t.Skipped)+" skipped earlier (no_active_device), not retried")
 	}
 	if t.Held > 0 {
-		notes = append(notes, fmt.Sprintf("%d unknown, held back", t.Held))
+		notes = append(notes, Count(t.Held)+" unknown, held back")
 	}
 	if t.Forget > 0 {
-		notes = append(notes, fmt.Sprintf("%d no longer configured, forgotten", t.Forget))
+		notes = append(notes, Count(t.Forget)+" no longer configured, forgotten")
 	}
 	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
-		notes = append(notes, fmt.Sprintf("%d up to date", t.UpToDate))
+		notes = append(notes, Count(t.UpToDate)+" up to date")
 	}
 	return notes
 }

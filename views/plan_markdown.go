@@ -3,13 +3,11 @@ package views
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"pushform/planner"
-	"pushform/state"
 	"pushform/termtext"
 )
 
@@ -112,7 +110,7 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 		what += ", " + plural(upToDate, "address", "addresses") + " up to date"
 	}
 	if shown < len(entries) {
-		what += fmt.Sprintf(" (%d shown)", shown)
+		what += " (" + Count(shown) + " shown)"
 	}
 	fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n<pre>\n", what)
 	b.WriteString(strings.TrimSuffix(strings.Join(entries[:shown], "\n"), "\n"))
@@ -159,47 +157,31 @@ func markdownChange(c *planner.Change) string {
 	if c.Action == planner.ActionForget {
 		return b.String()
 	}
-	field := func(name, v string) {
-		fmt.Fprintf(&b, "      %-12s %s\n", name+":", v)
-	}
-	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Prior == nil {
-		if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
-			for _, f := range textFields(c.Content) {
-				if f.value != "" {
-					field(f.name, `"`+htmlText.Replace(quoted(truncate(f.value, fieldMax)))+`"`)
-				}
-			}
-			if c.Content.BadgeCount != nil {
-				field("badge_count", strconv.Itoa(*c.Content.BadgeCount))
-			}
-			if c.Content.SilentInForeground {
-				field("silent", "true")
-			}
-		}
-	} else {
+	var attrs []attr
+	switch {
+	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait:
+		attrs = contentAttrs(c.Content, func(v string) string {
+			return `"` + htmlText.Replace(quoted(truncate(v, fieldMax))) + `"`
+		})
+	case c.Prior != nil:
 		old, new := textFields(*c.Prior), textFields(c.Content)
 		for i := range old {
 			if old[i].value != new[i].value {
-				field(old[i].name, htmlWordDiff(old[i].value, new[i].value))
+				attrs = append(attrs, attr{old[i].name, htmlWordDiff(old[i].value, new[i].value)})
 			}
 		}
 		if badge(c.Prior) != badge(&c.Content) {
-			field("badge_count", fmt.Sprintf("<del>%s</del> -&gt; <ins>%s</ins>", badge(c.Prior), badge(&c.Content)))
+			attrs = append(attrs, attr{"badge_count", fmt.Sprintf("<del>%s</del> -&gt; <ins>%s</ins>", badge(c.Prior), badge(&c.Content))})
 		}
 		if c.Prior.SilentInForeground != c.Content.SilentInForeground {
-			field("silent", fmt.Sprintf("<del>%t</del> -&gt; <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground))
+			attrs = append(attrs, attr{"silent_in_foreground", fmt.Sprintf("<del>%t</del> -&gt; <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground)})
 		}
 	}
+	writeAttrs(&b, attrs)
 	if notes := changeNotes(c); len(notes) > 0 {
 		fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
 	}
 	return b.String()
-}
-
-type textField struct{ name, value string }
-
-func textFields(c state.Content) []textField {
-	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
 }
 
 // htmlWordDiff renders a word diff with <del> and <ins>, quoted so newlines

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -125,7 +124,7 @@ func (v *StateHuman) Show(msg *state.Message) error {
 	shown := ids
 	if v.limit > 0 && len(ids) > v.limit {
 		shown = ids[:v.limit]
-		fmt.Fprintf(w, "Showing the first %d; --all shows every target.\n", v.limit)
+		fmt.Fprintf(w, "Showing the first %s; --all shows every target.\n", Count(v.limit))
 	}
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, id := range shown {
@@ -156,7 +155,7 @@ func targetDetail(t state.Target) string {
 		case 1:
 			return "1 device"
 		default:
-			return strconv.Itoa(t.DeviceCount) + " devices"
+			return Count(t.DeviceCount) + " devices"
 		}
 	case state.Skipped:
 		if t.UnreachableSince != nil {
