@@ -13,7 +13,7 @@ import (
 
 	"pushform/executor"
 	"pushform/planner"
-	"pushform/render"
+	"pushform/views"
 )
 
 // applyOptions are the inputs of apply.
@@ -82,11 +82,11 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		}
 	}()
 
-	var out *applyView
+	var out views.Apply
 	if o.json {
-		out = newJSONView(m.Stdout)
+		out = views.NewApplyJSON(m.Stdout)
 	} else {
-		out = newHumanView(m)
+		out = views.NewApplyHuman(m.Stdout, m.Stderr, m.Color(), m.StdoutTerminal, time.Now)
 	}
 
 	p := saved
@@ -99,14 +99,12 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		if err != nil {
 			return m.fail(err)
 		}
-		if !o.json {
-			if err := render.PlanHuman(m.Stdout, p, m.Color()); err != nil {
-				return m.fail(err)
-			}
+		if err := out.Plan(p); err != nil {
+			return m.fail(err)
 		}
 	}
 	if !p.HasChanges() {
-		out.noChanges()
+		out.NoChanges()
 		return ExitOK
 	}
 	if saved == nil && !o.autoApprove {
@@ -123,7 +121,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	out.start(p)
+	out.Start(p)
 	start := time.Now()
 	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, executor.Options{
 		Parallelism:   o.parallelism,
@@ -131,14 +129,14 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		BaseDelay:     o.baseDelay,
 		MaxDelay:      o.maxDelay,
 		MaxRetryAfter: o.maxRetryAfter,
-		Events:        out.event,
+		Events:        out.Event,
 	})
 	// Save whatever happened: the journal already holds it, the snapshot
 	// makes it compact.
 	if err := sess.Persist(); err != nil {
 		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, err))
 	}
-	out.finish(p, res, time.Since(start), sess.Config)
+	out.Finish(p, res, time.Since(start), sess.Config)
 	if applyErr != nil {
 		return m.fail(applyErr)
 	}
@@ -211,5 +209,5 @@ func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return render.Count(n) + " " + noun + "s"
+	return views.Count(n) + " " + noun + "s"
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"pushform/termtext"
 	"sort"
 	"strings"
 
@@ -100,8 +101,10 @@ func (m *Meta) Color() bool {
 }
 
 // Errorf prints an error line to stderr and returns ExitError.
+// Error text often quotes the service, the configuration or a lock holder:
+// untrusted, so control characters are shown escaped.
 func (m *Meta) Errorf(format string, args ...any) int {
-	fmt.Fprintf(m.Stderr, "Error: "+format+"\n", args...)
+	fmt.Fprintf(m.Stderr, "Error: %s\n", termtext.Lines(fmt.Sprintf(format, args...)))
 	return ExitError
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"pushform/atomicfile"
 	"pushform/planner"
-	"pushform/render"
+	"pushform/views"
 )
 
 // planOptions are the inputs of plan.
@@ -79,15 +79,18 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	return ExitOK
 }
 
-// writePlan renders p to stdout in the chosen format.
+// writePlan shows p on stdout in the chosen format.
 func (m *Meta) writePlan(p *planner.Plan, asJSON, asMarkdown bool) error {
+	var v views.Plan
 	switch {
 	case asJSON:
-		return render.PlanJSON(m.Stdout, p)
+		v = views.NewPlanJSON(m.Stdout)
 	case asMarkdown:
-		return render.PlanMarkdown(m.Stdout, p, 0)
+		v = views.NewPlanMarkdown(m.Stdout, 0)
+	default:
+		v = views.NewPlanHuman(m.Stdout, m.Color())
 	}
-	return render.PlanHuman(m.Stdout, p, m.Color())
+	return v.Plan(p)
 }
 
 // writePlanFile saves a plan for apply, readable by its owner only: it

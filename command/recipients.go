@@ -10,6 +10,7 @@ import (
 	"pushform/backend"
 	"pushform/config"
 	"pushform/pushapi"
+	"pushform/termtext"
 )
 
 // recipientsOptions are the inputs of recipients.
@@ -71,7 +72,7 @@ func runRecipients(ctx context.Context, o *recipientsOptions) int {
 	}
 	var b strings.Builder
 	for _, id := range ids {
-		b.WriteString(id)
+		b.WriteString(termtext.Clean(id))
 		b.WriteByte('\n')
 	}
 	fmt.Fprint(m.Stdout, b.String())

@@ -2,19 +2,15 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"pushform/backend"
-	"pushform/render"
 	"pushform/state"
+	"pushform/views"
 )
 
 // stateShowLimit is how many target lines state show prints without --all.
@@ -84,43 +80,10 @@ func (m *Meta) stateList(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "No state at %s.\n", where)
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-	for _, addr := range s.Addresses() {
-		fmt.Fprintf(tw, "%s\t%s\n", addr, stateOutcomeCounts(s.Messages[addr]))
+	if err := views.NewStateHuman(m.Stdout, 0).List(s); err != nil {
+		return m.Errorf("%v", err)
 	}
-	tw.Flush()
 	return ExitOK
-}
-
-// stateOutcomes is the order outcomes are counted and shown in.
-var stateOutcomes = []state.Outcome{state.Delivered, state.Skipped, state.Failed, state.Unknown}
-
-// stateOutcomeCounts says "3 delivered, 1 failed" or "no targets".
-func stateOutcomeCounts(msg *state.Message) string {
-	counts := map[state.Outcome]int{}
-	for _, t := range msg.Targets {
-		counts[t.Outcome]++
-	}
-	if len(counts) == 0 {
-		return "no targets"
-	}
-	var parts []string
-	for _, o := range stateOutcomes {
-		if n := counts[o]; n > 0 {
-			parts = append(parts, render.Count(n)+" "+string(o))
-		}
-	}
-	var other []state.Outcome // outcomes from a newer pushform
-	for o := range counts {
-		if !slices.Contains(stateOutcomes, o) {
-			other = append(other, o)
-		}
-	}
-	slices.Sort(other)
-	for _, o := range other {
-		parts = append(parts, fmt.Sprintf("%s %q", render.Count(counts[o]), o))
-	}
-	return strings.Join(parts, ", ")
 }
 
 func (m *Meta) stateShow(ctx context.Context, args []string) int {
@@ -145,98 +108,18 @@ func (m *Meta) stateShow(ctx context.Context, args []string) int {
 	if msg == nil {
 		return m.Errorf("no address %s in the state; 'pushform state list' lists them", addr)
 	}
-	if asJSON {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(msg); err != nil {
-			return m.Errorf("writing JSON: %v", err)
+	var v views.State = views.NewStateJSON(m.Stdout)
+	if !asJSON {
+		limit := stateShowLimit
+		if all {
+			limit = 0
 		}
-		return ExitOK
+		v = views.NewStateHuman(m.Stdout, limit)
 	}
-	writeStateMessage(m.Stdout, msg, all)
+	if err := v.Show(msg); err != nil {
+		return m.Errorf("%v", err)
+	}
 	return ExitOK
-}
-
-// writeStateMessage prints one address in the human format of state show.
-func writeStateMessage(w io.Writer, msg *state.Message, all bool) {
-	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
-	fmt.Fprintf(tw, "# %s\n", msg.Address)
-	fmt.Fprintf(tw, "kind\t= %s\n", msg.Kind)
-	fmt.Fprintf(tw, "target_kind\t= %s\n", msg.TargetKind)
-	fmt.Fprintf(tw, "fingerprint\t= %s\n", msg.Fingerprint)
-	c := msg.Content
-	for _, f := range []struct{ name, value string }{
-		{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag},
-	} {
-		if f.value != "" {
-			fmt.Fprintf(tw, "%s\t= %q\n", f.name, f.value)
-		}
-	}
-	if c.BadgeCount != nil {
-		fmt.Fprintf(tw, "badge_count\t= %d\n", *c.BadgeCount)
-	}
-	if c.SilentInForeground {
-		fmt.Fprintf(tw, "silent_in_foreground\t= true\n")
-	}
-	tw.Flush()
-
-	ids := make([]string, 0, len(msg.Targets))
-	for id := range msg.Targets {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	fmt.Fprintf(w, "\nTargets: %s (%s)\n", render.Count(len(ids)), stateOutcomeCounts(msg))
-	shown := ids
-	if !all && len(ids) > stateShowLimit {
-		shown = ids[:stateShowLimit]
-		fmt.Fprintf(w, "Showing the first %d; --all shows every target.\n", stateShowLimit)
-	}
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, id := range shown {
-		t := msg.Targets[id]
-		req := t.RequestID
-		if req == "" {
-			req = "-"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", id, t.Outcome, stateTargetDetail(*t), req, stateTime(t.Time))
-	}
-	tw.Flush()
-	if len(shown) < len(ids) {
-		fmt.Fprintf(w, "  ... and %s more\n", render.Count(len(ids)-len(shown)))
-	}
-}
-
-// stateTargetDetail is the outcome's detail: device count, reason, message.
-func stateTargetDetail(t state.Target) string {
-	switch t.Outcome {
-	case state.Delivered:
-		switch t.DeviceCount {
-		case -1:
-			return "device count not reported"
-		case 1:
-			return "1 device"
-		default:
-			return strconv.Itoa(t.DeviceCount) + " devices"
-		}
-	case state.Skipped:
-		if t.UnreachableSince != nil {
-			return fmt.Sprintf("%s, unreachable since %s", t.Reason, stateTime(*t.UnreachableSince))
-		}
-		return t.Reason
-	case state.Failed:
-		return strconv.Quote(t.Message)
-	case state.Unknown:
-		return "sent, answer not recorded"
-	}
-	return "-"
-}
-
-func stateTime(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 func (m *Meta) stateRm(ctx context.Context, args []string) int {

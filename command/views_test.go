@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -42,72 +43,6 @@ func goldenFile(t *testing.T, name string, got []byte) {
 
 // controlChar finds a control character other than newline.
 var controlChar = regexp.MustCompile(`[\x00-\x09\x0b-\x1f\x7f\x{80}-\x{9f}]`)
-
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time { return c.t }
-
-func TestProgress(t *testing.T) {
-	type step struct {
-		after   time.Duration // clock advance before the step
-		targets int
-	}
-	steady := []step{{200 * time.Millisecond, 500}, {900 * time.Millisecond, 500}, {2 * time.Second, 500}, {4 * time.Second, 500}, {time.Second, 500}, {3 * time.Second, 500}}
-	tests := []struct {
-		name            string
-		terminal, color bool
-		steps           []step
-		want            []string // substrings, in order
-		wantNone        []string
-	}{
-		{"log: a line every few seconds", false, false, append(steady[:5:5], step{5 * time.Second, 500}),
-			[]string{"  ... 2,000 of 3,000 targets (66%), 282/s, about 4s left\n", "  ... 3,000 of 3,000 targets (100%), 229/s\n"}, []string{"\r", "\x1b"}},
-		{"terminal bar after a second", true, true, steady,
-			[]string{"\r[\x1b[32m================\x1b[0m        ] 1,000 of 1,500 targets (66%), 909/s, about 1s left\x1b[K"}, []string{"0 of 3,000"}},
-		{"terminal without colour", true, false, steady,
-			[]string{"\r[================        ] 1,000 of 1,500"}, []string{"\x1b"}},
-		{"quick apply: no bar", true, true, []step{{100 * time.Millisecond, 500}, {300 * time.Millisecond, 500}}, nil, []string{"\r", "\x1b"}},
-		{"quick log: no line", false, false, []step{{time.Second, 500}, {time.Second, 500}}, nil, []string{"..."}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			clock := &fakeClock{time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-			p := newProgress(tt.terminal, tt.color, clock.now)
-			total := 0
-			for _, s := range tt.steps {
-				total += s.targets
-			}
-			if tt.name == "terminal bar after a second" || tt.name == "terminal without colour" {
-				total = 1500 // the bar's figures are easier to read with a small total
-			}
-			p.begin(total)
-			var out strings.Builder
-			for _, s := range tt.steps {
-				clock.t = clock.t.Add(s.after)
-				out.WriteString(p.advance(s.targets))
-			}
-			out.WriteString(p.clear())
-			got := out.String()
-			rest := got
-			for _, w := range tt.want {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("output lacks %q (in order):\n%q", w, got)
-				}
-				rest = rest[i+len(w):]
-			}
-			for _, w := range tt.wantNone {
-				if strings.Contains(got, w) {
-					t.Errorf("output has %q:\n%q", w, got)
-				}
-			}
-			if tt.terminal && strings.Contains(got, "\r[") && !strings.HasSuffix(got, "\r"+clearToEOL) && !strings.HasSuffix(got, "\r") {
-				t.Errorf("bar not cleared at the end: %q", got)
-			}
-		})
-	}
-}
 
 // testService starts an in-process sandbox and writes a configuration
 // pointing at it; it returns the directory and an Env for Run.
@@ -378,11 +313,56 @@ notification "many" {
 			if got := strings.Contains(stdout, "\x1b["); got != tt.colour {
 				t.Errorf("escape codes present = %v, want %v:\n%q", got, tt.colour, stdout)
 			}
-			if !strings.Contains(stdout, "\r\n\nApply complete") && !strings.Contains(stdout, clearToEOL+"\nApply complete") && !strings.Contains(stdout, "\r\nApply complete") {
+			if !strings.Contains(stdout, "\r\n\nApply complete") && !strings.Contains(stdout, "\x1b[K\nApply complete") && !strings.Contains(stdout, "\r\nApply complete") {
 				// The bar is cleared, then the result starts on a clean line.
 				i := strings.Index(stdout, "Apply complete")
 				t.Errorf("bar not cleared before the result: %q", stdout[max(0, i-80):i])
 			}
 		})
+	}
+}
+
+// TestHumanOutputEscapesServerText runs recipients, plan and state show
+// against a service whose user ids hold control characters and a bidi
+// override: the human output shows them escaped, the JSON output exact.
+func TestHumanOutputEscapesServerText(t *testing.T) {
+	_, run := testService(t, `
+api_key "k-test" { environment = "test" }
+user "a\u001b]0;owned\u0007\u001b[2J" {
+  device "d1" { environment = "test" }
+}
+user "b\u202ex" {
+  device "d2" { environment = "test" }
+}
+`, sandbox.Options{}, `
+data "recipients" "all" {}
+notification "hello" {
+  user_ids = data.recipients.all.user_ids
+  title    = "Hello"
+  body     = "Hi"
+  tag      = "t"
+}
+`)
+	for _, args := range [][]string{{"recipients"}, {"plan"}, {"apply", "--auto-approve"}, {"state", "show", "notification.hello"}} {
+		code, stdout, stderr := run(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		for name, s := range map[string]string{"stdout": stdout, "stderr": stderr} {
+			if loc := controlChar.FindStringIndex(s); loc != nil {
+				t.Errorf("%v: %s has control character %q:\n%s", args, name, s[loc[0]:loc[1]], s)
+			}
+			if strings.ContainsRune(s, '\u202e') {
+				t.Errorf("%v: %s has a raw bidi override:\n%s", args, name, s)
+			}
+		}
+		if !strings.Contains(stdout, `a\x1b]0;owned\a\x1b[2J`) || !strings.Contains(stdout, `b\u202ex`) {
+			t.Errorf("%v: stdout lacks the escaped ids:\n%s", args, stdout)
+		}
+	}
+	code, stdout, _ := run("recipients", "--json")
+	var ids []string
+	if err := json.Unmarshal([]byte(stdout), &ids); code != 0 || err != nil || !slices.Contains(ids, "b\u202ex") || !slices.Contains(ids, "a\x1b]0;owned\a\x1b[2J") {
+		t.Errorf("recipients --json: exit %d, %v, %q", code, err, ids)
 	}
 }

@@ -1,4 +1,4 @@
-package render
+package views
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func manyCreates(t *testing.T, n, bodyLen int) *planner.Plan {
 func markdown(t *testing.T, p *planner.Plan, limit int) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := PlanMarkdown(&b, p, limit); err != nil {
+	if err := NewPlanMarkdown(&b, limit).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

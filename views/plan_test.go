@@ -1,4 +1,4 @@
-package render
+package views
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -32,10 +33,10 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./render -update to create it)", err)
+		t.Fatalf("%v (run go test ./views -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (go test ./render -update):\n--- got\n%s\n--- want\n%s", name, got, want)
+		t.Errorf("%s differs from golden file (go test ./views -update):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }
 
@@ -113,13 +114,13 @@ func scenario(t *testing.T) *planner.Plan {
 func TestPlanGolden(t *testing.T) {
 	p := scenario(t)
 	var human, colored, js bytes.Buffer
-	if err := PlanHuman(&human, p, false); err != nil {
+	if err := NewPlanHuman(&human, false).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := PlanHuman(&colored, p, true); err != nil {
+	if err := NewPlanHuman(&colored, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := PlanJSON(&js, p); err != nil {
+	if err := NewPlanJSON(&js).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "plan.txt", human.Bytes())
@@ -136,7 +137,7 @@ func TestNoChangesGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := PlanHuman(&b, p, false); err != nil {
+	if err := NewPlanHuman(&b, false).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "plan-empty.txt", b.Bytes())
@@ -161,6 +162,46 @@ func TestCount(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 12480: "12,480", 1234567: "1,234,567", -1500: "-1,500"} {
 		if got := Count(n); got != want {
 			t.Errorf("Count(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+// largePlan is a plan with counts in the thousands everywhere a count is
+// shown (made by hand: the planner would list thousands of changes).
+func largePlan() *planner.Plan {
+	return &planner.Plan{
+		Environment: "production",
+		Changes: []*planner.Change{
+			{Address: "notification.held", Action: planner.ActionNoOp, TargetKind: "user_ids", Held: ids(4004, "h"),
+				Targets: planner.TargetCounts{Total: 4004, Held: 4004}},
+			{Address: "notification.news", Action: planner.ActionSendNew, TargetKind: "user_ids", Send: ids(12480, "u"),
+				Targets: planner.TargetCounts{Total: 212714, New: 12480, Send: 12480, UpToDate: 199000, Skipped: 1234}},
+			{Address: "notification.old", Action: planner.ActionForget, TargetKind: "device_ids", Forget: ids(3000, "d"),
+				Targets: planner.TargetCounts{Forget: 3000}},
+			{Address: "notification.retry", Action: planner.ActionRetry, TargetKind: "user_ids", Send: ids(4500, "r"),
+				Targets: planner.TargetCounts{Total: 7000, Retry: 1500, Unknown: 2000, Reachable: 1000, Send: 4500, UpToDate: 2500}},
+		},
+		Summary: planner.Summary{Create: 3000, SendNew: 1, Retry: 1, Replace: 1200, Forget: 1, Targets: 16980, Requests: 34},
+	}
+}
+
+// TestNumbersGolden pins one number format for every count in human and
+// markdown output: thousands separators, never a bare 3000.
+func TestNumbersGolden(t *testing.T) {
+	p := largePlan()
+	var human, md bytes.Buffer
+	if err := NewPlanHuman(&human, false).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewPlanMarkdown(&md, 0).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plan-large.txt", human.Bytes())
+	golden(t, "plan-large.md", md.Bytes())
+	bare := regexp.MustCompile(`[0-9]{4}`)
+	for name, out := range map[string]string{"human": human.String(), "markdown": md.String()} {
+		if loc := bare.FindStringIndex(out); loc != nil {
+			t.Errorf("%s has a count without separators at %d: %q", name, loc[0], out[max(0, loc[0]-30):loc[1]])
 		}
 	}
 }

@@ -1,15 +1,14 @@
-package render
+package views
 
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"pushform/message"
 	"pushform/planner"
+	"pushform/termtext"
 )
 
 // MarkdownLimit is the default size cap of PlanMarkdown, in bytes: under
@@ -33,18 +32,31 @@ var mdText = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`,
 	"&", `\&`, "|", `\|`, "~", `\~`, "#", `\#`, "\r", " ", "\n", " ")
 
-// PlanMarkdown writes the plan as the body of a pull-request comment: the
+// PlanMarkdown shows a plan as the body of a pull-request comment: the
 // summary line first, warnings, then a collapsed <details> with every change
-// and word diffs of changed texts. The body stays within limit bytes
-// (MarkdownLimit when limit <= 0) by leaving out whole changes from the
-// end, and says how much it left out; the summary is never cut.
-func PlanMarkdown(w io.Writer, p *planner.Plan, limit int) error {
+// and word diffs of changed texts.
+type PlanMarkdown struct {
+	w     io.Writer
+	limit int
+}
+
+// NewPlanMarkdown returns a markdown plan view writing to w. The body stays
+// within limit bytes (MarkdownLimit when limit <= 0) by leaving out whole
+// changes from the end, and says how much it left out; the summary is
+// never cut.
+func NewPlanMarkdown(w io.Writer, limit int) *PlanMarkdown {
 	if limit <= 0 {
 		limit = MarkdownLimit
 	}
+	return &PlanMarkdown{w: w, limit: limit}
+}
+
+// Plan writes the comment body.
+func (v *PlanMarkdown) Plan(p *planner.Plan) error {
+	w, limit := v.w, v.limit
 	var head strings.Builder
 	fmt.Fprintf(&head, "**%s**\n\n", mdText.Replace(SummaryLine(p)))
-	fmt.Fprintf(&head, "Environment `%s`", strings.ReplaceAll(p.Environment, "`", "'"))
+	fmt.Fprintf(&head, "Environment `%s`", strings.ReplaceAll(termtext.Clean(p.Environment), "`", "'"))
 	if p.StateLineage != "" {
 		fmt.Fprintf(&head, " · state serial %d", p.StateSerial)
 	}
@@ -98,7 +110,7 @@ func PlanMarkdown(w io.Writer, p *planner.Plan, limit int) error {
 		what += ", " + plural(upToDate, "address", "addresses") + " up to date"
 	}
 	if shown < len(entries) {
-		what += fmt.Sprintf(" (%d shown)", shown)
+		what += " (" + Count(shown) + " shown)"
 	}
 	fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n<pre>\n", what)
 	b.WriteString(strings.TrimSuffix(strings.Join(entries[:shown], "\n"), "\n"))
@@ -123,7 +135,7 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 	var lines strings.Builder
 	listed := 0
 	for _, warn := range warnings {
-		line := "> - " + mdText.Replace(truncate(warn, fieldMax)) + "\n"
+		line := "> - " + mdText.Replace(termtext.Clean(truncate(warn, fieldMax))) + "\n"
 		if lines.Len()+len(line) > room-100 {
 			break
 		}
@@ -141,111 +153,39 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 // block, ending in a newline; deleted and inserted words are <del> and <ins>.
 func markdownChange(c *planner.Change) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s <b>%s</b>%s\n", Symbol(c.Action), htmlText.Replace(c.Address), htmlText.Replace(headline(c)))
+	fmt.Fprintf(&b, "%s <b>%s</b>%s\n", Symbol(c.Action), htmlText.Replace(termtext.Clean(c.Address)), htmlText.Replace(headline(c)))
 	if c.Action == planner.ActionForget {
 		return b.String()
 	}
-	field := func(name, v string) {
-		fmt.Fprintf(&b, "      %-12s %s\n", name+":", v)
-	}
-	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Prior == nil {
-		if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
-			for _, f := range textFields(c.Content) {
-				if f.value != "" {
-					field(f.name, `"`+htmlText.Replace(quoted(truncate(f.value, fieldMax)))+`"`)
-				}
-			}
-			if c.Content.BadgeCount != nil {
-				field("badge_count", strconv.Itoa(*c.Content.BadgeCount))
-			}
-			if c.Content.SilentInForeground {
-				field("silent", "true")
-			}
-		}
-	} else {
+	var attrs []attr
+	switch {
+	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait:
+		attrs = contentAttrs(c.Content, func(v string) string {
+			return `"` + htmlText.Replace(quoted(truncate(v, fieldMax))) + `"`
+		})
+	case c.Prior != nil:
 		old, new := textFields(*c.Prior), textFields(c.Content)
 		for i := range old {
 			if old[i].value != new[i].value {
-				field(old[i].name, htmlWordDiff(old[i].value, new[i].value))
+				attrs = append(attrs, attr{old[i].name, htmlWordDiff(old[i].value, new[i].value)})
 			}
 		}
 		if badge(c.Prior) != badge(&c.Content) {
-			field("badge_count", fmt.Sprintf("<del>%s</del> -&gt; <ins>%s</ins>", badge(c.Prior), badge(&c.Content)))
+			attrs = append(attrs, attr{"badge_count", fmt.Sprintf("<del>%s</del> -&gt; <ins>%s</ins>", badge(c.Prior), badge(&c.Content))})
 		}
 		if c.Prior.SilentInForeground != c.Content.SilentInForeground {
-			field("silent", fmt.Sprintf("<del>%t</del> -&gt; <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground))
+			attrs = append(attrs, attr{"silent_in_foreground", fmt.Sprintf("<del>%t</del> -&gt; <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground)})
 		}
 	}
+	writeAttrs(&b, attrs)
 	if notes := changeNotes(c); len(notes) > 0 {
 		fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
 	}
 	return b.String()
 }
 
-type textField struct{ name, value string }
-
-func textFields(c message.Content) []textField {
-	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
-}
-
-// headline says what happens to a change's targets, after its address.
-func headline(c *planner.Change) string {
-	noun := targetNoun(string(c.TargetKind))
-	t := c.Targets
-	switch c.Action {
-	case planner.ActionCreate:
-		return " will be created: " + targetList(c.Send, t.Send, noun)
-	case planner.ActionSendNew:
-		return ": send to " + targetList(c.Send, t.Send, "new "+noun)
-	case planner.ActionRetry:
-		return ": retry " + targetList(c.Send, t.Send, noun) + retryDetail(t)
-	case planner.ActionReplace:
-		return fmt.Sprintf(" will be replaced on devices (tag %q): %s", c.Content.Tag, targetList(c.Send, t.Send, noun))
-	case planner.ActionResend:
-		return " will be sent again without a tag: " + targetList(c.Send, t.Send, noun)
-	case planner.ActionUpdate:
-		return fmt.Sprintf(": badge count %s -> %s on %s", badge(c.Prior), badge(&c.Content), targetList(c.Send, t.Send, noun))
-	case planner.ActionForget:
-		return fmt.Sprintf(" will be forgotten: %s (state only; a push cannot be recalled)", plural(t.Forget, "target", "targets"))
-	case planner.ActionWait:
-		when := "later"
-		if c.SendAfter != nil {
-			when = c.SendAfter.UTC().Format(time.RFC3339)
-		}
-		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun))
-	}
-	return ": nothing to send"
-}
-
-// changeNotes are the parenthesised details of a change, as in PlanHuman.
-func changeNotes(c *planner.Change) []string {
-	t := c.Targets
-	var notes []string
-	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
-		notes = append(notes, fmt.Sprintf("%d new", t.New))
-	}
-	if c.Action != planner.ActionRetry {
-		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
-			notes = append(notes, strings.Trim(d, "()"))
-		}
-	}
-	if t.Skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%d skipped earlier (no_active_device), not retried", t.Skipped))
-	}
-	if t.Held > 0 {
-		notes = append(notes, fmt.Sprintf("%d unknown, held back", t.Held))
-	}
-	if t.Forget > 0 {
-		notes = append(notes, fmt.Sprintf("%d no longer configured, forgotten", t.Forget))
-	}
-	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
-		notes = append(notes, fmt.Sprintf("%d up to date", t.UpToDate))
-	}
-	return notes
-}
-
-// htmlWordDiff renders a word diff with <del> and <ins>, quoted like Go
-// strings so newlines and control characters stay visible.
+// htmlWordDiff renders a word diff with <del> and <ins>, quoted so newlines
+// and control characters stay visible.
 func htmlWordDiff(old, new string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -262,12 +202,6 @@ func htmlWordDiff(old, new string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// quoted escapes s as inside a Go string literal, without the quotes.
-func quoted(s string) string {
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
 }
 
 // truncate shortens s to at most max bytes on a rune boundary, saying how

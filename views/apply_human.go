@@ -1,0 +1,102 @@
+package views
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"pushform/config"
+	"pushform/executor"
+	"pushform/planner"
+	"pushform/termtext"
+)
+
+// ApplyHuman shows an apply run for people: the plan, a progress bar on a
+// terminal (a line every few seconds in a log), retries and the result.
+type ApplyHuman struct {
+	mu   sync.Mutex
+	w    io.Writer // results
+	errw io.Writer // errors of whole requests
+	plan *PlanHuman
+	prog *progress
+}
+
+// NewApplyHuman returns a human apply view writing results to stdout and
+// request errors to stderr. color enables ANSI colour, terminal a progress
+// bar redrawn in place; now is the clock the progress rate is measured by.
+func NewApplyHuman(stdout, stderr io.Writer, color, terminal bool, now func() time.Time) *ApplyHuman {
+	return &ApplyHuman{w: stdout, errw: stderr, plan: NewPlanHuman(stdout, color), prog: newProgress(terminal, color, now)}
+}
+
+// Plan shows the plan in the human format.
+func (v *ApplyHuman) Plan(p *planner.Plan) error {
+	return v.plan.Plan(p)
+}
+
+// Start starts the progress clock for the plan's targets.
+func (v *ApplyHuman) Start(p *planner.Plan) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.prog.begin(p.Summary.Targets)
+}
+
+// NoChanges says there is nothing to send.
+func (v *ApplyHuman) NoChanges() {
+	fmt.Fprintln(v.w, "\nNothing to send.")
+}
+
+// Event advances the progress display and prints retries and forgets.
+func (v *ApplyHuman) Event(e executor.Event) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch e.Type {
+	case executor.EventResponse, executor.EventError:
+		io.WriteString(v.w, v.prog.advance(e.Targets))
+	case executor.EventRetry:
+		v.println(fmt.Sprintf("  request %d: try %d failed, retrying in %s: %s", e.Batch+1, e.Attempt, e.Delay.Round(time.Millisecond), termtext.Clean(e.Error)))
+	case executor.EventForget:
+		addrs := make([]string, len(e.Addresses))
+		for i, a := range e.Addresses {
+			addrs[i] = termtext.Clean(a)
+		}
+		v.println(fmt.Sprintf("  forgot %s (state only)", strings.Join(addrs, ", ")))
+	}
+}
+
+// println writes a line of its own, clearing the progress bar first and
+// drawing it again after.
+func (v *ApplyHuman) println(line string) {
+	io.WriteString(v.w, v.prog.clear()+line+"\n"+v.prog.redraw())
+}
+
+// Finish clears the progress bar and prints the outcome of the run.
+func (v *ApplyHuman) Finish(p *planner.Plan, res *executor.Result, took time.Duration, cfg *config.Config) {
+	v.mu.Lock()
+	io.WriteString(v.w, v.prog.clear())
+	v.prog.stopped = true
+	v.mu.Unlock()
+	c := res.Counts
+	fmt.Fprintf(v.w, "\nApply complete: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n",
+		Count(c.Delivered), Count(c.Skipped), Count(c.Failed), Count(c.Unknown),
+		plural(res.Requests, "request", "requests"), took.Round(time.Millisecond))
+	for _, reason := range slices.Sorted(maps.Keys(res.Skipped)) {
+		n := res.Skipped[reason]
+		fmt.Fprintf(v.w, "  skipped %s: %s (the service says retrying does not help)\n", plural(n, "target", "targets"), termtext.Clean(reason))
+	}
+	for _, f := range res.Failures {
+		fmt.Fprintf(v.w, "  failed: %s -> %s: %s (request id %s)\n", termtext.Clean(f.Address), termtext.Clean(f.Target), termtext.Clean(f.Message), termtext.Clean(f.RequestID))
+	}
+	if n := c.Failed - len(res.Failures); n > 0 && len(res.Failures) == executor.MaxListed {
+		fmt.Fprintf(v.w, "  ... and more; pushform state show ADDR lists every target\n")
+	}
+	for _, e := range batchErrors(res.Errors, cfg, termtext.Clean) {
+		fmt.Fprintf(v.errw, "Error: %s\n", e)
+	}
+	if c.Unknown > 0 {
+		fmt.Fprintf(v.w, "  %s unknown: a request's answer was lost; the next plan shows them\n", plural(c.Unknown, "target", "targets"))
+	}
+}

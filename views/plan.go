@@ -1,0 +1,368 @@
+// Package views turns plans, apply progress and state into output for
+// people (human text, markdown) and machines (JSON). Each kind of output is
+// an interface (Plan, Apply, State) with one type per format; nothing here
+// plans, sends or reads files.
+package views
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"pushform/message"
+	"pushform/planner"
+	"pushform/termtext"
+)
+
+// Plan shows a plan.
+type Plan interface {
+	Plan(p *planner.Plan) error
+}
+
+var (
+	_ Plan = (*PlanHuman)(nil)
+	_ Plan = (*PlanJSON)(nil)
+	_ Plan = (*PlanMarkdown)(nil)
+)
+
+// listMax is how many target ids a change lists before it shows counts only.
+const listMax = 5
+
+// Symbol returns the marker of an action in human output.
+func Symbol(a planner.Action) string {
+	switch a {
+	case planner.ActionCreate, planner.ActionSendNew:
+		return "+"
+	case planner.ActionRetry:
+		return "↻"
+	case planner.ActionReplace, planner.ActionUpdate:
+		return "~"
+	case planner.ActionResend:
+		return "!"
+	case planner.ActionForget:
+		return "-"
+	case planner.ActionWait:
+		return "…"
+	}
+	return " "
+}
+
+// palette colours text when enabled.
+type palette bool
+
+func (p palette) wrap(code, s string) string {
+	if !p {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+func (p palette) green(s string) string  { return p.wrap("32", s) }
+func (p palette) red(s string) string    { return p.wrap("31", s) }
+func (p palette) yellow(s string) string { return p.wrap("33", s) }
+func (p palette) bold(s string) string   { return p.wrap("1", s) }
+
+func (p palette) symbol(a planner.Action) string {
+	s := Symbol(a)
+	switch a {
+	case planner.ActionCreate, planner.ActionSendNew:
+		return p.green(s)
+	case planner.ActionForget:
+		return p.red(s)
+	case planner.ActionResend:
+		return p.yellow(s)
+	}
+	return p.yellow(s)
+}
+
+// PlanHuman shows a plan as people read it in a terminal or a log.
+type PlanHuman struct {
+	w   io.Writer
+	pal palette
+}
+
+// NewPlanHuman returns a human plan view writing to w, with ANSI colour
+// when color is set.
+func NewPlanHuman(w io.Writer, color bool) *PlanHuman {
+	return &PlanHuman{w: w, pal: palette(color)}
+}
+
+// Plan writes the plan: every change, the addresses up to date, warnings
+// and the summary line.
+func (v *PlanHuman) Plan(p *planner.Plan) error {
+	pal := v.pal
+	var b strings.Builder
+	upToDate := 0
+	var shown []*planner.Change
+	for _, c := range p.Changes {
+		if c.Action == planner.ActionNoOp && len(c.Held) == 0 {
+			upToDate++
+			continue
+		}
+		shown = append(shown, c)
+	}
+	if len(shown) > 0 {
+		b.WriteString("pushform will perform the following actions:\n")
+	}
+	for _, c := range shown {
+		b.WriteString("\n")
+		writeChange(&b, c, pal)
+	}
+	if upToDate > 0 {
+		fmt.Fprintf(&b, "\n%s up to date.\n", plural(upToDate, "address is", "addresses are"))
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(&b, "\n%s %s\n", pal.yellow("Warning:"), termtext.Clean(warn))
+	}
+	b.WriteString("\n")
+	b.WriteString(pal.bold(SummaryLine(p)))
+	b.WriteString("\n")
+	_, err := io.WriteString(v.w, b.String())
+	return err
+}
+
+// SummaryLine is the one-line verdict, e.g. "Plan: 2 to create, 1 to
+// replace, 0 to forget; 12,480 targets in 27 requests."
+func SummaryLine(p *planner.Plan) string {
+	if !p.HasChanges() {
+		s := "No changes. Devices are up to date with the configuration."
+		if p.Summary.Wait > 0 {
+			s += fmt.Sprintf(" %s waiting for send_after.", plural(p.Summary.Wait, "address is", "addresses are"))
+		}
+		return s
+	}
+	s := p.Summary
+	parts := []string{Count(s.Create) + " to create"}
+	optional := []struct {
+		n    int
+		what string
+	}{{s.SendNew, "to send to new targets"}, {s.Retry, "to retry"}}
+	for _, o := range optional {
+		if o.n > 0 {
+			parts = append(parts, Count(o.n)+" "+o.what)
+		}
+	}
+	parts = append(parts, Count(s.Replace)+" to replace")
+	for _, o := range []struct {
+		n    int
+		what string
+	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Wait, "waiting"}} {
+		if o.n > 0 {
+			parts = append(parts, Count(o.n)+" "+o.what)
+		}
+	}
+	parts = append(parts, Count(s.Forget)+" to forget")
+	return fmt.Sprintf("Plan: %s; %s in %s.", strings.Join(parts, ", "),
+		plural(s.Targets, "target", "targets"), plural(s.Requests, "request", "requests"))
+}
+
+func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
+	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
+	if c.Action == planner.ActionForget {
+		return
+	}
+	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
+		writeContent(b, c.Content)
+	} else if c.Prior != nil {
+		writeContentDiff(b, *c.Prior, c.Content, pal)
+	}
+	if notes := changeNotes(c); len(notes) > 0 {
+		fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
+	}
+}
+
+// retryDetail explains why targets are sent again, e.g. " (2 failed, 1 unknown)".
+func retryDetail(t planner.TargetCounts) string {
+	var parts []string
+	if t.Retry > 0 {
+		parts = append(parts, Count(t.Retry)+" failed")
+	}
+	if t.Unknown > 0 {
+		parts = append(parts, Count(t.Unknown)+" unknown")
+	}
+	if t.Reachable > 0 {
+		parts = append(parts, Count(t.Reachable)+" reachable again")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// attr is one attribute line of a change, named as in the configuration.
+type attr struct{ name, value string }
+
+// writeAttrs writes attributes one per line, values aligned as Terraform
+// aligns them: after the longest name (and never before column 12).
+func writeAttrs(b *strings.Builder, attrs []attr) {
+	width := 12
+	for _, a := range attrs {
+		width = max(width, len(a.name)+1)
+	}
+	for _, a := range attrs {
+		fmt.Fprintf(b, "      %-*s %s\n", width, a.name+":", a.value)
+	}
+}
+
+// contentAttrs lists the attributes content sets, text values quoted by
+// quote.
+func contentAttrs(c message.Content, quote func(string) string) []attr {
+	var attrs []attr
+	for _, f := range textFields(c) {
+		if f.value != "" {
+			attrs = append(attrs, attr{f.name, quote(f.value)})
+		}
+	}
+	if c.BadgeCount != nil {
+		attrs = append(attrs, attr{"badge_count", strconv.Itoa(*c.BadgeCount)})
+	}
+	if c.SilentInForeground {
+		attrs = append(attrs, attr{"silent_in_foreground", "true"})
+	}
+	return attrs
+}
+
+func writeContent(b *strings.Builder, c message.Content) {
+	writeAttrs(b, contentAttrs(c, termtext.Quote))
+}
+
+func writeContentDiff(b *strings.Builder, old, new message.Content, pal palette) {
+	var attrs []attr
+	o, n := textFields(old), textFields(new)
+	for i := range o {
+		if o[i].value != n[i].value {
+			attrs = append(attrs, attr{o[i].name, inlineDiff(o[i].value, n[i].value, pal)})
+		}
+	}
+	if badge(&old) != badge(&new) {
+		attrs = append(attrs, attr{"badge_count", badge(&old) + " -> " + badge(&new)})
+	}
+	if old.SilentInForeground != new.SilentInForeground {
+		attrs = append(attrs, attr{"silent_in_foreground", fmt.Sprintf("%t -> %t", old.SilentInForeground, new.SilentInForeground)})
+	}
+	writeAttrs(b, attrs)
+}
+
+type textField struct{ name, value string }
+
+// textFields are content's text attributes, in the order shown.
+func textFields(c message.Content) []textField {
+	return []textField{{"title", c.Title}, {"body", c.Body}, {"open_to_url", c.OpenToURL}, {"tag", c.Tag}}
+}
+
+// inlineDiff renders a word diff git-style: [-removed-]{+added+}, coloured
+// when enabled.
+func inlineDiff(old, new string, pal palette) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, op := range WordDiff(old, new) {
+		t := quoted(op.Text)
+		switch op.Kind {
+		case -1:
+			b.WriteString(pal.red("[-" + t + "-]"))
+		case 1:
+			b.WriteString(pal.green("{+" + t + "+}"))
+		default:
+			b.WriteString(t)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func badge(c *message.Content) string {
+	if c == nil || c.BadgeCount == nil {
+		return "(none)"
+	}
+	return strconv.Itoa(*c.BadgeCount)
+}
+
+func targetNoun(kind message.TargetKind) string {
+	switch kind {
+	case message.TargetDevices:
+		return "devices"
+	case message.TargetTopics:
+		return "topics"
+	}
+	return "users"
+}
+
+func noun1(plural string) string { return strings.TrimSuffix(plural, "s") }
+
+// targetList says "3 users (a, b, c)" for short lists and "12,480 users"
+// for long ones.
+func targetList(ids []string, n int, noun string) string {
+	s := plural(n, noun1(noun), noun)
+	if len(ids) > 0 && len(ids) <= listMax {
+		clean := make([]string, len(ids))
+		for i, id := range ids {
+			clean[i] = termtext.Clean(id)
+		}
+		s += " (" + strings.Join(clean, ", ") + ")"
+	}
+	return s
+}
+
+// headline says what happens to a change's targets, after its address;
+// text from the configuration in it is escaped.
+func headline(c *planner.Change) string {
+	noun := targetNoun(c.TargetKind)
+	t := c.Targets
+	switch c.Action {
+	case planner.ActionCreate:
+		return " will be created: " + targetList(c.Send, t.Send, noun)
+	case planner.ActionSendNew:
+		return ": send to " + targetList(c.Send, t.Send, "new "+noun)
+	case planner.ActionRetry:
+		return ": retry " + targetList(c.Send, t.Send, noun) + retryDetail(t)
+	case planner.ActionReplace:
+		return fmt.Sprintf(" will be replaced on devices (tag %s): %s", termtext.Quote(c.Content.Tag), targetList(c.Send, t.Send, noun))
+	case planner.ActionResend:
+		return " will be sent again without a tag: " + targetList(c.Send, t.Send, noun)
+	case planner.ActionUpdate:
+		return fmt.Sprintf(": badge count %s -> %s on %s", badge(c.Prior), badge(&c.Content), targetList(c.Send, t.Send, noun))
+	case planner.ActionForget:
+		return fmt.Sprintf(" will be forgotten: %s (state only; a push cannot be recalled)", plural(t.Forget, "target", "targets"))
+	case planner.ActionWait:
+		when := "later"
+		if c.SendAfter != nil {
+			when = c.SendAfter.UTC().Format(time.RFC3339)
+		}
+		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun))
+	}
+	return ": nothing to send"
+}
+
+// changeNotes are the parenthesised details of a change, as in PlanHuman.
+func changeNotes(c *planner.Change) []string {
+	t := c.Targets
+	var notes []string
+	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
+		notes = append(notes, Count(t.New)+" new")
+	}
+	if c.Action != planner.ActionRetry {
+		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
+			notes = append(notes, strings.Trim(d, "()"))
+		}
+	}
+	if t.Skipped > 0 {
+		notes = append(notes, Count(t.Skipped)+" skipped earlier (no_active_device), not retried")
+	}
+	if t.Held > 0 {
+		notes = append(notes, Count(t.Held)+" unknown, held back")
+	}
+	if t.Forget > 0 {
+		notes = append(notes, Count(t.Forget)+" no longer configured, forgotten")
+	}
+	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
+		notes = append(notes, Count(t.UpToDate)+" up to date")
+	}
+	return notes
+}
+
+// quoted escapes s as inside a double-quoted string, without the quotes.
+func quoted(s string) string {
+	q := termtext.Quote(s)
+	return q[1 : len(q)-1]
+}

@@ -1,0 +1,85 @@
+package views
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"pushform/message"
+	"pushform/planner"
+)
+
+// PlanJSON shows a plan as one JSON document (the plan --json format).
+type PlanJSON struct {
+	w io.Writer
+}
+
+// NewPlanJSON returns a JSON plan view writing to w.
+func NewPlanJSON(w io.Writer) *PlanJSON {
+	return &PlanJSON{w: w}
+}
+
+// jsonPlan is the documented shape of plan --json.
+type jsonPlan struct {
+	FormatVersion string           `json:"format_version"`
+	Environment   string           `json:"environment"`
+	CreatedAt     time.Time        `json:"created_at"`
+	StateLineage  string           `json:"state_lineage,omitempty"`
+	StateSerial   uint64           `json:"state_serial"`
+	Changes       []jsonChange     `json:"changes"`
+	Warnings      []string         `json:"warnings"`
+	Summary       planner.Summary  `json:"summary"`
+	HasChanges    bool             `json:"has_changes"`
+	Requests      []jsonRequestRef `json:"requests"`
+}
+
+type jsonChange struct {
+	Address    string               `json:"address"`
+	Action     planner.Action       `json:"action"`
+	Kind       message.Kind         `json:"kind"`
+	TargetKind message.TargetKind   `json:"target_kind"`
+	Targets    planner.TargetCounts `json:"targets"`
+	Content    message.Content      `json:"content"`
+	Prior      *message.Content     `json:"prior,omitempty"`
+	SendAfter  *time.Time           `json:"send_after,omitempty"`
+	Warnings   []string             `json:"warnings,omitempty"`
+}
+
+type jsonRequestRef struct {
+	Targets   int      `json:"targets"`
+	Addresses []string `json:"addresses"`
+}
+
+// Plan writes the plan as one indented JSON document.
+func (v *PlanJSON) Plan(p *planner.Plan) error {
+	out := jsonPlan{
+		FormatVersion: planner.FormatVersion,
+		Environment:   p.Environment,
+		CreatedAt:     p.CreatedAt,
+		StateLineage:  p.StateLineage,
+		StateSerial:   p.StateSerial,
+		Changes:       make([]jsonChange, 0, len(p.Changes)),
+		Warnings:      p.Warnings,
+		Summary:       p.Summary,
+		HasChanges:    p.HasChanges(),
+		Requests:      make([]jsonRequestRef, 0, len(p.Batches)),
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	for _, c := range p.Changes {
+		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
+			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, Warnings: c.Warnings})
+	}
+	for _, bt := range p.Batches {
+		r := jsonRequestRef{}
+		for _, pt := range bt.Parts {
+			r.Targets += pt.To - pt.From
+			r.Addresses = append(r.Addresses, p.Changes[pt.Change].Address)
+		}
+		out.Requests = append(out.Requests, r)
+	}
+	enc := json.NewEncoder(v.w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
