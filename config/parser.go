@@ -1,0 +1,81 @@
+package config
+
+import "github.com/hashicorp/hcl/v2"
+
+// rootSchema is the schema of a configuration file. The schemas are
+// constant package-level values, as in Terraform's configs; each block
+// kind's own schema is in the file that decodes it.
+var rootSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "service"},
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
+		{Type: "data", LabelNames: []string{"type", "name"}},
+		{Type: "topic", LabelNames: []string{"name"}},
+		{Type: "campaign", LabelNames: []string{"name"}},
+		{Type: "notification", LabelNames: []string{"name"}},
+		{Type: "badge", LabelNames: []string{"name"}},
+	},
+}
+
+// file is the blocks of one configuration file, decoded but not evaluated,
+// in source order.
+type file struct {
+	services  []*serviceBlock
+	variables []*variable
+	locals    []*hcl.Attribute
+	data      []*dataSource
+	topics    []*topicBlock
+	campaigns []*campaignBlock
+	messages  []*messageBlock
+}
+
+// decodeFile splits a file's body into its blocks and decodes each. Every
+// problem is reported; a block that cannot be used is left out.
+func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
+	out := &file{}
+	content, diags := f.Body.Content(rootSchema)
+	for _, b := range content.Blocks {
+		switch b.Type {
+		case "service":
+			sb, d := decodeServiceBlock(b)
+			diags = append(diags, d...)
+			out.services = append(out.services, sb)
+		case "variable":
+			v, d := decodeVariableBlock(b)
+			diags = append(diags, d...)
+			if v != nil {
+				out.variables = append(out.variables, v)
+			}
+		case "locals":
+			attrs, d := decodeLocalsBlock(b)
+			diags = append(diags, d...)
+			out.locals = append(out.locals, attrs...)
+		case "data":
+			ds, d := decodeDataBlock(b)
+			diags = append(diags, d...)
+			if ds != nil {
+				out.data = append(out.data, ds)
+			}
+		case "topic":
+			t, d := decodeTopicBlock(b)
+			diags = append(diags, d...)
+			if t != nil {
+				out.topics = append(out.topics, t)
+			}
+		case "campaign":
+			cb, d := decodeCampaignBlock(b)
+			diags = append(diags, d...)
+			if cb != nil {
+				out.campaigns = append(out.campaigns, cb)
+			}
+		case "notification", "badge":
+			mb, d := decodeMessageBlock(b, "")
+			diags = append(diags, d...)
+			if mb != nil {
+				out.messages = append(out.messages, mb)
+			}
+		}
+	}
+	return out, diags
+}
