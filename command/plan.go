@@ -147,8 +147,9 @@ func (s *session) plan(ctx context.Context, pf *planFlags) (*planner.Plan, error
 		for _, name := range cfg.DataSources {
 			byName[name] = snap.UserIDs // the endpoint takes no parameters
 		}
-		// The first load printed the warnings; print only new errors.
-		resolved, diags := s.loader.Load(s.m.ConfigDir(), s.m.configOptions(pf.configFlags, byName))
+		// Resolve evaluates only what reads the recipients and returns only
+		// new diagnostics; as before, print the errors among them.
+		resolved, diags := s.loader.Resolve(cfg, byName)
 		if diags.HasErrors() {
 			var errs hcl.Diagnostics
 			for _, d := range diags {

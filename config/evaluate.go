@@ -4,22 +4,53 @@ import (
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
 )
+
+// evaluation is what one Load evaluated, kept so that Resolve can fill in
+// recipients without reading or evaluating anything that does not depend
+// on them.
+type evaluation struct {
+	mod    *module
+	funcs  map[string]function.Function
+	vars   map[string]cty.Value
+	locals map[string]cty.Value
+	// dataLocals are the locals that read a data source.
+	dataLocals map[string]bool
+	blocks     []*blockResult
+	cfg        *Config
+	// reported are the diagnostics of the Load.
+	reported map[diagKey]bool
+}
+
+// blockResult is one message block as Load evaluated it.
+type blockResult struct {
+	mb       *messageBlock
+	messages []*Message // in instance order; nil when for_each failed
+	// dataDependent blocks read a data source other than through a bare
+	// user_ids = data.recipients.NAME.user_ids; Resolve evaluates them again
+	// with their instances.
+	dataDependent bool
+	instances     []instance
+}
 
 // evaluate turns a decoded module into a Config, in Packer's order:
 // variable values, then the context (topics, data), then locals, then
 // every block that may use them.
-func evaluate(mod *module, opts Options) (*Config, []varFile, hcl.Diagnostics) {
+func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostics) {
 	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
+	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir), dataLocals: dataLocals(mod.locals)}
 	vars, varFiles, diags := variableValues(mod, opts)
+	e.vars = vars
 	for name, tb := range mod.topics {
 		cfg.Topics[name] = tb.topic
 	}
-	funcs := functions(mod.dir)
 	recipients := recipientsValue(mod, opts.Recipients)
-	locals, d := evalLocals(mod.locals, newEvalContext(funcs, vars, cfg.Topics, recipients, nil), nil)
+	locals, d := evalLocals(mod.locals, e.context(recipients, nil), nil)
 	diags = append(diags, d...)
-	ctx := newEvalContext(funcs, vars, cfg.Topics, recipients, locals)
+	e.locals = locals
+	ctx := e.context(recipients, locals)
 
 	if mod.service != nil {
 		cfg.Service, d = evalService(mod.service, ctx, mod.dir)
@@ -32,10 +63,19 @@ func evaluate(mod *module, opts Options) (*Config, []varFile, hcl.Diagnostics) {
 	}
 	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients}
 	for _, mb := range mod.messages {
-		msgs, d := expandMessage(mb, ctx, sc)
+		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
+		insts, ok, d := forEachInstances(mb, ctx)
 		diags = append(diags, d...)
+		if ok {
+			br.messages, d = expandMessage(mb, insts, ctx, sc)
+			diags = append(diags, d...)
+			if br.dataDependent {
+				br.instances = insts
+			}
+		}
+		e.blocks = append(e.blocks, br)
 		if !mb.duplicate {
-			cfg.Messages = append(cfg.Messages, msgs...)
+			cfg.Messages = append(cfg.Messages, br.messages...)
 		}
 	}
 
@@ -44,15 +84,31 @@ func evaluate(mod *module, opts Options) (*Config, []varFile, hcl.Diagnostics) {
 	}
 	sort.Strings(cfg.DataSources)
 	sortMessages(cfg.Messages)
-	return cfg, varFiles, diags
+	return e, varFiles, diags
 }
 
-// expandMessage evaluates for_each and decodes every instance of mb.
-func expandMessage(mb *messageBlock, ctx *hcl.EvalContext, sc *scope) ([]*Message, hcl.Diagnostics) {
-	insts, ok, diags := forEachInstances(mb, ctx)
-	if !ok {
-		return nil, diags
+// context is the evaluation context with the given recipients and locals.
+func (e *evaluation) context(recipients cty.Value, locals map[string]cty.Value) *hcl.EvalContext {
+	return newEvalContext(e.funcs, e.vars, e.cfg.Topics, recipients, locals)
+}
+
+// readsData reports whether any attribute of mb reads a data source, other
+// than a bare recipients reference in user_ids (which needs no evaluation).
+func (e *evaluation) readsData(mb *messageBlock) bool {
+	for name, a := range mb.content.Attributes {
+		if _, ok := recipientsRef(a.Expr); ok && name == string(TargetUsers) {
+			continue
+		}
+		if refersToData(a.Expr, e.dataLocals) {
+			return true
+		}
 	}
+	return false
+}
+
+// expandMessage decodes every instance of mb.
+func expandMessage(mb *messageBlock, insts []instance, ctx *hcl.EvalContext, sc *scope) ([]*Message, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
 	msgs := make([]*Message, 0, len(insts))
 	for _, in := range insts {
 		m, d := decodeMessage(mb, in, instanceContext(ctx, in), sc)

@@ -31,6 +31,8 @@ type Options struct {
 // diagnostics can quote the source. A Loader is not safe for concurrent use.
 type Loader struct {
 	files map[string]*hcl.File
+	// last is the last Load's evaluation, for Resolve.
+	last *evaluation
 }
 
 // NewLoader returns an empty Loader.
@@ -56,6 +58,7 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	l.files = map[string]*hcl.File{}
+	l.last = nil
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
@@ -64,12 +67,17 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	if mod == nil {
 		return &Config{Dir: abs, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}, sortDiags(dedupe(diags))
 	}
-	cfg, varFiles, d := evaluate(mod, opts)
-	diags = append(diags, d...)
+	e, varFiles, d := evaluate(mod, opts)
+	diags = sortDiags(dedupe(append(diags, d...)))
 	for _, vf := range varFiles {
 		l.files[vf.name] = vf.file
 	}
-	return cfg, sortDiags(dedupe(diags))
+	e.reported = make(map[diagKey]bool, len(diags))
+	for _, d := range diags {
+		e.reported[keyOf(d)] = true
+	}
+	l.last = e
+	return e.cfg, diags
 }
 
 // parse reads and decodes every configuration file of dir into a module.

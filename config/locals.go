@@ -137,3 +137,37 @@ func evalLocal(locals map[string]*hcl.Attribute, n string, cyclic bool, vals map
 	}
 	return v, diags
 }
+
+// dataLocals finds the locals whose value depends on a data source,
+// directly or through other locals.
+func dataLocals(locals map[string]*hcl.Attribute) map[string]bool {
+	out := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for n, a := range locals {
+			if !out[n] && refersToData(a.Expr, out) {
+				out[n] = true
+				changed = true
+			}
+		}
+	}
+	return out
+}
+
+// refersToData reports whether expr reads a data source directly or
+// through one of the given locals.
+func refersToData(expr hcl.Expression, viaLocals map[string]bool) bool {
+	for _, t := range expr.Variables() {
+		switch t.RootName() {
+		case "data":
+			return true
+		case "local":
+			if len(t) >= 2 {
+				if a, ok := t[1].(hcl.TraverseAttr); ok && viaLocals[a.Name] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
