@@ -40,19 +40,27 @@ func literalString(a *hcl.Attribute) (val string, set bool, diags hcl.Diagnostic
 	return v.AsString(), true, diags
 }
 
-// evalKnownString evaluates a string attribute that must be known before
-// recipients are fetched. set is false when the attribute is null or could
-// not be evaluated.
-func evalKnownString(a *hcl.Attribute, ctx *hcl.EvalContext) (val string, set bool, diags hcl.Diagnostics) {
-	v, diags := evalAttr(a, ctx, cty.String)
+// evalKnown evaluates an attribute that must be known before recipients
+// are fetched. set is false when it is null or could not be evaluated.
+func evalKnown(a *hcl.Attribute, ctx *hcl.EvalContext, ty cty.Type) (v cty.Value, set bool, diags hcl.Diagnostics) {
+	v, diags = evalAttr(a, ctx, ty)
 	if diags.HasErrors() || v.IsNull() {
-		return "", false, diags
+		return cty.NilVal, false, diags
 	}
 	if !v.IsKnown() {
 		if dependsOnData(a.Expr) {
 			diags = append(diags, errDiag("Value depends on a data source",
 				fmt.Sprintf("%s must be known before recipients are fetched; it cannot use data sources.", a.Name), a.Expr.Range().Ptr()))
 		}
+		return cty.NilVal, false, diags
+	}
+	return v, true, diags
+}
+
+// evalKnownString is evalKnown for a string.
+func evalKnownString(a *hcl.Attribute, ctx *hcl.EvalContext) (val string, set bool, diags hcl.Diagnostics) {
+	v, set, diags := evalKnown(a, ctx, cty.String)
+	if !set {
 		return "", false, diags
 	}
 	return v.AsString(), true, diags

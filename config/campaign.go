@@ -1,12 +1,19 @@
 package config
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"github.com/hashicorp/hcl/v2"
+)
 
 var campaignSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "description"}},
+	Attributes: []hcl.AttributeSchema{
+		{Name: "description"},
+		{Name: "send_rate"},
+		{Name: "max_targets"},
+	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "notification", LabelNames: []string{"name"}},
 		{Type: "badge", LabelNames: []string{"name"}},
+		{Type: "frequency_cap"},
 	},
 }
 
@@ -17,6 +24,7 @@ type campaignBlock struct {
 	block    *hcl.Block
 	attrs    hcl.Attributes
 	messages []*messageBlock
+	freqCap  *frequencyCapBlock
 }
 
 // decodeCampaignBlock decodes a campaign block and the message blocks in
@@ -30,6 +38,16 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 	diags = append(diags, d...)
 	cb := &campaignBlock{name: b.Labels[0], block: b, attrs: content.Attributes}
 	for _, mb := range content.Blocks {
+		if mb.Type == "frequency_cap" {
+			fb, d := decodeFrequencyCapBlock(mb)
+			diags = append(diags, d...)
+			if cb.freqCap != nil {
+				diags = append(diags, duplicateFrequencyCap("A campaign", cb.freqCap.block, mb))
+				continue
+			}
+			cb.freqCap = fb
+			continue
+		}
 		m, d := decodeMessageBlock(mb, cb.name)
 		diags = append(diags, d...)
 		if m != nil {
@@ -49,6 +67,21 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		if set {
 			c.Description = v
 		}
+	}
+	if a, ok := cb.attrs["send_rate"]; ok {
+		r, d := evalRate(a, ctx)
+		diags = append(diags, d...)
+		c.SendRate, c.SendRatePos = r, posOf(a.NameRange)
+	}
+	if a, ok := cb.attrs["max_targets"]; ok {
+		n, _, d := evalCount(a, ctx)
+		diags = append(diags, d...)
+		c.MaxTargets, c.MaxTargetsPos = n, posOf(a.NameRange)
+	}
+	if cb.freqCap != nil {
+		fc, d := evalFrequencyCap(cb.freqCap, ctx)
+		diags = append(diags, d...)
+		c.FrequencyCap = fc
 	}
 	return c, diags
 }

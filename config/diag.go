@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -103,4 +104,13 @@ func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics {
 		}
 	})
 	return diags
+}
+
+// quoteValue quotes a configuration value for a diagnostic, unless it may
+// be a secret: diagnostics end up in CI logs.
+func quoteValue(v string) string {
+	if looksSecret(v) {
+		return "a value that looks like a secret (not shown)"
+	}
+	return strconv.Quote(v)
 }

@@ -27,6 +27,7 @@ type evaluation struct {
 // blockResult is one message block as Load evaluated it.
 type blockResult struct {
 	mb       *messageBlock
+	settings blockSettings
 	messages []*Message // in instance order; nil when for_each failed
 	// dataDependent blocks read a data source other than through a bare
 	// user_ids = data.recipients.NAME.user_ids; Resolve evaluates them again
@@ -56,6 +57,10 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 		cfg.Service, d = evalService(mod.service, ctx, mod.dir)
 		diags = append(diags, d...)
 	}
+	if mod.freqCap != nil {
+		cfg.FrequencyCap, d = evalFrequencyCap(mod.freqCap, ctx)
+		diags = append(diags, d...)
+	}
 	for _, name := range mod.campaignNames {
 		c, d := evalCampaign(mod.campaigns[name], ctx)
 		diags = append(diags, d...)
@@ -64,10 +69,12 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients}
 	for _, mb := range mod.messages {
 		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
+		br.settings, d = evalBlockSettings(mb, ctx)
+		diags = append(diags, d...)
 		insts, ok, d := forEachInstances(mb, ctx)
 		diags = append(diags, d...)
 		if ok {
-			br.messages, d = expandMessage(mb, insts, ctx, sc)
+			br.messages, d = expandMessage(br, insts, ctx, sc)
 			diags = append(diags, d...)
 			if br.dataDependent {
 				br.instances = insts
@@ -79,6 +86,7 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 		}
 	}
 
+	diags = append(diags, e.checkAudience(cfg, nil)...)
 	for name := range mod.data {
 		cfg.DataSources = append(cfg.DataSources, name)
 	}
@@ -106,12 +114,12 @@ func (e *evaluation) readsData(mb *messageBlock) bool {
 	return false
 }
 
-// expandMessage decodes every instance of mb.
-func expandMessage(mb *messageBlock, insts []instance, ctx *hcl.EvalContext, sc *scope) ([]*Message, hcl.Diagnostics) {
+// expandMessage decodes every instance of a message block.
+func expandMessage(br *blockResult, insts []instance, ctx *hcl.EvalContext, sc *scope) ([]*Message, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	msgs := make([]*Message, 0, len(insts))
 	for _, in := range insts {
-		m, d := decodeMessage(mb, in, instanceContext(ctx, in), sc)
+		m, d := decodeMessage(br.mb, br.settings, in, instanceContext(ctx, in), sc)
 		diags = append(diags, d...)
 		msgs = append(msgs, m)
 	}

@@ -27,11 +27,19 @@ var messageSchema = &hcl.BodySchema{
 		{Name: "silent_in_foreground"},
 		{Name: "tag"},
 		{Name: "send_after"},
+		{Name: "send_before"},
+		{Name: "send_rate"},
+		{Name: "max_targets"},
+		{Name: "shared_tag"},
 	},
 }
 
 // badgeForbidden are the message attributes a badge block must not set.
-var badgeForbidden = []string{"title", "body", "open_to_url", "tag", "silent_in_foreground"}
+var badgeForbidden = []string{"title", "body", "open_to_url", "tag", "silent_in_foreground", "shared_tag"}
+
+// blockAttrs are the message attributes that hold for the whole block, all
+// its for_each instances together: evaluated once, without each.
+var blockAttrs = []string{"send_rate", "max_targets"}
 
 // messageBlock is a decoded notification or badge block, before for_each
 // expansion and evaluation.
@@ -132,19 +140,66 @@ func forEachInstances(mb *messageBlock, ctx *hcl.EvalContext) ([]instance, bool,
 	return out, true, diags
 }
 
+// blockSettings are the values of blockAttrs.
+type blockSettings struct {
+	sendRate      *Rate
+	maxTargets    int
+	maxTargetsPos Pos
+}
+
+// evalBlockSettings evaluates the attributes that hold for the whole block.
+func evalBlockSettings(mb *messageBlock, ctx *hcl.EvalContext) (blockSettings, hcl.Diagnostics) {
+	var bs blockSettings
+	var diags hcl.Diagnostics
+	for _, name := range blockAttrs {
+		a, ok := mb.content.Attributes[name]
+		if !ok {
+			continue
+		}
+		if usesEach(a.Expr) {
+			diags = append(diags, errDiag("Invalid reference to each",
+				fmt.Sprintf("%s holds for the whole block, all its for_each instances together, so it cannot use each.", name), a.Expr.Range().Ptr()))
+			continue
+		}
+		switch name {
+		case "send_rate":
+			r, d := evalRate(a, ctx)
+			diags = append(diags, d...)
+			bs.sendRate = r
+		case "max_targets":
+			n, _, d := evalCount(a, ctx)
+			diags = append(diags, d...)
+			bs.maxTargets, bs.maxTargetsPos = n, posOf(a.NameRange)
+		}
+	}
+	return bs, diags
+}
+
+func usesEach(expr hcl.Expression) bool {
+	for _, t := range expr.Variables() {
+		if t.RootName() == "each" {
+			return true
+		}
+	}
+	return false
+}
+
 // decodeMessage evaluates one instance of a message block. sc gives the
 // declarations names are checked against and the recipients, if fetched.
-func decodeMessage(mb *messageBlock, in instance, ctx *hcl.EvalContext, sc *scope) (*Message, hcl.Diagnostics) {
+func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.EvalContext, sc *scope) (*Message, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	b := mb.block
 	attrs := mb.content.Attributes
 	m := &Message{
-		Address:  mb.address(),
-		Kind:     mb.kind,
-		Campaign: mb.campaign,
-		Name:     b.Labels[0],
-		Key:      in.key,
-		Pos:      posOf(b.DefRange),
+		Address:       mb.address(),
+		Kind:          mb.kind,
+		Campaign:      mb.campaign,
+		Name:          b.Labels[0],
+		Key:           in.key,
+		Pos:           posOf(b.DefRange),
+		SendRate:      bs.sendRate,
+		MaxTargets:    bs.maxTargets,
+		MaxTargetsPos: bs.maxTargetsPos,
 	}
 	if in.keyed {
 		m.Address += "[" + strconv.Quote(in.key) + "]"
@@ -247,15 +302,31 @@ func decodeMessage(mb *messageBlock, in instance, ctx *hcl.EvalContext, sc *scop
 			m.Content.SilentInForeground = v.True()
 		}
 	}
-	v, a, ok, d := present(attrs, "send_after", ctx, cty.String)
-	diags = append(diags, d...)
-	if ok && v.IsKnown() {
-		t, err := time.Parse(time.RFC3339, v.AsString())
-		if err != nil {
-			diags = append(diags, errDiag("Invalid send_after",
-				fmt.Sprintf("send_after must be an RFC 3339 time such as \"2026-05-01T09:00:00Z\"; got %q.", v.AsString()), a.Expr.Range().Ptr()))
-		} else {
-			m.SendAfter = &t
+	if mb.kind == KindNotification {
+		v, a, ok, d := present(attrs, "shared_tag", ctx, cty.Bool)
+		diags = append(diags, d...)
+		if ok && v.IsKnown() && v.True() {
+			m.SharedTag = true
+			if _, tagged := attrs["tag"]; !tagged {
+				diags = append(diags, warnDiag("shared_tag without tag",
+					"shared_tag = true says this notification's tag is shared on purpose; without a tag it has no effect.", a.NameRange.Ptr()))
+			}
+		}
+	}
+	if a, ok := attrs["send_after"]; ok {
+		var d hcl.Diagnostics
+		m.SendAfter, d = evalTime(a, ctx)
+		diags = append(diags, d...)
+	}
+	if a, ok := attrs["send_before"]; ok {
+		var d hcl.Diagnostics
+		m.SendBefore, d = evalTime(a, ctx)
+		diags = append(diags, d...)
+		if m.SendAfter != nil && m.SendBefore != nil && !m.SendBefore.After(*m.SendAfter) {
+			diags = append(diags, errDiag("Invalid delivery window",
+				fmt.Sprintf("send_before (%s) must be after send_after (%s): the window would never open.",
+					m.SendBefore.Format(time.RFC3339), m.SendAfter.Format(time.RFC3339)), a.Expr.Range().Ptr()))
+			m.SendBefore = nil
 		}
 	}
 	return m, diags

@@ -22,6 +22,7 @@ type module struct {
 	// messages are every notification and badge block, top level and in
 	// campaigns, in declaration order.
 	messages []*messageBlock
+	freqCap  *frequencyCapBlock // top level; nil when none
 	// names maps campaign/kind/name to its first block, to report duplicates.
 	names map[string]*hcl.Block
 }
@@ -97,6 +98,13 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 	}
 	for _, mb := range f.messages {
 		diags = append(diags, m.addMessage(mb)...)
+	}
+	for _, fb := range f.freqCaps {
+		if m.freqCap != nil {
+			diags = append(diags, duplicateFrequencyCap("A configuration", m.freqCap.block, fb.block))
+			continue
+		}
+		m.freqCap = fb
 	}
 	return diags
 }

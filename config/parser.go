@@ -15,6 +15,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "campaign", LabelNames: []string{"name"}},
 		{Type: "notification", LabelNames: []string{"name"}},
 		{Type: "badge", LabelNames: []string{"name"}},
+		{Type: "frequency_cap"},
 	},
 }
 
@@ -28,6 +29,7 @@ type file struct {
 	topics    []*topicBlock
 	campaigns []*campaignBlock
 	messages  []*messageBlock
+	freqCaps  []*frequencyCapBlock
 }
 
 // decodeFile splits a file's body into its blocks and decodes each. Every
@@ -69,6 +71,10 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			if cb != nil {
 				out.campaigns = append(out.campaigns, cb)
 			}
+		case "frequency_cap":
+			fb, d := decodeFrequencyCapBlock(b)
+			diags = append(diags, d...)
+			out.freqCaps = append(out.freqCaps, fb)
 		case "notification", "badge":
 			mb, d := decodeMessageBlock(b, "")
 			diags = append(diags, d...)

@@ -57,7 +57,7 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 			ctx, d = e.dataContext(recipients)
 			diags = append(diags, d...)
 		}
-		msgs, d := expandMessage(br.mb, br.instances, ctx, sc)
+		msgs, d := expandMessage(br, br.instances, ctx, sc)
 		diags = append(diags, d...)
 		for i, m := range br.messages {
 			replaced[m] = msgs[i]
@@ -69,6 +69,13 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 		}
 		out.Messages[i] = m
 	}
+
+	diags = append(diags, e.checkAudience(&out, func(m *Message) *Message {
+		if r, ok := replaced[m]; ok {
+			return r
+		}
+		return m
+	})...)
 
 	var fresh hcl.Diagnostics
 	for _, d := range dedupe(diags) {
