@@ -57,6 +57,9 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 		cfg.Service, d = evalService(mod.service, ctx, mod.dir)
 		diags = append(diags, d...)
 	}
+	if mod.backend != nil {
+		cfg.Backend = mod.backend.backend
+	}
 	if mod.freqCap != nil {
 		cfg.FrequencyCap, d = evalFrequencyCap(mod.freqCap, ctx)
 		diags = append(diags, d...)

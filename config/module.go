@@ -23,6 +23,7 @@ type module struct {
 	// campaigns, in declaration order.
 	messages []*messageBlock
 	freqCap  *frequencyCapBlock // top level; nil when none
+	backend  *backendBlock      // nil when none
 	// names maps campaign/kind/name to its first block, to report duplicates.
 	names map[string]*hcl.Block
 }
@@ -98,6 +99,15 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 	}
 	for _, mb := range f.messages {
 		diags = append(diags, m.addMessage(mb)...)
+	}
+	for _, bb := range f.backends {
+		if m.backend != nil {
+			diags = append(diags, errDiag("Duplicate backend block",
+				fmt.Sprintf("A configuration has at most one backend block, saying where its state is kept; the first is at %s.", rangePos(m.backend.block.DefRange)),
+				bb.block.DefRange.Ptr()))
+			continue
+		}
+		m.backend = bb
 	}
 	for _, fb := range f.freqCaps {
 		if m.freqCap != nil {

@@ -16,6 +16,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "notification", LabelNames: []string{"name"}},
 		{Type: "badge", LabelNames: []string{"name"}},
 		{Type: "frequency_cap"},
+		{Type: "backend", LabelNames: []string{"type"}},
 	},
 }
 
@@ -30,6 +31,7 @@ type file struct {
 	campaigns []*campaignBlock
 	messages  []*messageBlock
 	freqCaps  []*frequencyCapBlock
+	backends  []*backendBlock
 }
 
 // decodeFile splits a file's body into its blocks and decodes each. Every
@@ -75,6 +77,10 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			fb, d := decodeFrequencyCapBlock(b)
 			diags = append(diags, d...)
 			out.freqCaps = append(out.freqCaps, fb)
+		case "backend":
+			bb, d := decodeBackendBlock(b)
+			diags = append(diags, d...)
+			out.backends = append(out.backends, bb)
 		case "notification", "badge":
 			mb, d := decodeMessageBlock(b, "")
 			diags = append(diags, d...)
