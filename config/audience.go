@@ -29,7 +29,7 @@ func (e *evaluation) checkAudience(cfg *Config, current func(*Message) *Message)
 		if known && n > br.settings.maxTargets {
 			what := fmt.Sprintf("%s reaches %d targets", br.mb.address(), n)
 			if _, ok := br.mb.content.Attributes["for_each"]; ok {
-				what += fmt.Sprintf(" over its %d instances", len(br.messages))
+				what += fmt.Sprintf(" over its %d instance%s", len(br.messages), plural(len(br.messages)))
 			}
 			diags = append(diags, audienceDiag(what, br.settings.maxTargets, br.mb.content.Attributes["max_targets"]))
 		}
@@ -48,7 +48,7 @@ func (e *evaluation) checkAudience(cfg *Config, current func(*Message) *Message)
 			}
 		}
 		if known && n > c.MaxTargets {
-			what := fmt.Sprintf("campaign.%s reaches %d targets over its %d messages", name, n, msgs)
+			what := fmt.Sprintf("campaign.%s reaches %d targets over its %d message%s", name, n, msgs, plural(msgs))
 			diags = append(diags, audienceDiag(what, c.MaxTargets, e.mod.campaigns[name].attrs["max_targets"]))
 		}
 	}

@@ -90,6 +90,14 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 	}
 
 	diags = append(diags, e.checkAudience(cfg, nil)...)
+	for _, mb := range mod.moved {
+		cfg.Moved = append(cfg.Moved, Moved{From: mb.from.String(), To: mb.to.String(), Pos: posOf(mb.block.DefRange)})
+	}
+	if d := checkMoves(mod.moved); d.HasErrors() {
+		diags = append(diags, d...) // targets of conflicting moves mean nothing
+	} else {
+		diags = append(diags, checkMoveTargets(mod.moved, cfg, e.blocks)...)
+	}
 	for name := range mod.data {
 		cfg.DataSources = append(cfg.DataSources, name)
 	}

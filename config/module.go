@@ -24,6 +24,7 @@ type module struct {
 	messages []*messageBlock
 	freqCap  *frequencyCapBlock // top level; nil when none
 	backend  *backendBlock      // nil when none
+	moved    []*movedBlock      // in source order
 	// names maps campaign/kind/name to its first block, to report duplicates.
 	names map[string]*hcl.Block
 }
@@ -109,6 +110,7 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 		}
 		m.backend = bb
 	}
+	m.moved = append(m.moved, f.moved...)
 	for _, fb := range f.freqCaps {
 		if m.freqCap != nil {
 			diags = append(diags, duplicateFrequencyCap("A configuration", m.freqCap.block, fb.block))

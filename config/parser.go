@@ -17,6 +17,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "badge", LabelNames: []string{"name"}},
 		{Type: "frequency_cap"},
 		{Type: "backend", LabelNames: []string{"type"}},
+		{Type: "moved"},
 	},
 }
 
@@ -32,6 +33,7 @@ type file struct {
 	messages  []*messageBlock
 	freqCaps  []*frequencyCapBlock
 	backends  []*backendBlock
+	moved     []*movedBlock
 }
 
 // decodeFile splits a file's body into its blocks and decodes each. Every
@@ -81,6 +83,12 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			bb, d := decodeBackendBlock(b)
 			diags = append(diags, d...)
 			out.backends = append(out.backends, bb)
+		case "moved":
+			mb, d := decodeMovedBlock(b)
+			diags = append(diags, d...)
+			if mb != nil {
+				out.moved = append(out.moved, mb)
+			}
 		case "notification", "badge":
 			mb, d := decodeMessageBlock(b, "")
 			diags = append(diags, d...)
