@@ -131,3 +131,30 @@ func BenchmarkPlanFlowResolve(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadSharedTag10k: 10,000 instances with one tag, half of them
+// reaching a user another one reaches; the shared-tag check is linear in
+// the number of target ids.
+func BenchmarkLoadSharedTag10k(b *testing.B) {
+	var csv strings.Builder
+	csv.WriteString("order_id,user_id\n")
+	for i := range 10_000 {
+		fmt.Fprintf(&csv, "A-%d,user-%d\n", i, i/2)
+	}
+	dir := benchDir(b, map[string]string{"orders.csv": csv.String(), "main.hcl": svc + `
+notification "shipped" {
+  for_each = { for o in csvdecode(file("orders.csv")) : o.order_id => o }
+  user_ids = [each.value.user_id]
+  title    = "Order ${each.key} shipped"
+  body     = "Soon"
+  tag      = "orders"
+}
+`})
+	b.ResetTimer()
+	for b.Loop() {
+		_, diags := NewLoader().Load(dir, Options{})
+		if len(diags) != 1 {
+			b.Fatal(diags.Error())
+		}
+	}
+}

@@ -90,6 +90,7 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 	}
 
 	diags = append(diags, e.checkAudience(cfg, nil)...)
+	diags = append(diags, e.checkSharedTags(cfg)...)
 	for _, mb := range mod.moved {
 		cfg.Moved = append(cfg.Moved, Moved{From: mb.from.String(), To: mb.to.String(), Pos: posOf(mb.block.DefRange)})
 	}
