@@ -68,8 +68,9 @@ func decodeBackendBlock(b *hcl.Block) (*backendBlock, hcl.Diagnostics) {
 				a.Expr.Range().Ptr()))
 			ok = false
 		case !envNameRE.MatchString(v):
+			// Not quoted: a value that is not a name may hold a password.
 			diags = append(diags, errDiag("Invalid conn_str_env",
-				fmt.Sprintf("conn_str_env must name an environment variable (letters, digits and underscores, not starting with a digit), such as %q; got %s.", DefaultConnStrEnv, quoteValue(v)),
+				fmt.Sprintf("conn_str_env must name an environment variable (letters, digits and underscores, not starting with a digit), such as %q; this value is not one (not shown, in case it holds a password).", DefaultConnStrEnv),
 				a.Expr.Range().Ptr()))
 			ok = false
 		default:

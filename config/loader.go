@@ -30,23 +30,47 @@ type Options struct {
 // Loader loads configuration directories and keeps the parsed files, so that
 // diagnostics can quote the source. A Loader is not safe for concurrent use.
 type Loader struct {
-	files map[string]*hcl.File
+	// parsed are the files of the last Load, by diagnostic filename.
+	parsed map[string]*hcl.File
+	// files are parsed with secret-looking values masked, and redact what
+	// was masked: made when first needed, as most loads report nothing.
+	files  map[string]*hcl.File
+	redact *redaction
 	// last is the last Load's evaluation, for Resolve.
 	last *evaluation
 }
 
 // NewLoader returns an empty Loader.
 func NewLoader() *Loader {
-	return &Loader{files: map[string]*hcl.File{}}
+	return &Loader{}
 }
 
-// Files returns the files parsed by the last Load, by diagnostic filename.
-func (l *Loader) Files() map[string]*hcl.File { return l.files }
+// Files returns the files parsed by the last Load, by diagnostic filename,
+// with secret-looking values masked: for quoting in diagnostics only.
+func (l *Loader) Files() map[string]*hcl.File {
+	l.redaction()
+	return l.files
+}
+
+// redaction masks the parsed files on first use.
+func (l *Loader) redaction() *redaction {
+	if l.redact == nil {
+		l.redact = newRedaction()
+		l.files = make(map[string]*hcl.File, len(l.parsed))
+		for name, f := range l.parsed {
+			l.files[name] = l.redact.file(f)
+		}
+	}
+	return l.redact
+}
 
 // WriteDiagnostics renders diags with source snippets of the loaded files.
-// width 0 means no wrapping.
+// A snippet never shows a secret-looking value (an API key, a URL with
+// credentials, a query or a fragment, the value of api_key): the files are
+// quoted from copies where such values are masked, byte for byte. width 0
+// means no wrapping.
 func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint, color bool) error {
-	if err := hcl.NewDiagnosticTextWriter(w, l.files, width, color).WriteDiagnostics(diags); err != nil {
+	if err := hcl.NewDiagnosticTextWriter(w, l.Files(), width, color).WriteDiagnostics(diags); err != nil {
 		return fmt.Errorf("writing diagnostics: %w", err)
 	}
 	return nil
@@ -57,20 +81,28 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // is usable whenever diags has no errors; all problems of all files are
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
-	l.files = map[string]*hcl.File{}
-	l.last = nil
+	l.parsed, l.files, l.redact, l.last = map[string]*hcl.File{}, nil, nil, nil
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
 	}
-	mod, diags := l.parse(abs)
-	if mod == nil {
-		return &Config{Dir: abs, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}, sortDiags(dedupe(diags))
+	files := l.parsed
+	mod, diags := l.parse(abs, files)
+	var e *evaluation
+	if mod != nil {
+		var varFiles []varFile
+		var d hcl.Diagnostics
+		e, varFiles, d = evaluate(mod, opts)
+		diags = append(diags, d...)
+		for _, vf := range varFiles {
+			files[vf.name] = vf.file
+		}
 	}
-	e, varFiles, d := evaluate(mod, opts)
-	diags = sortDiags(dedupe(append(diags, d...)))
-	for _, vf := range varFiles {
-		l.files[vf.name] = vf.file
+	if len(diags) > 0 {
+		diags = sortDiags(dedupe(l.redaction().diags(diags)))
+	}
+	if e == nil {
+		return &Config{Dir: abs, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}, diags
 	}
 	e.reported = make(map[diagKey]bool, len(diags))
 	for _, d := range diags {
@@ -82,7 +114,7 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 
 // parse reads and decodes every configuration file of dir into a module.
 // The module is nil when there is nothing to evaluate.
-func (l *Loader) parse(dir string) (*module, hcl.Diagnostics) {
+func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Diagnostics) {
 	names, err := configFiles(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Cannot read configuration directory", err.Error(), nil)}
@@ -101,7 +133,7 @@ func (l *Loader) parse(dir string) (*module, hcl.Diagnostics) {
 		}
 		f, d := ParseSource(name, src)
 		if f != nil {
-			l.files[name] = f
+			files[name] = f
 		}
 		all = append(all, parsed{name, f, d})
 	}

@@ -78,7 +78,10 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	})...)
 
 	var fresh hcl.Diagnostics
-	for _, d := range dedupe(diags) {
+	if len(diags) > 0 {
+		diags = dedupe(l.redaction().diags(diags))
+	}
+	for _, d := range diags {
 		if !e.reported[keyOf(d)] {
 			fresh = append(fresh, d)
 		}

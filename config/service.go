@@ -61,8 +61,9 @@ func evalService(sb *serviceBlock, ctx *hcl.EvalContext, dir string) (Service, h
 					`api_key_env takes the NAME of the environment variable that holds the key, and this value looks like a key itself. Remove it from the file (and rotate it if it was committed), put it in the environment, and name the variable: api_key_env = "PUSHFORM_API_KEY".`,
 					a.Expr.Range().Ptr()))
 			case !envNameRE.MatchString(v):
+				// Not quoted: a value that is not a name may be a key.
 				diags = append(diags, errDiag("Invalid api_key_env",
-					fmt.Sprintf("api_key_env must name an environment variable (letters, digits and underscores, not starting with a digit), such as \"PUSHFORM_API_KEY\"; got %q.", v),
+					`api_key_env must name an environment variable (letters, digits and underscores, not starting with a digit), such as "PUSHFORM_API_KEY"; this value is not one (not shown, in case it is a key).`,
 					a.Expr.Range().Ptr()))
 			default:
 				svc.APIKeyEnv = v
