@@ -1,14 +1,18 @@
 package config
 
 import (
+	"fmt"
+
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 )
 
 // Every hcl.EvalContext of the package is made in this file: the root
 // context of a configuration, the child a local value sees while locals are
-// evaluated, and the child of a for_each instance.
+// evaluated, the child of a for_each instance, and the context of a
+// templatefile template.
 
 // newEvalContext makes the root context: var, topic, data and local, with
 // the function table. locals is nil while the locals themselves are being
@@ -49,6 +53,21 @@ func instanceContext(root *hcl.EvalContext, in instance) *hcl.EvalContext {
 		"value": in.value,
 	})}
 	return ctx
+}
+
+// templateContext is what a templatefile template sees: its vars, by name,
+// and the functions (without templatefile).
+func templateContext(funcs map[string]function.Function, vars cty.Value) (*hcl.EvalContext, error) {
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: funcs}
+	for it := vars.ElementIterator(); it.Next(); {
+		k, v := it.Element()
+		name := k.AsString()
+		if !hclsyntax.ValidIdentifier(name) {
+			return nil, fmt.Errorf("template variable %q is not a valid name", name)
+		}
+		ctx.Variables[name] = v
+	}
+	return ctx, nil
 }
 
 // recipientsValue gives each data source its user_ids: unknown until the
