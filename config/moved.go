@@ -225,6 +225,9 @@ func plural(n int) string {
 // checkMoveTargets checks moved blocks against the evaluated messages: a
 // moved address is no longer declared, and every chain ends at one that is.
 func checkMoveTargets(moves []*movedBlock, cfg *Config, blocks []*blockResult) hcl.Diagnostics {
+	if len(moves) == 0 {
+		return nil
+	}
 	declared := map[string]*blockResult{}
 	for _, br := range blocks {
 		if !br.mb.duplicate {

@@ -13,18 +13,25 @@ import (
 // planner warns when groups overlap through recipients lists; overlaps of
 // targets known in the configuration are errors of Load unless SharedTag.
 func (c *Config) TagGroups() map[string][]*Message {
-	tagged := func(m *Message) bool { return m.Kind == KindNotification && m.Content.Tag != "" }
-	count := map[string]int{}
+	// Sorted by tag, not counted in a map: tags are often unique (one per
+	// order), and a map of ten thousand of them costs more than a sort.
+	var tagged []*Message
 	for _, m := range c.Messages {
-		if tagged(m) {
-			count[m.Content.Tag]++
+		if m.Kind == KindNotification && m.Content.Tag != "" {
+			tagged = append(tagged, m)
 		}
 	}
+	sort.SliceStable(tagged, func(i, j int) bool { return tagged[i].Content.Tag < tagged[j].Content.Tag })
 	groups := map[string][]*Message{}
-	for _, m := range c.Messages {
-		if tagged(m) && count[m.Content.Tag] > 1 {
-			groups[m.Content.Tag] = append(groups[m.Content.Tag], m)
+	for i := 0; i < len(tagged); {
+		j := i + 1
+		for j < len(tagged) && tagged[j].Content.Tag == tagged[i].Content.Tag {
+			j++
 		}
+		if j-i > 1 {
+			groups[tagged[i].Content.Tag] = tagged[i:j:j]
+		}
+		i = j
 	}
 	return groups
 }
