@@ -17,8 +17,8 @@ const (
 	DefaultStateName  = "default"
 )
 
-// BackendTypes are the known backend block labels.
-var BackendTypes = []string{"pg"}
+// backendTypes are the known backend block labels.
+var backendTypes = []string{"pg"}
 
 // MaxStateNameLength caps state_name, in characters.
 const MaxStateNameLength = 200
@@ -49,7 +49,7 @@ func decodeBackendBlock(b *hcl.Block) (*backendBlock, hcl.Diagnostics) {
 	typ := b.Labels[0]
 	if typ != "pg" {
 		return bb, hcl.Diagnostics{errDiag("Unsupported backend type",
-			fmt.Sprintf("There is no backend type %s; the known types are: %s. Without a backend block the state is a local file.", quoteValue(typ), strings.Join(BackendTypes, ", ")),
+			fmt.Sprintf("There is no backend type %s; the known types are: %s. Without a backend block the state is a local file.", quoteValue(typ), strings.Join(backendTypes, ", ")),
 			b.LabelRanges[0].Ptr())}
 	}
 	content, diags := b.Body.Content(pgBackendSchema)

@@ -27,8 +27,10 @@ type Options struct {
 	Recipients map[string][]string
 }
 
-// Loader loads configuration directories and keeps the parsed files, so that
-// diagnostics can quote the source. A Loader is not safe for concurrent use.
+// Loader loads configuration directories. It keeps the parsed files, so
+// that diagnostics can quote the source, and what the last Load evaluated,
+// so that Resolve can complete it with recipients without reading or
+// parsing anything again. A Loader is not safe for concurrent use.
 type Loader struct {
 	// parsed are the files of the last Load, by diagnostic filename.
 	parsed map[string]*hcl.File
