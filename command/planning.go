@@ -132,8 +132,9 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 		for _, name := range cfg.DataSources {
 			byName[name] = snap.UserIDs // the endpoint takes no parameters
 		}
-		// The first load printed the warnings; print only new errors.
-		resolved, diags := r.loader.Load(r.m.ConfigDir(), r.m.configOptions(r.pf.configFlags, byName))
+		// Resolve evaluates only what reads the recipients and returns only
+		// new diagnostics; as before, print the errors among them.
+		resolved, diags := r.loader.Resolve(cfg, byName)
 		if diags.HasErrors() {
 			var errs hcl.Diagnostics
 			for _, d := range diags {

@@ -25,6 +25,55 @@ type Config struct {
 	// Messages are the notification and badge blocks after for_each
 	// expansion, sorted by Address.
 	Messages []*Message
+	// Backend is where the state is kept; nil means the local file backend
+	// (the default).
+	Backend *Backend
+	// Moved are the moved blocks, in source order (files by name). They are
+	// checked: no conflicts, no cycles, every chain ends at an address of
+	// the configuration. MovedTo follows them.
+	Moved []Moved
+	// FrequencyCap is the top-level frequency_cap; nil when there is none.
+	FrequencyCap *FrequencyCap
+}
+
+// Backend is the backend block: the state is kept in PostgreSQL.
+type Backend struct {
+	// Type is the block label; "pg" is the only one.
+	Type string
+	// ConnStrEnv is the NAME of the environment variable holding the
+	// postgres:// URL, never the URL itself; default DefaultConnStrEnv.
+	ConnStrEnv string
+	// SchemaName is a plain SQL identifier ([a-z_][a-z0-9_]*, at most 63
+	// bytes); default DefaultSchemaName.
+	SchemaName string
+	// StateName selects one state among those in the schema; printable, at
+	// most 200 characters; default DefaultStateName.
+	StateName string
+	Pos       Pos
+}
+
+// Moved is a moved block: the state recorded under From now belongs to To.
+// Both are canonical message addresses (notification.welcome,
+// campaign.onboarding.notification.welcome, notification.order["A-1"]).
+// When neither has an instance key, the move is of the whole block: every
+// instance moves with its key (notification.a["k"] to notification.b["k"]).
+type Moved struct {
+	From, To string
+	Pos      Pos
+}
+
+// FrequencyCap holds a user back once Max notifications reached them within
+// Per (badge updates do not count and are never held).
+type FrequencyCap struct {
+	Max int
+	Per time.Duration
+	Pos Pos
+}
+
+// Rate is a send rate: at most Count targets per Per.
+type Rate struct {
+	Count int
+	Per   time.Duration
 }
 
 // Service is the service block.
@@ -47,7 +96,20 @@ type Topic struct {
 type Campaign struct {
 	Name        string
 	Description string
-	Pos         Pos
+	// SendRate paces the sends of all the campaign's messages together; nil
+	// for no pacing.
+	SendRate *Rate
+	// MaxTargets caps the targets the campaign's messages reach together,
+	// counted per message (a user reached by two notifications counts
+	// twice); 0 means no cap.
+	MaxTargets int
+	// FrequencyCap is the campaign's own frequency_cap, applied to its
+	// notifications on top of Config.FrequencyCap; nil when there is none.
+	FrequencyCap *FrequencyCap
+	Pos          Pos
+	// SendRatePos and MaxTargetsPos are where those attributes are, for
+	// diagnostics at plan time.
+	SendRatePos, MaxTargetsPos Pos
 }
 
 // Kind, TargetKind and Content are the shared vocabulary of package message.
@@ -79,9 +141,23 @@ type Message struct {
 	Content  Content
 	// SendAfter, when set, holds the message back until that time.
 	SendAfter *time.Time
-	// Pos is where the block starts; TargetsPos where its target attribute is.
-	Pos        Pos
-	TargetsPos Pos
+	// SendBefore, when set, ends the delivery window: from then on targets
+	// not yet reached are not sent, retried or replaced. After SendAfter.
+	SendBefore *time.Time
+	// SendRate paces this message's sends; nil for no pacing of its own.
+	SendRate *Rate
+	// MaxTargets caps the targets of the block, all its for_each instances
+	// together (every instance carries the block's value); 0 means no cap.
+	MaxTargets int
+	// SharedTag says the tag is shared on purpose with another address
+	// reaching the same targets: the later send replaces the earlier one
+	// (spec 2.1 rules 5 and 7).
+	SharedTag bool
+	// Pos is where the block starts; TargetsPos where its target attribute
+	// is; MaxTargetsPos where max_targets is.
+	Pos           Pos
+	TargetsPos    Pos
+	MaxTargetsPos Pos
 }
 
 // Targets are the ids a message goes to.

@@ -202,14 +202,9 @@ func templateFileFunc(dir string, funcs map[string]function.Function) function.F
 			if !vars.IsWhollyKnown() {
 				return cty.DynamicVal, nil
 			}
-			ctx := &hcl.EvalContext{Variables: map[string]cty.Value{}, Functions: funcs}
-			for it := vars.ElementIterator(); it.Next(); {
-				k, v := it.Element()
-				name := k.AsString()
-				if !hclsyntax.ValidIdentifier(name) {
-					return cty.DynamicVal, fmt.Errorf("template variable %q is not a valid name", name)
-				}
-				ctx.Variables[name] = v
+			ctx, err := templateContext(funcs, vars)
+			if err != nil {
+				return cty.DynamicVal, err
 			}
 			if nestingOverflow([]byte(src), MaxNesting) >= 0 {
 				return cty.DynamicVal, fmt.Errorf("%s is nested more than %d levels deep", p, MaxNesting)

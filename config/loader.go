@@ -27,67 +27,55 @@ type Options struct {
 	Recipients map[string][]string
 }
 
-// EnvVarPrefix starts environment variables that set configuration variables.
-const EnvVarPrefix = "PUSHFORM_VAR_"
-
-// Loader loads configuration directories and keeps the parsed files, so that
-// diagnostics can quote the source. A Loader is not safe for concurrent use.
+// Loader loads configuration directories. It keeps the parsed files, so
+// that diagnostics can quote the source, and what the last Load evaluated,
+// so that Resolve can complete it with recipients without reading or
+// parsing anything again. A Loader is not safe for concurrent use.
 type Loader struct {
-	files map[string]*hcl.File
+	// parsed are the files of the last Load, by diagnostic filename.
+	parsed map[string]*hcl.File
+	// files are parsed with secret-looking values masked, and redact what
+	// was masked: made when first needed, as most loads report nothing.
+	files  map[string]*hcl.File
+	redact *redaction
+	// last is the last Load's evaluation, for Resolve.
+	last *evaluation
 }
 
 // NewLoader returns an empty Loader.
 func NewLoader() *Loader {
-	return &Loader{files: map[string]*hcl.File{}}
+	return &Loader{}
 }
 
-// Files returns the files parsed by the last Load, by diagnostic filename.
-func (l *Loader) Files() map[string]*hcl.File { return l.files }
+// Files returns the files parsed by the last Load, by diagnostic filename,
+// with secret-looking values masked: for quoting in diagnostics only.
+func (l *Loader) Files() map[string]*hcl.File {
+	l.redaction()
+	return l.files
+}
+
+// redaction masks the parsed files on first use.
+func (l *Loader) redaction() *redaction {
+	if l.redact == nil {
+		l.redact = newRedaction()
+		l.files = make(map[string]*hcl.File, len(l.parsed))
+		for name, f := range l.parsed {
+			l.files[name] = l.redact.file(f)
+		}
+	}
+	return l.redact
+}
 
 // WriteDiagnostics renders diags with source snippets of the loaded files.
-// width 0 means no wrapping.
+// A snippet never shows a secret-looking value (an API key, a URL with
+// credentials, a query or a fragment, the value of api_key): the files are
+// quoted from copies where such values are masked, byte for byte. width 0
+// means no wrapping.
 func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint, color bool) error {
-	if err := hcl.NewDiagnosticTextWriter(w, l.files, width, color).WriteDiagnostics(diags); err != nil {
+	if err := hcl.NewDiagnosticTextWriter(w, l.Files(), width, color).WriteDiagnostics(diags); err != nil {
 		return fmt.Errorf("writing diagnostics: %w", err)
 	}
 	return nil
-}
-
-// loadState is one run of Load: the collected blocks, the values evaluated
-// so far, and every diagnostic.
-type loadState struct {
-	dir   string
-	opts  Options
-	files map[string]*hcl.File
-	diags hcl.Diagnostics
-	cfg   *Config
-
-	services  []*hcl.Block
-	variables map[string]*variable
-	varNames  []string
-	locals    map[string]*hcl.Attribute
-	data      map[string]*hcl.Block
-	topics    map[string]*hcl.Block
-	campaigns map[string]*hcl.Block
-	// campaignAttrs are the attributes of each campaign block.
-	campaignAttrs map[string]hcl.Attributes
-	messages      []*messageBlock
-	// names maps campaign/kind/name to its first block, to report duplicates.
-	names map[string]*hcl.Block
-
-	vars     map[string]cty.Value
-	localVal map[string]cty.Value
-	ctx      *hcl.EvalContext
-}
-
-// messageBlock is a notification or badge block before expansion.
-type messageBlock struct {
-	kind     Kind
-	campaign string
-	block    *hcl.Block
-	content  *hcl.BodyContent
-	// duplicate blocks are checked but left out of the Config.
-	duplicate bool
 }
 
 // Load reads every *.hcl file of dir (not recursive, in name order) except
@@ -95,33 +83,43 @@ type messageBlock struct {
 // is usable whenever diags has no errors; all problems of all files are
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
-	l.files = map[string]*hcl.File{}
+	l.parsed, l.files, l.redact, l.last = map[string]*hcl.File{}, nil, nil, nil
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
 	}
-	s := &loadState{
-		dir:           abs,
-		opts:          opts,
-		files:         l.files,
-		cfg:           &Config{Dir: abs, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}},
-		variables:     map[string]*variable{},
-		locals:        map[string]*hcl.Attribute{},
-		data:          map[string]*hcl.Block{},
-		topics:        map[string]*hcl.Block{},
-		campaigns:     map[string]*hcl.Block{},
-		campaignAttrs: map[string]hcl.Attributes{},
-		names:         map[string]*hcl.Block{},
+	files := l.parsed
+	mod, diags := l.parse(abs, files)
+	var e *evaluation
+	if mod != nil {
+		var varFiles []varFile
+		var d hcl.Diagnostics
+		e, varFiles, d = evaluate(mod, opts)
+		diags = append(diags, d...)
+		for _, vf := range varFiles {
+			files[vf.name] = vf.file
+		}
 	}
-	s.load()
-	return s.cfg, sortDiags(dedupe(s.diags))
+	if len(diags) > 0 {
+		diags = sortDiags(dedupe(l.redaction().diags(diags)))
+	}
+	if e == nil {
+		return &Config{Dir: abs, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}, diags
+	}
+	e.reported = make(map[diagKey]bool, len(diags))
+	for _, d := range diags {
+		e.reported[keyOf(d)] = true
+	}
+	l.last = e
+	return e.cfg, diags
 }
 
-func (s *loadState) load() {
-	names, err := configFiles(s.dir)
+// parse reads and decodes every configuration file of dir into a module.
+// The module is nil when there is nothing to evaluate.
+func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Diagnostics) {
+	names, err := configFiles(dir)
 	if err != nil {
-		s.diags = append(s.diags, errDiag("Cannot read configuration directory", err.Error(), nil))
-		return
+		return nil, hcl.Diagnostics{errDiag("Cannot read configuration directory", err.Error(), nil)}
 	}
 	type parsed struct {
 		name  string
@@ -130,14 +128,14 @@ func (s *loadState) load() {
 	}
 	var all []parsed
 	for _, name := range names {
-		src, err := ReadSource(filepath.Join(s.dir, name), MaxFileSize)
+		src, err := ReadSource(filepath.Join(dir, name), MaxFileSize)
 		if err != nil {
 			all = append(all, parsed{name: name, diags: hcl.Diagnostics{errDiag("Cannot read configuration file", err.Error(), fileStart(name))}})
 			continue
 		}
 		f, d := ParseSource(name, src)
 		if f != nil {
-			s.files[name] = f
+			files[name] = f
 		}
 		all = append(all, parsed{name, f, d})
 	}
@@ -148,41 +146,32 @@ func (s *loadState) load() {
 		}
 	}
 	seed := sandboxSeed(parsedFiles)
+	mod := newModule(dir)
+	var diags hcl.Diagnostics
 	broken := false
 	for _, p := range all {
 		if seed != "" && p.name == seed {
 			continue // the sandbox package reads and checks it
 		}
-		s.diags = append(s.diags, p.diags...)
+		diags = append(diags, p.diags...)
 		if p.diags.HasErrors() || p.file == nil {
 			broken = true
 			continue
 		}
-		s.decodeFile(p.file)
+		f, d := decodeFile(p.file)
+		diags = append(diags, d...)
+		diags = append(diags, mod.addFile(f)...)
 	}
 	if len(names) == 0 {
-		s.diags = append(s.diags, errDiag("No configuration files",
-			fmt.Sprintf("The directory %s contains no *.hcl files.", s.dir), nil))
-		return
+		return nil, append(diags, errDiag("No configuration files",
+			fmt.Sprintf("The directory %s contains no *.hcl files.", dir), nil))
 	}
-	if len(s.services) == 0 && !broken {
-		s.diags = append(s.diags, errDiag("Missing service block",
+	if mod.service == nil && !broken {
+		diags = append(diags, errDiag("Missing service block",
 			`The configuration needs exactly one service block, saying which environment it is for, e.g. service { environment = "test" }.`,
 			fileStart(firstNonSeed(names, seed))))
 	}
-
-	s.decodeVariableValues()
-	s.buildContext()
-	s.evalLocals()
-	s.decodeService()
-	s.decodeTopicsAndCampaigns()
-	s.expandMessages()
-
-	for name := range s.data {
-		s.cfg.DataSources = append(s.cfg.DataSources, name)
-	}
-	sort.Strings(s.cfg.DataSources)
-	sort.Slice(s.cfg.Messages, func(i, j int) bool { return s.cfg.Messages[i].Address < s.cfg.Messages[j].Address })
+	return mod, diags
 }
 
 func firstNonSeed(names []string, seed string) string {
@@ -239,197 +228,4 @@ func sandboxSeed(files []*hcl.File) string {
 		}
 	}
 	return ""
-}
-
-func (s *loadState) decodeFile(f *hcl.File) {
-	content, diags := f.Body.Content(rootSchema)
-	s.diags = append(s.diags, diags...)
-	for _, b := range content.Blocks {
-		switch b.Type {
-		case "service":
-			if len(s.services) > 0 {
-				first := s.services[0]
-				s.diags = append(s.diags, errDiag("Duplicate service block",
-					fmt.Sprintf("A configuration has exactly one service block; the first is at %s.", rangePos(first.DefRange)),
-					b.DefRange.Ptr()))
-				continue
-			}
-			s.services = append(s.services, b)
-		case "variable":
-			s.decodeVariableBlock(b)
-		case "locals":
-			s.decodeLocalsBlock(b)
-		case "data":
-			s.decodeDataBlock(b)
-		case "topic":
-			if s.checkName(b, "topic") && s.unique(s.topics, b, "topic") {
-				s.topics[b.Labels[0]] = b
-			}
-		case "campaign":
-			if s.checkName(b, "campaign") && s.unique(s.campaigns, b, "campaign") {
-				s.campaigns[b.Labels[0]] = b
-				s.decodeCampaignBody(b)
-			}
-		case "notification", "badge":
-			s.addMessageBlock(b, "")
-		}
-	}
-}
-
-func (s *loadState) decodeLocalsBlock(b *hcl.Block) {
-	attrs, diags := b.Body.JustAttributes()
-	s.diags = append(s.diags, diags...)
-	names := make([]string, 0, len(attrs))
-	for n := range attrs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		a := attrs[n]
-		if prev, ok := s.locals[n]; ok {
-			s.diags = append(s.diags, errDiag("Duplicate local value",
-				fmt.Sprintf("local.%s is already defined at %s.", n, rangePos(prev.NameRange)), a.NameRange.Ptr()))
-			continue
-		}
-		s.locals[n] = a
-	}
-}
-
-func (s *loadState) decodeDataBlock(b *hcl.Block) {
-	if b.Labels[0] != "recipients" {
-		s.diags = append(s.diags, errDiag("Unsupported data source",
-			fmt.Sprintf("There is no data source %q; the only one is \"recipients\" (GET /push-notifications/recipients).", b.Labels[0]),
-			b.LabelRanges[0].Ptr()))
-		return
-	}
-	if !hclsyntax.ValidIdentifier(b.Labels[1]) {
-		s.diags = append(s.diags, invalidName("data source", b.Labels[1], b.LabelRanges[1]))
-		return
-	}
-	_, diags := b.Body.Content(&hcl.BodySchema{})
-	s.diags = append(s.diags, diags...)
-	if prev, ok := s.data[b.Labels[1]]; ok {
-		s.diags = append(s.diags, errDiag("Duplicate data source",
-			fmt.Sprintf("data.recipients.%s is already declared at %s.", b.Labels[1], rangePos(prev.DefRange)), b.DefRange.Ptr()))
-		return
-	}
-	s.data[b.Labels[1]] = b
-}
-
-func (s *loadState) decodeCampaignBody(b *hcl.Block) {
-	content, diags := b.Body.Content(campaignSchema)
-	s.diags = append(s.diags, diags...)
-	s.campaignAttrs[b.Labels[0]] = content.Attributes
-	for _, mb := range content.Blocks {
-		s.addMessageBlock(mb, b.Labels[0])
-	}
-}
-
-func (s *loadState) addMessageBlock(b *hcl.Block, campaign string) {
-	if !s.checkName(b, b.Type) {
-		return
-	}
-	key := campaign + "/" + b.Type + "/" + b.Labels[0]
-	content, diags := b.Body.Content(messageSchema)
-	s.diags = append(s.diags, diags...)
-	mb := &messageBlock{kind: Kind(b.Type), campaign: campaign, block: b, content: content}
-	if prev, ok := s.names[key]; ok {
-		s.diags = append(s.diags, errDiag("Duplicate "+b.Type+" block",
-			fmt.Sprintf("%s is already defined at %s; each address must be unique.", blockAddress(campaign, Kind(b.Type), b.Labels[0]), rangePos(prev.DefRange)),
-			b.DefRange.Ptr()))
-		mb.duplicate = true // still checked, so one run reports its problems too
-	} else {
-		s.names[key] = b
-	}
-	s.messages = append(s.messages, mb)
-}
-
-// checkName reports a block label that cannot be part of an address.
-func (s *loadState) checkName(b *hcl.Block, what string) bool {
-	if hclsyntax.ValidIdentifier(b.Labels[0]) {
-		return true
-	}
-	s.diags = append(s.diags, invalidName(what, b.Labels[0], b.LabelRanges[0]))
-	return false
-}
-
-func (s *loadState) unique(seen map[string]*hcl.Block, b *hcl.Block, what string) bool {
-	prev, ok := seen[b.Labels[0]]
-	if !ok {
-		return true
-	}
-	s.diags = append(s.diags, errDiag("Duplicate "+what+" block",
-		fmt.Sprintf("A %s named %q is already declared at %s.", what, b.Labels[0], rangePos(prev.DefRange)), b.DefRange.Ptr()))
-	return false
-}
-
-func invalidName(what, name string, r hcl.Range) *hcl.Diagnostic {
-	return errDiag("Invalid "+what+" name",
-		fmt.Sprintf("%q is not a valid name: a name starts with a letter or underscore and contains only letters, digits, underscores and dashes.", name),
-		r.Ptr())
-}
-
-func errDiag(summary, detail string, subject *hcl.Range) *hcl.Diagnostic {
-	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: subject}
-}
-
-func warnDiag(summary, detail string, subject *hcl.Range) *hcl.Diagnostic {
-	return &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: summary, Detail: detail, Subject: subject}
-}
-
-func fileStart(name string) *hcl.Range {
-	if name == "" {
-		return nil
-	}
-	p := hcl.Pos{Line: 1, Column: 1}
-	return &hcl.Range{Filename: name, Start: p, End: p}
-}
-
-func rangePos(r hcl.Range) string {
-	return fmt.Sprintf("%s:%d", r.Filename, r.Start.Line)
-}
-
-func posOf(r hcl.Range) Pos {
-	return Pos{Filename: r.Filename, Line: r.Start.Line, Column: r.Start.Column}
-}
-
-// dedupe drops repeated diagnostics: a for_each over a thousand rows with
-// one mistake should say so once.
-func dedupe(diags hcl.Diagnostics) hcl.Diagnostics {
-	type key struct {
-		sev             hcl.DiagnosticSeverity
-		summary, detail string
-		subject         hcl.Range
-	}
-	seen := make(map[key]bool, len(diags))
-	out := diags[:0:0]
-	for _, d := range diags {
-		k := key{sev: d.Severity, summary: d.Summary, detail: d.Detail}
-		if d.Subject != nil {
-			k.subject = *d.Subject
-		}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		out = append(out, d)
-	}
-	return out
-}
-
-// sortDiags orders diagnostics by file and position, those without a
-// source location first, so output reads top to bottom.
-func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics {
-	sort.SliceStable(diags, func(i, j int) bool {
-		a, b := diags[i].Subject, diags[j].Subject
-		switch {
-		case a == nil || b == nil:
-			return a == nil && b != nil
-		case a.Filename != b.Filename:
-			return a.Filename < b.Filename
-		default:
-			return a.Start.Byte < b.Start.Byte
-		}
-	})
-	return diags
 }

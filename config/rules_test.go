@@ -125,6 +125,36 @@ func TestRules(t *testing.T) {
 		{"bad send_after", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_after = \"tomorrow\"\n}\n"), Options{}, errAt("Invalid send_after", "msg.hcl", 5)},
 		{"unknown message attribute", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  sound = \"ping\"\n}\n"), Options{}, errAt("Unsupported argument", "msg.hcl", 5)},
 
+		// frequency caps, rates, windows, audience guards
+		{"frequency_cap without per", msg("\nfrequency_cap {\n  max = 3\n}\n"), Options{}, errAt("Missing required argument", "msg.hcl", 2)},
+		{"frequency_cap max zero", msg("frequency_cap {\n  max = 0\n  per = \"24h\"\n}\n"), Options{}, errAt("Invalid max", "msg.hcl", 2)},
+		{"frequency_cap max fraction", msg("frequency_cap {\n  max = 1.5\n  per = \"24h\"\n}\n"), Options{}, errAt("Invalid max", "msg.hcl", 2)},
+		{"frequency_cap bad per", msg("frequency_cap {\n  max = 3\n  per = \"daily\"\n}\n"), Options{}, errAt("Invalid per", "msg.hcl", 3)},
+		{"frequency_cap zero per", msg("frequency_cap {\n  max = 3\n  per = \"0s\"\n}\n"), Options{}, errAt("Invalid per", "msg.hcl", 3)},
+		{"frequency_cap negative per", msg("frequency_cap {\n  max = 3\n  per = \"-24h\"\n}\n"), Options{}, errAt("Invalid per", "msg.hcl", 3)},
+		{"frequency_cap per from data", msg("data \"recipients\" \"r\" {}\nfrequency_cap {\n  max = 3\n  per = data.recipients.r.user_ids[0]\n}\n"), Options{}, errAt("Value depends on a data source", "msg.hcl", 4)},
+		{"two frequency_caps", msg("frequency_cap {\n  max = 3\n  per = \"24h\"\n}\nfrequency_cap {\n  max = 1\n  per = \"1h\"\n}\n"), Options{}, errAt("Duplicate frequency_cap block", "msg.hcl", 5)},
+		{"two frequency_caps in campaign", msg("campaign \"c\" {\n  frequency_cap {\n    max = 3\n    per = \"24h\"\n  }\n  frequency_cap {\n    max = 1\n    per = \"1h\"\n  }\n}\n"), Options{}, errAt("Duplicate frequency_cap block", "msg.hcl", 6)},
+		{"campaign frequency_cap bad max", msg("campaign \"c\" {\n  frequency_cap {\n    max = -1\n    per = \"24h\"\n  }\n}\n"), Options{}, errAt("Invalid max", "msg.hcl", 3)},
+		{"campaign bad send_rate", msg("campaign \"c\" {\n  send_rate = \"fast\"\n}\n"), Options{}, errAt("Invalid send_rate", "msg.hcl", 2)},
+		{"campaign zero send_rate", msg("campaign \"c\" {\n  send_rate = \"0/minute\"\n}\n"), Options{}, errAt("Invalid send_rate", "msg.hcl", 2)},
+		{"campaign send_rate per day", msg("campaign \"c\" {\n  send_rate = \"100/day\"\n}\n"), Options{}, errAt("Invalid send_rate", "msg.hcl", 2)},
+		{"campaign zero max_targets", msg("campaign \"c\" {\n  max_targets = 0\n}\n"), Options{}, errAt("Invalid max_targets", "msg.hcl", 2)},
+		{"campaign max_targets string", msg("campaign \"c\" {\n  max_targets = \"many\"\n}\n"), Options{}, errAt("Incorrect attribute value type", "msg.hcl", 2)},
+		{"message bad send_rate", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_rate = \"-3/second\"\n}\n"), Options{}, errAt("Invalid send_rate", "msg.hcl", 5)},
+		{"message negative max_targets", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  max_targets = -1\n}\n"), Options{}, errAt("Invalid max_targets", "msg.hcl", 5)},
+		{"max_targets uses each", msg("notification \"n\" {\n  for_each = { a = 1 }\n  user_ids = [\"u\"]\n  badge_count = 1\n  max_targets = each.value\n}\n"), Options{}, errAt("Invalid reference to each", "msg.hcl", 5)},
+		{"bad send_before", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_before = \"2026-13-01\"\n}\n"), Options{}, errAt("Invalid send_before", "msg.hcl", 5)},
+		{"window ends before it starts", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_after = \"2026-11-27T20:00:00Z\"\n  send_before = \"2026-11-27T08:00:00Z\"\n}\n"), Options{}, errAt("Invalid delivery window", "msg.hcl", 6)},
+		{"empty window", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_after = \"2026-11-27T20:00:00+01:00\"\n  send_before = \"2026-11-27T19:00:00Z\"\n}\n"), Options{}, errAt("Invalid delivery window", "msg.hcl", 6)},
+		{"badge with shared_tag", msg("badge \"b\" {\n  device_ids = [\"d\"]\n  badge_count = 1\n  shared_tag = true\n}\n"), Options{}, errAt("Unsupported argument in badge block", "msg.hcl", 4)},
+		{"shared_tag without tag", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  shared_tag = true\n}\n"), Options{}, warnAt("shared_tag without tag", "msg.hcl", 5)},
+		{"shared_tag not a bool", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  tag = \"x\"\n  shared_tag = \"yes\"\n}\n"), Options{}, errAt("Incorrect attribute value type", "msg.hcl", 6)},
+		{"list over max_targets", msg("notification \"n\" {\n  user_ids = [\"a\", \"b\", \"c\"]\n  title = \"t\"\n  body = \"b\"\n  max_targets = 2\n}\n"), Options{}, errAt("Audience over max_targets", "msg.hcl", 5)},
+		{"for_each over max_targets", msg("notification \"n\" {\n  for_each = toset([\"a\", \"b\", \"c\"])\n  user_ids = [each.key]\n  badge_count = 1\n  max_targets = 2\n}\n"), Options{}, errAt("Audience over max_targets", "msg.hcl", 5)},
+		{"campaign over max_targets", msg("campaign \"c\" {\n  max_targets = 2\n  badge \"a\" {\n    device_ids = [\"d1\", \"d2\"]\n    badge_count = 1\n  }\n  badge \"b\" {\n    device_ids = [\"d1\"]\n    badge_count = 0\n  }\n}\n"), Options{}, errAt("Audience over max_targets", "msg.hcl", 2)},
+		{"recipients over max_targets", msg("data \"recipients\" \"r\" {}\nnotification \"n\" {\n  user_ids = data.recipients.r.user_ids\n  title = \"t\"\n  body = \"b\"\n  max_targets = 1\n}\n"), Options{Recipients: map[string][]string{"r": {"a", "b"}}}, errAt("Audience over max_targets", "msg.hcl", 6)},
+
 		// blocks and names
 		{"duplicate notification", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  badge_count = 1\n}\nnotification \"n\" {\n  user_ids = [\"u\"]\n  badge_count = 1\n}\n"), Options{}, errAt("Duplicate notification block", "msg.hcl", 5)},
 		{"duplicate in campaign", msg("campaign \"c\" {\n  badge \"n\" {\n    user_ids = [\"u\"]\n    badge_count = 1\n  }\n  badge \"n\" {\n    user_ids = [\"u\"]\n    badge_count = 1\n  }\n}\n"), Options{}, errAt("Duplicate badge block", "msg.hcl", 6)},
@@ -195,6 +225,39 @@ func TestValidConfigsHaveNoDiagnostics(t *testing.T) {
 		"badge-only notification": svc + "notification \"n\" {\n  user_ids = [\"u\"]\n  badge_count = 0\n}\n",
 		"empty list from data":    svc + "data \"recipients\" \"r\" {}\nnotification \"n\" {\n  user_ids = setsubtract(data.recipients.r.user_ids, [\"bob\"])\n  title = \"t\"\n  body = \"b\"\n}\n",
 		"send_after":              svc + "notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_after = \"2026-05-01T09:00:00+02:00\"\n}\n",
+		"guards": svc + `
+frequency_cap {
+  max = 3
+  per = "1d"
+}
+data "recipients" "r" {}
+campaign "bf" {
+  send_rate   = "10000/minute"
+  max_targets = 2000000
+  frequency_cap {
+    max = 1
+    per = "12h"
+  }
+  notification "doors" {
+    user_ids    = data.recipients.r.user_ids
+    title       = "Doors open"
+    body        = "Now"
+    send_after  = "2026-11-27T08:00:00Z"
+    send_before = "2026-11-27T20:00:00Z"
+    send_rate   = "600/minute"
+    max_targets = 50000
+    tag         = "bf-2026"
+    shared_tag  = true
+  }
+}
+notification "late" {
+  user_ids    = ["u"]
+  title       = "t"
+  body        = "b"
+  send_before = "2026-11-27T20:00:00Z"
+  max_targets = 1
+}
+`,
 	}
 	for name, src := range tests {
 		t.Run(name, func(t *testing.T) {

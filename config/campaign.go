@@ -1,0 +1,87 @@
+package config
+
+import (
+	"github.com/hashicorp/hcl/v2"
+)
+
+var campaignSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "description"},
+		{Name: "send_rate"},
+		{Name: "max_targets"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "notification", LabelNames: []string{"name"}},
+		{Type: "badge", LabelNames: []string{"name"}},
+		{Type: "frequency_cap"},
+	},
+}
+
+// campaignBlock is a decoded campaign block; its attributes wait for the
+// evaluation context.
+type campaignBlock struct {
+	name     string
+	block    *hcl.Block
+	attrs    hcl.Attributes
+	messages []*messageBlock
+	freqCap  *frequencyCapBlock
+}
+
+// decodeCampaignBlock decodes a campaign block and the message blocks in
+// it; nil when its name is invalid.
+func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
+	diags := checkLabel(b, "campaign")
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	content, d := b.Body.Content(campaignSchema)
+	diags = append(diags, d...)
+	cb := &campaignBlock{name: b.Labels[0], block: b, attrs: content.Attributes}
+	for _, mb := range content.Blocks {
+		if mb.Type == "frequency_cap" {
+			fb, d := decodeFrequencyCapBlock(mb)
+			diags = append(diags, d...)
+			if cb.freqCap != nil {
+				diags = append(diags, duplicateFrequencyCap("A campaign", cb.freqCap.block, mb))
+				continue
+			}
+			cb.freqCap = fb
+			continue
+		}
+		m, d := decodeMessageBlock(mb, cb.name)
+		diags = append(diags, d...)
+		if m != nil {
+			cb.messages = append(cb.messages, m)
+		}
+	}
+	return cb, diags
+}
+
+// evalCampaign evaluates the campaign's own attributes.
+func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	c := Campaign{Name: cb.name, Pos: posOf(cb.block.DefRange)}
+	if a, ok := cb.attrs["description"]; ok {
+		v, set, d := evalKnownString(a, ctx)
+		diags = append(diags, d...)
+		if set {
+			c.Description = v
+		}
+	}
+	if a, ok := cb.attrs["send_rate"]; ok {
+		r, d := evalRate(a, ctx)
+		diags = append(diags, d...)
+		c.SendRate, c.SendRatePos = r, posOf(a.NameRange)
+	}
+	if a, ok := cb.attrs["max_targets"]; ok {
+		n, _, d := evalCount(a, ctx)
+		diags = append(diags, d...)
+		c.MaxTargets, c.MaxTargetsPos = n, posOf(a.NameRange)
+	}
+	if cb.freqCap != nil {
+		fc, d := evalFrequencyCap(cb.freqCap, ctx)
+		diags = append(diags, d...)
+		c.FrequencyCap = fc
+	}
+	return c, diags
+}

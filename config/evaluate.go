@@ -1,0 +1,143 @@
+package config
+
+import (
+	"sort"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+)
+
+// evaluation is what one Load evaluated, kept so that Resolve can fill in
+// recipients without reading or evaluating anything that does not depend
+// on them.
+type evaluation struct {
+	mod    *module
+	funcs  map[string]function.Function
+	vars   map[string]cty.Value
+	locals map[string]cty.Value
+	// dataLocals are the locals that read a data source.
+	dataLocals map[string]bool
+	blocks     []*blockResult
+	cfg        *Config
+	// reported are the diagnostics of the Load.
+	reported map[diagKey]bool
+}
+
+// blockResult is one message block as Load evaluated it.
+type blockResult struct {
+	mb       *messageBlock
+	settings blockSettings
+	messages []*Message // in instance order; nil when for_each failed
+	// dataDependent blocks read a data source other than through a bare
+	// user_ids = data.recipients.NAME.user_ids; Resolve evaluates them again
+	// with their instances.
+	dataDependent bool
+	instances     []instance
+}
+
+// evaluate turns a decoded module into a Config, in Packer's order:
+// variable values, then the context (topics, data), then locals, then
+// every block that may use them.
+func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostics) {
+	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
+	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir), dataLocals: dataLocals(mod.locals)}
+	vars, varFiles, diags := variableValues(mod, opts)
+	e.vars = vars
+	for name, tb := range mod.topics {
+		cfg.Topics[name] = tb.topic
+	}
+	recipients := recipientsValue(mod, opts.Recipients)
+	locals, d := evalLocals(mod.locals, e.context(recipients, nil), nil)
+	diags = append(diags, d...)
+	e.locals = locals
+	ctx := e.context(recipients, locals)
+
+	if mod.service != nil {
+		cfg.Service, d = evalService(mod.service, ctx, mod.dir)
+		diags = append(diags, d...)
+	}
+	if mod.backend != nil {
+		cfg.Backend = mod.backend.backend
+	}
+	if mod.freqCap != nil {
+		cfg.FrequencyCap, d = evalFrequencyCap(mod.freqCap, ctx)
+		diags = append(diags, d...)
+	}
+	for _, name := range mod.campaignNames {
+		c, d := evalCampaign(mod.campaigns[name], ctx)
+		diags = append(diags, d...)
+		cfg.Campaigns[name] = c
+	}
+	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients}
+	for _, mb := range mod.messages {
+		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
+		br.settings, d = evalBlockSettings(mb, ctx)
+		diags = append(diags, d...)
+		insts, ok, d := forEachInstances(mb, ctx)
+		diags = append(diags, d...)
+		if ok {
+			br.messages, d = expandMessage(br, insts, ctx, sc)
+			diags = append(diags, d...)
+			if br.dataDependent {
+				br.instances = insts
+			}
+		}
+		e.blocks = append(e.blocks, br)
+		if !mb.duplicate {
+			cfg.Messages = append(cfg.Messages, br.messages...)
+		}
+	}
+
+	diags = append(diags, e.checkAudience(cfg, nil)...)
+	diags = append(diags, e.checkSharedTags(cfg)...)
+	for _, mb := range mod.moved {
+		cfg.Moved = append(cfg.Moved, Moved{From: mb.from.String(), To: mb.to.String(), Pos: posOf(mb.block.DefRange)})
+	}
+	if d := checkMoves(mod.moved); d.HasErrors() {
+		diags = append(diags, d...) // targets of conflicting moves mean nothing
+	} else {
+		diags = append(diags, checkMoveTargets(mod.moved, cfg, e.blocks)...)
+	}
+	for name := range mod.data {
+		cfg.DataSources = append(cfg.DataSources, name)
+	}
+	sort.Strings(cfg.DataSources)
+	sortMessages(cfg.Messages)
+	return e, varFiles, diags
+}
+
+// context is the evaluation context with the given recipients and locals.
+func (e *evaluation) context(recipients cty.Value, locals map[string]cty.Value) *hcl.EvalContext {
+	return newEvalContext(e.funcs, e.vars, e.cfg.Topics, recipients, locals)
+}
+
+// readsData reports whether any attribute of mb reads a data source, other
+// than a bare recipients reference in user_ids (which needs no evaluation).
+func (e *evaluation) readsData(mb *messageBlock) bool {
+	for name, a := range mb.content.Attributes {
+		if _, ok := recipientsRef(a.Expr); ok && name == string(TargetUsers) {
+			continue
+		}
+		if refersToData(a.Expr, e.dataLocals) {
+			return true
+		}
+	}
+	return false
+}
+
+// expandMessage decodes every instance of a message block.
+func expandMessage(br *blockResult, insts []instance, ctx *hcl.EvalContext, sc *scope) ([]*Message, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	msgs := make([]*Message, 0, len(insts))
+	for _, in := range insts {
+		m, d := decodeMessage(br.mb, br.settings, in, instanceContext(ctx, in), sc)
+		diags = append(diags, d...)
+		msgs = append(msgs, m)
+	}
+	return msgs, diags
+}
+
+func sortMessages(ms []*Message) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Address < ms[j].Address })
+}

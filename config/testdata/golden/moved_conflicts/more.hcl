@@ -1,0 +1,4 @@
+moved {
+  from = notification.a
+  to   = notification.c
+}
