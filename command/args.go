@@ -84,8 +84,7 @@ func flagNames(fs *pflag.FlagSet) []string {
 }
 
 // didYouMean returns " (did you mean PREFIX+name?)" for the candidate
-// closest to typed, or "" when none is close: an edit distance under 3,
-// as Terraform's suggestions, or a unique candidate typed starts with.
+// closest to typed, or "" when none is close.
 func didYouMean(typed string, candidates []string, prefix string) string {
 	if s := suggest(typed, candidates); s != "" {
 		return " (did you mean " + prefix + s + "?)"
@@ -93,27 +92,28 @@ func didYouMean(typed string, candidates []string, prefix string) string {
 	return ""
 }
 
-// suggest returns the candidate closest to typed, or "".
+// suggest returns the candidate closest to typed, or "": the only one
+// typed begins (at least 3 characters), else the nearest by edit distance
+// if it is under 3, as Terraform's suggestions.
 func suggest(typed string, candidates []string) string {
+	if len(typed) >= 3 {
+		var prefixed []string
+		for _, c := range candidates {
+			if strings.HasPrefix(c, typed) && c != typed {
+				prefixed = append(prefixed, c)
+			}
+		}
+		if len(prefixed) == 1 {
+			return prefixed[0]
+		}
+	}
 	best, bestDist := "", 3
 	for _, c := range candidates {
 		if d := levenshtein.Distance(typed, c, nil); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
-	if best != "" || len(typed) < 3 {
-		return best
-	}
-	var prefixed []string
-	for _, c := range candidates {
-		if strings.HasPrefix(c, typed) {
-			prefixed = append(prefixed, c)
-		}
-	}
-	if len(prefixed) == 1 {
-		return prefixed[0]
-	}
-	return ""
+	return best
 }
 
 // valueName is the placeholder of a flag's value: FILE in "--out FILE".

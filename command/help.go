@@ -45,7 +45,8 @@ func helpDocs() map[string]helpDoc {
 				"--out to review it and then apply exactly it.",
 			examples: []string{
 				"pushform plan -out=spring.plan",
-				"pushform plan -var-file=env/test.pfvars -state=env/test.state -detailed-exitcode",
+				"pushform plan -var-file=env/test.pfvars -state=env/test.state",
+				"pushform plan -detailed-exitcode -json > plan.json",
 			},
 		},
 		"apply": {
@@ -333,7 +334,7 @@ func flagUsage(f *pflag.Flag) string {
 	switch {
 	case f.Value.Type() == "bool":
 		if f.DefValue == "true" {
-			usage += " (on by default; --" + f.Name + "=false turns it off)"
+			usage += " (default true)"
 		}
 	case f.DefValue != "" && f.DefValue != "0" && f.DefValue != "[]" && f.DefValue != "0s":
 		usage += " (default " + f.DefValue + ")"
