@@ -280,6 +280,28 @@ func TestCompletionScripts(t *testing.T) {
 	if !strings.HasPrefix(zsh, "#compdef pushform\n") || !strings.Contains(zsh, "bashcompinit") || !strings.Contains(zsh, "complete -o default -F _pushform pushform") {
 		t.Errorf("zsh script:\n%s", zsh)
 	}
+	if path, err := exec.LookPath("fish"); err == nil {
+		file := filepath.Join(t.TempDir(), "pushform.fish")
+		os.WriteFile(file, []byte(fish), 0o644)
+		for line, want := range map[string]string{
+			"pushform pl":               "plan",
+			"pushform state show --a":   "--all",
+			"pushform show --mark":      "--markdown",
+			"pushform state show --mar": "",
+			"pushform sandbox sh":       "show",
+		} {
+			out, err := exec.Command(path, "--no-config", "-c", "source "+shellQuote(file)+"; complete -C"+shellQuote(line)).CombinedOutput()
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if w, _, _ := strings.Cut(l, "\t"); w != "" {
+					got = append(got, w)
+				}
+			}
+			if err != nil || strings.Join(got, " ") != want {
+				t.Errorf("fish: %q completes to %q (%v), want %q", line, got, err, want)
+			}
+		}
+	}
 	for shell, script := range map[string]string{"fish": fish, "zsh": zsh} {
 		if path, err := exec.LookPath(shell); err == nil {
 			if out, err := exec.Command(path, "-n", "-c", script).CombinedOutput(); err != nil {

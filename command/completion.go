@@ -191,6 +191,10 @@ func writeFishCompletion(w io.Writer, tree []complNode) {
 		if n.path != "" {
 			parts := strings.Fields(n.path)
 			cond = "__fish_seen_subcommand_from " + parts[0]
+			// "state show" is not the show command.
+			if parents := parentsOf(parts[0]); len(parts) == 1 && len(parents) > 0 {
+				cond += "; and not __fish_seen_subcommand_from " + strings.Join(parents, " ")
+			}
 			if len(parts) == 2 {
 				cond += "; and __fish_seen_subcommand_from " + parts[1]
 			} else if c, ok := lookupCommand(parts[0]); ok && len(c.subs) > 0 {
@@ -224,6 +228,17 @@ func writeFishCompletion(w io.Writer, tree []complNode) {
 		}
 	}
 	io.WriteString(w, b.String())
+}
+
+// parentsOf lists the commands that have a subcommand named name.
+func parentsOf(name string) []string {
+	var out []string
+	for _, c := range commands() {
+		if slices.ContainsFunc(c.subs, func(s subcommand) bool { return s.name == name }) {
+			out = append(out, c.name)
+		}
+	}
+	return out
 }
 
 func fishQuote(s string) string {

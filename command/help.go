@@ -175,30 +175,37 @@ func helpDocs() map[string]helpDoc {
 	}
 }
 
-// flagGroups says under which heading each flag is listed, and groupOrder
-// the order of the headings. A flag not named here is listed under
-// "Options".
-var flagGroups = map[string]string{
-	"target": "Plan options", "replace": "Plan options", "refresh": "Plan options",
-	"now": "Plan options", "retry-unknown": "Plan options",
-	"auto-approve": "Apply options", "parallelism": "Apply options",
-	"var": "Variables", "var-file": "Variables",
-	"state": "State options", "lock-timeout": "State options",
-	"request-timeout": "Service and retries", "max-attempts": "Service and retries",
-	"retry-delay": "Service and retries", "retry-max-delay": "Service and retries",
-	"max-retry-after": "Service and retries",
-	"out":             "Output", "json": "Output", "markdown": "Output", "detailed-exitcode": "Output",
-	"all": "Output", "check": "Output", "diff": "Output", "write": "Output",
-	"addr": "Sandbox options", "seed": "Sandbox options", "quiet": "Sandbox options", "file": "Sandbox options",
-	"latency": "Fault injection", "fail-rate": "Fault injection", "drop-rate": "Fault injection",
-	"rate-limit": "Fault injection", "empty-200": "Fault injection", "max-length": "Fault injection",
-	"recipients-shape": "Fault injection", "fault-seed": "Fault injection",
-	"chdir": "Global options", "no-color": "Global options", "version": "Global options",
+// flagGroup says under which heading a flag is listed in help.
+func flagGroup(name string) string {
+	switch name {
+	case "target", "replace", "refresh", "now", "retry-unknown":
+		return "Plan options"
+	case "auto-approve", "parallelism":
+		return "Apply options"
+	case "var", "var-file":
+		return "Variables"
+	case "state", "lock-timeout":
+		return "State options"
+	case "request-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after":
+		return "Service and retries"
+	case "out", "json", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
+		return "Output"
+	case "addr", "seed", "quiet", "file":
+		return "Sandbox options"
+	case "latency", "fail-rate", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "fault-seed":
+		return "Fault injection"
+	case "chdir", "no-color", "version":
+		return "Global options"
+	}
+	return "Options"
 }
 
-var groupOrder = []string{
-	"Plan options", "Apply options", "Sandbox options", "Fault injection", "Variables",
-	"State options", "Service and retries", "Options", "Output", "Global options",
+// groupOrder is the order of the headings.
+func groupOrder() []string {
+	return []string{
+		"Plan options", "Apply options", "Sandbox options", "Fault injection", "Variables",
+		"State options", "Service and retries", "Options", "Output", "Global options",
+	}
 }
 
 // helpWidth is the width help text is wrapped at.
@@ -276,10 +283,7 @@ func writeFlagGroups(b *strings.Builder, fs *pflag.FlagSet) {
 		if f.Hidden {
 			return
 		}
-		g := flagGroups[f.Name]
-		if g == "" {
-			g = "Options"
-		}
+		g := flagGroup(f.Name)
 		groups[g] = append(groups[g], line{flagLeft(f), flagUsage(f)})
 	})
 	help := "show this help"
@@ -294,7 +298,7 @@ func writeFlagGroups(b *strings.Builder, fs *pflag.FlagSet) {
 		}
 	}
 	width = min(width, 26)
-	for _, g := range groupOrder {
+	for _, g := range groupOrder() {
 		ls := groups[g]
 		if len(ls) == 0 {
 			continue
