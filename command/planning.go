@@ -64,7 +64,7 @@ type stateFlags struct {
 
 // bind adds --state, and --lock-timeout for commands that lock.
 func (sf *stateFlags) bind(fs *pflag.FlagSet, locks bool) {
-	fs.StringVar(&sf.file, "state", "", "state `FILE` (default pushform.state in the configuration directory)")
+	fs.StringVar(&sf.file, "state", "", "state `FILE`, relative to the configuration directory (default pushform.state)")
 	if locks {
 		fs.DurationVar(&sf.lockTimeout, "lock-timeout", 0, "wait up to `DURATION` for the state lock")
 	}
