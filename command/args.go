@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agext/levenshtein"
@@ -58,10 +59,11 @@ func flagError(fs *pflag.FlagSet, err error) error {
 	switch {
 	case errors.As(err, &notExist):
 		name := notExist.GetSpecifiedName()
+		dashes := "--"
 		if notExist.GetSpecifiedShortnames() != "" {
-			return fmt.Errorf("unknown flag -%s%s", name, didYouMean(name, flagNames(fs), "--"))
+			dashes = "-"
 		}
-		return fmt.Errorf("unknown flag --%s%s", name, didYouMean(name, flagNames(fs), "--"))
+		return fmt.Errorf("unknown flag %s%s%s", dashes, escapeControl(name), didYouMean(name, flagNames(fs), "--"))
 	case errors.As(err, &needsValue):
 		f := needsValue.GetFlag()
 		return fmt.Errorf("flag --%s needs a value: --%s %s", f.Name, f.Name, valueName(f))
@@ -70,6 +72,16 @@ func flagError(fs *pflag.FlagSet, err error) error {
 		return fmt.Errorf("invalid value %q for --%s: %v", invalid.GetValue(), f.Name, invalid.Unwrap())
 	}
 	return err
+}
+
+// escapeControl escapes control characters of a word from the command line,
+// so an error message cannot drive the terminal.
+func escapeControl(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) && r != ' ' }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 // flagNames lists the long names fs accepts, help included.

@@ -152,6 +152,7 @@ func TestUnknownCommand(t *testing.T) {
 		{[]string{"state"}, "Error: state: missing subcommand: list, show or rm\nrun 'pushform state -h' for usage\n"},
 		{[]string{"help", "stat"}, "Error: help: no command \"stat\" (did you mean state?)\nrun 'pushform help -h' for usage\n"},
 		{[]string{"--chdr", "x", "plan"}, "Error: unknown flag --chdr (did you mean --chdir?)\nrun 'pushform -h' for usage\n"},
+		{[]string{"plan", "--\x1b[31mred"}, "Error: plan: unknown flag --\\x1b[31mred\nrun 'pushform plan -h' for usage\n"},
 		{[]string{"-chdir"}, "Error: flag --chdir needs a value: --chdir DIR\nrun 'pushform -h' for usage\n"},
 		{[]string{"completion", "tcsh"}, "Error: completion: no completion for shell \"tcsh\": use bash, zsh or fish\nrun 'pushform completion -h' for usage\n"},
 	} {
@@ -168,6 +169,13 @@ func TestUnknownCommand(t *testing.T) {
 }
 
 func TestMainHelp(t *testing.T) {
+	// -help before a command, as Terraform's, is that command's help.
+	_, planHelp, _ := runIn(t, t.TempDir(), "", nil, "plan", "-h")
+	for _, args := range [][]string{{"-help", "plan"}, {"--chdir", "x", "-h", "plan"}} {
+		if code, out, errOut := runIn(t, t.TempDir(), "", nil, args...); code != ExitOK || out != planHelp {
+			t.Errorf("%v: exit %d, stderr %s, stdout:\n%s", args, code, errOut, out)
+		}
+	}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"help"}} {
 		code, out, errOut := runIn(t, t.TempDir(), "", nil, args...)
 		if code != ExitOK || errOut != "" {

@@ -256,8 +256,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	fs := globalFlagSet(&m.Globals, &showVersion)
 	if err := fs.Parse(normaliseArgs(fs, args, false)); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			writeMainHelp(env.Stdout, fs)
-			return ExitOK
+			return mainHelp(ctx, m, args)
 		}
 		fmt.Fprintf(env.Stderr, "Error: %v\nrun 'pushform -h' for usage\n", flagError(fs, err))
 		return ExitError
@@ -289,6 +288,19 @@ func Run(ctx context.Context, args []string, env Env) int {
 		}
 	}
 	return cmd.run(ctx, m, rest[1:])
+}
+
+// mainHelp answers -h before the command name: "pushform -h" lists the
+// commands, and "pushform -help plan", as Terraform's, is plan's help.
+func mainHelp(ctx context.Context, m *Meta, args []string) int {
+	rest := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-h" || a == "--help" || a == "-help" })
+	var showVersion bool
+	fs := globalFlagSet(&Globals{}, &showVersion)
+	if fs.Parse(normaliseArgs(fs, rest, false)) == nil && fs.NArg() > 0 {
+		return runHelp(ctx, m, fs.Args())
+	}
+	writeMainHelp(m.Stdout, fs)
+	return ExitOK
 }
 
 // quoteArg quotes a word from the command line for an error message, with
