@@ -226,6 +226,16 @@ func lookupCommand(name string) (command, bool) {
 	return command{}, false
 }
 
+// subcommandNames lists the subcommands of the command name.
+func subcommandNames(name string) []string {
+	c, _ := lookupCommand(name)
+	var names []string
+	for _, s := range c.subs {
+		names = append(names, s.name)
+	}
+	return names
+}
+
 func commandNames() []string {
 	var names []string
 	for _, c := range commands() {

@@ -145,8 +145,9 @@ func helpDocs() map[string]helpDoc {
 		"sandbox show": {
 			usage: []string{"sandbox show [options] DEVICE_ID"},
 			text: "Prints what a sandbox device has shown: badge, received count and inbox. It reads the file " +
-				"the embedded sandbox saves (pushform.sandbox.json next to the state) or, with --addr, asks a " +
-				"running 'pushform sandbox'.",
+				"the embedded sandbox saves next to the state (pushform.sandbox.json in the configuration " +
+				"directory, or --file when --state puts the state elsewhere) or, with --addr, asks a running " +
+				"'pushform sandbox'.",
 			examples: []string{
 				"pushform -chdir=examples/quickstart sandbox show alice-phone",
 				"pushform sandbox show kiosk-1 -addr=127.0.0.1:8787 -json",
@@ -399,12 +400,7 @@ func probeCommand(ctx context.Context, m *Meta, words []string) (string, *pflag.
 	}
 	name, args := c.name, []string(nil)
 	if len(words) > 1 {
-		i := slices.IndexFunc(c.subs, func(s subcommand) bool { return s.name == words[1] })
-		if i < 0 {
-			var subs []string
-			for _, s := range c.subs {
-				subs = append(subs, s.name)
-			}
+		if subs := subcommandNames(c.name); !slices.Contains(subs, words[1]) {
 			return "", nil, fmt.Errorf("%s has no subcommand %s%s", c.name, quoteArg(words[1]), didYouMean(words[1], subs, ""))
 		}
 		name, args = c.name+" "+words[1], words[1:2]

@@ -35,7 +35,7 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		writeHelp(m.Stdout, "state", m.FlagSet("state"))
 		return ExitOK
 	}
-	return m.usageError("state", fmt.Errorf("unknown subcommand %s%s", quoteArg(args[0]), didYouMean(args[0], []string{"list", "show", "rm"}, "")))
+	return m.usageError("state", fmt.Errorf("unknown subcommand %s%s", quoteArg(args[0]), didYouMean(args[0], subcommandNames("state"), "")))
 }
 
 // readState reads the state the flags choose, without locking: list and
