@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -408,9 +409,16 @@ func probeCommand(ctx context.Context, m *Meta, words []string) (string, *pflag.
 	if len(words) > 2 {
 		return "", nil, fmt.Errorf("too many words: %s", strings.Join(words, " "))
 	}
+	// The probe stops the command at its parse; should one ever go further,
+	// it finds no configuration, no key and nothing to print to.
 	var fs *pflag.FlagSet
-	probe := &Meta{Env: m.Env, probe: func(f *pflag.FlagSet) { fs = f }}
-	probe.Stdout, probe.Stderr = io.Discard, io.Discard
+	probe := &Meta{
+		Env: Env{
+			Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+			Getenv: func(string) string { return "" }, Dir: filepath.FromSlash("/nonexistent/pushform-help-probe"),
+		},
+		probe: func(f *pflag.FlagSet) { fs = f },
+	}
 	c.run(ctx, probe, args)
 	if fs == nil {
 		fs = m.FlagSet(name)
