@@ -3,6 +3,7 @@ module pushform
 go 1.26.0
 
 require (
+	github.com/agext/levenshtein v1.2.1
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/sergi/go-diff v1.4.0
 	github.com/spf13/pflag v1.1.0
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	github.com/agext/levenshtein v1.2.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/google/go-cmp v0.6.0 // indirect

@@ -55,6 +55,9 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 	if err := o.retryFlags.check(); err != nil {
 		return nil, err
 	}
+	if _, err := o.planFlags.check(); err != nil {
+		return nil, err
+	}
 	if fs.NArg() == 1 {
 		o.planFile = fs.Arg(0)
 	}

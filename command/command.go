@@ -10,7 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"pushform/termtext"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -76,6 +77,13 @@ type Globals struct {
 type Meta struct {
 	Env
 	Globals Globals
+	// envArgs names the PUSHFORM_CLI_ARGS variables that added arguments,
+	// so a usage error can say where a flag came from.
+	envArgs []string
+	// probe, when set, receives a command's flag set instead of parsing:
+	// help and completion learn the flags of every command this way,
+	// without running it.
+	probe func(*pflag.FlagSet)
 }
 
 // ConfigDir is the configuration directory: --chdir resolved against the
@@ -84,15 +92,20 @@ func (m *Meta) ConfigDir() string {
 	if m.Globals.Chdir == "" {
 		return m.Dir
 	}
-	return m.path(m.Globals.Chdir)
+	if filepath.IsAbs(m.Globals.Chdir) {
+		return m.Globals.Chdir
+	}
+	return filepath.Join(m.Dir, m.Globals.Chdir)
 }
 
-// path resolves a user-given path against the working directory.
+// path resolves a user-given path (--state, --out, a plan file) against
+// the configuration directory, as Terraform resolves every path against
+// -chdir: with --chdir DIR, "x.plan" is DIR/x.plan.
 func (m *Meta) path(p string) string {
 	if filepath.IsAbs(p) {
 		return p
 	}
-	return filepath.Join(m.Dir, p)
+	return filepath.Join(m.ConfigDir(), p)
 }
 
 // Color reports whether output may use ANSI colour.
@@ -109,57 +122,141 @@ func (m *Meta) Errorf(format string, args ...any) int {
 }
 
 // FlagSet returns a flag set for a command with the global flags bound, so
-// they may follow the command name too.
+// they may follow the command name too. name is the command as typed
+// ("plan", "state list"); help is found by it.
 func (m *Meta) FlagSet(name string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(m.Stdout)
-	fs.Usage = func() {
-		fmt.Fprintf(m.Stdout, "Usage: pushform %s [flags]\n\nFlags:\n%s", name, fs.FlagUsages())
-	}
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
 	bindGlobals(fs, &m.Globals)
 	return fs
 }
 
-// parse parses args with fs. Help (-h, --help) has been printed on stdout
-// when it returns pflag.ErrHelp; usageError turns that into exit 0.
+// parse parses args with fs, after rewriting single-dash long flags
+// (-out=FILE) to their double-dash form. On -h or --help it prints the
+// command's help on stdout and returns pflag.ErrHelp, which usageError
+// turns into exit 0; other errors name the flag.
 func (m *Meta) parse(fs *pflag.FlagSet, args []string) error {
-	return fs.Parse(args)
+	if m.probe != nil {
+		m.probe(fs)
+		return errProbe
+	}
+	fs.Usage = func() {}
+	err := fs.Parse(normaliseArgs(fs, args, true))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pflag.ErrHelp):
+		writeHelp(m.Stdout, fs.Name(), fs)
+		return err
+	}
+	return flagError(fs, err)
 }
 
+// errProbe stops a command whose flags a probe collected.
+var errProbe = errors.New("flags collected")
+
 // usageError reports a command line that cannot be run: one line naming
-// the command and the problem, and where to read its usage.
+// the command and the problem, and where to read its usage. Help (already
+// printed) exits 0.
 func (m *Meta) usageError(cmd string, err error) int {
-	if errors.Is(err, pflag.ErrHelp) {
+	if errors.Is(err, pflag.ErrHelp) || errors.Is(err, errProbe) {
 		return ExitOK
 	}
-	fmt.Fprintf(m.Stderr, "Error: %s: %v\nrun 'pushform %s -h' for usage\n", cmd, err, cmd)
+	msg := err.Error()
+	if !strings.HasPrefix(msg, cmd+" ") { // "plan takes no arguments" names it already
+		msg = cmd + ": " + msg
+	}
+	fmt.Fprintf(m.Stderr, "Error: %s\nrun 'pushform %s -h' for usage\n", msg, cmd)
+	if len(m.envArgs) > 0 {
+		fmt.Fprintf(m.Stderr, "(the arguments include those of %s)\n", strings.Join(m.envArgs, " and "))
+	}
 	return ExitError
 }
 
 func bindGlobals(fs *pflag.FlagSet, g *Globals) {
-	fs.StringVar(&g.Chdir, "chdir", g.Chdir, "switch to directory `DIR` before running the command")
-	fs.BoolVar(&g.NoColor, "no-color", g.NoColor, "disable colour in output")
+	fs.StringVar(&g.Chdir, "chdir", g.Chdir, "switch to directory `DIR` before running the command: the configuration and every relative path are read there")
+	fs.BoolVar(&g.NoColor, "no-color", g.NoColor, "disable colour in output (so does NO_COLOR)")
 }
 
 // command is one entry of the dispatch table.
 type command struct {
-	synopsis string
-	run      func(ctx context.Context, m *Meta, args []string) int
+	name    string
+	summary string
+	run     func(ctx context.Context, m *Meta, args []string) int
+	// subs are the subcommands, each dispatched by run.
+	subs []subcommand
+	// main commands come first in the help.
+	main bool
 }
 
-func commands() map[string]command {
-	return map[string]command{
-		"version":      {"Print the pushform version", runVersion},
-		"sandbox":      {"Run the local Push Notification Service sandbox", runSandbox},
-		"validate":     {"Check the configuration files", cmdValidate},
-		"fmt":          {"Rewrite configuration files in canonical format", runFmt},
-		"plan":         {"Show what apply would send", cmdPlan},
-		"apply":        {"Send what the plan says and record it in state", cmdApply},
-		"show":         {"Show a saved plan, or the state", cmdShow},
-		"state":        {"Inspect or edit the state (list, show, rm)", runState},
-		"force-unlock": {"Remove a stale state lock", cmdForceUnlock},
-		"recipients":   {"List the users who can receive a push right now", cmdRecipients},
+// subcommand is a word after a command that selects what it does.
+type subcommand struct {
+	name, summary string
+}
+
+// commands is the dispatch table, in the order help lists it.
+func commands() []command {
+	return []command{
+		{name: "validate", summary: "Check the configuration files", run: cmdValidate, main: true},
+		{name: "plan", summary: "Show what apply would send", run: cmdPlan, main: true},
+		{name: "apply", summary: "Send what the plan says and record it in state", run: cmdApply, main: true},
+		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
+		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
+		{name: "state", summary: "Inspect or edit the state", run: runState, subs: []subcommand{
+			{"list", "List the addresses in the state, with target counts"},
+			{"show", "Show one address: content and every target's last outcome"},
+			{"rm", "Remove addresses from the state (nothing is sent)"},
+		}},
+		{name: "force-unlock", summary: "Remove a stale state lock", run: cmdForceUnlock},
+		{name: "recipients", summary: "List the users who can receive a push right now", run: cmdRecipients},
+		{name: "sandbox", summary: "Run the local Push Notification Service sandbox", run: runSandbox, subs: []subcommand{
+			{"show", "Show what a sandbox device has received"},
+		}},
+		{name: "version", summary: "Print the pushform version and commit", run: runVersion},
+		{name: "completion", summary: "Print a shell completion script (bash, zsh, fish)", run: runCompletion},
+		{name: "help", summary: "Show the help of pushform or of a command", run: runHelp},
 	}
+}
+
+// lookupCommand finds a command by name.
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// subcommandNames lists the subcommands of the command name.
+func subcommandNames(name string) []string {
+	c, _ := lookupCommand(name)
+	var names []string
+	for _, s := range c.subs {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// globalFlagSet is the flag set of the words before the command name.
+func globalFlagSet(g *Globals, showVersion *bool) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("pushform", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SortFlags = false
+	fs.SetInterspersed(false)
+	bindGlobals(fs, g)
+	fs.BoolVarP(showVersion, "version", "v", false, "print the version and exit")
+	return fs
 }
 
 // Run executes the pushform command line args and returns the exit code.
@@ -168,17 +265,13 @@ func Run(ctx context.Context, args []string, env Env) int {
 		env.Getenv = func(string) string { return "" }
 	}
 	m := &Meta{Env: env}
-	fs := pflag.NewFlagSet("pushform", pflag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.SetInterspersed(false)
-	bindGlobals(fs, &m.Globals)
 	var showVersion bool
-	fs.BoolVarP(&showVersion, "version", "v", false, "print the version")
-	fs.Usage = func() { usage(env.Stderr, fs) }
-	if err := fs.Parse(args); err != nil {
+	fs := globalFlagSet(&m.Globals, &showVersion)
+	if err := fs.Parse(normaliseArgs(fs, args, false)); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return ExitOK
+			return mainHelp(ctx, m, args)
 		}
+		fmt.Fprintf(env.Stderr, "Error: %v\nrun 'pushform -h' for usage\n", flagError(fs, err))
 		return ExitError
 	}
 	if showVersion {
@@ -186,37 +279,47 @@ func Run(ctx context.Context, args []string, env Env) int {
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		usage(env.Stderr, fs)
+		writeMainHelp(env.Stderr, fs)
 		return ExitError
 	}
-	name := rest[0]
-	if name == "help" {
-		usage(env.Stdout, fs)
-		return ExitOK
-	}
-	cmd, ok := commands()[name]
+	cmd, ok := lookupCommand(rest[0])
 	if !ok {
-		fmt.Fprintf(env.Stderr, "Error: unknown command %q; run 'pushform help' for the list\n", name)
+		fmt.Fprintf(env.Stderr, "Error: unknown command %s%s\nrun 'pushform -h' for the list of commands\n",
+			quoteArg(rest[0]), didYouMean(rest[0], commandNames(), ""))
 		return ExitError
+	}
+	if cmd.name != "help" && cmd.name != "completion" {
+		path := rest[:1]
+		if len(rest) > 1 && slices.ContainsFunc(cmd.subs, func(s subcommand) bool { return s.name == rest[1] }) {
+			path = rest[:2]
+		}
+		var err error
+		rest, m.envArgs, err = withEnvArgs(env.Getenv, path, rest)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "Error: %v\n", err)
+			return ExitError
+		}
 	}
 	return cmd.run(ctx, m, rest[1:])
 }
 
-func usage(w io.Writer, fs *pflag.FlagSet) {
-	cmds := commands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
+// mainHelp answers -h before the command name: "pushform -h" lists the
+// commands, and "pushform -help plan", as Terraform's, is plan's help.
+func mainHelp(ctx context.Context, m *Meta, args []string) int {
+	rest := slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-h" || a == "--help" || a == "-help" })
+	var showVersion bool
+	fs := globalFlagSet(&Globals{}, &showVersion)
+	if fs.Parse(normaliseArgs(fs, rest, false)) == nil && fs.NArg() > 0 {
+		return runHelp(ctx, m, fs.Args())
 	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteString("Usage: pushform [global flags] COMMAND [flags] [args]\n\nCommands:\n")
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %-12s %s\n", n, cmds[n].synopsis)
-	}
-	b.WriteString("\nGlobal flags (before or after the command name):\n")
-	b.WriteString(fs.FlagUsages())
-	io.WriteString(w, b.String())
+	writeMainHelp(m.Stdout, fs)
+	return ExitOK
+}
+
+// quoteArg quotes a word from the command line for an error message, with
+// any control character escaped.
+func quoteArg(s string) string {
+	return strconv.Quote(s)
 }
 
 // fail prints err (unless already reported) and returns ExitError.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"pushform/atomicfile"
 	"pushform/planner"
@@ -46,6 +47,9 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 	case o.json && o.markdown:
 		return nil, errors.New("--json and --markdown cannot be combined")
 	}
+	if _, err := o.planFlags.check(); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -71,12 +75,33 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	if o.out != "" && !o.json && !o.markdown {
-		fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  pushform apply %s\n", o.out, o.out)
+		fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
+		if len(o.vars) > 0 {
+			fmt.Fprintln(m.Stdout, "with the same --var flags: apply checks the plan against the configuration.")
+		}
 	}
 	if o.detailed && p.HasChanges() {
 		return ExitChanges
 	}
 	return ExitOK
+}
+
+// applyCommand is the command that applies the saved plan from where the
+// user is: the same --chdir, state and variables files, all of them
+// relative to the --chdir directory as the plan's were.
+func (o *planOptions) applyCommand() string {
+	words := []string{"pushform"}
+	if o.Globals.Chdir != "" {
+		words = append(words, "--chdir", shellQuote(o.Globals.Chdir))
+	}
+	words = append(words, "apply")
+	for _, f := range o.varFiles {
+		words = append(words, "--var-file", shellQuote(f))
+	}
+	if o.stateFlags.file != "" {
+		words = append(words, "--state", shellQuote(o.stateFlags.file))
+	}
+	return strings.Join(append(words, shellQuote(o.out)), " ")
 }
 
 // writePlan shows p on stdout in the chosen format.

@@ -51,7 +51,7 @@ func (pf *planFlags) check() (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, pf.now)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("--now: %w", err)
+		return time.Time{}, fmt.Errorf("--now must be an RFC 3339 time such as 2026-12-01T09:00:00Z, not %q", pf.now)
 	}
 	return t, nil
 }
@@ -64,7 +64,7 @@ type stateFlags struct {
 
 // bind adds --state, and --lock-timeout for commands that lock.
 func (sf *stateFlags) bind(fs *pflag.FlagSet, locks bool) {
-	fs.StringVar(&sf.file, "state", "", "state `FILE` (default pushform.state in the configuration directory)")
+	fs.StringVar(&sf.file, "state", "", "state `FILE`, relative to the configuration directory (default pushform.state)")
 	if locks {
 		fs.DurationVar(&sf.lockTimeout, "lock-timeout", 0, "wait up to `DURATION` for the state lock")
 	}
@@ -81,7 +81,7 @@ func (m *Meta) openState(ctx context.Context, sf stateFlags) (backend.State, err
 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(requestTimeout time.Duration) backend.ServiceOptions {
-	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: requestTimeout, UserAgent: "pushform/" + Version}
+	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: requestTimeout, UserAgent: "pushform/" + userAgentVersion()}
 }
 
 // run is what plan and apply share: the loaded configuration, the locked

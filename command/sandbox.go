@@ -22,22 +22,6 @@ import (
 	"pushform/sandbox"
 )
 
-const sandboxUsage = `Usage: pushform sandbox --seed FILE [--addr 127.0.0.1:8787] [fault flags]
-       pushform sandbox show DEVICE_ID [--file F | --addr A] [--json]
-
-Serves a local Push Notification Service under http://ADDR/v1, seeded with
-API keys, users, devices and topics from an HCL file, and prints
-"listening on http://ADDR/v1" once it accepts connections. It runs until
-interrupted. Inspection endpoints (no key): /_sandbox/devices[/ID],
-/_sandbox/log/REQUEST_ID, /_sandbox/stats.
-
-"show" prints what a device has shown: badge, received count, inbox. It
-reads the file the embedded sandbox saves (pushform.sandbox.json in the
-configuration directory) or, with --addr, asks a running sandbox.
-
-Flags:
-`
-
 func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	if len(args) > 0 && args[0] == "show" {
 		return runSandboxShow(ctx, m, args[1:])
@@ -55,29 +39,29 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	fs.StringVar(&opts.RecipientsShape, "recipients-shape", "array", "recipients body: `array` (all at once) or object (paged with a next cursor)")
 	fs.Int64Var(&opts.FaultSeed, "fault-seed", 1, "seed `N` of the fault draws, for reproducible runs")
 	quiet := fs.Bool("quiet", false, "do not log requests to stderr")
-	fs.Usage = func() { io.WriteString(m.Stderr, sandboxUsage+fs.FlagUsages()) }
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("sandbox", err)
 	}
+	usage := func(format string, args ...any) int { return m.usageError("sandbox", fmt.Errorf(format, args...)) }
 	if fs.NArg() > 0 {
-		return m.Errorf("unexpected argument %q; run 'pushform sandbox --help'", fs.Arg(0))
+		return usage("unexpected argument %s", quoteArg(fs.Arg(0)))
 	}
 	if *seedPath == "" {
-		return m.Errorf("--seed FILE is required: the seed declares the API keys, users, devices and topics the sandbox serves (see 'pushform sandbox --help')")
+		return usage("--seed FILE is required: the seed declares the API keys, users, devices and topics the sandbox serves")
 	}
 	switch {
 	case opts.FailRate < 0 || opts.FailRate > 1:
-		return m.Errorf("--fail-rate must be between 0 and 1, not %v", opts.FailRate)
+		return usage("--fail-rate must be between 0 and 1, not %v", opts.FailRate)
 	case opts.DropRate < 0 || opts.DropRate > 1:
-		return m.Errorf("--drop-rate must be between 0 and 1, not %v", opts.DropRate)
+		return usage("--drop-rate must be between 0 and 1, not %v", opts.DropRate)
 	case opts.FailRate+opts.DropRate > 1:
-		return m.Errorf("--fail-rate and --drop-rate add up to more than 1")
+		return usage("--fail-rate and --drop-rate add up to more than 1")
 	case opts.RateLimit < 0:
-		return m.Errorf("--rate-limit must not be negative")
+		return usage("--rate-limit must not be negative")
 	case opts.Latency < 0:
-		return m.Errorf("--latency must not be negative")
+		return usage("--latency must not be negative")
 	case opts.RecipientsShape != "array" && opts.RecipientsShape != "object":
-		return m.Errorf("--recipients-shape must be array or object, not %q", opts.RecipientsShape)
+		return usage("--recipients-shape must be array or object, not %q", opts.RecipientsShape)
 	}
 	path := *seedPath
 	if !filepath.IsAbs(path) {
@@ -133,19 +117,18 @@ func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
 	file := flags.String("file", "", "devices `FILE` saved by the embedded sandbox (default: "+sandbox.DefaultDevicesFile+" in the configuration directory)")
 	addr := flags.String("addr", "", "ask the sandbox running at `ADDR` (e.g. 127.0.0.1:8787) instead of reading a file")
 	asJSON := flags.Bool("json", false, "print the device as JSON")
-	flags.Usage = func() { io.WriteString(m.Stderr, sandboxUsage+flags.FlagUsages()) }
 	if err := m.parse(flags, args); err != nil {
 		return m.usageError("sandbox show", err)
 	}
 	if flags.NArg() != 1 {
-		return m.Errorf("usage: pushform sandbox show DEVICE_ID [--file F | --addr A] [--json]")
+		return m.usageError("sandbox show", errors.New("sandbox show takes exactly one argument, a device ID"))
 	}
 	id := flags.Arg(0)
 	var v sandbox.DeviceView
 	var err error
 	switch {
 	case *addr != "" && *file != "":
-		return m.Errorf("give --file or --addr, not both")
+		return m.usageError("sandbox show", errors.New("give --file or --addr, not both"))
 	case *addr != "":
 		v, err = fetchSandboxDevice(ctx, *addr, id)
 	default:

@@ -151,7 +151,7 @@ func TestSandboxCommandErrors(t *testing.T) {
 		{"rates over 1", []string{"sandbox", "--seed", "sandbox.hcl", "--fail-rate", "0.6", "--drop-rate", "0.6"}, "more than 1"},
 		{"not loopback", []string{"sandbox", "--seed", "sandbox.hcl", "--addr", "0.0.0.0:0"}, "loopback only"},
 		{"extra argument", []string{"sandbox", "--seed", "sandbox.hcl", "extra"}, "unexpected argument"},
-		{"show without id", []string{"sandbox", "show"}, "usage: pushform sandbox show"},
+		{"show without id", []string{"sandbox", "show"}, "run 'pushform sandbox show -h' for usage"},
 		{"show no file", []string{"sandbox", "show", "kiosk-1"}, "no sandbox devices file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,8 +161,8 @@ func TestSandboxCommandErrors(t *testing.T) {
 			}
 		})
 	}
-	if code, _, errOut := runSandboxCmd(t, dir, "sandbox", "--help"); code != 0 || !strings.Contains(errOut, "--fault-seed") {
-		t.Errorf("--help: %d %s", code, errOut)
+	if code, out, _ := runSandboxCmd(t, dir, "sandbox", "--help"); code != 0 || !strings.Contains(out, "--fault-seed") {
+		t.Errorf("--help: %d %s", code, out)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -16,18 +15,9 @@ import (
 // stateShowLimit is how many target lines state show prints without --all.
 const stateShowLimit = 50
 
-const stateUsage = `Usage: pushform state SUBCOMMAND [flags] [args]
-
-Subcommands:
-  list                 List the addresses in the state, with target counts
-  show ADDR            Show one address: content and every target's last outcome
-  rm ADDR...           Remove addresses from the state (nothing is sent)
-`
-
 func runState(ctx context.Context, m *Meta, args []string) int {
-	if len(args) == 0 {
-		io.WriteString(m.Stderr, stateUsage)
-		return ExitError
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
+		return m.usageError("state", errors.New("missing subcommand: list, show or rm"))
 	}
 	switch args[0] {
 	case "list":
@@ -36,12 +26,11 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		return m.stateShow(ctx, args[1:])
 	case "rm":
 		return m.stateRm(ctx, args[1:])
-	case "-h", "--help", "help":
-		io.WriteString(m.Stdout, stateUsage)
+	case "-h", "--help", "-help", "help":
+		writeHelp(m.Stdout, "state", m.FlagSet("state"))
 		return ExitOK
-	default:
-		return m.Errorf("unknown state subcommand %q; use list, show or rm", args[0])
 	}
+	return m.usageError("state", fmt.Errorf("unknown subcommand %s%s", quoteArg(args[0]), didYouMean(args[0], subcommandNames("state"), "")))
 }
 
 // readState reads the state the flags choose, without locking: list and

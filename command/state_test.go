@@ -38,7 +38,8 @@ func TestStatePath(t *testing.T) {
 	}{
 		{"", "", "/work/pushform.state"},
 		{"cfg", "", "/work/cfg/pushform.state"},
-		{"cfg", "other.state", "/work/other.state"},
+		{"cfg", "other.state", "/work/cfg/other.state"}, // relative to --chdir, as Terraform
+		{"cfg", "../other.state", "/work/other.state"},
 		{"cfg", "/abs/s", "/abs/s"},
 	} {
 		m.Globals.Chdir = c.chdir
