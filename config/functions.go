@@ -74,9 +74,9 @@ func functions(dir string) map[string]function.Function {
 		"tostring":        stdlib.MakeToFunc(cty.String),
 		"tonumber":        stdlib.MakeToFunc(cty.Number),
 		"tobool":          stdlib.MakeToFunc(cty.Bool),
-		"tolist":          stdlib.MakeToFunc(cty.List(cty.DynamicPseudoType)),
-		"toset":           stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
-		"tomap":           stdlib.MakeToFunc(cty.Map(cty.DynamicPseudoType)),
+		"tolist":          toCollectionFunc(cty.List),
+		"toset":           toCollectionFunc(cty.Set),
+		"tomap":           toCollectionFunc(cty.Map),
 		"file":            fileFunc(dir),
 	}
 	// templatefile gets the table without itself, so templates cannot recurse.
