@@ -130,23 +130,31 @@ func toTarget(res *pushapi.Result, fp, requestID string, now time.Time) state.Ta
 }
 
 // failed records a batch that got no usable answer, other than a 400 (see
-// refused). When the request may have been processed its targets are
-// unknown, with the request id and why, and count one more unanswered
-// request; when it certainly was not, they are recorded failed with the
-// reason, so the next plan sends them again. A rejected API key stops the
-// run: it is returned, not listed in Result.Errors, so it is shown once.
-func (r *run) failed(pb *prepared, err error) error {
+// refused). When the request may have been processed (by its last try, or
+// by maybe, an earlier try) its targets are unknown, with the request id and
+// why, and count one more unanswered request; when it certainly was not,
+// they are recorded failed with the reason, so the next plan sends them
+// again. A rejected API key stops the run: it is returned, not listed in
+// Result.Errors, so it is shown once.
+func (r *run) failed(pb *prepared, err, maybe error) error {
 	class, _ := pushapi.Classify(err)
 	var auth *pushapi.AuthError
 	isAuth := errors.As(err, &auth)
-	be := &BatchError{Batch: pb.b, Addresses: pb.addrs, Err: err, Unknown: class == pushapi.Ambiguous}
+	be := &BatchError{Batch: pb.b, Addresses: pb.addrs, Err: err, Unknown: class == pushapi.Ambiguous || maybe != nil}
 	requestID, status := answerOf(err)
 	now := r.opts.Now().UTC()
 	var counts Counts
 	var e state.Entry
 	if be.Unknown {
+		why := "no usable answer: " + err.Error()
+		if class != pushapi.Ambiguous {
+			// The last try was refused, an earlier one may have gone
+			// through: that one is the request to ask about.
+			requestID, status = answerOf(maybe)
+			why = "no usable answer: " + maybe.Error() + "; the last try: " + err.Error()
+		}
 		e = outcomeEntry(pb.intent, now, requestID, status, func(int) state.Target {
-			return state.Target{Outcome: state.Unknown, Message: "no usable answer: " + err.Error()}
+			return state.Target{Outcome: state.Unknown, Message: why}
 		})
 		counts.Unknown = pb.targets
 	} else {

@@ -172,12 +172,16 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 
 	var resp *pushapi.SendResponse
 	var err error
+	var maybe error // the last try that may have been processed
 	for attempt := 1; ; attempt++ {
 		resp, err = r.sender.Send(ctx, pb.req)
 		if err == nil {
 			break
 		}
 		class, after := pushapi.Classify(err)
+		if class == pushapi.Ambiguous {
+			maybe = err
+		}
 		retry := attempt < r.opts.MaxAttempts && ctx.Err() == nil && stop.Err() == nil &&
 			(class == pushapi.Safe || class == pushapi.Ambiguous && pb.idempotent && !processed(err))
 		if !retry {
@@ -197,7 +201,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 		return r.refused(ctx, stop, pb, ve, recorders, fatal)
 	}
 	if err != nil {
-		return r.failed(pb, err)
+		return r.failed(pb, err, maybe)
 	}
 	recorders.Add(1)
 	go func() {
