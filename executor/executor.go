@@ -85,7 +85,8 @@ type Event struct {
 	Status    int           `json:"status,omitempty"`
 	Counts    Counts        `json:"counts"`
 	Error     string        `json:"error,omitempty"`
-	// Parts numbers the requests a split batch is sent again in.
+	// Parts are the batch numbers of the requests a split batch's
+	// notifications are sent again in (numbered after the plan's batches).
 	Parts []int `json:"parts,omitempty"`
 }
 

@@ -85,7 +85,7 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 	numbers := make([]int, len(parts))
 	for i, idx := range parts {
 		subs[i] = r.part(pb, idx)
-		numbers[i] = subs[i].b + 1
+		numbers[i] = subs[i].b
 	}
 
 	r.mu.Lock()
