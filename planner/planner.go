@@ -563,7 +563,7 @@ func (cc *changeContext) tagOnlyWarnings(tagOnly []int, addr string) []string {
 		default:
 			what, keep = fmt.Sprintf("only the tag changed, from %q to %q", old, cc.tag), fmt.Sprintf("under tag %q", old)
 		}
-		out = append(out, fmt.Sprintf("%s: nothing is sent to the %d targets that have (or may have) this notification; they keep it %s, and a later change is planned against that tag. To send it again with the new tag (those devices then show it twice), apply with --replace %s",
+		out = append(out, fmt.Sprintf("%s: nothing is sent to the %d targets that have (or may have) this notification; they keep it %s, and later changes are planned against what they hold. To send it again with the new tag (those devices then show it twice), apply with --replace %s",
 			what, byTag[old], keep, addr))
 	}
 	return out
