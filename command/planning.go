@@ -25,6 +25,8 @@ type planFlags struct {
 	refresh      bool
 	now          string
 	retryUnknown bool
+	// maxUnknownResends: see planner.Options.MaxUnknownResends.
+	maxUnknownResends int
 	// requestTimeout bounds each call to the service.
 	requestTimeout time.Duration
 }
@@ -37,12 +39,16 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after")
 	pf.stateFlags.bind(fs, true)
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
+	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
 	fs.DurationVar(&pf.requestTimeout, "request-timeout", pushapi.DefaultTimeout, "give up on a call to the service that has not fully answered after `D`")
 }
 
 // check validates the flag values that pflag cannot, and returns the time
 // to plan at.
 func (pf *planFlags) check() (time.Time, error) {
+	if pf.maxUnknownResends < 1 {
+		return time.Time{}, fmt.Errorf("--max-unknown-resends must be at least 1, not %d", pf.maxUnknownResends)
+	}
 	if pf.requestTimeout <= 0 {
 		return time.Time{}, fmt.Errorf("--request-timeout must be positive, not %s", pf.requestTimeout)
 	}
@@ -151,6 +157,7 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 	}
 	return planner.Make(planner.Input{Config: cfg, State: r.sess.State, Recipients: snap, Refreshed: refreshed}, planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
+		MaxUnknownResends: r.pf.maxUnknownResends,
 	})
 }
 

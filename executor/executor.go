@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"pushform/planner"
@@ -67,6 +68,9 @@ const (
 	EventResponse EventType = "response" // a batch got its outcomes
 	EventError    EventType = "error"    // a batch failed for good
 	EventForget   EventType = "forget"   // addresses or targets dropped from state
+	// EventSplit: a packed request was refused (400); the notifications
+	// not to blame are sent again as new requests, numbered in Parts.
+	EventSplit EventType = "split"
 )
 
 // Event reports progress of an apply run.
@@ -81,6 +85,9 @@ type Event struct {
 	Status    int           `json:"status,omitempty"`
 	Counts    Counts        `json:"counts"`
 	Error     string        `json:"error,omitempty"`
+	// Parts are the batch numbers of the requests a split batch's
+	// notifications are sent again in (numbered after the plan's batches).
+	Parts []int `json:"parts,omitempty"`
 }
 
 // Counts tallies target outcomes.
@@ -130,7 +137,9 @@ type Failure struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
-// BatchError is a request that failed as a whole.
+// BatchError is a request that failed as a whole, or the notifications of
+// a request a 400 blamed. Batch numbers the request in this run: the plan's
+// batches first, then the parts of refused requests sent again.
 type BatchError struct {
 	Batch     int
 	Addresses []string
@@ -145,13 +154,30 @@ func (e *BatchError) Error() string {
 
 func (e *BatchError) Unwrap() error { return e.Err }
 
+// UnattributedError is a 400 on a packed request that the service did not
+// tie to any of its notifications and that sending the request again in
+// parts did not narrow down within the run's budget: its notifications were
+// not sent, and none is blamed.
+type UnattributedError struct {
+	Err *pushapi.ValidationError
+	// Requests is how many parts were sent trying to find the invalid one.
+	Requests int
+}
+
+func (e *UnattributedError) Error() string {
+	return fmt.Sprintf("%v; the service did not say which notification was invalid, and sending the request again in parts (%d requests) did not find it: these notifications were not sent", e.Err, e.Requests)
+}
+
 // Apply executes plan p, recording every intent and outcome through rec,
 // which must hold the state p was made from; the caller persists that state
 // afterwards. The returned error is for recording failures and a rejected
-// API key; per-target failures are in Result.
+// API key (which is not also in Result.Errors); per-target failures are in
+// Result. A request refused with a 400 is split: the notifications the
+// service blames fail, the others are sent again as new requests.
 func Apply(ctx context.Context, p *planner.Plan, rec Recorder, s Sender, opts Options) (*Result, error) {
 	opts.defaults()
 	r := &run{plan: p, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}}
+	r.nextBatch.Store(int64(len(p.Batches)))
 	if err := r.prelude(); err != nil {
 		return r.res, err
 	}
@@ -190,6 +216,8 @@ type run struct {
 
 	mu  sync.Mutex // guards res and events
 	res *Result
+	// nextBatch numbers the parts of refused requests sent again.
+	nextBatch atomic.Int64
 }
 
 // record journals entries and folds them into the state.

@@ -2,12 +2,13 @@ package executor
 
 import (
 	"errors"
+	"net/http"
+	"time"
+
 	"pushform/message"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/state"
-	"strings"
-	"time"
 )
 
 // Outcome mapping: a request's answer (or its failure) turned into journal
@@ -16,10 +17,19 @@ import (
 // failedEntry records every target of intent as failed, part i with
 // message msg(i).
 func failedEntry(intent state.Entry, now time.Time, requestID string, status int, msg func(i int) string) state.Entry {
+	return outcomeEntry(intent, now, requestID, status, func(i int) state.Target {
+		return state.Target{Outcome: state.Failed, Message: msg(i)}
+	})
+}
+
+// outcomeEntry records every target of part i of intent with outcome
+// rec(i), stamped with the request id, the fingerprint and the time.
+func outcomeEntry(intent state.Entry, now time.Time, requestID string, status int, rec func(i int) state.Target) state.Entry {
 	e := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, RequestID: requestID, Status: status,
 		Items: make([]state.Item, len(intent.Items))}
 	for i, it := range intent.Items {
-		t := state.Target{Outcome: state.Failed, Fingerprint: it.Fingerprint, Time: now, Message: msg(i), RequestID: requestID}
+		t := rec(i)
+		t.Fingerprint, t.Time, t.RequestID = it.Fingerprint, now, requestID
 		outcomes := make([]state.Target, len(it.Targets))
 		for j := range outcomes {
 			outcomes[j] = t
@@ -119,60 +129,77 @@ func toTarget(res *pushapi.Result, fp, requestID string, now time.Time) state.Ta
 	return t
 }
 
-// failed records a batch that got no usable answer. When the request may
-// have been processed its targets stay unknown (as the intent left them);
-// when it certainly was not, they are recorded failed with the reason, so
-// the next plan sends them again.
-func (r *run) failed(pb *prepared, err error) error {
+// failed records a batch that got no usable answer, other than a 400 (see
+// refused). When the request may have been processed (by its last try, or
+// by maybe, an earlier try) its targets are unknown, with the request id and
+// why, and count one more unanswered request; when it certainly was not,
+// they are recorded failed with the reason, so the next plan sends them
+// again. A rejected API key stops the run: it is returned, not listed in
+// Result.Errors, so it is shown once.
+func (r *run) failed(pb *prepared, err, maybe error) error {
 	class, _ := pushapi.Classify(err)
 	var auth *pushapi.AuthError
-	var ve *pushapi.ValidationError
-	be := &BatchError{Batch: pb.b, Addresses: pb.addrs, Err: err, Unknown: class == pushapi.Ambiguous}
+	isAuth := errors.As(err, &auth)
+	be := &BatchError{Batch: pb.b, Addresses: pb.addrs, Err: err, Unknown: class == pushapi.Ambiguous || maybe != nil}
+	requestID, status := answerOf(err)
+	now := r.opts.Now().UTC()
 	var counts Counts
+	var e state.Entry
 	if be.Unknown {
-		counts.Unknown = pb.targets // as the intent left them
+		why := "no usable answer: " + err.Error()
+		if class != pushapi.Ambiguous {
+			// The last try was refused, an earlier one may have gone
+			// through: that one is the request to ask about.
+			requestID, status = answerOf(maybe)
+			why = "no usable answer: " + maybe.Error() + "; the last try: " + err.Error()
+		}
+		e = outcomeEntry(pb.intent, now, requestID, status, func(int) state.Target {
+			return state.Target{Outcome: state.Unknown, Message: why}
+		})
+		counts.Unknown = pb.targets
 	} else {
-		requestID, status := "", 0
-		msg := func(int) string { return "not sent: " + err.Error() }
-		if errors.As(err, &ve) {
-			requestID, status = ve.RequestID, 400
-			msg = func(i int) string { return "rejected by the service: " + issuesFor(ve, i) }
-		}
-		if jerr := r.record(failedEntry(pb.intent, r.opts.Now().UTC(), requestID, status, msg)); jerr != nil {
-			return jerr
-		}
+		e = failedEntry(pb.intent, now, requestID, status, func(int) string { return "not sent: " + err.Error() })
 		counts.Failed = pb.targets
+	}
+	if jerr := r.record(e); jerr != nil {
+		return jerr
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.res.Counts.add(counts)
-	r.res.Errors = append(r.res.Errors, be)
-	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Counts: counts, Error: err.Error()})
-	if errors.As(err, &auth) {
+	if !isAuth {
+		r.res.Errors = append(r.res.Errors, be)
+	}
+	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: requestID, Status: status, Counts: counts, Error: err.Error()})
+	if isAuth {
 		return err
 	}
 	return nil
 }
 
-// issuesFor renders the service's issues that concern notification i of a
-// request (or all of them when the service gave no index).
-func issuesFor(ve *pushapi.ValidationError, i int) string {
-	if len(ve.Issues) == 0 {
-		if ve.Excerpt == "" {
-			return "the request was refused with no details"
-		}
-		return ve.Excerpt
+// answerOf returns the request id and status of the answer an error came
+// with, as far as there was one.
+func answerOf(err error) (requestID string, status int) {
+	var (
+		ve *pushapi.ValidationError
+		ae *pushapi.AuthError
+		se *pushapi.StatusError
+		de *pushapi.DecodeError
+		te *pushapi.TransportError
+	)
+	switch {
+	case errors.As(err, &ve):
+		return ve.RequestID, http.StatusBadRequest
+	case errors.As(err, &ae):
+		return ae.RequestID, http.StatusUnauthorized
+	case errors.As(err, &se):
+		return se.RequestID, se.StatusCode
+	case errors.As(err, &de):
+		return de.RequestID, de.StatusCode
+	case errors.As(err, &te):
+		return te.RequestID, 0
 	}
-	var parts []string
-	for _, is := range ve.Issues {
-		if is.Index == i || is.Index < 0 {
-			parts = append(parts, is.String())
-		}
-	}
-	if len(parts) == 0 {
-		return "another notification of the same request was invalid"
-	}
-	return strings.Join(parts, "; ")
+	return "", 0
 }
 
 // notification builds the request object of change c for ids.

@@ -14,12 +14,16 @@ import (
 
 // prepared is a batch whose intent is journaled: ready to be sent.
 type prepared struct {
-	b          int
+	b          int // the request's number in the run (see BatchError)
 	req        []pushapi.Notification
 	intent     state.Entry
 	addrs      []string
 	targets    int
 	idempotent bool // every part may be repeated without a visible duplicate
+	// bisect budgets the bisection of a 400 the service did not
+	// attribute, shared by the parts of one plan batch; nil until the
+	// first such 400.
+	bisect *bisection
 }
 
 // sendAll runs the pipeline: the dispatcher journals intents ahead, in
@@ -132,6 +136,15 @@ func (r *run) prepare(b int, now time.Time) *prepared {
 	return pb
 }
 
+// processed reports whether a failed send was certainly processed: a 2xx
+// whose body cannot be understood. Sending it again would deliver it again,
+// and the same answer would most likely come back; its targets are left
+// unknown for the plan to decide (see planner.Options.MaxUnknownResends).
+func processed(err error) bool {
+	var de *pushapi.DecodeError
+	return errors.As(err, &de) && de.StatusCode >= 200 && de.StatusCode < 300
+}
+
 // notSent records a journaled batch that was never sent, after a stop: its
 // targets are failed "not sent", so the next plan sends them.
 func (r *run) notSent(pb *prepared) error {
@@ -159,14 +172,18 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 
 	var resp *pushapi.SendResponse
 	var err error
+	var maybe error // the last try that may have been processed
 	for attempt := 1; ; attempt++ {
 		resp, err = r.sender.Send(ctx, pb.req)
 		if err == nil {
 			break
 		}
 		class, after := pushapi.Classify(err)
+		if class == pushapi.Ambiguous {
+			maybe = err
+		}
 		retry := attempt < r.opts.MaxAttempts && ctx.Err() == nil && stop.Err() == nil &&
-			(class == pushapi.Safe || class == pushapi.Ambiguous && pb.idempotent)
+			(class == pushapi.Safe || class == pushapi.Ambiguous && pb.idempotent && !processed(err))
 		if !retry {
 			break
 		}
@@ -179,8 +196,12 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 			break // interrupted while waiting: err stays the last try's
 		}
 	}
+	var ve *pushapi.ValidationError
+	if errors.As(err, &ve) {
+		return r.refused(ctx, stop, pb, ve, recorders, fatal)
+	}
 	if err != nil {
-		return r.failed(pb, err)
+		return r.failed(pb, err, maybe)
 	}
 	recorders.Add(1)
 	go func() {

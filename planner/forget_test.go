@@ -47,33 +47,54 @@ func TestForgotten(t *testing.T) {
 func TestClassifyAllMatchesSequential(t *testing.T) {
 	const n, from = 3007, 1000
 	ids := make([]string, n)
-	prior := &state.Message{Targets: map[string]*state.Target{}}
 	outcomes := []state.Outcome{state.Delivered, state.Failed, state.Unknown, state.Skipped}
 	var reachable []string
-	for i := range ids {
-		ids[i] = fmt.Sprintf("u%07d", i)
-		if i%5 == 4 {
-			continue // new
+	for _, tag := range []string{"t", ""} {
+		m := note("notification.a", "T", "B", tag)
+		fp := Fingerprint(m.Kind, m.Content)
+		// Earlier content: other text under the same tag, and the same
+		// text under another tag.
+		other, retagged := m.Content, m.Content
+		other.Body, retagged.Tag = "older", "older-tag"
+		otherFP, retaggedFP := Fingerprint(m.Kind, other), Fingerprint(m.Kind, retagged)
+		prior := &state.Message{Fingerprint: fp, Content: m.Content, Targets: map[string]*state.Target{},
+			EarlierTags: map[string]string{otherFP: tag, retaggedFP: "older-tag"}}
+		reachable = reachable[:0]
+		for i := range ids {
+			ids[i] = fmt.Sprintf("u%07d", i)
+			if i%5 == 4 {
+				continue // new
+			}
+			tfp := fp
+			switch i % 11 {
+			case 0:
+				tfp = otherFP
+			case 1:
+				tfp = retaggedFP
+			case 2:
+				tfp = "not-recorded"
+			}
+			o := outcomes[i%len(outcomes)]
+			tg := &state.Target{Outcome: o, Fingerprint: tfp}
+			if o == state.Unknown && i%7 == 0 {
+				tg.Unanswered, tg.RequestID = 3, fmt.Sprintf("req-%d", i%13)
+			}
+			prior.Targets[ids[i]] = tg
+			if o == state.Skipped && i%3 == 0 {
+				reachable = append(reachable, ids[i])
+			}
 		}
-		fp := "fp"
-		if i%11 == 0 {
-			fp = "old"
-		}
-		o := outcomes[i%len(outcomes)]
-		prior.Targets[ids[i]] = &state.Target{Outcome: o, Fingerprint: fp}
-		if o == state.Skipped && i%3 == 0 {
-			reachable = append(reachable, ids[i])
-		}
-	}
-	for _, tagged := range []bool{true, false} {
-		pl := &planning{recipients: &state.Snapshot{UserIDs: reachable}, parallelFrom: from}
-		want := pl.classify(ids, prior, "fp", false, tagged, true)
-		got := pl.classifyAll(ids, prior, "fp", false, tagged, true)
+		m.Targets.IDs = ids
+		cc := newChangeContext(m, prior, fp, false)
+		pl := &planning{recipients: &state.Snapshot{UserIDs: reachable}, parallelFrom: from, opts: Options{MaxUnknownResends: 3}}
+		want := pl.classify(ids, cc)
+		got := pl.classifyAll(ids, cc)
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("tagged %v: classifyAll = %+v; want %+v", tagged, got.counts, want.counts)
+			t.Fatalf("tag %q: classifyAll = %+v; want %+v", tag, got, want)
 		}
-		if want.counts.Reachable == 0 || want.counts.Held+want.counts.Unknown == 0 || !want.changed {
-			t.Fatalf("test data misses a case: %+v", want.counts)
+		c := want.counts
+		if c.Reachable == 0 || c.Held+c.Unknown == 0 || !want.changed || c.TagOnly == 0 || want.heldUnanswered == 0 || !want.moreIDs {
+			t.Fatalf("test data misses a case: %+v", want)
 		}
 	}
 }

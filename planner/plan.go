@@ -23,8 +23,8 @@ const (
 	ActionCreate  Action = "create"   // address not in state: send to every target
 	ActionSendNew Action = "send-new" // same content, targets added: send to the new ones only
 	ActionRetry   Action = "retry"    // failed, unknown, or reachable-again targets
-	ActionReplace Action = "replace"  // content changed, tag set: devices replace the earlier one
-	ActionResend  Action = "resend"   // content changed, no tag: the earlier one stays
+	ActionReplace Action = "replace"  // content changed, same tag before and after: devices replace the earlier one
+	ActionResend  Action = "resend"   // content changed, no tag or another tag: the earlier one stays
 	ActionUpdate  Action = "update"   // badge count changed: the badge converges
 	ActionForget  Action = "forget"   // gone from config: state only, nothing is sent
 	ActionWait    Action = "wait"     // send_after is still in the future
@@ -70,8 +70,10 @@ type Change struct {
 	Send []string `json:"send,omitempty"`
 	// Forget lists targets dropped from state (all of them for ActionForget).
 	Forget []string `json:"forget,omitempty"`
-	// Held lists unknown targets of an untagged notification that are not
-	// re-sent, because a second copy would be visible (see --retry-unknown).
+	// Held lists unknown targets that are not re-sent: those of an
+	// untagged notification, because a second copy would be visible, and
+	// those sent MaxUnknownResends times without a usable answer (see
+	// --retry-unknown).
 	Held     []string `json:"held,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -85,11 +87,14 @@ type TargetCounts struct {
 	Held      int `json:"held,omitempty"`      // last outcome unknown, not re-sent
 	Reachable int `json:"reachable,omitempty"` // skipped before, a recipient again
 	Replace   int `json:"replace,omitempty"`   // reached with older content, sent again
-	Skipped   int `json:"skipped,omitempty"`   // skipped no_active_device, not retried
-	UpToDate  int `json:"up_to_date,omitempty"`
-	Waiting   int `json:"waiting,omitempty"` // held back by send_after
-	Forget    int `json:"forget,omitempty"`
-	Send      int `json:"send"` // targets apply sends to
+	// TagOnly targets hold this notification under another tag (or none)
+	// with the same text: not sent, see Change.Warnings.
+	TagOnly  int `json:"tag_only,omitempty"`
+	Skipped  int `json:"skipped,omitempty"` // skipped no_active_device, not retried
+	UpToDate int `json:"up_to_date,omitempty"`
+	Waiting  int `json:"waiting,omitempty"` // held back by send_after
+	Forget   int `json:"forget,omitempty"`
+	Send     int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,10 @@ import (
 // DefaultBatchLimit is the most targets one request carries: the spec's
 // limit of 500 userIds, applied to device ids and topics too.
 const DefaultBatchLimit = 500
+
+// DefaultMaxUnknownResends is how many requests may send a target without a
+// usable answer before the plan stops sending it again.
+const DefaultMaxUnknownResends = 3
 
 // Input is what a plan is made from.
 type Input struct {
@@ -46,7 +51,20 @@ type Options struct {
 	RetryUnknown bool
 	// BatchLimit caps the targets of one request; 0 means DefaultBatchLimit.
 	BatchLimit int
+	// MaxUnknownResends holds back a target, tagged or not, once this many
+	// requests sent it and got no usable answer (RetryUnknown sends it
+	// anyway); 0 means DefaultMaxUnknownResends.
+	MaxUnknownResends int
+
+	// sharedTag reads shared_tag of a message; nil means configSharedTag.
+	// Tests set it.
+	sharedTag func(*config.Message) bool
 }
+
+// configSharedTag reports whether a message is marked shared_tag = true.
+// config.Message gains SharedTag with the guards of issue 14; until it is
+// merged, no message is marked. Switch to `return m.SharedTag` then.
+func configSharedTag(m *config.Message) bool { return false }
 
 // Make computes the plan. It fails when an option names no address. The
 // caller has checked that the state belongs to the configuration's
@@ -58,6 +76,12 @@ func Make(in Input, opts Options) (*Plan, error) {
 	}
 	if opts.BatchLimit <= 0 {
 		opts.BatchLimit = DefaultBatchLimit
+	}
+	if opts.MaxUnknownResends <= 0 {
+		opts.MaxUnknownResends = DefaultMaxUnknownResends
+	}
+	if opts.sharedTag == nil {
+		opts.sharedTag = configSharedTag
 	}
 	p := &Plan{
 		FormatVersion: FormatVersion,
@@ -77,6 +101,7 @@ func Make(in Input, opts Options) (*Plan, error) {
 
 	pl := planning{opts: opts, recipients: in.Recipients, replace: toSet(opts.Replace)}
 	seen := make(map[string]bool, len(cfg.Messages))
+	var planned []*config.Message
 	for _, m := range cfg.Messages {
 		seen[m.Address] = true
 		if !selected(m.Address, opts.Targets) {
@@ -90,7 +115,9 @@ func Make(in Input, opts Options) (*Plan, error) {
 			prior = st.Messages[m.Address]
 		}
 		p.Changes = append(p.Changes, pl.change(m, prior))
+		planned = append(planned, m)
 	}
+	warnSharedTags(planned, p.Changes[:len(planned)], opts.sharedTag)
 	if st != nil {
 		for _, addr := range st.Addresses() {
 			if seen[addr] || !selected(addr, opts.Targets) {
@@ -168,29 +195,39 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Targets.Waiting = len(ids)
 		return c
 	}
-	force := pl.replace[m.Address]
-	tagged := content.Idempotent(m.Kind)
-	cl := pl.classifyAll(ids, prior, c.Fingerprint, force, tagged, m.Targets.Kind == config.TargetUsers)
-	changed, found := cl.changed, cl.found
+	var cc *changeContext
+	var cl classified
+	if prior == nil { // every target is new
+		cl.counts.New, cl.send = len(ids), slices.Clone(ids)
+	} else {
+		cc = newChangeContext(m, prior, c.Fingerprint, pl.replace[m.Address])
+		cl = pl.classifyAll(ids, cc)
+	}
 	c.Send, c.Held = cl.send, cl.held
-	n := cl.counts
-	c.Targets.New, c.Targets.Replace, c.Targets.UpToDate, c.Targets.Retry = n.New, n.Replace, n.UpToDate, n.Retry
-	c.Targets.Unknown, c.Targets.Held, c.Targets.Reachable, c.Targets.Skipped = n.Unknown, n.Held, n.Reachable, n.Skipped
+	forget := c.Targets.Forget // of a target kind change
+	c.Targets = cl.counts
+	c.Targets.Total, c.Targets.Forget = len(ids), forget
 	c.Targets.Send = len(c.Send)
 	if prior != nil {
-		c.Forget = forgotten(ids, prior, found)
+		c.Forget = forgotten(ids, prior, cl.found)
 		c.Targets.Forget = len(c.Forget)
+	}
+	dups := 0
+	for _, n := range cl.dup {
+		dups += n
 	}
 	switch {
 	case prior == nil:
 		c.Action = ActionCreate
-	case changed && m.Kind == config.KindBadge:
+	case cl.changed && m.Kind == config.KindBadge:
 		c.Action = ActionUpdate
-	case changed && content.Tag != "":
-		c.Action = ActionReplace
-	case changed:
+	case cl.changed && dups > 0:
 		c.Action = ActionResend
-		c.Warnings = append(c.Warnings, fmt.Sprintf("content changed and no tag is set: %d targets already have the earlier notification and will show both; set a tag to replace it instead", c.Targets.Replace))
+		c.Warnings = append(c.Warnings, cc.duplicateWarnings(cl.dup)...)
+	case cl.changed && content.Tag == "":
+		c.Action = ActionResend // no target holds an earlier copy
+	case cl.changed:
+		c.Action = ActionReplace
 	case c.Targets.New > 0:
 		c.Action = ActionSendNew
 	case c.Targets.Send > 0:
@@ -198,18 +235,141 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	default:
 		c.Action = ActionNoOp
 	}
-	if c.Targets.Held > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%d targets have an unknown outcome (a request whose answer was lost) and are not re-sent: without a tag a second copy would show twice; use --retry-unknown to send anyway", c.Targets.Held))
+	if c.Targets.TagOnly > 0 {
+		c.Warnings = append(c.Warnings, cc.tagOnlyWarnings(cl.tagOnly, m.Address)...)
+	}
+	if n := c.Targets.Held - cl.heldUnanswered; n > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%d targets have an unknown outcome (a request whose answer was lost) and are not re-sent: without a tag a second copy would show twice; use --retry-unknown to send anyway", n))
+	}
+	if cl.heldUnanswered > 0 {
+		ids := "none recorded"
+		if len(cl.heldIDs) > 0 {
+			ids = strings.Join(cl.heldIDs, ", ")
+			if cl.moreIDs {
+				ids += ", ..."
+			}
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%d targets were sent in %d or more requests that got no usable answer (last request ids: %s) and are not sent again: the service may have delivered them each time; ask its support about those requests, then use --retry-unknown to send anyway (or raise --max-unknown-resends)",
+			cl.heldUnanswered, pl.opts.MaxUnknownResends, ids))
 	}
 	return c
+}
+
+// What a target holds, compared with the content planned for it.
+type holds int
+
+const (
+	holdsSameTag holds = iota // content with the same tag (or a badge): sending replaces it
+	holdsTagOnly              // the same text under another tag or none
+	holdsOther                // other content under another tag or none, or a tag not recorded
+)
+
+// earlier is content a target may hold: the planned content itself, the
+// content last recorded for the address, or content sent before that.
+type earlier struct {
+	fp    string
+	tag   string
+	known bool // the tag is recorded
+	holds holds
+}
+
+// changeContext is what classifying one message's targets needs.
+type changeContext struct {
+	prior  *state.Message
+	fp     string
+	force  bool // --replace: send to every target
+	tagged bool // sending the same content again shows nothing twice
+	users  bool
+	tag    string // the planned tag
+	// earlier[0] is the planned content; the last entry stands for any
+	// fingerprint not listed (its tag is not recorded).
+	earlier []earlier
+	buf     [3]earlier // backs earlier for the usual few
+}
+
+func newChangeContext(m *config.Message, prior *state.Message, fp string, force bool) *changeContext {
+	cc := &changeContext{prior: prior, fp: fp, force: force, tagged: m.Content.Idempotent(m.Kind),
+		users: m.Targets.Kind == config.TargetUsers, tag: m.Content.Tag}
+	cc.earlier = cc.buf[:0]
+	add := func(efp, tag string, known bool) {
+		for _, e := range cc.earlier {
+			if e.fp == efp {
+				return
+			}
+		}
+		e := earlier{fp: efp, tag: tag, known: known, holds: holdsOther}
+		switch {
+		case m.Kind == config.KindBadge:
+			e.holds = holdsSameTag // a badge sets a count: nothing to show twice
+		case efp == fp:
+			if cc.tagged {
+				e.holds = holdsSameTag
+			}
+		case known && tag != "" && tag == m.Content.Tag:
+			e.holds = holdsSameTag
+		case known:
+			// Spec 2.1 rule 5 replaces only a notification with the same
+			// tag: with another tag, is only the tag different?
+			retagged := m.Content
+			retagged.Tag = tag
+			if Fingerprint(m.Kind, retagged) == efp {
+				e.holds = holdsTagOnly
+			}
+		}
+		cc.earlier = append(cc.earlier, e)
+	}
+	add(fp, m.Content.Tag, true)
+	if prior != nil {
+		add(prior.Fingerprint, prior.Content.Tag, true)
+		if len(prior.EarlierTags) > 0 {
+			for _, efp := range sortedTagKeys(prior.EarlierTags) {
+				add(efp, prior.EarlierTags[efp], true)
+			}
+		}
+	}
+	cc.earlier = append(cc.earlier, earlier{holds: holdsOther}) // not recorded
+	return cc
+}
+
+// earlierOf returns the index in cc.earlier of the content fp.
+func (cc *changeContext) earlierOf(fp string) int {
+	for i, e := range cc.earlier[:len(cc.earlier)-1] {
+		if e.fp == fp {
+			return i
+		}
+	}
+	return len(cc.earlier) - 1
 }
 
 // classified is what the plan does with a run of one message's ids.
 type classified struct {
 	counts     TargetCounts
 	send, held []string
-	changed    bool // some target holds older content
+	changed    bool // some target is sent content it does not hold
 	found      int  // ids recorded in prior
+	// dup and tagOnly count, by index in changeContext.earlier, targets
+	// that hold that content and are sent content they will show beside
+	// it, or are not sent because only the tag differs. Nil until needed.
+	dup, tagOnly []int
+	// heldUnanswered counts the held targets sent MaxUnknownResends times
+	// without a usable answer; heldIDs are their last request ids
+	// (distinct, at most maxHeldIDs; moreIDs when there are more).
+	heldUnanswered int
+	heldIDs        []string
+	moreIDs        bool
+}
+
+const maxHeldIDs = 5
+
+func (cl *classified) noteHeldID(id string) {
+	if id == "" || slices.Contains(cl.heldIDs, id) {
+		return
+	}
+	if len(cl.heldIDs) == maxHeldIDs {
+		cl.moreIDs = true
+		return
+	}
+	cl.heldIDs = append(cl.heldIDs, id)
 }
 
 // parallelFrom is the number of ids from which classifyAll splits the work
@@ -219,20 +379,20 @@ const parallelFrom = 1 << 16
 
 // classifyAll classifies ids, in chunks on all cores when they are many;
 // the result is the same as one sequential pass.
-func (pl *planning) classifyAll(ids []string, prior *state.Message, fp string, force, tagged, users bool) classified {
+func (pl *planning) classifyAll(ids []string, cc *changeContext) classified {
 	chunk := parallelFrom
 	if pl.parallelFrom > 0 {
 		chunk = pl.parallelFrom
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(ids)/chunk)
 	if workers < 2 {
-		return pl.classify(ids, prior, fp, force, tagged, users)
+		return pl.classify(ids, cc)
 	}
 	parts := make([]classified, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		from, to := len(ids)*w/workers, len(ids)*(w+1)/workers
-		wg.Go(func() { parts[w] = pl.classify(ids[from:to], prior, fp, force, tagged, users) })
+		wg.Go(func() { parts[w] = pl.classify(ids[from:to], cc) })
 	}
 	wg.Wait()
 	out := parts[0]
@@ -240,6 +400,7 @@ func (pl *planning) classifyAll(ids []string, prior *state.Message, fp string, f
 		n := &out.counts
 		n.New += p.counts.New
 		n.Replace += p.counts.Replace
+		n.TagOnly += p.counts.TagOnly
 		n.UpToDate += p.counts.UpToDate
 		n.Retry += p.counts.Retry
 		n.Unknown += p.counts.Unknown
@@ -250,14 +411,27 @@ func (pl *planning) classifyAll(ids []string, prior *state.Message, fp string, f
 		out.held = append(out.held, p.held...)
 		out.changed = out.changed || p.changed
 		out.found += p.found
+		for i, n := range p.dup {
+			bump(&out.dup, i, n, len(cc.earlier))
+		}
+		for i, n := range p.tagOnly {
+			bump(&out.tagOnly, i, n, len(cc.earlier))
+		}
+		out.heldUnanswered += p.heldUnanswered
+		for _, id := range p.heldIDs {
+			out.noteHeldID(id)
+		}
+		out.moreIDs = out.moreIDs || p.moreIDs
 	}
 	return out
 }
 
 // classify decides, target by target, what the plan does with ids.
-func (pl *planning) classify(ids []string, prior *state.Message, fp string, force, tagged, users bool) classified {
+func (pl *planning) classify(ids []string, cc *changeContext) classified {
 	var cl classified
 	n := &cl.counts
+	ne := len(cc.earlier)
+	prior, fp := cc.prior, cc.fp
 	for _, id := range ids {
 		var t *state.Target // nil unless ok: the !ok case comes first below
 		var ok bool
@@ -272,24 +446,45 @@ func (pl *planning) classify(ids []string, prior *state.Message, fp string, forc
 		switch {
 		case !ok:
 			n.New++
-		case force:
+		case cc.force:
 			n.Replace++
 			cl.changed = true
+			if i := cc.earlierOf(t.Fingerprint); cc.earlier[i].holds != holdsSameTag && mayHold(t) {
+				bump(&cl.dup, i, 1, ne)
+			}
+		case t.Outcome == state.Unknown && !pl.opts.RetryUnknown && t.Unanswered >= pl.opts.MaxUnknownResends:
+			n.Held++
+			cl.held = append(cl.held, id)
+			cl.heldUnanswered++
+			cl.noteHeldID(t.RequestID)
+			continue
 		case t.Fingerprint != fp && (t.Outcome == state.Delivered || t.Outcome == state.Failed || t.Outcome == state.Unknown):
-			n.Replace++
-			cl.changed = true
+			i := cc.earlierOf(t.Fingerprint)
+			switch h := cc.earlier[i].holds; {
+			case h == holdsSameTag || t.Outcome == state.Failed: // a failed target shows nothing of it
+				n.Replace++
+				cl.changed = true
+			case h == holdsTagOnly:
+				n.TagOnly++
+				bump(&cl.tagOnly, i, 1, ne)
+				continue
+			default:
+				n.Replace++
+				cl.changed = true
+				bump(&cl.dup, i, 1, ne)
+			}
 		case t.Outcome == state.Delivered:
 			n.UpToDate++
 			continue
 		case t.Outcome == state.Failed:
 			n.Retry++
-		case t.Outcome == state.Unknown && (tagged || pl.opts.RetryUnknown):
+		case t.Outcome == state.Unknown && (cc.tagged || pl.opts.RetryUnknown):
 			n.Unknown++
 		case t.Outcome == state.Unknown:
 			n.Held++
 			cl.held = append(cl.held, id)
 			continue
-		case t.Outcome == state.Skipped && users && pl.isRecipient(id):
+		case t.Outcome == state.Skipped && cc.users && pl.isRecipient(id):
 			n.Reachable++
 		default: // skipped: retrying does not help (spec part 3)
 			n.Skipped++
@@ -298,6 +493,164 @@ func (pl *planning) classify(ids []string, prior *state.Message, fp string, forc
 		cl.send = append(cl.send, id)
 	}
 	return cl
+}
+
+// bump adds n to (*counts)[i], making the slice of size on first need.
+func bump(counts *[]int, i, n, size int) {
+	if *counts == nil {
+		*counts = make([]int, size)
+	}
+	(*counts)[i] += n
+}
+
+// mayHold reports whether the device of t may show what was sent to it.
+func mayHold(t *state.Target) bool {
+	return t.Outcome == state.Delivered || t.Outcome == state.Unknown
+}
+
+// duplicateWarnings explain, per earlier tag, the targets that will show
+// the planned notification beside the one they have.
+func (cc *changeContext) duplicateWarnings(dup []int) []string {
+	byTag := map[string]int{}
+	var out []string
+	for i, n := range dup {
+		if n == 0 {
+			continue
+		}
+		e := cc.earlier[i]
+		switch {
+		case i == 0: // --replace of the same untagged content
+			out = append(out, fmt.Sprintf("--replace sends it again and no tag is set: %d targets that have it will show it twice", n))
+		case !e.known:
+			out = append(out, fmt.Sprintf("%d targets hold an earlier version whose tag is not recorded (a state written before pushform recorded it) and may show both", n))
+		default:
+			byTag[e.tag] += n
+		}
+	}
+	for _, old := range sortedTagKeys(byTag) {
+		n := byTag[old]
+		switch {
+		case old == "" && cc.tag == "":
+			out = append(out, fmt.Sprintf("content changed and no tag is set: %d targets already have the earlier notification and will show both; set a tag to replace it instead", n))
+		case old == "":
+			out = append(out, fmt.Sprintf("a tag (%q) was added: the earlier notification was sent without one, so %d targets that have it will show both (a device replaces only a notification with the same tag, spec 2.1 rule 5)", cc.tag, n))
+		case cc.tag == "":
+			out = append(out, fmt.Sprintf("the tag %q was removed: %d targets that have the earlier notification will show both", old, n))
+		default:
+			out = append(out, fmt.Sprintf("the tag changed from %q to %q: a device replaces only a notification with the same tag (spec 2.1 rule 5), so %d targets that have the earlier one (tag %q) will show both", old, cc.tag, n, old))
+		}
+	}
+	return out
+}
+
+// tagOnlyWarnings explain the targets not sent because only the tag
+// changed, and how to send them anyway.
+func (cc *changeContext) tagOnlyWarnings(tagOnly []int, addr string) []string {
+	byTag := map[string]int{}
+	for i, n := range tagOnly {
+		if n > 0 {
+			byTag[cc.earlier[i].tag] += n
+		}
+	}
+	var out []string
+	for _, old := range sortedTagKeys(byTag) {
+		var what, keep string
+		switch {
+		case old == "":
+			what, keep = fmt.Sprintf("only a tag (%q) was added", cc.tag), "without a tag"
+		case cc.tag == "":
+			what, keep = fmt.Sprintf("only the tag %q was removed", old), fmt.Sprintf("under tag %q", old)
+		default:
+			what, keep = fmt.Sprintf("only the tag changed, from %q to %q", old, cc.tag), fmt.Sprintf("under tag %q", old)
+		}
+		out = append(out, fmt.Sprintf("%s: nothing is sent to the %d targets that have (or may have) this notification; they keep it %s, and later changes are planned against what they hold. To send it again with the new tag (those devices then show it twice), apply with --replace %s",
+			what, byTag[old], keep, addr))
+	}
+	return out
+}
+
+// warnSharedTags warns about tagged notifications that share a tag and
+// reach the same targets (spec 2.1 rule 7): on those devices the one sent
+// later replaces the other, while the state records both as delivered.
+// Lists from recipients are only known now, so validate cannot see these.
+// A pair is flagged when one of them sends in this plan and neither is
+// marked shared_tag. It takes time linear in the targets of the messages
+// whose tag another message shares.
+func warnSharedTags(msgs []*config.Message, changes []*Change, shared func(*config.Message) bool) {
+	var tagged []int
+	for i, m := range msgs {
+		if m.Kind == config.KindNotification && m.Content.Tag != "" {
+			tagged = append(tagged, i)
+		}
+	}
+	sort.Slice(tagged, func(a, b int) bool {
+		ma, mb := msgs[tagged[a]], msgs[tagged[b]]
+		if ma.Targets.Kind != mb.Targets.Kind {
+			return ma.Targets.Kind < mb.Targets.Kind
+		}
+		if ma.Content.Tag != mb.Content.Tag {
+			return ma.Content.Tag < mb.Content.Tag
+		}
+		return ma.Address < mb.Address
+	})
+	for from := 0; from < len(tagged); {
+		to := from + 1
+		first := msgs[tagged[from]]
+		for to < len(tagged) && msgs[tagged[to]].Targets.Kind == first.Targets.Kind && msgs[tagged[to]].Content.Tag == first.Content.Tag {
+			to++
+		}
+		members := tagged[from:to]
+		from = to
+		if len(members) < 2 {
+			continue
+		}
+		// Each target remembers the last member reaching it: a chain of
+		// replacements is reported pair by pair.
+		last := map[string]int{}
+		type pair struct{ a, b int }
+		overlap := map[pair]int{}
+		var pairs []pair
+		for j, mi := range members {
+			for _, id := range msgs[mi].Targets.IDs {
+				if i, ok := last[id]; ok {
+					p := pair{i, j}
+					if overlap[p] == 0 {
+						pairs = append(pairs, p)
+					}
+					overlap[p]++
+				}
+				last[id] = j
+			}
+		}
+		for _, p := range pairs {
+			a, b := msgs[members[p.a]], msgs[members[p.b]]
+			ca, cb := changes[members[p.a]], changes[members[p.b]]
+			if shared(a) || shared(b) || ca.Targets.Send+cb.Targets.Send == 0 {
+				continue
+			}
+			cb.Warnings = append(cb.Warnings, fmt.Sprintf("shares tag %q with %s, and both reach %d of the same %s: on those devices the one sent later replaces the other (spec 2.1 rules 5 and 7) while the state records both as delivered; give each its own tag, or set shared_tag = true on the one meant to replace the other",
+				first.Content.Tag, a.Address, overlap[p], targetNoun(first.Targets.Kind)))
+		}
+	}
+}
+
+func targetNoun(k config.TargetKind) string {
+	switch k {
+	case config.TargetDevices:
+		return "devices"
+	case config.TargetTopics:
+		return "topics"
+	}
+	return "users"
+}
+
+func sortedTagKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func forgetChange(m *state.Message) *Change {

@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of the state file format written.
-const FormatVersion = 2
+// FormatVersion is the version of the state file format written. Format 3
+// added Message.EarlierTags and Target.Unanswered; 1 and 2 are still read.
+const FormatVersion = 3
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -49,6 +50,22 @@ type Message struct {
 	// records are shared between targets to keep millions of them small:
 	// never modify a *Target in place, store a new one.
 	Targets map[string]*Target `json:"targets"`
+	// EarlierTags maps the fingerprint of content sent to this address
+	// before Content to that content's tag ("" for none), so the planner
+	// knows what tag a target that still holds it has: a device replaces a
+	// notification only with one of the same tag (spec 2.1 rule 5). A
+	// fingerprint missing here, and not Fingerprint, has an unknown tag.
+	EarlierTags map[string]string `json:"earlier_tags,omitempty"`
+}
+
+// TagOf returns the tag of the content with fingerprint fp sent to this
+// address, and whether it is known.
+func (m *Message) TagOf(fp string) (string, bool) {
+	if fp == m.Fingerprint {
+		return m.Content.Tag, true
+	}
+	tag, ok := m.EarlierTags[fp]
+	return tag, ok
 }
 
 // Outcome is the last known outcome of one target.
@@ -76,6 +93,13 @@ type Target struct {
 	Reason           string     `json:"reason,omitempty"`
 	Message          string     `json:"message,omitempty"`
 	UnreachableSince *time.Time `json:"unreachable_since,omitempty"`
+	// Unanswered counts the requests that sent to this target and got no
+	// usable answer (an ambiguous failure, an unreadable 2xx, an unknown
+	// result) since its last known outcome; the planner stops re-sending a
+	// target after a few. ApplyEntry keeps it: entries need not set it. A
+	// crash is not counted (the intents journaled ahead of it may never
+	// have left).
+	Unanswered int `json:"unanswered,omitempty"`
 }
 
 // New returns an empty state with a fresh lineage.
@@ -174,13 +198,34 @@ func (s *State) ApplyEntry(e Entry) error {
 			if it.TargetKind != "" {
 				m.TargetKind = it.TargetKind
 			}
+			if m.Fingerprint != it.Fingerprint {
+				// Targets not in this request keep the earlier content:
+				// remember its tag.
+				if m.Fingerprint != "" {
+					if m.EarlierTags == nil {
+						m.EarlierTags = map[string]string{}
+					}
+					m.EarlierTags[m.Fingerprint] = m.Content.Tag
+				}
+				delete(m.EarlierTags, it.Fingerprint)
+			}
 			if it.Content != nil {
 				m.Content = *it.Content
 			}
 			m.Fingerprint = it.Fingerprint
 			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
+			fresh := len(m.Targets) == 0
+			var carried []*Target // by Unanswered count, shared
 			for _, id := range it.Targets {
-				m.Targets[id] = t
+				rec := t
+				// A target still unknown keeps its count of unanswered
+				// requests across the new send.
+				if !fresh {
+					if prev := m.Targets[id]; prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
+						rec, carried = withUnanswered(t, prev.Unanswered, carried)
+					}
+				}
+				m.Targets[id] = rec
 			}
 		}
 	case EntryOutcome:
@@ -206,6 +251,15 @@ func (s *State) ApplyEntry(e Entry) error {
 				}
 				if t.Fingerprint == "" {
 					t.Fingerprint = it.Fingerprint
+				}
+				t.Unanswered = 0
+				if t.Outcome == Unknown {
+					// Sent, and no usable answer: one more unanswered
+					// request on top of those before it.
+					t.Unanswered = 1
+					if cur := m.Targets[id]; cur != nil && cur.Outcome == Unknown {
+						t.Unanswered += cur.Unanswered
+					}
 				}
 				// Most outcomes of a request are equal: share one record.
 				if prev == nil || *prev != t {
@@ -234,4 +288,21 @@ func (s *State) ApplyEntry(e Entry) error {
 		return fmt.Errorf("journal: unknown entry type %q", e.Type)
 	}
 	return nil
+}
+
+// withUnanswered returns a copy of t with Unanswered n, shared through
+// cache (indexed by n) between the targets of one entry.
+func withUnanswered(t *Target, n int, cache []*Target) (*Target, []*Target) {
+	if n < len(cache) && cache[n] != nil {
+		return cache[n], cache
+	}
+	c := *t
+	c.Unanswered = n
+	if n < 64 { // counts stay small; do not grow the cache for a corrupt one
+		for len(cache) <= n {
+			cache = append(cache, nil)
+		}
+		cache[n] = &c
+	}
+	return &c, cache
 }

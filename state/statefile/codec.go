@@ -2,13 +2,15 @@ package statefile
 
 // Every byte format of the file backend is encoded and decoded here.
 //
-// Snapshot, format 2: one JSON header line ({"version":2,"lineage":...}),
+// Snapshot, format 3: one JSON header line ({"version":3,"lineage":...}),
 // a binary body, the CRC-32C of the body (4 bytes, little endian) and
 // snapshotTrailer. The body is columnar per message so a million targets
 // cost a few bytes each: a string table (fingerprints, request ids,
 // reasons, messages), the distinct outcome records, the target ids sorted
-// and front-coded, and runs of (record, count) over those ids. Format 1,
-// one plain JSON object, is still read; the next write migrates it.
+// and front-coded, and runs of (record, count) over those ids. Format 3
+// adds to format 2 each record's unanswered count and each message's
+// earlier tags. Formats 2 and 1 (one plain JSON object) are still read;
+// the next write migrates them.
 //
 // Journal: checksummed lines. The first is a JSON header naming the
 // snapshot the journal extends and its format; entries follow, as JSON in
@@ -42,18 +44,25 @@ type Header struct {
 	Environment string `json:"environment"`
 }
 
-// snapshotTrailer ends every format-2 snapshot, after the body's checksum.
+// snapshotTrailer ends every snapshot of format 2 and later, after the
+// body's checksum.
 const snapshotTrailer = "\n# end of pushform state\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Encode writes s as a format-2 snapshot.
+// Encode writes s as a snapshot of format state.FormatVersion.
 func Encode(w io.Writer, s *state.State) error {
-	hdr, err := json.Marshal(Header{Version: 2, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
+	return encode(w, s, state.FormatVersion)
+}
+
+// encode writes s as a snapshot of format version (2 or 3; tests write 2
+// to check it is still read).
+func encode(w io.Writer, s *state.State, version int) error {
+	hdr, err := json.Marshal(Header{Version: version, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
 	if err != nil {
 		return err
 	}
-	var e encoder
+	e := encoder{snapshot: version}
 	e.b = make([]byte, 0, 64<<10)
 	e.stateBody(s)
 	var sum [4]byte
@@ -67,7 +76,7 @@ func Encode(w io.Writer, s *state.State) error {
 	return bw.Flush()
 }
 
-// Decode reads a snapshot of format 1 or 2 and checks it is whole and
+// Decode reads a snapshot of format 1, 2 or 3 and checks it is whole and
 // usable: decoders see files damaged by crashes, disks and people.
 func Decode(r io.Reader) (*state.State, error) {
 	data, err := io.ReadAll(r)
@@ -95,7 +104,8 @@ func Decode(r io.Reader) (*state.State, error) {
 	return s, nil
 }
 
-// splitV2 recognises a format-2 snapshot by its short JSON header line.
+// splitV2 recognises a snapshot of format 2 or later by its short JSON
+// header line.
 func splitV2(data []byte) (Header, []byte, bool) {
 	var h Header
 	nl := bytes.IndexByte(data[:min(len(data), 4096)], '\n')
@@ -154,7 +164,7 @@ func decodeStateV2(h Header, body []byte) (*state.State, error) {
 		return nil, errors.New("checksum mismatch")
 	}
 	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
-	d := decoder{b: body}
+	d := decoder{b: body, snapshot: h.Version}
 	d.stateBody(s)
 	if d.err == nil && d.off != len(d.b) {
 		d.fail("unexpected data after the state")
@@ -425,7 +435,13 @@ func JournalFormatOf(start []byte) int {
 // The binary encoding.
 
 // encoder appends the binary encoding to b.
-type encoder struct{ b []byte }
+type encoder struct {
+	b []byte
+	// snapshot is the format of the snapshot body being written; 0 for a
+	// journal entry. From 3 on, outcome records carry Unanswered (journal
+	// entries leave it to ApplyEntry) and messages their earlier tags.
+	snapshot int
+}
 
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
@@ -511,8 +527,9 @@ func keyOf(t state.Target) recordKey {
 }
 
 // outcomes encodes targets[i] for i in order as a string table, the
-// distinct records and runs of record indexes.
-func (e *encoder) outcomes(n int, target func(i int) state.Target) {
+// distinct records and runs of record indexes. It returns the distinct
+// records.
+func (e *encoder) outcomes(n int, target func(i int) state.Target) []state.Target {
 	strs := map[string]uint64{"": 0}
 	var strList []string
 	idx := func(s string) uint64 {
@@ -577,12 +594,16 @@ func (e *encoder) outcomes(n int, target func(i int) state.Target) {
 		if t.UnreachableSince != nil {
 			e.time(*t.UnreachableSince)
 		}
+		if e.snapshot >= 3 {
+			e.uvarint(uint64(max(t.Unanswered, 0)))
+		}
 	}
 	e.uvarint(uint64(len(runs)))
 	for _, r := range runs {
 		e.uvarint(r.rec)
 		e.uvarint(r.n)
 	}
+	return recList
 }
 
 func outcomeCode(o state.Outcome) byte {
@@ -628,7 +649,28 @@ func (e *encoder) stateBody(s *state.State) {
 		}
 		slices.Sort(ids)
 		e.ids(ids)
-		e.outcomes(len(ids), func(i int) state.Target { return *m.Targets[ids[i]] })
+		recs := e.outcomes(len(ids), func(i int) state.Target { return *m.Targets[ids[i]] })
+		if e.snapshot >= 3 {
+			e.earlierTags(m, recs)
+		}
+	}
+}
+
+// earlierTags writes the tags of the earlier fingerprints some record still
+// holds, sorted; the others no target needs.
+func (e *encoder) earlierTags(m *state.Message, recs []state.Target) {
+	tags := m.EarlierTags
+	var fps []string
+	for _, r := range recs {
+		if _, ok := tags[r.Fingerprint]; ok && r.Fingerprint != m.Fingerprint && !slices.Contains(fps, r.Fingerprint) {
+			fps = append(fps, r.Fingerprint)
+		}
+	}
+	slices.Sort(fps)
+	e.uvarint(uint64(len(fps)))
+	for _, fp := range fps {
+		e.str(fp)
+		e.str(tags[fp])
 	}
 }
 
@@ -674,6 +716,9 @@ type decoder struct {
 	b   []byte
 	off int
 	err error
+	// snapshot is the format of the snapshot body being read; 0 for a
+	// journal entry.
+	snapshot int
 }
 
 func (d *decoder) fail(msg string) {
@@ -887,6 +932,13 @@ func (d *decoder) outcomes(n int, set func(i int, t *state.Target)) {
 			u := d.time()
 			t.UnreachableSince = &u
 		}
+		if d.snapshot >= 3 {
+			n := d.uvarint()
+			if n > math.MaxInt32 {
+				d.fail("unanswered count out of range")
+			}
+			t.Unanswered = int(n)
+		}
 		recs[i] = t
 	}
 	i := 0
@@ -943,7 +995,28 @@ func (d *decoder) stateBody(s *state.State) {
 		if d.err == nil && len(m.Targets) != len(ids) {
 			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
 		}
+		if d.snapshot >= 3 {
+			d.earlierTags(m)
+		}
 		s.Messages[m.Address] = m
+	}
+}
+
+func (d *decoder) earlierTags(m *state.Message) {
+	n := d.count(2)
+	for range n {
+		fp, tag := d.str(), d.str()
+		if d.err != nil {
+			return
+		}
+		if m.EarlierTags == nil {
+			m.EarlierTags = make(map[string]string, n)
+		}
+		if _, dup := m.EarlierTags[fp]; dup || fp == m.Fingerprint {
+			d.fail("earlier tag of " + strconv.Quote(m.Address) + " repeated")
+			return
+		}
+		m.EarlierTags[fp] = tag
 	}
 }
 

@@ -70,8 +70,8 @@ func TestDecodeStateV1Migrates(t *testing.T) {
 		t.Fatalf("decoded v1 state = %+v", s)
 	}
 	data := encodeStateBytes(t, s)
-	if !bytes.HasPrefix(data, []byte(`{"version":2,`)) {
-		t.Fatalf("re-encoded state does not start with a version 2 header: %q", data[:min(len(data), 40)])
+	if !bytes.HasPrefix(data, []byte(`{"version":3,`)) {
+		t.Fatalf("re-encoded state does not start with a version 3 header: %q", data[:min(len(data), 40)])
 	}
 	back, err := Decode(bytes.NewReader(data))
 	if err != nil {
@@ -89,6 +89,75 @@ func TestDecodeStateV1Migrates(t *testing.T) {
 	}
 }
 
+// fidelityState has what format 3 added: unanswered counts and the tags of
+// earlier content, one of them no longer held by any target.
+func fidelityState() *state.State {
+	s := state.New("test")
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	s.Messages["a"] = &state.Message{Address: "a", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp3",
+		Content:     message.Content{Title: "T", Body: "B", Tag: "promo-c"},
+		EarlierTags: map[string]string{"fp1": "promo-a", "fp2": "", "gone": "promo-x"},
+		Targets: map[string]*state.Target{
+			"u1": {Outcome: state.Delivered, Fingerprint: "fp1", RequestID: "r1", Time: t0, DeviceCount: 1},
+			"u2": {Outcome: state.Delivered, Fingerprint: "fp2", RequestID: "r2", Time: t0, DeviceCount: 1},
+			"u3": {Outcome: state.Unknown, Fingerprint: "fp3", RequestID: "r3", Time: t0, Unanswered: 2},
+			"u4": {Outcome: state.Unknown, Fingerprint: "fp3", Time: t0},
+		}}
+	return s
+}
+
+func TestSnapshotFormat3(t *testing.T) {
+	s := fidelityState()
+	data := encodeStateBytes(t, s)
+	if !bytes.HasPrefix(data, []byte(`{"version":3,`)) {
+		t.Fatalf("header %q", data[:min(len(data), 40)])
+	}
+	back, err := Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := back.Messages["a"]
+	if want := map[string]string{"fp1": "promo-a", "fp2": ""}; !reflect.DeepEqual(m.EarlierTags, want) {
+		t.Errorf("earlier tags %v, want %v (the tag no target holds is dropped)", m.EarlierTags, want)
+	}
+	for id, want := range s.Messages["a"].Targets {
+		if got := m.Targets[id]; *got != *want {
+			t.Errorf("%s = %+v, want %+v", id, got, want)
+		}
+	}
+}
+
+// TestSnapshotFormat2StillRead: a format-2 snapshot (no unanswered counts,
+// no earlier tags) reads with zero counts and unknown earlier tags, and is
+// written back as format 3.
+func TestSnapshotFormat2StillRead(t *testing.T) {
+	s := fidelityState()
+	var buf bytes.Buffer
+	if err := encode(&buf, s, 2); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(buf.Bytes(), []byte(`{"version":2,`)) {
+		t.Fatalf("header %q", buf.Bytes()[:40])
+	}
+	back, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := back.Messages["a"]
+	if back.Version != 2 || m.EarlierTags != nil || m.Targets["u3"].Unanswered != 0 || m.Targets["u3"].RequestID != "r3" {
+		t.Fatalf("format 2 decoded as %+v, %+v", back, m.Targets["u3"])
+	}
+	if tag, ok := m.TagOf("fp1"); ok {
+		t.Errorf("the tag of earlier content is not in format 2, got %q", tag)
+	}
+	if tag, ok := m.TagOf("fp3"); !ok || tag != "promo-c" {
+		t.Errorf("TagOf(current) = %q, %v", tag, ok)
+	}
+	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, []byte(`{"version":3,`)) {
+		t.Errorf("not migrated: %q", data[:40])
+	}
+}
+
 func TestDecodeStateDamaged(t *testing.T) {
 	s := state.New("test")
 	s.Messages["a"] = &state.Message{Address: "a", Targets: map[string]*state.Target{"u1": {Outcome: state.Delivered}, "u2": {Outcome: state.Failed, Message: "m"}}}
@@ -100,7 +169,7 @@ func TestDecodeStateDamaged(t *testing.T) {
 		"truncated":      good[:len(good)-1],
 		"body bit flip":  flipped,
 		"header only":    good[:nl+1],
-		"newer version":  bytes.Replace(good, []byte(`"version":2`), []byte(`"version":9`), 1),
+		"newer version":  bytes.Replace(good, []byte(`"version":3`), []byte(`"version":9`), 1),
 		"trailing bytes": append(append([]byte(nil), good...), 'x'),
 	} {
 		if _, err := Decode(bytes.NewReader(data)); err == nil {
@@ -126,6 +195,10 @@ func FuzzReadState(f *testing.F) {
 	}}
 	f.Add(encodeStateBytes(f, s))
 	f.Add(encodeStateBytes(f, state.New("test")))
+	f.Add(encodeStateBytes(f, fidelityState()))
+	var v2 bytes.Buffer
+	encode(&v2, fidelityState(), 2)
+	f.Add(v2.Bytes())
 	f.Add([]byte(v1State))
 	f.Add([]byte(`{"version":1,"lineage":"x","messages":{"a":null}}`))
 	f.Add([]byte(`{"version":1,"lineage":"x","messages":{"a":{"targets":null}}}`))
