@@ -180,7 +180,7 @@ func helpDocs() map[string]helpDoc {
 // flagGroup says under which heading a flag is listed in help.
 func flagGroup(name string) string {
 	switch name {
-	case "target", "replace", "refresh", "now", "retry-unknown":
+	case "target", "replace", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
 	case "auto-approve", "parallelism":
 		return "Apply options"

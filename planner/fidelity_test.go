@@ -266,7 +266,10 @@ func TestSharedTagOverlap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := Options{Now: now, sharedTag: func(m *config.Message) bool { return tt.shared[m.Address] }}
+			for _, m := range tt.msgs {
+				m.SharedTag = tt.shared[m.Address]
+			}
+			opts := Options{Now: now}
 			p, err := Make(Input{Config: cfgOf(tt.msgs...), State: tt.st}, opts)
 			if err != nil {
 				t.Fatal(err)

@@ -55,16 +55,7 @@ type Options struct {
 	// requests sent it and got no usable answer (RetryUnknown sends it
 	// anyway); 0 means DefaultMaxUnknownResends.
 	MaxUnknownResends int
-
-	// sharedTag reads shared_tag of a message; nil means configSharedTag.
-	// Tests set it.
-	sharedTag func(*config.Message) bool
 }
-
-// configSharedTag reports whether a message is marked shared_tag = true.
-// config.Message gains SharedTag with the guards of issue 14; until it is
-// merged, no message is marked. Switch to `return m.SharedTag` then.
-func configSharedTag(m *config.Message) bool { return false }
 
 // Make computes the plan. It fails when an option names no address. The
 // caller has checked that the state belongs to the configuration's
@@ -79,9 +70,6 @@ func Make(in Input, opts Options) (*Plan, error) {
 	}
 	if opts.MaxUnknownResends <= 0 {
 		opts.MaxUnknownResends = DefaultMaxUnknownResends
-	}
-	if opts.sharedTag == nil {
-		opts.sharedTag = configSharedTag
 	}
 	p := &Plan{
 		FormatVersion: FormatVersion,
@@ -117,7 +105,7 @@ func Make(in Input, opts Options) (*Plan, error) {
 		p.Changes = append(p.Changes, pl.change(m, prior))
 		planned = append(planned, m)
 	}
-	warnSharedTags(planned, p.Changes[:len(planned)], opts.sharedTag)
+	warnSharedTags(planned, p.Changes[:len(planned)])
 	if st != nil {
 		for _, addr := range st.Addresses() {
 			if seen[addr] || !selected(addr, opts.Targets) {
@@ -576,7 +564,7 @@ func (cc *changeContext) tagOnlyWarnings(tagOnly []int, addr string) []string {
 // A pair is flagged when one of them sends in this plan and neither is
 // marked shared_tag. It takes time linear in the targets of the messages
 // whose tag another message shares.
-func warnSharedTags(msgs []*config.Message, changes []*Change, shared func(*config.Message) bool) {
+func warnSharedTags(msgs []*config.Message, changes []*Change) {
 	var tagged []int
 	for i, m := range msgs {
 		if m.Kind == config.KindNotification && m.Content.Tag != "" {
@@ -625,7 +613,7 @@ func warnSharedTags(msgs []*config.Message, changes []*Change, shared func(*conf
 		for _, p := range pairs {
 			a, b := msgs[members[p.a]], msgs[members[p.b]]
 			ca, cb := changes[members[p.a]], changes[members[p.b]]
-			if shared(a) || shared(b) || ca.Targets.Send+cb.Targets.Send == 0 {
+			if a.SharedTag || b.SharedTag || ca.Targets.Send+cb.Targets.Send == 0 {
 				continue
 			}
 			cb.Warnings = append(cb.Warnings, fmt.Sprintf("shares tag %q with %s, and both reach %d of the same %s: on those devices the one sent later replaces the other (spec 2.1 rules 5 and 7) while the state records both as delivered; give each its own tag, or set shared_tag = true on the one meant to replace the other",

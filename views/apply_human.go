@@ -64,6 +64,8 @@ func (v *ApplyHuman) Event(e executor.Event) {
 			addrs[i] = termtext.Clean(a)
 		}
 		v.println(fmt.Sprintf("  forgot %s (state only)", strings.Join(addrs, ", ")))
+	case executor.EventSplit:
+		v.println(fmt.Sprintf("  request %d was refused (%s): sending its other notifications again in %s", e.Batch+1, termtext.Clean(e.Error), plural(len(e.Parts), "request", "requests")))
 	}
 }
 

@@ -96,7 +96,7 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	upToDate := 0
 	var shown []*planner.Change
 	for _, c := range p.Changes {
-		if c.Action == planner.ActionNoOp && len(c.Held) == 0 {
+		if c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0 {
 			upToDate++
 			continue
 		}
@@ -319,6 +319,9 @@ func headline(c *planner.Change) string {
 	case planner.ActionReplace:
 		return fmt.Sprintf(" will be replaced on devices (tag %s): %s", termtext.Quote(c.Content.Tag), targetList(c.Send, t.Send, noun))
 	case planner.ActionResend:
+		if c.Content.Tag != "" {
+			return fmt.Sprintf(" will be sent again under tag %s (devices keep the earlier one): %s", termtext.Quote(c.Content.Tag), targetList(c.Send, t.Send, noun))
+		}
 		return " will be sent again without a tag: " + targetList(c.Send, t.Send, noun)
 	case planner.ActionUpdate:
 		return fmt.Sprintf(": badge count %s -> %s on %s", badge(c.Prior), badge(&c.Content), targetList(c.Send, t.Send, noun))
@@ -330,6 +333,9 @@ func headline(c *planner.Change) string {
 			when = c.SendAfter.UTC().Format(time.RFC3339)
 		}
 		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun))
+	}
+	if t.TagOnly > 0 {
+		return fmt.Sprintf(": nothing to send; %s keep it under the earlier tag", plural(t.TagOnly, noun1(noun), noun))
 	}
 	return ": nothing to send"
 }

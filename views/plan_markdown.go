@@ -71,7 +71,7 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	upToDate := 0
 	var entries []string
 	for _, c := range p.Changes {
-		if c.Action == planner.ActionNoOp && len(c.Held) == 0 {
+		if c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0 {
 			upToDate++
 			continue
 		}
