@@ -18,8 +18,9 @@ import (
 type planOptions struct {
 	*Meta
 	planFlags
-	out                      string
-	json, markdown, detailed bool
+	out string
+	jsonFlags
+	markdown, detailed bool
 }
 
 func cmdPlan(ctx context.Context, m *Meta, args []string) int {
@@ -35,7 +36,7 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 	fs := m.FlagSet("plan")
 	o.planFlags.bind(fs)
 	fs.StringVar(&o.out, "out", "", "save the plan to `FILE` for apply")
-	fs.BoolVar(&o.json, "json", false, "print the plan as JSON")
+	o.jsonFlags.bind(fs, "the plan")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the plan as markdown for a pull-request comment")
 	fs.BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 with no changes, 2 with changes, 1 on error")
 	if err := m.parse(fs, args); err != nil {
@@ -44,7 +45,7 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 	switch {
 	case fs.NArg() > 0:
 		return nil, fmt.Errorf("plan takes no arguments, got %q", fs.Args())
-	case o.json && o.markdown:
+	case o.enabled() && o.markdown:
 		return nil, errors.New("--json and --markdown cannot be combined")
 	}
 	if _, err := o.planFlags.check(); err != nil {
@@ -71,10 +72,10 @@ func runPlan(ctx context.Context, o *planOptions) int {
 			return m.fail(err)
 		}
 	}
-	if err := m.writePlan(p, o.json, o.markdown); err != nil {
+	if err := m.writePlan(p, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
-	if o.out != "" && !o.json && !o.markdown {
+	if o.out != "" && !o.enabled() && !o.markdown {
 		fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
 		if len(o.vars) > 0 {
 			fmt.Fprintln(m.Stdout, "with the same --var flags: apply checks the plan against the configuration.")
@@ -105,11 +106,11 @@ func (o *planOptions) applyCommand() string {
 }
 
 // writePlan shows p on stdout in the chosen format.
-func (m *Meta) writePlan(p *planner.Plan, asJSON, asMarkdown bool) error {
+func (m *Meta) writePlan(p *planner.Plan, jf jsonFlags, asMarkdown bool) error {
 	var v views.Plan
 	switch {
-	case asJSON:
-		v = views.NewPlanJSON(m.Stdout)
+	case jf.enabled():
+		v = views.NewPlanJSON(m.Stdout, jf.indent)
 	case asMarkdown:
 		v = views.NewPlanMarkdown(m.Stdout, 0)
 	default:

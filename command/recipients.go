@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"pushform/config"
 	"pushform/pushapi"
 	"pushform/termtext"
+	"pushform/views"
 )
 
 // recipientsOptions are the inputs of recipients.
@@ -18,7 +18,7 @@ type recipientsOptions struct {
 	*Meta
 	configFlags
 	stateFlags
-	json bool
+	jsonFlags
 }
 
 func cmdRecipients(ctx context.Context, m *Meta, args []string) int {
@@ -26,7 +26,7 @@ func cmdRecipients(ctx context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("recipients")
 	o.configFlags.bind(fs)
 	o.stateFlags.bind(fs, false)
-	fs.BoolVar(&o.json, "json", false, "print as a JSON array")
+	o.jsonFlags.bind(fs, "the user ids")
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("recipients", err)
 	}
@@ -61,11 +61,8 @@ func runRecipients(ctx context.Context, o *recipientsOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	if o.json {
-		if ids == nil {
-			ids = []string{}
-		}
-		if err := json.NewEncoder(m.Stdout).Encode(ids); err != nil {
+	if o.enabled() {
+		if err := views.NewRecipientsJSON(m.Stdout, o.indent).Recipients(ids); err != nil {
 			return m.fail(err)
 		}
 		return ExitOK

@@ -9,14 +9,15 @@ import (
 type showOptions struct {
 	*Meta
 	stateFlags
-	planFile       string
-	json, markdown bool
+	planFile string
+	jsonFlags
+	markdown bool
 }
 
 func cmdShow(ctx context.Context, m *Meta, args []string) int {
 	o := &showOptions{Meta: m}
 	fs := m.FlagSet("show")
-	fs.BoolVar(&o.json, "json", false, "print as JSON")
+	o.jsonFlags.bind(fs, "the plan or the state")
 	fs.BoolVar(&o.markdown, "markdown", false, "print a saved plan as markdown for a pull-request comment")
 	o.stateFlags.bind(fs, false)
 	if err := m.parse(fs, args); err != nil {
@@ -27,7 +28,7 @@ func cmdShow(ctx context.Context, m *Meta, args []string) int {
 		return m.usageError("show", errors.New("show takes at most one argument, a saved plan file"))
 	case fs.NArg() == 0 && o.markdown:
 		return m.usageError("show", errors.New("--markdown needs a saved plan file: pushform show PLANFILE --markdown"))
-	case o.json && o.markdown:
+	case o.enabled() && o.markdown:
 		return m.usageError("show", errors.New("--json and --markdown cannot be combined"))
 	}
 	o.planFile = fs.Arg(0)
@@ -42,13 +43,18 @@ func runShow(ctx context.Context, o *showOptions) int {
 		if o.file != "" {
 			rest = append(rest, "--state", o.file)
 		}
+		if o.indent {
+			rest = append(rest, "--json-indent")
+		} else if o.json {
+			rest = append(rest, "--json")
+		}
 		return runState(ctx, m, rest)
 	}
 	p, err := readPlanFile(m.path(o.planFile))
 	if err != nil {
 		return m.fail(err)
 	}
-	if err := m.writePlan(p, o.json, o.markdown); err != nil {
+	if err := m.writePlan(p, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
 	return ExitOK

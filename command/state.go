@@ -54,7 +54,9 @@ func (m *Meta) readState(ctx context.Context, sf stateFlags, missingOK bool) (*s
 func (m *Meta) stateList(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state list")
 	var sf stateFlags
+	var jf jsonFlags
 	sf.bind(fs, false)
+	jf.bind(fs, "the addresses")
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("state list", err)
 	}
@@ -65,11 +67,14 @@ func (m *Meta) stateList(ctx context.Context, args []string) int {
 	if err != nil {
 		return m.Errorf("%v", err)
 	}
-	if s == nil {
+	var v views.State = views.NewStateHuman(m.Stdout, 0)
+	if jf.enabled() {
+		v = views.NewStateJSON(m.Stdout, jf.indent)
+	} else if s == nil {
 		fmt.Fprintf(m.Stderr, "No state at %s.\n", where)
 		return ExitOK
 	}
-	if err := views.NewStateHuman(m.Stdout, 0).List(s); err != nil {
+	if err := v.List(s); err != nil {
 		return m.Errorf("%v", err)
 	}
 	return ExitOK
@@ -78,9 +83,10 @@ func (m *Meta) stateList(ctx context.Context, args []string) int {
 func (m *Meta) stateShow(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state show")
 	var sf stateFlags
-	var asJSON, all bool
+	var jf jsonFlags
+	var all bool
 	sf.bind(fs, false)
-	fs.BoolVar(&asJSON, "json", false, "print the address's state as JSON")
+	jf.bind(fs, "the address's state")
 	fs.BoolVar(&all, "all", false, fmt.Sprintf("print every target, not only the first %d", stateShowLimit))
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("state show", err)
@@ -97,8 +103,8 @@ func (m *Meta) stateShow(ctx context.Context, args []string) int {
 	if msg == nil {
 		return m.Errorf("no address %s in the state; 'pushform state list' lists them", addr)
 	}
-	var v views.State = views.NewStateJSON(m.Stdout)
-	if !asJSON {
+	var v views.State = views.NewStateJSON(m.Stdout, jf.indent)
+	if !jf.enabled() {
 		limit := stateShowLimit
 		if all {
 			limit = 0

@@ -9,14 +9,16 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"pushform/config"
+	"pushform/planner"
 )
 
 // validateResult is the --json output of validate; scripts rely on its shape.
 type validateResult struct {
-	Valid        bool                 `json:"valid"`
-	ErrorCount   int                  `json:"error_count"`
-	WarningCount int                  `json:"warning_count"`
-	Diagnostics  []validateDiagnostic `json:"diagnostics"`
+	FormatVersion string               `json:"format_version"`
+	Valid         bool                 `json:"valid"`
+	ErrorCount    int                  `json:"error_count"`
+	WarningCount  int                  `json:"warning_count"`
+	Diagnostics   []validateDiagnostic `json:"diagnostics"`
 }
 
 type validateDiagnostic struct {
@@ -29,7 +31,7 @@ type validateDiagnostic struct {
 }
 
 func newValidateResult(diags hcl.Diagnostics) validateResult {
-	r := validateResult{Valid: !diags.HasErrors(), Diagnostics: []validateDiagnostic{}}
+	r := validateResult{FormatVersion: planner.FormatVersion, Valid: !diags.HasErrors(), Diagnostics: []validateDiagnostic{}}
 	for _, d := range diags {
 		vd := validateDiagnostic{Severity: "error", Summary: d.Summary, Detail: d.Detail}
 		if d.Severity == hcl.DiagWarning {

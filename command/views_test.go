@@ -361,8 +361,12 @@ notification "hello" {
 		}
 	}
 	code, stdout, _ := run("recipients", "--json")
-	var ids []string
-	if err := json.Unmarshal([]byte(stdout), &ids); code != 0 || err != nil || !slices.Contains(ids, "b\u202ex") || !slices.Contains(ids, "a\x1b]0;owned\a\x1b[2J") {
+	var got struct {
+		UserIDs []string `json:"user_ids"`
+	}
+	err := json.Unmarshal([]byte(stdout), &got)
+	ids := got.UserIDs
+	if code != 0 || err != nil || !slices.Contains(ids, "b\u202ex") || !slices.Contains(ids, "a\x1b]0;owned\a\x1b[2J") {
 		t.Errorf("recipients --json: exit %d, %v, %q", code, err, ids)
 	}
 }

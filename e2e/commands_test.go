@@ -64,11 +64,15 @@ func TestRecipientsAndStateCommands(t *testing.T) {
 	sb := startSandbox(t, seed)
 	w := newWorkspace(t, sb, twoCampaigns)
 	r := w.mustRun(0, "recipients", "--json")
-	var ids []string
-	if err := json.Unmarshal([]byte(r.stdout), &ids); err != nil {
+	var got struct {
+		FormatVersion string   `json:"format_version"`
+		Count         int      `json:"count"`
+		UserIDs       []string `json:"user_ids"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(ids, ",") != "alice,bob" {
+	if ids := got.UserIDs; strings.Join(ids, ",") != "alice,bob" || got.Count != 2 || got.FormatVersion != "1" {
 		t.Fatalf("recipients: %v (carol has no permission, dave no push token)", ids)
 	}
 	w.apply()

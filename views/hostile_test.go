@@ -182,7 +182,7 @@ func TestHostileTextEscaped(t *testing.T) {
 func TestHostileJSONExact(t *testing.T) {
 	p, _ := hostilePlan(t)
 	var b bytes.Buffer
-	if err := NewPlanJSON(&b).Plan(p); err != nil {
+	if err := NewPlanJSON(&b, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {

@@ -2,6 +2,7 @@ package views
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 
@@ -9,14 +10,17 @@ import (
 	"pushform/planner"
 )
 
-// PlanJSON shows a plan as one JSON document (the plan --json format).
+// PlanJSON shows a plan as one JSON document (the plan --json format):
+// one compact line, as Terraform's show -json, or indented for people.
 type PlanJSON struct {
-	w io.Writer
+	w      io.Writer
+	indent bool
 }
 
-// NewPlanJSON returns a JSON plan view writing to w.
-func NewPlanJSON(w io.Writer) *PlanJSON {
-	return &PlanJSON{w: w}
+// NewPlanJSON returns a JSON plan view writing to w; indent spreads the
+// document over indented lines (--json-indent).
+func NewPlanJSON(w io.Writer, indent bool) *PlanJSON {
+	return &PlanJSON{w: w, indent: indent}
 }
 
 // jsonPlan is the documented shape of plan --json.
@@ -50,7 +54,7 @@ type jsonRequestRef struct {
 	Addresses []string `json:"addresses"`
 }
 
-// Plan writes the plan as one indented JSON document.
+// Plan writes the plan as one JSON document.
 func (v *PlanJSON) Plan(p *planner.Plan) error {
 	out := jsonPlan{
 		FormatVersion: planner.FormatVersion,
@@ -79,7 +83,20 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 		}
 		out.Requests = append(out.Requests, r)
 	}
-	enc := json.NewEncoder(v.w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(v.w, out, v.indent)
+}
+
+// writeJSON writes x as one JSON document and a newline: compact, or
+// indented by two spaces. HTML characters are not escaped: the output is
+// for terminals, files and jq, not for pages.
+func writeJSON(w io.Writer, x any, indent bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(x); err != nil {
+		return fmt.Errorf("writing JSON: %w", err)
+	}
+	return nil
 }

@@ -120,7 +120,7 @@ func TestPlanGolden(t *testing.T) {
 	if err := NewPlanHuman(&colored, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	if err := NewPlanJSON(&js).Plan(p); err != nil {
+	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "plan.txt", human.Bytes())

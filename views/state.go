@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -180,12 +179,14 @@ func stateTime(t time.Time) string {
 
 // StateJSON shows the state as indented JSON documents.
 type StateJSON struct {
-	w io.Writer
+	w      io.Writer
+	indent bool
 }
 
-// NewStateJSON returns a JSON state view writing to w.
-func NewStateJSON(w io.Writer) *StateJSON {
-	return &StateJSON{w: w}
+// NewStateJSON returns a JSON state view writing to w; indent spreads each
+// document over indented lines.
+func NewStateJSON(w io.Writer, indent bool) *StateJSON {
+	return &StateJSON{w: w, indent: indent}
 }
 
 // jsonStateList is the shape of state list as JSON.
@@ -217,20 +218,37 @@ func (v *StateJSON) List(s *state.State) error {
 				Targets: len(m.Targets), Outcomes: countOutcomes(m)})
 		}
 	}
-	return v.encode(out)
+	return writeJSON(v.w, out, v.indent)
 }
 
 // Show writes the address's recorded state as it is kept.
 func (v *StateJSON) Show(msg *state.Message) error {
-	return v.encode(msg)
+	return writeJSON(v.w, struct {
+		FormatVersion string `json:"format_version"`
+		*state.Message
+	}{planner.FormatVersion, msg}, v.indent)
 }
 
-func (v *StateJSON) encode(x any) error {
-	enc := json.NewEncoder(v.w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(x); err != nil {
-		return fmt.Errorf("writing JSON: %w", err)
+// RecipientsJSON shows a recipients list as JSON:
+// {"format_version","count","user_ids":[...]}.
+type RecipientsJSON struct {
+	w      io.Writer
+	indent bool
+}
+
+// NewRecipientsJSON returns a JSON recipients view writing to w.
+func NewRecipientsJSON(w io.Writer, indent bool) *RecipientsJSON {
+	return &RecipientsJSON{w: w, indent: indent}
+}
+
+// Recipients writes the list; ids are written exactly as the service sent them.
+func (v *RecipientsJSON) Recipients(ids []string) error {
+	if ids == nil {
+		ids = []string{}
 	}
-	return nil
+	return writeJSON(v.w, struct {
+		FormatVersion string   `json:"format_version"`
+		Count         int      `json:"count"`
+		UserIDs       []string `json:"user_ids"`
+	}{planner.FormatVersion, len(ids), ids}, v.indent)
 }

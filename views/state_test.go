@@ -73,7 +73,7 @@ func TestStateHuman(t *testing.T) {
 func TestStateJSON(t *testing.T) {
 	st := sampleState()
 	var b bytes.Buffer
-	if err := NewStateJSON(&b).List(st); err != nil {
+	if err := NewStateJSON(&b, true).List(st); err != nil {
 		t.Fatal(err)
 	}
 	var list jsonStateList
@@ -86,11 +86,11 @@ func TestStateJSON(t *testing.T) {
 		t.Errorf("list: %+v", list)
 	}
 	b.Reset()
-	if err := NewStateJSON(&b).List(nil); err != nil || !strings.Contains(b.String(), `"addresses": []`) {
+	if err := NewStateJSON(&b, true).List(nil); err != nil || !strings.Contains(b.String(), `"addresses": []`) {
 		t.Errorf("list of no state: %v %s", err, b.String())
 	}
 	b.Reset()
-	if err := NewStateJSON(&b).Show(st.Messages["badge.b"]); err != nil {
+	if err := NewStateJSON(&b, true).Show(st.Messages["badge.b"]); err != nil {
 		t.Fatal(err)
 	}
 	var msg state.Message
