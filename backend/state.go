@@ -14,6 +14,7 @@ import (
 
 	"pushform/state"
 	"pushform/state/local"
+	"pushform/state/pg"
 )
 
 // DefaultStateFile is the local state file, in the configuration directory.
@@ -43,11 +44,29 @@ type StateOptions struct {
 	// Path is the local state file (--state), resolved; "" means
 	// DefaultStateFile in ConfigDir.
 	Path string
+	// PG, when set, chooses the PostgreSQL backend (a backend "pg" block);
+	// Path is then not used.
+	PG *pg.Options
 }
+
+var (
+	_ State = localState{}
+	_ State = (*pg.Manager)(nil)
+)
 
 // OpenState opens the state backend. Without a backend block in the
 // configuration it is the local file backend.
-func OpenState(_ context.Context, o StateOptions) (State, error) {
+func OpenState(ctx context.Context, o StateOptions) (State, error) {
+	if o.PG != nil {
+		if o.Path != "" {
+			return nil, errors.New("--state names a local state file, but the configuration keeps its state in PostgreSQL (backend \"pg\")")
+		}
+		m, err := pg.Open(ctx, *o.PG)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
 	path := o.Path
 	if path == "" {
 		path = filepath.Join(o.ConfigDir, DefaultStateFile)
