@@ -116,10 +116,7 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 
 	cfg, err := pgx.ParseConfig(o.ConnString)
 	if err != nil {
-		// pgx's message quotes the string it could not parse, and a URL
-		// parser's error quotes the URL in its own escaping: say nothing
-		// of its content.
-		return nil, fmt.Errorf("%s: the connection string is not a valid postgres:// URL or key=value list", m)
+		return nil, fmt.Errorf("%s: the connection string is not a valid postgres:// URL or key=value list%s", m, m.red.parseDetail(err))
 	}
 	m.red.add(cfg.Password)
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {

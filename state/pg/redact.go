@@ -92,6 +92,8 @@ func (r redactor) clean(s string) string {
 	if r.extra != nil {
 		s = r.extra(s)
 	}
+	// pgx puts one line per host tried under its summary.
+	s = strings.ReplaceAll(s, ":\n\t", ": ")
 	s = strings.ReplaceAll(s, "\n\t", "; ")
 	var b strings.Builder
 	for _, c := range s {
@@ -104,6 +106,23 @@ func (r redactor) clean(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// parseDetail is what pgx says is wrong with a connection string, without
+// the string itself: pgx quotes it (password masked) before a colon, and a
+// URL parser's error may quote it again in its own escaping, so any detail
+// that still holds a URL is dropped.
+func (r redactor) parseDetail(err error) string {
+	msg := err.Error()
+	i := strings.LastIndex(msg, "`: ")
+	if i < 0 {
+		return ""
+	}
+	detail := r.clean(msg[i+3:])
+	if detail == "" || strings.Contains(detail, "://") || strings.Contains(detail, "=") || len(detail) > 200 {
+		return ""
+	}
+	return " (" + detail + ")"
 }
 
 // quote quotes a name for a message.
@@ -125,6 +144,9 @@ func (e *dbError) Unwrap() []error { return e.errs }
 // dbErr wraps an error of the driver: "PostgreSQL state ...: op: message".
 func (m *Manager) dbErr(op string, err error) error {
 	e := &dbError{msg: fmt.Sprintf("%s: %s: %s", m, op, m.red.clean(err.Error()))}
+	if m.conn != nil && m.conn.IsClosed() {
+		e.msg += " (the connection to the server is lost, and with it this run's lock on the state)"
+	}
 	for _, sentinel := range []error{context.Canceled, context.DeadlineExceeded, pgx.ErrNoRows} {
 		if errors.Is(err, sentinel) {
 			e.errs = append(e.errs, sentinel)
