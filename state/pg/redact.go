@@ -108,21 +108,23 @@ func (r redactor) clean(s string) string {
 	return b.String()
 }
 
+var plainWords = regexp.MustCompile(`^[A-Za-z][A-Za-z ,()-]{0,150}$`)
+
 // parseDetail is what pgx says is wrong with a connection string, without
 // the string itself: pgx quotes it (password masked) before a colon, and a
-// URL parser's error may quote it again in its own escaping, so any detail
-// that still holds a URL is dropped.
+// URL parser's error may quote pieces of it, so only a detail made of plain
+// words is kept.
 func (r redactor) parseDetail(err error) string {
 	msg := err.Error()
 	i := strings.LastIndex(msg, "`: ")
 	if i < 0 {
 		return ""
 	}
-	detail := r.clean(msg[i+3:])
-	if detail == "" || strings.Contains(detail, "://") || strings.Contains(detail, "=") || len(detail) > 200 {
-		return ""
+	detail := msg[i+3:]
+	if !plainWords.MatchString(detail) {
+		return "" // it quotes a piece of the string, which may be of the password
 	}
-	return " (" + detail + ")"
+	return " (" + r.clean(detail) + ")"
 }
 
 // quote quotes a name for a message.
