@@ -14,6 +14,7 @@ import (
 )
 
 func TestManagerConformance(t *testing.T) {
+	pgtest.URL(t)
 	t.Parallel()
 	statetest.TestManager(t, func(t *testing.T) state.Manager {
 		return pgtest.Open(t, pgtest.Options(t))
@@ -21,6 +22,7 @@ func TestManagerConformance(t *testing.T) {
 }
 
 func TestSharedConformance(t *testing.T) {
+	pgtest.URL(t)
 	t.Parallel()
 	statetest.TestShared(t, func(t *testing.T) statetest.Storage {
 		o := pgtest.Options(t)

@@ -72,10 +72,11 @@ func URL(tb testing.TB) string {
 
 // redactedErr is err without the URL's password: test logs are output too.
 func redactedErr(url string, err error) string {
+	msg := strings.NewReplacer(":\n\t", ": ", "\n\t", "; ").Replace(err.Error())
 	if cfg, perr := pgx.ParseConfig(url); perr == nil && cfg.Password != "" {
-		return strings.ReplaceAll(err.Error(), cfg.Password, "[redacted]")
+		return strings.ReplaceAll(msg, cfg.Password, "[redacted]")
 	}
-	return err.Error()
+	return msg
 }
 
 // Schema returns the name of a schema that no other test uses, and drops it
