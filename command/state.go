@@ -26,6 +26,8 @@ Subcommands:
   list                 List the addresses in the state, with target counts
   show ADDR            Show one address: content and every target's last outcome
   rm ADDR...           Remove addresses from the state (nothing is sent)
+  pull                 Print the backend's state in the local file format (redirect it to a file)
+  push FILE [--force]  Store a local state file in the configured backend
 `
 
 func runState(ctx context.Context, m *Meta, args []string) int {
@@ -40,11 +42,15 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		return m.stateShow(ctx, args[1:])
 	case "rm":
 		return m.stateRm(ctx, args[1:])
+	case "pull":
+		return m.statePull(ctx, args[1:])
+	case "push":
+		return m.statePush(ctx, args[1:])
 	case "-h", "--help", "help":
 		io.WriteString(m.Stdout, stateUsage)
 		return ExitOK
 	default:
-		return m.Errorf("unknown state subcommand %q; use list, show or rm", args[0])
+		return m.Errorf("unknown state subcommand %q; use list, show, rm, pull or push", args[0])
 	}
 }
 
