@@ -606,3 +606,23 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 		}
 	})
 }
+
+// BatchEntries are the intent and outcome entries of one request of size
+// targets (user ids), as apply journals them: every target delivered.
+func BatchEntries(batch, size int) (intent, outcome state.Entry) {
+	ids := make([]string, size)
+	outs := make([]state.Target, size)
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	at := t0.Add(time.Duration(batch) * 5 * time.Millisecond)
+	req := fmt.Sprintf("req-%08d", batch)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("u%07d", batch*size+i)
+		outs[i] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+	}
+	content := message.Content{Title: "Launch", Body: "It is here", Tag: "launch"}
+	intent = state.Entry{Type: state.EntryIntent, Batch: int64(batch), Time: at,
+		Items: []state.Item{{Address: "campaign.launch.notification.announce", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp-launch", Content: &content, Targets: ids}}}
+	outcome = state.Entry{Type: state.EntryOutcome, Batch: int64(batch), Time: at, RequestID: req, Status: 200,
+		Items: []state.Item{{Address: "campaign.launch.notification.announce", Fingerprint: "fp-launch", Targets: ids, Outcomes: outs}}}
+	return intent, outcome
+}
