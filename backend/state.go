@@ -45,7 +45,7 @@ type StateOptions struct {
 	// DefaultStateFile in ConfigDir.
 	Path string
 	// PG, when set, chooses the PostgreSQL backend (a backend "pg" block);
-	// Path is then not used.
+	// Path must then be "" (--state names a local file).
 	PG *pg.Options
 }
 
