@@ -65,8 +65,12 @@ func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (
 	}
 	s.State = st
 	if cfg != nil && st != nil && st.Environment != "" && st.Environment != cfg.Service.Environment {
-		err := fmt.Errorf("the state %s belongs to environment %q but the configuration declares %q: use one state file per environment (--state)",
-			be, st.Environment, cfg.Service.Environment)
+		how := "use one state file per environment (--state)"
+		if cfg.Backend != nil {
+			how = "use one state_name per environment in the backend block"
+		}
+		err := fmt.Errorf("the state %s belongs to environment %q but the configuration declares %q: %s",
+			be, st.Environment, cfg.Service.Environment, how)
 		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil

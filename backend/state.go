@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"pushform/config"
 	"pushform/state"
 	"pushform/state/local"
+	"pushform/state/pg"
 )
 
 // DefaultStateFile is the local state file, in the configuration directory.
@@ -43,11 +45,60 @@ type StateOptions struct {
 	// Path is the local state file (--state), resolved; "" means
 	// DefaultStateFile in ConfigDir.
 	Path string
+	// Backend is the configuration's backend block; nil keeps the state in
+	// a local file.
+	Backend *config.Backend
+	// Getenv reads the connection string from the variable the backend
+	// block names.
+	Getenv func(string) string
+	// PG, when set, chooses the PostgreSQL backend with these options
+	// directly (tests); Backend fills it in otherwise. Path must then be ""
+	// (--state names a local file).
+	PG *pg.Options
 }
+
+// pgOptions turns a backend "pg" block into the options of pg.Open, with
+// the connection string from the environment.
+func (o StateOptions) pgOptions() (*pg.Options, error) {
+	b := o.Backend
+	if b.Type != "pg" {
+		return nil, fmt.Errorf("backend %q (%s) is not supported by this pushform", b.Type, b.Pos)
+	}
+	conn := ""
+	if o.Getenv != nil {
+		conn = o.Getenv(b.ConnStrEnv)
+	}
+	if conn == "" {
+		return nil, fmt.Errorf("environment variable %s is empty: it must hold the postgres:// URL of the database that keeps the state (backend \"pg\" at %s)", b.ConnStrEnv, b.Pos)
+	}
+	return &pg.Options{ConnString: conn, Schema: b.SchemaName, StateName: b.StateName}, nil
+}
+
+var (
+	_ State = localState{}
+	_ State = (*pg.Manager)(nil)
+)
 
 // OpenState opens the state backend. Without a backend block in the
 // configuration it is the local file backend.
-func OpenState(_ context.Context, o StateOptions) (State, error) {
+func OpenState(ctx context.Context, o StateOptions) (State, error) {
+	if o.PG == nil && o.Backend != nil {
+		opts, err := o.pgOptions()
+		if err != nil {
+			return nil, err
+		}
+		o.PG = opts
+	}
+	if o.PG != nil {
+		if o.Path != "" {
+			return nil, errors.New("--state names a local state file, but the configuration keeps its state in PostgreSQL (backend \"pg\")")
+		}
+		m, err := pg.Open(ctx, *o.PG)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
 	path := o.Path
 	if path == "" {
 		path = filepath.Join(o.ConfigDir, DefaultStateFile)

@@ -207,6 +207,8 @@ func commands() []command {
 			{"list", "List the addresses in the state, with target counts"},
 			{"show", "Show one address: content and every target's last outcome"},
 			{"rm", "Remove addresses from the state (nothing is sent)"},
+			{"pull", "Print the backend's state in the local file format"},
+			{"push", "Store a local state file in the configured backend"},
 		}},
 		{name: "force-unlock", summary: "Remove a stale state lock", run: cmdForceUnlock},
 		{name: "recipients", summary: "List the users who can receive a push right now", run: cmdRecipients},

@@ -34,7 +34,7 @@ func cmdForceUnlock(ctx context.Context, m *Meta, args []string) int {
 
 func runForceUnlock(ctx context.Context, o *forceUnlockOptions) int {
 	m := o.Meta
-	be, err := m.openState(ctx, o.stateFlags)
+	be, err := m.stateBackend(ctx, o.stateFlags)
 	if err != nil {
 		return m.fail(err)
 	}
@@ -56,8 +56,8 @@ func runForceUnlock(ctx context.Context, o *forceUnlockOptions) int {
 		return m.Errorf("%v", err)
 	}
 	fmt.Fprintf(m.Stdout, "Removed lock %s (held by %s for %s, pid %d, since %s).\n"+
-		"The operating-system lock was already released when that process exited: a local lock\n"+
-		"cannot outlive its process, so this only cleared the lock info it left behind.\n",
+		"The lock itself was already released when that process ended: a lock cannot outlive its process\n"+
+		"(or, with PostgreSQL, its connection), so this only cleared the lock info it left behind.\n",
 		info.ID, info.Who, info.Operation, info.Pid, info.Created.UTC().Format(time.RFC3339))
 	return ExitOK
 }

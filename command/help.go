@@ -83,7 +83,7 @@ func helpDocs() map[string]helpDoc {
 			},
 		},
 		"state": {
-			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR..."},
+			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state pull [options]", "state push [options] FILE"},
 			text: "Inspects or edits the state: the record of what was sent to whom. Nothing is sent. " +
 				"Run 'pushform state SUBCOMMAND -h' for the options of each.",
 			examples: []string{
@@ -114,6 +114,20 @@ func helpDocs() map[string]helpDoc {
 				"recalled from devices: an address removed from the state but still in the configuration is " +
 				"planned as new, so the next apply sends it again.",
 			examples: []string{"pushform state rm notification.beta_invite"},
+		},
+		"state pull": {
+			usage: []string{"state pull [options]"},
+			text: "Prints the backend's current state in the local file format (the bytes a pushform.state holds), " +
+				"for a backup or to inspect a PostgreSQL state with local tools. Redirect it to a file.",
+			examples: []string{"pushform state pull > backup.state"},
+		},
+		"state push": {
+			usage: []string{"state push [options] FILE"},
+			text: "Stores a local state file in the configured backend, under the state lock: how a team moves an " +
+				"existing file state to PostgreSQL. Refused when the backend already holds a state of another " +
+				"lineage, a newer serial, or the same serial with other content, unless --force. The backend keeps " +
+				"its lineage and stores the pushed state as its next serial, so plans saved before are refused as stale.",
+			examples: []string{"pushform state push pushform.state", "pushform state push old.state -force"},
 		},
 		"force-unlock": {
 			usage: []string{"force-unlock [options] LOCK_ID"},

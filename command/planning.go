@@ -76,13 +76,29 @@ func (sf *stateFlags) bind(fs *pflag.FlagSet, locks bool) {
 	}
 }
 
-// openState opens the state backend the flags and configuration choose.
-func (m *Meta) openState(ctx context.Context, sf stateFlags) (backend.State, error) {
+// openState opens the state backend that the configuration's backend
+// block (nil: a local file) and the flags choose.
+func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend) (backend.State, error) {
 	path := ""
 	if sf.file != "" {
 		path = m.path(sf.file)
 	}
-	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path})
+	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Getenv: m.Getenv})
+}
+
+// stateBackend opens the state backend for commands that do not load the
+// whole configuration: only its backend block is read, so they work on a
+// configuration that does not validate yet (or a directory without one).
+func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, error) {
+	l := config.NewLoader()
+	be, diags := l.LoadBackend(m.ConfigDir())
+	if diags.HasErrors() {
+		if err := l.WriteDiagnostics(m.Stderr, diags, 0, m.Color()); err != nil {
+			return nil, err
+		}
+		return nil, errReported
+	}
+	return m.openState(ctx, sf, be)
 }
 
 // serviceOptions says how commands reach the service.
@@ -112,7 +128,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 	if diags.HasErrors() {
 		return nil, errReported
 	}
-	be, err := m.openState(ctx, pf.stateFlags)
+	be, err := m.openState(ctx, pf.stateFlags, cfg.Backend)
 	if err != nil {
 		return nil, err
 	}

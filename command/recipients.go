@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"pushform/backend"
@@ -43,13 +44,11 @@ func runRecipients(ctx context.Context, o *recipientsOptions) int {
 	if diags.HasErrors() {
 		return ExitError
 	}
-	be, err := m.openState(ctx, o.stateFlags)
-	if err != nil {
-		return m.fail(err)
-	}
+	// The embedded sandbox keeps its devices beside a local state file.
 	sopts := m.serviceOptions(pushapi.DefaultTimeout)
-	sopts.DevicesDir = be.Dir()
-	be.Close()
+	if cfg.Backend == nil && o.file != "" {
+		sopts.DevicesDir = filepath.Dir(m.path(o.file))
+	}
 	svc, err := backend.Connect(cfg, sopts)
 	if err != nil {
 		return m.fail(err)

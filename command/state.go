@@ -17,7 +17,7 @@ const stateShowLimit = 50
 
 func runState(ctx context.Context, m *Meta, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
-		return m.usageError("state", errors.New("missing subcommand: list, show or rm"))
+		return m.usageError("state", errors.New("missing subcommand: list, show, rm, pull or push"))
 	}
 	switch args[0] {
 	case "list":
@@ -26,6 +26,10 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		return m.stateShow(ctx, args[1:])
 	case "rm":
 		return m.stateRm(ctx, args[1:])
+	case "pull":
+		return m.statePull(ctx, args[1:])
+	case "push":
+		return m.statePush(ctx, args[1:])
 	case "-h", "--help", "-help", "help":
 		writeHelp(m.Stdout, "state", m.FlagSet("state"))
 		return ExitOK
@@ -36,7 +40,7 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 // readState reads the state the flags choose, without locking: list and
 // show only look. A missing state is an error naming where it was looked for.
 func (m *Meta) readState(ctx context.Context, sf stateFlags, missingOK bool) (*state.State, string, error) {
-	be, err := m.openState(ctx, sf)
+	be, err := m.stateBackend(ctx, sf)
 	if err != nil {
 		return nil, "", err
 	}
@@ -127,7 +131,7 @@ func (m *Meta) stateRm(ctx context.Context, args []string) int {
 	if fs.NArg() == 0 {
 		return m.usageError("state rm", errors.New("state rm needs at least one address"))
 	}
-	be, err := m.openState(ctx, sf)
+	be, err := m.stateBackend(ctx, sf)
 	if err != nil {
 		return m.fail(err)
 	}

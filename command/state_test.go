@@ -43,7 +43,7 @@ func TestStatePath(t *testing.T) {
 		{"cfg", "/abs/s", "/abs/s"},
 	} {
 		m.Globals.Chdir = c.chdir
-		be, err := m.openState(context.Background(), stateFlags{file: c.flag})
+		be, err := m.openState(context.Background(), stateFlags{file: c.flag}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,12 +2,14 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Defaults of the backend "pg" block.
@@ -117,4 +119,62 @@ func decodeBackendBlock(b *hcl.Block) (*backendBlock, hcl.Diagnostics) {
 // (URL or key=value form) or a secret instead.
 func looksLikeConnStr(v string) bool {
 	return looksSecret(v) || strings.ContainsAny(v, ":/@= \t")
+}
+
+// LoadBackend reads only the backend block of the configuration in dir:
+// commands that touch the state without running a plan (state list, state
+// pull, force-unlock) must find the same state as plan and apply, even
+// while other blocks do not validate. It returns nil without a backend
+// block (the local file backend). Syntax errors of any file are reported,
+// since a broken file may hold the block.
+func (l *Loader) LoadBackend(dir string) (*Backend, hcl.Diagnostics) {
+	l.parsed, l.files, l.redact, l.last = map[string]*hcl.File{}, nil, nil, nil
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
+	}
+	names, err := configFiles(abs)
+	if err != nil {
+		return nil, hcl.Diagnostics{errDiag("Cannot read configuration directory", err.Error(), nil)}
+	}
+	var diags hcl.Diagnostics
+	var found *backendBlock
+	for _, name := range names {
+		src, err := ReadSource(filepath.Join(abs, name), MaxFileSize)
+		if err != nil {
+			diags = append(diags, errDiag("Cannot read configuration file", err.Error(), fileStart(name)))
+			continue
+		}
+		f, d := ParseSource(name, src)
+		diags = append(diags, d...)
+		if f == nil || d.HasErrors() {
+			continue
+		}
+		l.parsed[name] = f
+		body, ok := f.Body.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		for _, b := range body.Blocks {
+			if b.Type != "backend" || len(b.Labels) != 1 {
+				continue
+			}
+			bb, d := decodeBackendBlock(b.AsHCLBlock())
+			diags = append(diags, d...)
+			if found != nil {
+				diags = append(diags, errDiag("Duplicate backend block",
+					fmt.Sprintf("A configuration has at most one backend block, saying where its state is kept; the first is at %s.", rangePos(found.block.DefRange)),
+					b.DefRange().Ptr()))
+				continue
+			}
+			found = bb
+		}
+	}
+	if len(diags) > 0 {
+		diags = sortDiags(dedupe(l.redaction().diags(diags)))
+	}
+	if diags.HasErrors() || found == nil {
+		return nil, diags
+	}
+	return found.backend, diags
 }

@@ -36,12 +36,23 @@ type File struct {
 	lockFile *os.File
 	lockID   string
 	jformat  int // format of the journal on disk; 0 until known
+	// seen is the snapshot this File last read or persisted: Append
+	// extends no other.
+	seen seenSnapshot
 	// stale is the lock info the last Lock found left behind by a holder
 	// that ended without unlocking.
 	stale *state.LockInfo
 
 	gmu     sync.Mutex   // guards pending
 	pending *commitGroup // the group the next Append joins; nil when none waits
+}
+
+// seenSnapshot is the header of the snapshot a File last read or wrote.
+type seenSnapshot struct {
+	known   bool // false until the first Read or Persist
+	exists  bool // there was a snapshot (not only a journal, or nothing)
+	lineage string
+	serial  uint64
 }
 
 var (
@@ -77,6 +88,21 @@ func (f *File) Read() (*state.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := seenSnapshot{known: true}
+	if s != nil {
+		seen = seenSnapshot{known: true, exists: true, lineage: s.Lineage, serial: s.Serial}
+	}
+	s, err = f.replayJournal(s)
+	if err != nil {
+		return nil, err
+	}
+	f.seen = seen
+	return s, nil
+}
+
+// replayJournal replays the journal over the snapshot s (nil when there is
+// none); f.mu is held.
+func (f *File) replayJournal(s *state.State) (*state.State, error) {
 	jf, err := os.Open(f.JournalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -222,6 +248,13 @@ func (f *File) appendLocked(entries []state.Entry) error {
 	if err := f.checkJournalTail(); err != nil {
 		return err
 	}
+	sh, exists, err := f.storedHeader()
+	if err != nil {
+		return err
+	}
+	if err := f.checkSeen(sh, exists); err != nil {
+		return err
+	}
 	jf, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening state journal: %w", err)
@@ -234,10 +267,7 @@ func (f *File) appendLocked(entries []state.Entry) error {
 	var buf []byte
 	fresh := fi.Size() == 0
 	if fresh {
-		h, err := f.journalHeader()
-		if err != nil {
-			return err
-		}
+		h := f.journalHeader(sh, exists)
 		if buf, err = statefile.AppendJournalLine(buf, h); err != nil {
 			return fmt.Errorf("encoding state journal header: %w", err)
 		}
@@ -287,20 +317,38 @@ func (f *File) storedJournalFormat() (int, error) {
 	return format, nil
 }
 
-// journalHeader names the snapshot a new journal extends, read from disk
-// rather than remembered, so it is right even if another File persisted.
-func (f *File) journalHeader() (statefile.JournalHeader, error) {
-	sh, ok, err := f.storedHeader()
-	if err != nil {
-		return statefile.JournalHeader{}, err
-	}
-	if !ok {
+// journalHeader names the snapshot a new journal extends: the header sh of
+// the one on disk, when it exists.
+func (f *File) journalHeader(sh statefile.Header, exists bool) statefile.JournalHeader {
+	if !exists {
 		if f.lineage == "" {
 			f.lineage = state.NewLineage()
 		}
-		return statefile.JournalHeader{Journal: statefile.JournalFormat, Lineage: f.lineage}, nil
+		return statefile.JournalHeader{Journal: statefile.JournalFormat, Lineage: f.lineage}
 	}
-	return statefile.JournalHeader{Journal: statefile.JournalFormat, Lineage: sh.Lineage, Serial: sh.Serial, Environment: sh.Environment}, nil
+	return statefile.JournalHeader{Journal: statefile.JournalFormat, Lineage: sh.Lineage, Serial: sh.Serial, Environment: sh.Environment}
+}
+
+// checkSeen refuses to extend a snapshot other than the one this File last
+// read or persisted: another process wrote in between, and a run that
+// started from the old one must record (and so send) nothing. Before the
+// first Read or Persist, Append extends what is on disk.
+func (f *File) checkSeen(sh statefile.Header, exists bool) error {
+	was := f.seen
+	const tail = "another run wrote it since; these entries were not recorded"
+	switch {
+	case !was.known || (!was.exists && !exists):
+		return nil
+	case !exists:
+		return fmt.Errorf("%w: %s no longer exists (this run read serial %d); %s", state.ErrStaleSerial, f.path, was.serial, tail)
+	case !was.exists:
+		return fmt.Errorf("%w: %s was created (lineage %s, serial %d) after this run found none; %s", state.ErrStaleSerial, f.path, sh.Lineage, sh.Serial, tail)
+	case sh.Lineage != was.lineage:
+		return fmt.Errorf("%w: %s now has lineage %s, this run read lineage %s; %s", state.ErrLineage, f.path, sh.Lineage, was.lineage, tail)
+	case sh.Serial != was.serial:
+		return fmt.Errorf("%w: %s is at serial %d, this run read serial %d; %s", state.ErrStaleSerial, f.path, sh.Serial, was.serial, tail)
+	}
+	return nil
 }
 
 // checkJournalTail cuts a line torn by an earlier crash off the journal
@@ -404,6 +452,7 @@ func (f *File) Persist(s *state.State) error {
 	}
 	s.Version = state.FormatVersion
 	s.Serial = serial
+	f.seen = seenSnapshot{known: true, exists: true, lineage: s.Lineage, serial: serial}
 	// A crash here leaves a journal of an older serial, which Read ignores.
 	if err := os.Remove(f.JournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clearing state journal: %w", err)

@@ -27,6 +27,16 @@ func TestFileManager(t *testing.T) {
 	statetest.TestManager(t, func(t *testing.T) state.Manager { return newFile(t) })
 }
 
+func TestFileShared(t *testing.T) {
+	statetest.TestShared(t, func(t *testing.T) statetest.Storage {
+		path := filepath.Join(t.TempDir(), "pushform.state")
+		return statetest.Storage{
+			Open: func(*testing.T) statetest.Backend { return local.NewFile(path) },
+			Kill: func(_ *testing.T, m statetest.Backend) { local.Kill(m.(*local.File)) },
+		}
+	})
+}
+
 func intent(addr string, targets ...string) state.Entry {
 	return state.Entry{Type: state.EntryIntent, Batch: 1, Time: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC),
 		Items: []state.Item{{Address: addr, Kind: "notification", Fingerprint: "fp", Targets: targets}}}

@@ -330,6 +330,25 @@ func unescapeLine(p []byte) ([]byte, error) {
 	return out, nil
 }
 
+// AppendEntry appends the binary encoding of e to dst: the payload of a
+// format-2 journal line before its escaping, for backends that store each
+// entry as a record of its own.
+func AppendEntry(dst []byte, e state.Entry) []byte {
+	enc := encoder{b: dst}
+	enc.entry(e)
+	return enc.b
+}
+
+// DecodeEntry decodes one entry that AppendEntry encoded.
+func DecodeEntry(b []byte) (state.Entry, error) {
+	d := decoder{b: b}
+	e := d.entry()
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("unexpected data after the entry")
+	}
+	return e, d.err
+}
+
 // decodeEntry decodes the payload of one journal entry line.
 func decodeEntry(payload []byte, format int) (state.Entry, error) {
 	var e state.Entry
@@ -341,12 +360,7 @@ func decodeEntry(payload []byte, format int) (state.Entry, error) {
 	if err != nil {
 		return e, err
 	}
-	d := decoder{b: raw}
-	e = d.entry()
-	if d.err == nil && d.off != len(d.b) {
-		d.fail("unexpected data after the entry")
-	}
-	return e, d.err
+	return DecodeEntry(raw)
 }
 
 // checkLine returns the payload of a whole, intact journal line.

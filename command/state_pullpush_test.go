@@ -1,0 +1,217 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pushform/backend"
+	"pushform/state"
+	"pushform/state/pg"
+	"pushform/state/pg/pgtest"
+	"pushform/state/statefile"
+	"pushform/state/statetest"
+)
+
+// pgOpen opens the PostgreSQL state o, as a backend "pg" block would.
+func pgOpen(o pg.Options) func(context.Context) (backend.State, error) {
+	return func(ctx context.Context) (backend.State, error) {
+		return backend.OpenState(ctx, backend.StateOptions{PG: &o})
+	}
+}
+
+// writeStateFile persists s as a local state file and returns its path
+// and bytes.
+func writeStateFile(t *testing.T, dir, name string, s *state.State) (string, []byte) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	be, err := backend.OpenState(context.Background(), backend.StateOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Persist(s); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
+
+func decodeState(t *testing.T, data []byte) *state.State {
+	t.Helper()
+	s, err := statefile.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("output is not a state file: %v", err)
+	}
+	return s
+}
+
+func TestStatePullLocal(t *testing.T) {
+	m, out, errb := stateTestMeta(t)
+	want, err := os.ReadFile(filepath.Join(m.Dir, "pushform.state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := runState(context.Background(), m, []string{"pull"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Error("state pull of a local state is not the bytes of its file")
+	}
+
+	out.Reset()
+	m.StdoutTerminal = true
+	if code := runState(context.Background(), m, []string{"pull"}); code != 1 || out.Len() != 0 || !strings.Contains(errb.String(), "pushform state pull > pushform.state") {
+		t.Errorf("pull to a terminal: exit %d, stdout %d bytes, stderr %q; want a refusal saying how to redirect", code, out.Len(), errb)
+	}
+
+	m.StdoutTerminal = false
+	errb.Reset()
+	if code := runState(context.Background(), m, []string{"pull", "--state", "missing.state"}); code != 1 || !strings.Contains(errb.String(), "no state in "+filepath.Join(m.Dir, "missing.state")) {
+		t.Errorf("pull of a missing state: exit %d, stderr %q", code, errb)
+	}
+}
+
+func TestStatePushLocal(t *testing.T) {
+	m, out, errb := stateTestMeta(t)
+	dst := filepath.Join(m.Dir, "pushform.state")
+	other := statetest.Sample()
+	other.Lineage = "another-lineage"
+	src, _ := writeStateFile(t, t.TempDir(), "other.state", other)
+
+	if code := runState(context.Background(), m, []string{"push", src}); code != 1 || !strings.Contains(errb.String(), "holds another state (lineage "+statetest.Sample().Lineage) {
+		t.Fatalf("push of another lineage: exit %d, stderr %q", code, errb)
+	}
+	if code := runState(context.Background(), m, []string{"push", "--force", src}); code != 0 {
+		t.Fatalf("push --force: exit %d: %s", code, errb)
+	}
+	got := readStateAt(t, dst)
+	if got.Lineage != statetest.Sample().Lineage || got.Serial != 2 {
+		t.Errorf("after push --force: lineage %s serial %d; want the replaced state's lineage at serial 2", got.Lineage, got.Serial)
+	}
+	if !strings.Contains(out.String(), "Pushed "+src) {
+		t.Errorf("stdout %q", out)
+	}
+}
+
+// writeBytes writes a state file's bytes to a new file and returns its path.
+func writeBytes(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "copy.state")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readStateAt(t *testing.T, path string) *state.State {
+	t.Helper()
+	s, err := readLocalState(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStatePushPullPG(t *testing.T) {
+	pgtest.URL(t)
+	t.Parallel()
+	ctx := context.Background()
+	m, out, errb := stateTestMeta(t)
+	o := pgtest.Options(t)
+	reset := func() { out.Reset(); errb.Reset() }
+	pull := func() (int, []byte) {
+		reset()
+		code := runStatePull(ctx, &statePullOptions{Meta: m, open: pgOpen(o)})
+		return code, append([]byte(nil), out.Bytes()...)
+	}
+	push := func(file string, force bool) int {
+		reset()
+		return runStatePush(ctx, &statePushOptions{Meta: m, open: pgOpen(o), file: file, force: force})
+	}
+
+	if code, _ := pull(); code != 1 || !strings.Contains(errb.String(), "no state in PostgreSQL state \"test\"") {
+		t.Fatalf("pull of an empty backend: exit %d, stderr %q", code, errb)
+	}
+
+	// A team moves its file state: push, then pull gives it back.
+	file := filepath.Join(m.Dir, "pushform.state")
+	local := readStateAt(t, file)
+	if code := push(file, false); code != 0 {
+		t.Fatalf("push into an empty backend: exit %d: %s", code, errb)
+	}
+	if want := "Pushed " + file + ` to PostgreSQL state "test" (schema ` + o.Schema + "): serial 2"; !strings.Contains(out.String(), want) {
+		t.Errorf("push said %q; want %q", out, want)
+	}
+	code, pulled := pull()
+	if code != 0 {
+		t.Fatalf("pull: exit %d: %s", code, errb)
+	}
+	got := decodeState(t, pulled)
+	want := *local
+	want.Serial = 2
+	if !reflect.DeepEqual(got, &want) {
+		t.Fatalf("pulled state differs from the pushed file:\n got %+v\nwant %+v", got, &want)
+	}
+
+	// Pushing the pulled state again changes nothing.
+	if code := push(writeBytes(t, pulled), false); code != 0 || !strings.Contains(out.String(), "already holds this state (serial 2)") {
+		t.Errorf("push of the same state: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+
+	// The older file (serial 1) would undo serial 2.
+	if code := push(file, false); code != 1 || !strings.Contains(errb.String(), "holds a newer serial of this state (2)") {
+		t.Errorf("push of an older serial: exit %d, stderr %q", code, errb)
+	}
+
+	// Same serial, other content: two copies went their own ways.
+	diverged := *got
+	diverged.Messages = map[string]*state.Message{}
+	var buf bytes.Buffer
+	if err := statefile.Encode(&buf, &diverged); err != nil {
+		t.Fatal(err)
+	}
+	if code := push(writeBytes(t, buf.Bytes()), false); code != 1 || !strings.Contains(errb.String(), "went their own ways") {
+		t.Errorf("push of a diverged copy: exit %d, stderr %q", code, errb)
+	}
+
+	// Another lineage is refused, then replaced with --force.
+	other := statetest.Sample()
+	other.Lineage = "another-lineage"
+	delete(other.Messages, "campaign.c.badge.reset")
+	otherFile, _ := writeStateFile(t, t.TempDir(), "other.state", other)
+	if code := push(otherFile, false); code != 1 || !strings.Contains(errb.String(), "holds another state") || !strings.Contains(errb.String(), "--force") {
+		t.Errorf("push of another lineage: exit %d, stderr %q", code, errb)
+	}
+	if code := push(otherFile, true); code != 0 || !strings.Contains(out.String(), "keeps the lineage of the state it replaced") {
+		t.Fatalf("push --force: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+	_, pulled = pull()
+	got = decodeState(t, pulled)
+	if got.Lineage != local.Lineage || got.Serial != 3 || len(got.Messages) != 1 {
+		t.Errorf("after push --force: lineage %s serial %d, %d addresses; want lineage %s, serial 3, the file's one address", got.Lineage, got.Serial, len(got.Messages), local.Lineage)
+	}
+
+	// Push takes the lock: refused while another run holds it.
+	holder, err := pg.Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	id, err := holder.Lock(ctx, state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := push(otherFile, true); code != 1 || !strings.Contains(errb.String(), "state is locked by") || !strings.Contains(errb.String(), id) {
+		t.Errorf("push while locked: exit %d, stderr %q", code, errb)
+	}
+	if err := holder.Unlock(id); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,12 @@
+package local
+
+// Kill drops f's lock as a killed process does: the operating-system lock
+// is released, the lock info stays.
+func Kill(f *File) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lockFile != nil {
+		f.lockFile.Close()
+		f.lockFile, f.lockID = nil, ""
+	}
+}

@@ -1,0 +1,9 @@
+package pg
+
+// BackendPID returns the server process of m's connection, for tests that
+// kill it.
+func BackendPID(m *Manager) uint32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.conn.PgConn().PID()
+}

@@ -1,0 +1,270 @@
+package pg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"pushform/state"
+	"pushform/state/statefile"
+)
+
+// Read implements state.Reader: the snapshot with the journal rows that
+// extend it replayed in order, read in one transaction.
+func (m *Manager) Read() (*state.State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	var (
+		s   *state.State
+		h   head
+		bad error // the stored state's fault, not the driver's
+	)
+	err := pgx.BeginTxFunc(ctx, m.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		s, h = nil, head{known: true}
+		var (
+			serial   int64
+			env      string
+			snapshot []byte
+		)
+		err := tx.QueryRow(ctx, m.q.readState, m.name).Scan(&h.lineage, &serial, &env, &snapshot)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		h.exists, h.serial = true, uint64(serial)
+		if snapshot != nil {
+			if s, err = statefile.Decode(bytes.NewReader(snapshot)); err != nil {
+				bad = fmt.Errorf("%s: the snapshot at serial %d is corrupt: %v", m, serial, err)
+				return bad
+			}
+			if s.Lineage != h.lineage || s.Serial != h.serial {
+				bad = fmt.Errorf("%s: the snapshot holds lineage %q serial %d, but its row says lineage %q serial %d", m, s.Lineage, s.Serial, h.lineage, h.serial)
+				return bad
+			}
+		}
+		rows, err := tx.Query(ctx, m.q.readJournal, m.name, serial)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var raw []byte
+		for n := 1; rows.Next(); n++ {
+			if err := rows.Scan(&raw); err != nil {
+				return err
+			}
+			e, err := statefile.DecodeEntry(raw)
+			if err != nil {
+				bad = fmt.Errorf("%s: journal entry %d of serial %d is corrupt: %v", m, n, serial, err)
+				return bad
+			}
+			if s == nil {
+				s = &state.State{Version: state.FormatVersion, Lineage: h.lineage, Serial: h.serial, Environment: env, Messages: map[string]*state.Message{}}
+			}
+			if err := s.ApplyEntry(e); err != nil {
+				bad = fmt.Errorf("%s: replaying journal entry %d of serial %d: %w", m, n, serial, err)
+				return bad
+			}
+		}
+		return rows.Err()
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if err != nil {
+		return nil, m.dbErr("reading", err)
+	}
+	m.head = h
+	return s, nil
+}
+
+// Append implements state.Journal. The entries of one call become rows of
+// one statement, committed before Append returns. Calls that arrive while
+// another call's statement is under way form a group that shares the next
+// statement and commit (group commit), so concurrent appenders pay for far
+// fewer commits than calls.
+//
+// The rows are written only if the stored snapshot is still the one this
+// Manager last read or persisted (or, before either, the one it finds at
+// its first Append): otherwise Append writes nothing and returns an error
+// wrapping state.ErrStaleSerial or state.ErrLineage. A run that starts from
+// an old state can thus not record, and so not send, anything.
+func (m *Manager) Append(entries ...state.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	rows := make([][]byte, len(entries))
+	for i, e := range entries {
+		rows[i] = statefile.AppendEntry(nil, e)
+	}
+	m.gmu.Lock()
+	g := m.pending
+	leader := g == nil
+	if leader {
+		g = &commitGroup{done: make(chan struct{})}
+		m.pending = g
+	}
+	g.rows = append(g.rows, rows...)
+	m.gmu.Unlock()
+	if !leader {
+		<-g.done
+		return g.err
+	}
+	// The leader waits for the statement before it, then seals its group:
+	// later callers start the next one.
+	m.mu.Lock()
+	m.gmu.Lock()
+	m.pending = nil
+	m.gmu.Unlock()
+	g.err = m.appendLocked(g.rows)
+	m.mu.Unlock()
+	close(g.done)
+	return g.err
+}
+
+// commitGroup is the entries of the Append calls that share one commit.
+type commitGroup struct {
+	rows [][]byte
+	done chan struct{} // closed once err is set
+	err  error
+}
+
+// appendLocked writes rows in one statement; m.mu is held.
+func (m *Manager) appendLocked(rows [][]byte) error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if !m.head.known {
+		h, err := m.storedHead(ctx)
+		if err != nil {
+			return err
+		}
+		m.head = h
+	}
+	if !m.head.exists {
+		lineage := state.NewLineage()
+		tag, err := m.conn.Exec(ctx, m.q.appendNew, m.name, lineage, rows)
+		if err != nil {
+			return m.dbErr("writing journal entries", err)
+		}
+		if tag.RowsAffected() != int64(len(rows)) {
+			return m.staleErr(ctx)
+		}
+		m.head = head{known: true, exists: true, lineage: lineage}
+		return nil
+	}
+	tag, err := m.conn.Exec(ctx, m.q.appendRows, m.name, m.head.lineage, int64(m.head.serial), rows)
+	if err != nil {
+		return m.dbErr("writing journal entries", err)
+	}
+	if tag.RowsAffected() != int64(len(rows)) {
+		return m.staleErr(ctx)
+	}
+	return nil
+}
+
+// storedHead reads the lineage and serial stored now.
+func (m *Manager) storedHead(ctx context.Context) (head, error) {
+	h := head{known: true}
+	var serial int64
+	err := m.conn.QueryRow(ctx, m.q.head, m.name).Scan(&h.lineage, &serial)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return h, nil
+	}
+	if err != nil {
+		return h, m.dbErr("reading", err)
+	}
+	h.exists, h.serial = true, uint64(serial)
+	return h, nil
+}
+
+// staleErr explains why the stored state is not the one this Manager
+// knows, after an Append that wrote nothing.
+func (m *Manager) staleErr(ctx context.Context) error {
+	now, err := m.storedHead(ctx)
+	if err != nil {
+		return err
+	}
+	was := m.head
+	const tail = "another run wrote it since; these entries were not recorded"
+	switch {
+	case !now.exists:
+		return fmt.Errorf("%w: %s no longer exists (this run read serial %d); %s", state.ErrStaleSerial, m, was.serial, tail)
+	case !was.exists:
+		return fmt.Errorf("%w: %s was created (lineage %s, serial %d) after this run found none; %s", state.ErrStaleSerial, m, now.lineage, now.serial, tail)
+	case now.lineage != was.lineage:
+		return fmt.Errorf("%w: %s now has lineage %s, this run read lineage %s; %s", state.ErrLineage, m, now.lineage, was.lineage, tail)
+	}
+	return fmt.Errorf("%w: %s is at serial %d, this run read serial %d; %s", state.ErrStaleSerial, m, now.serial, was.serial, tail)
+}
+
+// Persist implements state.Persister: in one transaction it checks the
+// stored lineage and serial, stores s as the snapshot with the serial plus
+// one and deletes the journal rows it replaces.
+func (m *Manager) Persist(s *state.State) error {
+	out := *s
+	out.Version = state.FormatVersion
+	out.Serial = s.Serial + 1
+	var buf bytes.Buffer
+	if err := statefile.Encode(&buf, &out); err != nil {
+		return fmt.Errorf("%s: encoding the state: %w", m, err)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var refused error
+	err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+		var lineage string
+		var serial int64
+		err := tx.QueryRow(ctx, m.q.lockState, m.name).Scan(&lineage, &serial)
+		if errors.Is(err, pgx.ErrNoRows) {
+			tag, err := tx.Exec(ctx, m.q.createState, m.name, out.Lineage, int64(out.Serial), out.Environment, buf.Bytes())
+			if err == nil && tag.RowsAffected() == 0 {
+				// Created by another Manager since the SELECT: refuse as
+				// if its row had been there (roll back, then explain).
+				refused = fmt.Errorf("%w: %s was created by another run while this one was writing it", state.ErrStaleSerial, m)
+				return refused
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		switch {
+		case lineage != s.Lineage:
+			refused = fmt.Errorf("%w: %s has lineage %q, this state has %q", state.ErrLineage, m, lineage, s.Lineage)
+			return refused
+		case uint64(serial) != s.Serial:
+			refused = fmt.Errorf("%w: %s has serial %d, this state was read at serial %d", state.ErrStaleSerial, m, serial, s.Serial)
+			return refused
+		}
+		if _, err := tx.Exec(ctx, m.q.updateState, m.name, out.Lineage, int64(out.Serial), out.Environment, buf.Bytes()); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, m.q.clearJournal, m.name)
+		return err
+	})
+	if refused != nil {
+		return refused
+	}
+	if err != nil {
+		return m.dbErr("writing the state", err)
+	}
+	s.Version = state.FormatVersion
+	s.Serial = out.Serial
+	m.head = head{known: true, exists: true, lineage: s.Lineage, serial: out.Serial}
+	return nil
+}

@@ -1,0 +1,236 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"pushform/state"
+)
+
+// Lock implements state.Locker with a session-level advisory lock on the
+// Manager's connection: the server releases it when that connection ends,
+// however it ends (kill -9, a crash, a lost network). The holder's info is
+// kept in the locks table, so a refused run can name it. Missing fields of
+// info (Who, Created, Pid) are filled in.
+//
+// Lock tries once when ctx has no deadline and retries until the deadline
+// otherwise; a state that stays locked returns a *state.LockError.
+func (m *Manager) Lock(ctx context.Context, info state.LockInfo) (string, error) {
+	def := state.NewLockInfo(info.Operation)
+	if info.Who == "" {
+		info.Who = def.Who
+	}
+	if info.Created.IsZero() {
+		info.Created = def.Created
+	}
+	if info.Pid == 0 {
+		info.Pid = def.Pid
+	}
+	info.ID = state.NewLockID()
+
+	start := time.Now()
+	wait := 50 * time.Millisecond
+	for {
+		holder, err := m.tryLock(info)
+		if err != nil {
+			return "", err
+		}
+		if holder == nil {
+			return info.ID, nil
+		}
+		deadline, ok := ctx.Deadline()
+		if !ok || time.Until(deadline) <= 0 || ctx.Err() != nil {
+			return "", &state.LockError{Info: *holder, Waited: time.Since(start)}
+		}
+		t := time.NewTimer(min(wait, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// tryLock takes the lock once. It returns nil when it has it, and the
+// holder's info (as far as it is readable) when someone else does.
+func (m *Manager) tryLock(info state.LockInfo) (*state.LockInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
+	if m.lockID != "" {
+		// Advisory locks nest within a session: this Manager's own lock
+		// would be granted again. Another Lock of it is refused as
+		// another process's would be.
+		holder := m.lock
+		return &holder, nil
+	}
+	ctx := context.Background()
+	got, err := m.tryAdvisory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !got {
+		holder, _, err := m.readLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &holder, nil
+	}
+	// Holding the advisory lock, a row left is from a holder whose
+	// connection ended without Unlock.
+	prev, found, err := m.readLock(ctx)
+	if err == nil {
+		_, err = m.conn.Exec(ctx, m.q.writeLock, m.name, info.ID, info.Who, info.Operation, info.Created, int32(info.Pid))
+		if err != nil {
+			err = m.dbErr("writing the lock info", err)
+		}
+	}
+	if err != nil {
+		m.releaseAdvisory(ctx)
+		return nil, err
+	}
+	m.lockID, m.lock, m.stale = info.ID, info, nil
+	if found {
+		m.stale = &prev
+	}
+	return nil, nil
+}
+
+func (m *Manager) tryAdvisory(ctx context.Context) (bool, error) {
+	var got bool
+	if err := m.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, m.key).Scan(&got); err != nil {
+		return false, m.dbErr("taking the lock", err)
+	}
+	return got, nil
+}
+
+func (m *Manager) releaseAdvisory(ctx context.Context) (bool, error) {
+	var released bool
+	if err := m.conn.QueryRow(ctx, `SELECT pg_advisory_unlock($1)`, m.key).Scan(&released); err != nil {
+		return false, m.dbErr("releasing the lock", err)
+	}
+	return released, nil
+}
+
+// readLock reads the lock info row; found is false when there is none.
+func (m *Manager) readLock(ctx context.Context) (info state.LockInfo, found bool, err error) {
+	var pid, backendPid int32
+	err = m.conn.QueryRow(ctx, m.q.readLock, m.name).Scan(&info.ID, &info.Who, &info.Operation, &info.Created, &pid, &backendPid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return state.LockInfo{}, false, nil
+	}
+	if err != nil {
+		return state.LockInfo{}, false, m.dbErr("reading the lock info", err)
+	}
+	// Another process wrote these: they reach a terminal in messages.
+	info.ID, info.Who, info.Operation = m.red.clean(info.ID), m.red.clean(info.Who), m.red.clean(info.Operation)
+	info.Created = info.Created.UTC()
+	info.Pid = int(pid)
+	return info, true, nil
+}
+
+// StaleLock returns the lock info that the last successful Lock found left
+// by a holder whose connection ended without unlocking (killed, crashed,
+// its machine gone). The server released that holder's lock with its
+// connection, so it did not block Lock; the record is returned so the
+// caller can say who it was. Lock replaces the record with its own;
+// ForceUnlock removes it.
+func (m *Manager) StaleLock() (state.LockInfo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stale == nil {
+		return state.LockInfo{}, false
+	}
+	return *m.stale, true
+}
+
+// Unlock implements state.Locker.
+func (m *Manager) Unlock(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.unlockLocked(id)
+}
+
+func (m *Manager) unlockLocked(id string) error {
+	if m.lockID == "" {
+		return fmt.Errorf("%s: unlocking: not locked", m)
+	}
+	if id != m.lockID {
+		return fmt.Errorf("%s: unlocking: lock id %q does not match the held lock %q", m, id, m.lockID)
+	}
+	m.lockID, m.lock = "", state.LockInfo{}
+	if err := m.usable(); err != nil {
+		return err // the lock went with the connection
+	}
+	ctx := context.Background()
+	// The info goes first, while the lock still keeps others from writing
+	// theirs.
+	_, err := m.conn.Exec(ctx, m.q.deleteLock, m.name, id)
+	if err != nil {
+		err = m.dbErr("removing the lock info", err)
+	}
+	released, uerr := m.releaseAdvisory(ctx)
+	if uerr == nil && !released {
+		uerr = fmt.Errorf("%s: unlocking: the server no longer held this run's lock", m)
+	}
+	return errors.Join(err, uerr)
+}
+
+// ForceUnlock removes the lock info left by a holder whose connection is
+// gone, when id matches it. The advisory lock itself never outlives its
+// connection, so this only clears the record; a lock whose holder is still
+// connected is refused with a *state.LockError in the chain.
+func (m *Manager) ForceUnlock(id string) (state.LockInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(); err != nil {
+		return state.LockInfo{}, err
+	}
+	ctx := context.Background()
+	info, found, err := m.readLock(ctx)
+	if err != nil {
+		return state.LockInfo{}, err
+	}
+	if m.lockID != "" {
+		return m.lock, fmt.Errorf("force-unlock: %w; it is held by this process", &state.LockError{Info: m.lock})
+	}
+	if !found {
+		got, err := m.tryAdvisory(ctx)
+		if err != nil {
+			return state.LockInfo{}, err
+		}
+		if !got {
+			return state.LockInfo{}, fmt.Errorf("force-unlock: %w; it is released when that process's connection to the server ends", &state.LockError{})
+		}
+		if _, err := m.releaseAdvisory(ctx); err != nil {
+			return state.LockInfo{}, err
+		}
+		return state.LockInfo{}, fmt.Errorf("force-unlock: %s is not locked", m)
+	}
+	if info.ID != id {
+		return info, fmt.Errorf("force-unlock: lock id %q does not match the current lock (id %q, held by %s for %s)", id, info.ID, info.Who, info.Operation)
+	}
+	got, err := m.tryAdvisory(ctx)
+	if err != nil {
+		return info, err
+	}
+	if !got {
+		return info, fmt.Errorf("force-unlock: %w; its holder is still connected to the server and the lock is released when that connection ends (stop the process rather than unlocking)", &state.LockError{Info: info})
+	}
+	_, err = m.conn.Exec(ctx, m.q.deleteLock, m.name, id)
+	if err != nil {
+		err = m.dbErr("removing the lock info", err)
+	}
+	_, uerr := m.releaseAdvisory(ctx)
+	if err := errors.Join(err, uerr); err != nil {
+		return info, err
+	}
+	return info, nil
+}

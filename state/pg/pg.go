@@ -1,0 +1,194 @@
+// Package pg is the PostgreSQL state backend: one state shared by every
+// runner of a team, so two pipelines can never apply from different copies.
+//
+// A state lives in three tables of one schema (see schema.go): states holds
+// the last snapshot in the statefile format, journal one row per entry
+// appended since, locks who holds the state's lock. Writes are small: apply
+// appends each journal entry as a row, in short transactions that group
+// concurrent callers, and Persist compacts once, at the end of a run. The
+// lock is a PostgreSQL advisory lock on the Manager's own connection, which
+// the server releases the moment that connection ends, however it ends.
+//
+// One Manager holds one connection for its whole life: every read and write
+// goes through it, so the writes of a run die with its lock. Connect to the
+// server directly or through a session-pooling proxy; a transaction-pooling
+// proxy (PgBouncer's pool_mode=transaction) cannot hold a session lock.
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"pushform/state"
+)
+
+// Defaults of Options.
+const (
+	DefaultSchema    = "pushform"
+	DefaultStateName = "default"
+)
+
+// maxStateName caps the state name, in characters.
+const maxStateName = 200
+
+// Options say which state to open and how to reach it.
+type Options struct {
+	// ConnString is a postgres:// URL or a key=value connection string. It
+	// holds a password: it never appears in an error of this package.
+	ConnString string
+	// Schema holds the tables, created when missing; DefaultSchema if "".
+	// It must be a plain SQL identifier.
+	Schema string
+	// StateName names the state within the schema; DefaultStateName if "".
+	StateName string
+	// Redact, when set, removes further secrets from every error message
+	// before it leaves the package (the connection password is always
+	// removed).
+	Redact func(string) string
+}
+
+// Manager is one state in PostgreSQL. It implements state.Manager and
+// state.ForceUnlocker and is safe for use by several goroutines.
+type Manager struct {
+	name, schema string
+	key          int64 // of the state's advisory lock
+	q            queries
+	red          redactor
+
+	mu     sync.Mutex // guards conn and what follows; held across each database call
+	conn   *pgx.Conn  // nil once closed
+	head   head       // the stored state this Manager last read or wrote
+	lockID string
+	lock   state.LockInfo
+	stale  *state.LockInfo
+
+	gmu     sync.Mutex   // guards pending
+	pending *commitGroup // the group the next Append joins; nil when none waits
+}
+
+var (
+	_ state.Manager       = (*Manager)(nil)
+	_ state.ForceUnlocker = (*Manager)(nil)
+)
+
+// head is what a Manager knows of the stored state. Append extends only
+// the snapshot it names: anything else was written by someone else since.
+type head struct {
+	known   bool // false until the first Read, Persist or Append
+	exists  bool // a states row exists
+	lineage string
+	serial  uint64
+}
+
+// schemaRE is a plain SQL identifier; quoted anyway in every statement.
+var schemaRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// Open connects to the server, creates the schema and its tables when
+// missing and returns the Manager of the state named in o.
+func Open(ctx context.Context, o Options) (*Manager, error) {
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if o.StateName == "" {
+		o.StateName = DefaultStateName
+	}
+	m := &Manager{name: o.StateName, schema: o.Schema}
+	m.red = newRedactor(o.ConnString, o.Redact)
+	switch {
+	case !schemaRE.MatchString(o.Schema) || strings.HasPrefix(strings.ToLower(o.Schema), "pg_") || strings.EqualFold(o.Schema, "information_schema"):
+		return nil, fmt.Errorf("PostgreSQL state: schema name %s is not a plain SQL identifier (letters, digits and underscores, not starting with a digit, at most 63 characters, not pg_* or information_schema)", m.red.quote(o.Schema))
+	case strings.TrimSpace(o.StateName) == "" || utf8.RuneCountInString(o.StateName) > maxStateName || strings.IndexFunc(o.StateName, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return nil, fmt.Errorf("PostgreSQL state: state name %s must be printable text of 1 to %d characters", m.red.quote(o.StateName), maxStateName)
+	case strings.TrimSpace(o.ConnString) == "":
+		return nil, fmt.Errorf("%s: the connection string is empty", m)
+	}
+	m.key = lockKey("state", o.Schema, o.StateName)
+	m.q = newQueries(o.Schema)
+
+	cfg, err := pgx.ParseConfig(o.ConnString)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the connection string is not a valid postgres:// URL or key=value list%s", m, m.red.parseDetail(err))
+	}
+	m.red.add(cfg.Password)
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "pushform"
+	}
+	// A runner whose machine vanishes holds its lock until the server
+	// notices the dead connection: ask it to probe after a minute.
+	for k, v := range map[string]string{"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6"} {
+		if _, ok := cfg.RuntimeParams[k]; !ok {
+			cfg.RuntimeParams[k] = v
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, m.dbErr("connecting", err)
+	}
+	m.conn = conn
+	if err := m.ensureSchema(ctx); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return m, nil
+}
+
+// String names the state in messages.
+func (m *Manager) String() string {
+	return fmt.Sprintf("PostgreSQL state %s (schema %s)", m.red.quote(m.name), m.schema)
+}
+
+// Dir is "": files that belong with the state (the sandbox's devices) stay
+// in the configuration directory.
+func (m *Manager) Dir() string { return "" }
+
+// Close releases the lock if it is still held and closes the connection.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.conn == nil {
+		return nil
+	}
+	var err error
+	if m.lockID != "" {
+		err = m.unlockLocked(m.lockID)
+	}
+	cerr := m.conn.Close(context.Background())
+	m.conn = nil
+	if cerr != nil {
+		err = errors.Join(err, m.dbErr("closing the connection", cerr))
+	}
+	return err
+}
+
+// usable returns an error when the connection is closed or lost; m.mu is
+// held.
+func (m *Manager) usable() error {
+	switch {
+	case m.conn == nil:
+		return fmt.Errorf("%s: the connection is closed", m)
+	case m.conn.IsClosed():
+		return fmt.Errorf("%s: the connection to the server was lost (with it the lock, if this run held it); nothing more is recorded", m)
+	}
+	return nil
+}
+
+// lockKey derives an advisory lock key from names, so states of different
+// schemas and names do not share a lock.
+func lockKey(kind string, names ...string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("pushform " + kind))
+	for _, n := range names {
+		h.Write([]byte{0})
+		h.Write([]byte(n))
+	}
+	return int64(h.Sum64())
+}
