@@ -76,6 +76,9 @@ type Client struct {
 	maxBody  int64
 	headers  http.Header // shared, read-only
 	pool     bufPool
+	// deadline bounds one call by the timeout; tests replace it with a
+	// deadline they fire themselves.
+	deadline func(context.Context) (context.Context, context.CancelFunc)
 }
 
 // New checks opts and returns a client.
@@ -111,6 +114,9 @@ func New(opts Options) (*Client, error) {
 	}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxResponseBytes
+	}
+	c.deadline = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, c.timeout)
 	}
 	ua := opts.UserAgent
 	if ua == "" {
@@ -171,7 +177,7 @@ type response struct {
 // do performs one request and reads the body, at most limit bytes (more
 // marks tooLarge). The caller must call release on the response.
 func (c *Client) do(ctx context.Context, method, path string, body *reqBody) (*response, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	op := method + " " + path
 	if i := strings.IndexByte(op, '?'); i >= 0 {
@@ -179,9 +185,12 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody) (*r
 	}
 	var wrote atomic.Bool
 	trace := &httptrace.ClientTrace{
-		// Called once the transport is done writing, even after an error
-		// part way: from then on the server may have the request.
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+		// From the moment the request has a connection, its bytes may be
+		// on the wire. Hooks of the write itself (WroteRequest) run in the
+		// transport's writer goroutine and can come after RoundTrip has
+		// returned a timeout, so they would call a written request unsent;
+		// GotConn runs before the write starts.
+		GotConn: func(httptrace.GotConnInfo) { wrote.Store(true) },
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, c.base+path, nil)
 	if err != nil {

@@ -185,13 +185,12 @@ func TestSandboxRecipients(t *testing.T) {
 func TestSandboxFaults(t *testing.T) {
 	batch := []pushapi.Notification{{UserIDs: []string{"alice"}, Title: "a", Body: "b"}}
 	t.Run("rate limit", func(t *testing.T) {
-		c, _ := start(t, sandbox.Options{RateLimit: 1}, testKey)
-		var err error
-		for range 5 {
-			if _, err = c.Send(context.Background(), batch); err != nil {
-				break
-			}
+		frozen := time.Unix(1000, 0) // no token comes back
+		c, _ := start(t, sandbox.Options{RateLimit: 1, Now: func() time.Time { return frozen }}, testKey)
+		if _, err := c.Send(context.Background(), batch); err != nil {
+			t.Fatalf("the first request is within the burst: %v", err)
 		}
+		_, err := c.Send(context.Background(), batch)
 		var se *pushapi.StatusError
 		if !errors.As(err, &se) || se.StatusCode != 429 || se.RetryAfter < time.Second {
 			t.Fatalf("want 429 with Retry-After, got %v", err)

@@ -46,6 +46,9 @@ type Options struct {
 	MaxLength int
 	// FaultSeed seeds the fault draws, so a run is reproducible.
 	FaultSeed int64
+	// Now is the clock of the rate limiter; nil means time.Now. A test
+	// that freezes it gets a 429 for certain once the burst is spent.
+	Now func() time.Time
 	// Logf, when set, receives one line per request and any server error.
 	Logf func(format string, args ...any)
 }
@@ -170,12 +173,28 @@ type Server struct {
 	stats   counters
 	faults  *faultSource
 	limiter *limiter
+	now     func() time.Time
+	// wait holds a request for the configured latency; false when the
+	// client gave up first. Tests replace it to control the wait.
+	wait func(ctx context.Context, d time.Duration) bool
+}
+
+// sleep waits d, or until ctx ends (then false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 type counters struct {
 	sendRequests, targets, deliveries  atomic.Int64
 	badRequests, unauthorized, limited atomic.Int64
-	faults                             atomic.Int64
+	faults, abandoned                  atomic.Int64
 }
 
 // New builds a server from a seed (nil for an empty one).
@@ -191,6 +210,11 @@ func New(seed *Seed, opts Options) *Server {
 		topics:   map[string][]int32{},
 		faults:   newFaultSource(opts.FailRate, opts.DropRate, opts.FaultSeed),
 		limiter:  newLimiter(opts.RateLimit),
+		now:      opts.Now,
+		wait:     sleep,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	s.log.maxBytes = maxLogBytes
 	for _, k := range seed.APIKeys {
@@ -483,16 +507,12 @@ func (s *Server) serveAPI(x *exchange) {
 		// connection, so a client giving up during the latency is noticed.
 		x.body, x.bodyErr = io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, MaxBodyBytes))
 	}
-	if d := s.opts.Latency; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-x.r.Context().Done():
-			t.Stop()
-			return
-		}
+	if d := s.opts.Latency; d > 0 && !s.wait(x.r.Context(), d) {
+		s.stats.abandoned.Add(1)
+		x.logLine("abandoned")
+		return
 	}
-	if ok, after := s.limiter.allow(time.Now()); !ok {
+	if ok, after := s.limiter.allow(s.now()); !ok {
 		s.stats.limited.Add(1)
 		x.w.Header().Set("Retry-After", strconv.Itoa(after))
 		x.message(http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded: at most %d requests per second", s.opts.RateLimit))
