@@ -262,8 +262,8 @@ func (c *Client) redactErr(err error) error {
 func (c *Client) errorFor(method string, r *response, batchLen int) error {
 	switch r.status {
 	case http.StatusBadRequest:
-		ve := &ValidationError{RequestID: r.requestID}
-		if issues, ok := decodeIssues(r.body, batchLen); ok && !r.tooLarge {
+		ve := &ValidationError{RequestID: r.requestID, Notifications: batchLen}
+		if issues, ok := decodeIssues(r.body, batchLen, func(s string) string { return s }); ok && !r.tooLarge {
 			ve.Issues = issues
 		} else {
 			ve.Excerpt = excerpt(r.body, r.header.Get("Content-Type"))
@@ -309,7 +309,7 @@ func (c *Client) Send(ctx context.Context, batch []Notification) (*SendResponse,
 	if r.tooLarge {
 		return nil, derr(fmt.Errorf("body larger than %d bytes", c.maxBody))
 	}
-	results, err := decodeSendResults(r.body, r.status, batch)
+	results, err := decodeSendResults(r.body, r.status, batch, func(s string) string { return s })
 	if err != nil {
 		return nil, derr(err)
 	}
@@ -366,9 +366,20 @@ func (c *Client) recipientsPage(ctx context.Context, path string) (recipientsPag
 	if r.tooLarge {
 		return recipientsPage{}, r.requestID, derr(fmt.Errorf("body larger than %d bytes", c.maxBody))
 	}
-	p, err := decodeRecipients(r.body)
+	var p recipientsPage
+	s := &scanner{b: r.body}
+	p.cursor, err = s.recipientsPage(func(id []byte) error {
+		p.userIDs = append(p.userIDs, validUTF8(id))
+		return nil
+	})
 	if err != nil {
 		return recipientsPage{}, r.requestID, derr(err)
 	}
 	return p, r.requestID, nil
+}
+
+// recipientsPage is one decoded page of the recipient list.
+type recipientsPage struct {
+	userIDs []string
+	cursor  string // next cursor; empty when this is the last page
 }

@@ -136,12 +136,12 @@ func TestRecipientsShapes(t *testing.T) {
 			{status: 200, body: `{"data":["b"]}`},
 		}, []string{"a", "b"}, 2, ""},
 		{"paging loop", []canned{{status: 200, body: `{"userIds":["a"],"next":"same"}`}}, nil, 0, "paging loops"},
-		{"not JSON", []canned{{status: 200, body: `<html>`}}, nil, 0, "want an array or object"},
-		{"number element", []canned{{status: 200, body: `["a",3]`}}, nil, 0, "recipient 1: is number"},
+		{"not JSON", []canned{{status: 200, body: `<html>`}}, nil, 0, "the answer is not JSON (it looks like an HTML page)"},
+		{"number element", []canned{{status: 200, body: `["a",3]`}}, nil, 0, "recipient 1: is a number, want a string"},
 		{"empty id", []canned{{status: 200, body: `["a",""]`}}, nil, 0, "empty user id"},
-		{"object without list", []canned{{status: 200, body: `{"users":["a"]}`}}, nil, 0, "no user id list"},
-		{"cursor wrong type", []canned{{status: 200, body: `{"userIds":[],"next":{}}`}}, nil, 0, "next: is object"},
-		{"truncated", []canned{{status: 200, body: `["a","b`}}, nil, 0, "unterminated"},
+		{"object without list", []canned{{status: 200, body: `{"users":["a"]}`}}, nil, 0, "an object without a user id list"},
+		{"cursor wrong type", []canned{{status: 200, body: `{"userIds":[],"next":{}}`}}, nil, 0, "the next cursor is an object, want a string"},
+		{"truncated", []canned{{status: 200, body: `["a","b`}}, nil, 0, "recipient 1: at byte 7: the answer ended inside a string"},
 		{"503", []canned{{status: 503, body: "down"}}, nil, 0, "503 Service Unavailable"},
 	}
 	for _, tc := range cases {

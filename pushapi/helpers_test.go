@@ -81,3 +81,6 @@ func newClient(t *testing.T, baseURL string, mod ...func(*Options)) *Client {
 }
 
 func intp(n int) *int { return &n }
+
+// noClean passes server text through unchanged.
+func noClean(s string) string { return s }

@@ -45,9 +45,11 @@ func FuzzDecodeSendRequest(f *testing.F) {
 				}
 			}
 			// The 400 body is valid JSON.
-			var v any
-			if err := json.Unmarshal(appendIssues(nil, issues), &v); err != nil {
-				t.Fatalf("issues JSON: %v", err)
+			for _, shape := range []string{IssuesPath, IssuesIndex, IssuesPointer, IssuesMessage} {
+				var v any
+				if err := json.Unmarshal(appendIssues(nil, issues, shape), &v); err != nil {
+					t.Fatalf("issues JSON, shape %s: %v", shape, err)
+				}
 			}
 			return
 		}
