@@ -202,6 +202,34 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// RequestID returns the x-request-id of the answer behind an error from
+// Send or Recipients (a 400, a 401, any other status, an answer that
+// could not be read or understood), wrapped or not; "" when no answer
+// arrived. Apply records it with the targets, so a refused request can be
+// quoted to support.
+func RequestID(err error) string {
+	var (
+		ve *ValidationError
+		ae *AuthError
+		se *StatusError
+		te *TransportError
+		de *DecodeError
+	)
+	switch {
+	case errors.As(err, &ve):
+		return ve.RequestID
+	case errors.As(err, &ae):
+		return ae.RequestID
+	case errors.As(err, &se):
+		return se.RequestID
+	case errors.As(err, &de):
+		return de.RequestID
+	case errors.As(err, &te):
+		return te.RequestID
+	}
+	return ""
+}
+
 // Class says what a failed call means for retrying the same request.
 type Class int
 

@@ -131,6 +131,9 @@ func TestSendErrorClasses(t *testing.T) {
 			if class != tc.class || (tc.after >= 0 && after != tc.after) {
 				t.Errorf("Classify = %v, %v; want %v, %v", class, after, tc.class, tc.after)
 			}
+			if got := RequestID(errorsJoin(err)); got != "rid-9" {
+				t.Errorf("RequestID = %q, want rid-9", got)
+			}
 			if n := len(srv.recorded()); n != 1 {
 				t.Errorf("%d requests; redirects must not be followed", n)
 			}
@@ -292,5 +295,25 @@ func TestValidationErrorSaysWhenNoIndex(t *testing.T) {
 	_, err = newClient(t, srv.URL).Send(context.Background(), mixed)
 	if err == nil || strings.Contains(err.Error(), "did not say") || !strings.Contains(err.Error(), "notification 2: bad") {
 		t.Errorf("got %v", err)
+	}
+}
+
+func TestRequestIDOfErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&ValidationError{RequestID: "a"}, "a"},
+		{&AuthError{RequestID: "b"}, "b"},
+		{&StatusError{RequestID: "c"}, "c"},
+		{&DecodeError{RequestID: "d", Err: errors.New("x")}, "d"},
+		{&TransportError{RequestID: "e", Err: errors.New("x")}, "e"},
+		{&TransportError{Err: errors.New("refused")}, ""},
+		{errors.New("other"), ""},
+		{nil, ""},
+	} {
+		if got := RequestID(tc.err); got != tc.want {
+			t.Errorf("RequestID(%#v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

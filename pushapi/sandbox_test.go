@@ -242,6 +242,10 @@ func TestSandboxAuth(t *testing.T) {
 	if !errors.As(err, &ae) || !strings.HasPrefix(ae.RequestID, "req-") {
 		t.Fatalf("want AuthError, got %v", err)
 	}
+	// The id of the refused request is in the error, for apply to record.
+	if id := pushapi.RequestID(err); id != ae.RequestID || !strings.Contains(err.Error(), "request id "+id) {
+		t.Errorf("request id %q in %v", id, err)
+	}
 	if _, err := c.Recipients(context.Background()); !errors.As(err, &ae) {
 		t.Fatalf("recipients: want AuthError, got %v", err)
 	}
