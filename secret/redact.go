@@ -19,15 +19,11 @@ const Redacted = "[redacted]"
 // a key that short protects nothing anyway.
 const MinRedactLength = 4
 
-// maxLayers bounds how many escapings inside each other are undone
-// (%5Cu0043 is a JSON escape inside a URL escape: two).
-const maxLayers = 3
-
 // Redactor replaces secrets (an API key, a database password) in text that
 // came from outside: a server's answer, an error, a log line. It finds a
-// secret written raw or escaped: JSON \uXXXX and \", \\, \/ escapes, URL
-// %XX escapes and HTML &#NN; / &#xHH; references, in any hex case, mixed
-// and nested up to three deep. Join and Bytes also find a secret split
+// secret written raw or escaped: JSON \uXXXX and \", \\, \/ escapes, \xHH,
+// URL %XX escapes and HTML &#NN; / &#xHH; references, in any hex case,
+// mixed character by character and nested two deep (%5Cu0043). Join and Bytes also find a secret split
 // across adjacent fields. A nil *Redactor redacts nothing. It is safe for
 // concurrent use.
 type Redactor struct {
