@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"pushform/secret"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,8 +80,9 @@ const (
 // entry is one decoded result entry and how it named its target.
 type entry struct {
 	Result
-	echo  echo
-	topic string // with echoTopic: the one topic it is about
+	echo        echo
+	topic       string // with echoTopic: the one topic it is about
+	reasonFirst bool   // reason came before message in the answer
 }
 
 // wholeEcho reports whether e names topics target t as a whole.
@@ -127,8 +129,9 @@ func quoteList(ss []string) string {
 // decodeSendResults decodes the body of a 200 or 207 send answer into
 // per-notification results, one per user id, per device id and per topics
 // object. An empty body (200 only) means every target was delivered with
-// unknown device counts. Text from the service passes through clean.
-func decodeSendResults(body []byte, status int, batch []Notification, clean func(string) string) ([][]Result, error) {
+// unknown device counts. Messages and reasons are redacted with red, all
+// together in the order served, so a key split across them is found too.
+func decodeSendResults(body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
 	ts := targetsOf(batch)
 	if len(bytes.TrimSpace(body)) == 0 {
 		if status != 200 {
@@ -160,7 +163,7 @@ func decodeSendResults(body []byte, status int, batch []Notification, clean func
 				es = es[:n+1]
 				e, count = &es[n], &counts[n]
 			}
-			if err := s.entry(e, exp, count, clean); err != nil {
+			if err := s.entry(e, exp, count); err != nil {
 				return fmt.Errorf("result %d: %w", n, err)
 			}
 			n++
@@ -202,11 +205,35 @@ func decodeSendResults(body []byte, status int, batch []Notification, clean func
 	if !s.eof() {
 		return nil, s.errorf("data after the results")
 	}
+	redactTexts(es, red)
 	flat, err := match(es, n, ts)
 	if err != nil {
 		return nil, err
 	}
 	return split(flat, ts, len(batch)), nil
+}
+
+// redactTexts redacts the messages and reasons of es together.
+func redactTexts(es []entry, red *secret.Redactor) {
+	if !red.Active() {
+		return
+	}
+	parts := make([]string, 0, 2*len(es))
+	for i := range es {
+		if e := &es[i]; e.reasonFirst {
+			parts = append(parts, e.Reason, e.Message)
+		} else {
+			parts = append(parts, e.Message, e.Reason)
+		}
+	}
+	red.Join(parts)
+	for i := range es {
+		if e := &es[i]; e.reasonFirst {
+			e.Reason, e.Message = parts[2*i], parts[2*i+1]
+		} else {
+			e.Message, e.Reason = parts[2*i], parts[2*i+1]
+		}
+	}
 }
 
 // notJSON says in plain words what a body that is not the JSON wanted is.
@@ -477,7 +504,7 @@ func entryKey(key []byte) (int, string) {
 // entry decodes one result object into e. exp is the target expected at
 // this position (nil past the end), used to share its strings instead of
 // copying the echo; count is where a device count is stored.
-func (s *scanner) entry(e *entry, exp *target, count *int, clean func(string) string) error {
+func (s *scanner) entry(e *entry, exp *target, count *int) error {
 	r := &e.Result
 	var outcome Outcome
 	hasOutcome := false
@@ -498,7 +525,7 @@ func (s *scanner) entry(e *entry, exp *target, count *int, clean func(string) st
 			if v, err = s.str(); err == nil {
 				o, ok := parseOutcome(v)
 				if !ok {
-					err = fmt.Errorf("unknown outcome %q", clean(sanitize(string(v), 40)))
+					err = fmt.Errorf("unknown outcome %q", sanitize(string(v), 40))
 				}
 				outcome, hasOutcome = o, true
 			}
@@ -513,14 +540,12 @@ func (s *scanner) entry(e *entry, exp *target, count *int, clean func(string) st
 				r.DeviceCount = count
 			}
 		case keyReason:
-			if r.Reason, err = s.text(); r.Reason != ReasonNoActiveDevice {
-				r.Reason = clean(r.Reason)
-			}
+			r.Reason, err = s.text()
+			e.reasonFirst = r.Message == ""
 		case keyMessage:
 			r.Message, err = s.text()
-			r.Message = clean(r.Message)
 		case keyUnreachableSince:
-			r.UnreachableSince, err = s.timestamp(clean)
+			r.UnreachableSince, err = s.timestamp()
 		default:
 			return s.skip(1)
 		}
@@ -673,7 +698,7 @@ func (s *scanner) count() (n int, ok bool, err error) {
 
 // timestamp reads an RFC 3339 string or epoch milliseconds (a number or a
 // numeric string); nil for null.
-func (s *scanner) timestamp(clean func(string) string) (*time.Time, error) {
+func (s *scanner) timestamp() (*time.Time, error) {
 	if s.null() {
 		return nil, nil
 	}
@@ -695,7 +720,7 @@ func (s *scanner) timestamp(clean func(string) string) (*time.Time, error) {
 	}
 	ms, err := strconv.ParseFloat(string(v), 64)
 	if err != nil || math.IsInf(ms, 0) || math.Abs(ms) > 1e15 {
-		return nil, fmt.Errorf("neither RFC 3339 nor epoch milliseconds: %q", clean(sanitize(string(v), 40)))
+		return nil, fmt.Errorf("neither RFC 3339 nor epoch milliseconds: %q", sanitize(string(v), 40))
 	}
 	t := time.UnixMilli(int64(ms)).UTC()
 	return &t, nil

@@ -258,7 +258,7 @@ func TestIssueShapes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			issues, ok := decodeIssues([]byte(tc.body), 3, noClean)
+			issues, ok := decodeIssues([]byte(tc.body), 3, nil)
 			if !ok || len(issues) != 1 {
 				t.Fatalf("decodeIssues: %v %+v", ok, issues)
 			}
@@ -272,7 +272,7 @@ func TestIssueShapes(t *testing.T) {
 		})
 	}
 	for _, body := range []string{`{"errors":[]}`, `"x"`, `[1,`, `{"issues":{}}`, ``} {
-		if issues, ok := decodeIssues([]byte(body), 3, noClean); ok {
+		if issues, ok := decodeIssues([]byte(body), 3, nil); ok {
 			t.Errorf("%s: %+v", body, issues)
 		}
 	}

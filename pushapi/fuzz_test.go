@@ -22,7 +22,7 @@ func FuzzDecodeSendResponse(f *testing.F) {
 		f.Add([]byte(s), 207)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, status int) {
-		res, err := decodeSendResults(body, status, mixed, func(s string) string { return s })
+		res, err := decodeSendResults(body, status, mixed, nil)
 		if err != nil {
 			return
 		}
@@ -82,7 +82,7 @@ func FuzzErrorBodies(f *testing.F) {
 	f.Add([]byte(`<html><title>502</title></html>`))
 	f.Add([]byte(`[{"index":"1","field":["a",2]},{"pointer":"/2/a~1b"},{"source":{"pointer":"/0"}},{"message":"[1].title x"},"[0] body: y",{"path":"[1].x"}]`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		issues, _ := decodeIssues(body, 3, func(s string) string { return s })
+		issues, _ := decodeIssues(body, 3, nil)
 		for _, is := range issues {
 			if is.Index < -1 || is.Index >= 3 {
 				t.Fatalf("index %d out of range", is.Index)

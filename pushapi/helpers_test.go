@@ -81,6 +81,3 @@ func newClient(t *testing.T, baseURL string, mod ...func(*Options)) *Client {
 }
 
 func intp(n int) *int { return &n }
-
-// noClean passes server text through unchanged.
-func noClean(s string) string { return s }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"pushform/secret"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,14 +15,16 @@ import (
 // is about, by path [INDEX, "field", ...], index and field, a JSON pointer
 // ("/INDEX/field", also under source), or a message starting with
 // "[INDEX]", Index and Field are set. n is the number of notifications
-// sent: an index outside it is no index. Text from the service passes
-// through clean. ok is false when the body holds no issues array.
-func decodeIssues(body []byte, n int, clean func(string) string) (issues []Issue, ok bool) {
+// sent: an index outside it is no index. Messages, fields and raw entries
+// are redacted with red (messages and fields all together, so a key split
+// across them is found too). ok is false when the body holds no issues
+// array.
+func decodeIssues(body []byte, n int, red *secret.Redactor) (issues []Issue, ok bool) {
 	s := &scanner{b: body}
 	list := func() error {
 		issues = []Issue{}
 		return s.array(func() error {
-			is, err := s.issue(n, clean)
+			is, err := s.issue(n)
 			issues = append(issues, is)
 			return err
 		})
@@ -41,6 +45,21 @@ func decodeIssues(body []byte, n int, clean func(string) string) (issues []Issue
 	}
 	if err != nil || issues == nil || !s.eof() {
 		return nil, false
+	}
+	parts := make([]string, 0, 2*len(issues))
+	for _, is := range issues {
+		parts = append(parts, is.Message, is.Field)
+	}
+	red.Join(parts)
+	for i := range issues {
+		is := &issues[i]
+		is.Message, is.Field = sanitize(parts[2*i], 500), sanitize(parts[2*i+1], 200)
+		if raw := red.Bytes(is.Raw); len(raw) != len(is.Raw) || string(raw) != string(is.Raw) {
+			if !json.Valid(raw) { // keep Raw JSON whatever the redaction cut
+				raw = appendJSONString(nil, string(raw))
+			}
+			is.Raw = raw
+		}
 	}
 	return issues, true
 }
@@ -79,7 +98,7 @@ func issueKey(key []byte) int {
 }
 
 // issue reads one entry of an issues array.
-func (s *scanner) issue(n int, clean func(string) string) (Issue, error) {
+func (s *scanner) issue(n int) (Issue, error) {
 	is := Issue{Index: -1}
 	s.peek()
 	start := s.i
@@ -145,8 +164,7 @@ func (s *scanner) issue(n int, clean func(string) string) (Issue, error) {
 			return is, err
 		}
 	}
-	is.Raw = json.RawMessage(clean(string(s.b[start:s.i])))
-	is.Message = clean(sanitize(is.Message, 500))
+	is.Raw = json.RawMessage(slices.Clone(s.b[start:s.i]))
 
 	switch {
 	case hasPath:
@@ -161,7 +179,6 @@ func (s *scanner) issue(n int, clean func(string) string) (Issue, error) {
 	default:
 		is.Index, is.Field = messageIndex(is.Message, n)
 	}
-	is.Field = clean(sanitize(is.Field, 200))
 	return is, nil
 }
 

@@ -144,7 +144,7 @@ func stdText(raw json.RawMessage) string {
 func TestStdDecoderAgrees(t *testing.T) {
 	batch := batch500()
 	body := results500(batch)
-	want, err := decodeSendResults(body, 207, batch, noClean)
+	want, err := decodeSendResults(body, 207, batch, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func BenchmarkJSON(b *testing.B) {
 	b.Run("response=500/hand", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := decodeSendResults(answer, 207, batch, noClean); err != nil {
+			if _, err := decodeSendResults(answer, 207, batch, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -103,6 +103,9 @@ func (s *scanner) recipient(emit func([]byte) error) error {
 	switch s.peek() {
 	case '"':
 		v, err := s.strMax(MaxUserIDBytes)
+		if errors.Is(err, errTooLong) {
+			return fmt.Errorf("a user id longer than %d bytes", MaxUserIDBytes)
+		}
 		if err != nil {
 			return err
 		}
@@ -119,6 +122,9 @@ func (s *scanner) recipient(emit func([]byte) error) error {
 				return s.skip(1)
 			}
 			v, err := s.strMax(MaxUserIDBytes)
+			if errors.Is(err, errTooLong) {
+				err = fmt.Errorf("a user id longer than %d bytes", MaxUserIDBytes)
+			}
 			if err != nil {
 				if isUserID {
 					return fmt.Errorf("userId: %w", err)
@@ -146,10 +152,10 @@ func (s *scanner) cursor() (string, error) {
 		return "", nil
 	case c == '"':
 		v, err := s.strMax(MaxCursorBytes)
-		if err != nil {
-			return "", fmt.Errorf("is too long or broken: %w", err)
+		if errors.Is(err, errTooLong) {
+			return "", fmt.Errorf("is longer than %d bytes: a cursor that grows with every page is refused", MaxCursorBytes)
 		}
-		return validUTF8(v), nil
+		return validUTF8(v), err
 	case c == 't' || c == 'f':
 		return "", errors.New("is a boolean, want a string")
 	case c == '{' || c == '[':

@@ -200,7 +200,7 @@ func (s *scanner) strMax(max int) ([]byte, error) {
 			case c == '"':
 				out := s.b[start:s.i]
 				if len(out) > max {
-					return nil, s.errorf("a string longer than %d bytes", max)
+					return nil, errTooLong
 				}
 				s.i++
 				return out, nil
@@ -212,7 +212,7 @@ func (s *scanner) strMax(max int) ([]byte, error) {
 			s.i++
 		}
 		if s.i-start > max {
-			return nil, s.errorf("a string longer than %d bytes", max)
+			return nil, errTooLong
 		}
 		shift, ok := s.more(start)
 		if !ok {
@@ -226,7 +226,7 @@ func (s *scanner) strSlow(start, max int) ([]byte, error) {
 	out := append(s.scratch[:0], s.b[start:s.i]...)
 	for {
 		if len(out) > max {
-			return nil, s.errorf("a string longer than %d bytes", max)
+			return nil, errTooLong
 		}
 		if s.i >= len(s.b) {
 			if _, ok := s.more(s.i); !ok {
@@ -387,7 +387,11 @@ func validNumber(v []byte) bool {
 	return i == len(v)
 }
 
-var errTooDeep = errors.New("nesting too deep")
+var (
+	errTooDeep = errors.New("nesting too deep")
+	// errTooLong is a string over the length its caller allows.
+	errTooLong = errors.New("a string too long")
+)
 
 // skip consumes one value of any type.
 func (s *scanner) skip(depth int) error {
@@ -435,6 +439,9 @@ func (s *scanner) object(fn func(key []byte) error) error {
 	}
 	for {
 		key, err := s.strMax(4096)
+		if errors.Is(err, errTooLong) {
+			return s.errorf("an object key longer than 4096 bytes")
+		}
 		if err != nil {
 			return err
 		}

@@ -21,11 +21,11 @@ const MinRedactLength = 4
 
 // Redactor replaces secrets (an API key, a database password) in text that
 // came from outside: a server's answer, an error, a log line. It finds a
-// secret written raw or escaped: JSON \uXXXX and \", \\, \/ escapes, \xHH,
-// URL %XX escapes and HTML &#NN; / &#xHH; references, in any hex case,
-// mixed character by character and nested two deep (%5Cu0043). Join and Bytes also find a secret split
-// across adjacent fields. A nil *Redactor redacts nothing. It is safe for
-// concurrent use.
+// secret written raw or escaped: JSON \uXXXX and \", \\, \/ escapes,
+// \xHH, URL %XX escapes and HTML &#NN; / &#xHH; references, in any hex
+// case, mixed character by character and nested two deep (%5Cu0043).
+// Join and Bytes also find a secret split across adjacent fields. A nil
+// *Redactor redacts nothing. It is safe for concurrent use.
 type Redactor struct {
 	secrets [][]byte // at least MinRedactLength bytes, longest first
 	min     int      // length of the shortest
