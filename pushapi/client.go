@@ -68,6 +68,81 @@ type Options struct {
 	// RecipientsTimeout bounds fetching the whole recipient list, every
 	// page; default 5m.
 	RecipientsTimeout time.Duration
+	// Log, when set, is called once per HTTP exchange (each send, each
+	// recipients page) when it is over, for a debug log. It gets no key,
+	// no ids and no body text: see RequestLog. It must be safe for
+	// concurrent use.
+	Log func(RequestLog)
+}
+
+// RequestLog is one HTTP exchange with the service, for a debug log. It
+// holds counts, never the key, an id or text from a body.
+type RequestLog struct {
+	Method    string        // GET or POST
+	Path      string        // e.g. /push-notifications/send (no query)
+	Page      int           // the recipients page, from 1; 0 for a send
+	Status    int           // 0 when no answer arrived
+	RequestID string        // x-request-id of the answer (redacted, printable)
+	Duration  time.Duration // from sending to the end of the answer
+	IDsSent   int           // targets in a send request
+	// IDsReceived counts result entries of a send answer (one per target)
+	// or user ids of a recipients page, as served.
+	IDsReceived int
+	// Error says what went wrong in fixed words ("timeout", "cancelled",
+	// "connection failed", "unreadable answer", "rejected", "key rejected",
+	// "refused"); empty when the exchange succeeded.
+	Error string
+}
+
+// logWord names err for a RequestLog: fixed words, never the error's text.
+func logWord(err error) string {
+	var (
+		te *TransportError
+		de *DecodeError
+		ve *ValidationError
+		ae *AuthError
+		se *StatusError
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.As(err, &te):
+		return "connection failed"
+	case errors.As(err, &de):
+		return "unreadable answer"
+	case errors.As(err, &ve):
+		return "rejected"
+	case errors.As(err, &ae):
+		return "key rejected"
+	case errors.As(err, &se):
+		return "refused"
+	}
+	return "failed"
+}
+
+// statusOf is the HTTP status behind err, 0 when no answer arrived.
+func statusOf(err error) int {
+	var (
+		de *DecodeError
+		ve *ValidationError
+		ae *AuthError
+		se *StatusError
+	)
+	switch {
+	case errors.As(err, &ve):
+		return http.StatusBadRequest
+	case errors.As(err, &ae):
+		return http.StatusUnauthorized
+	case errors.As(err, &se):
+		return se.StatusCode
+	case errors.As(err, &de):
+		return de.StatusCode
+	}
+	return 0
 }
 
 // Client talks to one service base URL with one key. It is safe for
@@ -87,6 +162,7 @@ type Client struct {
 	// recipient list; tests replace them with deadlines they fire
 	// themselves.
 	deadline, recDeadline func(context.Context) (context.Context, context.CancelFunc)
+	log                   func(RequestLog)
 }
 
 // New checks opts and returns a client.
@@ -114,6 +190,7 @@ func New(opts Options) (*Client, error) {
 		timeout: opts.Timeout,
 		recTime: opts.RecipientsTimeout,
 		maxBody: opts.MaxResponseBytes,
+		log:     opts.Log,
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -305,6 +382,28 @@ func (c *Client) Send(ctx context.Context, batch []Notification) (*SendResponse,
 	if len(batch) == 0 {
 		return nil, errors.New("send: empty batch")
 	}
+	if c.log == nil {
+		return c.send(ctx, batch)
+	}
+	start := time.Now()
+	res, err := c.send(ctx, batch)
+	l := RequestLog{Method: http.MethodPost, Path: SendPath, Duration: time.Since(start), Error: logWord(err)}
+	for i := range batch {
+		l.IDsSent += batch[i].Targets()
+	}
+	if res != nil {
+		l.Status, l.RequestID = res.StatusCode, res.RequestID
+		for _, rs := range res.Results {
+			l.IDsReceived += len(rs)
+		}
+	} else {
+		l.Status, l.RequestID = statusOf(err), RequestID(err)
+	}
+	c.log(l)
+	return res, err
+}
+
+func (c *Client) send(ctx context.Context, batch []Notification) (*SendResponse, error) {
 	buf := c.pool.get()
 	*buf = appendBatch(*buf, batch)
 	body := newReqBody(&c.pool, buf)
@@ -369,7 +468,16 @@ func (c *Client) RecipientsFunc(ctx context.Context, fn func(ids []string) error
 		if page > maxPages {
 			return requestIDs, fmt.Errorf("the recipient list did not end after %d pages (%s user ids): the service keeps sending a next cursor; ask its operators why its paging does not end", maxPages, count(f.total))
 		}
+		pageStart, before := time.Now(), f.served
 		cursor, reqID, err := c.recipientsPage(ctx, path, f)
+		if c.log != nil {
+			status := http.StatusOK
+			if err != nil {
+				status = statusOf(err)
+			}
+			c.log(RequestLog{Method: http.MethodGet, Path: RecipientsPath, Page: page, Status: status, RequestID: reqID,
+				Duration: time.Since(pageStart), IDsReceived: f.served - before, Error: logWord(err)})
+		}
 		if reqID != "" {
 			requestIDs = append(requestIDs, reqID)
 		}
@@ -412,12 +520,14 @@ type recipientsFetch struct {
 	c     *Client
 	fn    func([]string) error
 	seen  map[string]struct{}
-	chunk []string
-	total int
+	chunk  []string
+	total  int // ids handed over
+	served int // ids read, duplicates included
 }
 
 // add takes one id as served (valid until the call returns).
 func (f *recipientsFetch) add(id []byte) error {
+	f.served++
 	if _, dup := f.seen[string(id)]; dup {
 		return nil
 	}
