@@ -517,9 +517,9 @@ func count(n int) string {
 
 // recipientsFetch gathers the ids of a recipient list into chunks.
 type recipientsFetch struct {
-	c     *Client
-	fn    func([]string) error
-	seen  map[string]struct{}
+	c      *Client
+	fn     func([]string) error
+	seen   map[string]struct{}
 	chunk  []string
 	total  int // ids handed over
 	served int // ids read, duplicates included
