@@ -42,6 +42,10 @@ type ServiceOptions struct {
 	// DevicesDir is where an embedded sandbox keeps its devices between
 	// runs; "" means the configuration directory.
 	DevicesDir string
+	// Log, when set, receives one line's worth of every HTTP exchange
+	// (PUSHFORM_LOG=debug): counts and ids of requests, never the key,
+	// target ids or body text.
+	Log func(pushapi.RequestLog)
 }
 
 // Connect opens the service the configuration names. PUSHFORM_BASE_URL,
@@ -66,7 +70,7 @@ func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if key == "" {
 		return nil, fmt.Errorf("environment variable %s is empty: it must hold the API key for environment %q", svc.APIKeyEnv, svc.Environment)
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout, Log: o.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +105,7 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded sandbox: %w", err)
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: o.UserAgent, Timeout: o.RequestTimeout})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: o.UserAgent, Timeout: o.RequestTimeout, Log: o.Log})
 	if err != nil {
 		stop()
 		return nil, err

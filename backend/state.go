@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"time"
 
 	"pushform/config"
+	"pushform/secret"
 	"pushform/state"
 	"pushform/state/local"
 	"pushform/state/pg"
@@ -71,7 +73,15 @@ func (o StateOptions) pgOptions() (*pg.Options, error) {
 	if conn == "" {
 		return nil, fmt.Errorf("environment variable %s is empty: it must hold the postgres:// URL of the database that keeps the state (backend \"pg\" at %s)", b.ConnStrEnv, b.Pos)
 	}
-	return &pg.Options{ConnString: conn, Schema: b.SchemaName, StateName: b.StateName}, nil
+	// The password must not reach any message, however the server or the
+	// driver quotes it.
+	secrets := []string{conn}
+	if u, err := url.Parse(conn); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			secrets = append(secrets, pw)
+		}
+	}
+	return &pg.Options{ConnString: conn, Schema: b.SchemaName, StateName: b.StateName, Redact: secret.NewRedactor(secrets...).String}, nil
 }
 
 var (

@@ -103,7 +103,7 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(requestTimeout time.Duration) backend.ServiceOptions {
-	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: requestTimeout, UserAgent: "pushform/" + userAgentVersion()}
+	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: requestTimeout, UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog()}
 }
 
 // run is what plan and apply share: the loaded configuration, the locked

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,8 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	fs.BoolVar(&opts.Empty200, "empty-200", false, "answer a fully delivered send with an empty 200 body")
 	fs.IntVar(&opts.MaxLength, "max-length", 0, "reject title, body, tag or openToUrl longer than `N` characters with 400 (0: no bound)")
 	fs.StringVar(&opts.RecipientsShape, "recipients-shape", "array", "recipients body: `array` (all at once) or object (paged with a next cursor)")
+	fs.StringVar(&opts.IssuesShape, "issues-shape", sandbox.IssuesPath, "how a 400 locates each issue: `path` ([index, \"field\"]), index (index and field), pointer (\"/1/title\") or message (\"[1] title: ...\")")
+	fs.StringVar(&opts.TopicResults, "topic-results", sandbox.TopicResultsEcho, "results for a topics object: `echo` (one entry echoing its array) or per-topic (one entry per topic)")
 	fs.Int64Var(&opts.FaultSeed, "fault-seed", 1, "seed `N` of the fault draws, for reproducible runs")
 	quiet := fs.Bool("quiet", false, "do not log requests to stderr")
 	if err := m.parse(fs, args); err != nil {
@@ -62,6 +65,10 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 		return usage("--latency must not be negative")
 	case opts.RecipientsShape != "array" && opts.RecipientsShape != "object":
 		return usage("--recipients-shape must be array or object, not %q", opts.RecipientsShape)
+	case !slices.Contains([]string{sandbox.IssuesPath, sandbox.IssuesIndex, sandbox.IssuesPointer, sandbox.IssuesMessage}, opts.IssuesShape):
+		return usage("--issues-shape must be path, index, pointer or message, not %q", opts.IssuesShape)
+	case opts.TopicResults != sandbox.TopicResultsEcho && opts.TopicResults != sandbox.TopicResultsPerTopic:
+		return usage("--topic-results must be echo or per-topic, not %q", opts.TopicResults)
 	}
 	path := *seedPath
 	if !filepath.IsAbs(path) {

@@ -147,6 +147,8 @@ func TestSandboxCommandErrors(t *testing.T) {
 		{"missing seed", []string{"sandbox", "--seed", "none.hcl"}, "cannot read the sandbox seed"},
 		{"bad seed", []string{"sandbox", "--seed", "bad.hcl"}, "on bad.hcl line 2"},
 		{"bad shape", []string{"sandbox", "--seed", "sandbox.hcl", "--recipients-shape", "list"}, "array or object"},
+		{"bad issues shape", []string{"sandbox", "--seed", "sandbox.hcl", "--issues-shape", "json"}, "path, index, pointer or message"},
+		{"bad topic results", []string{"sandbox", "--seed", "sandbox.hcl", "--topic-results", "each"}, "echo or per-topic"},
 		{"bad rate", []string{"sandbox", "--seed", "sandbox.hcl", "--fail-rate", "1.5"}, "between 0 and 1"},
 		{"rates over 1", []string{"sandbox", "--seed", "sandbox.hcl", "--fail-rate", "0.6", "--drop-rate", "0.6"}, "more than 1"},
 		{"not loopback", []string{"sandbox", "--seed", "sandbox.hcl", "--addr", "0.0.0.0:0"}, "loopback only"},

@@ -40,7 +40,7 @@ func TestHostileAnswers(t *testing.T) {
 	}{
 		{"not JSON", body(200, "application/json", "hello, world"), state.Unknown, []string{"cannot understand", "may have been delivered"}, false},
 		{"wrong types", body(200, "", `{"results":[{"userId":"u1","status":5},{"userId":"u2","status":true}]}`), state.Unknown, []string{"result 0"}, false},
-		{"results not an array", body(200, "", `{"results":{"u1":"delivered"}}`), state.Unknown, []string{"results is object"}, false},
+		{"results not an array", body(200, "", `{"results":{"u1":"delivered"}}`), state.Unknown, []string{"results is an object"}, false},
 		{"too few results", body(200, "", `{"results":[{"userId":"u1","status":"delivered","deviceCount":1}]}`), state.Unknown, []string{"1 results for 2 targets"}, false},
 		{"too many results", body(200, "", `{"results":[{"status":"delivered"},{"status":"delivered"},{"status":"delivered"}]}`), state.Unknown, []string{"3 results for 2 targets"}, false},
 		{"names a target not sent", body(200, "", `{"results":[{"userId":"mallory","status":"delivered"},{"userId":"u1","status":"delivered"}]}`), state.Unknown, []string{"not sent", "mallory"}, false},

@@ -57,7 +57,7 @@ func BenchmarkDecodeResults(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeSendResults(body, 207, batch); err != nil {
+		if _, err := decodeSendResults(body, 207, batch, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"pushform/secret"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,8 @@ const (
 	maxErrorBody = 4 << 20
 	// maxPages bounds recipient paging against a service that never ends it.
 	maxPages = 100_000
+	// DefaultRecipientsTimeout bounds fetching the whole recipient list.
+	DefaultRecipientsTimeout = 5 * time.Minute
 )
 
 // Paths relative to the base URL (spec 4).
@@ -62,31 +65,112 @@ type Options struct {
 	MaxResponseBytes int64
 	// UserAgent defaults to DefaultUserAgent.
 	UserAgent string
+	// RecipientsTimeout bounds fetching the whole recipient list, every
+	// page; default 5m.
+	RecipientsTimeout time.Duration
+	// Log, when set, is called once per HTTP exchange (each send, each
+	// recipients page) when it is over, for a debug log. It gets no key,
+	// no ids and no body text: see RequestLog. It must be safe for
+	// concurrent use.
+	Log func(RequestLog)
+}
+
+// RequestLog is one HTTP exchange with the service, for a debug log. It
+// holds counts, never the key, an id or text from a body.
+type RequestLog struct {
+	Method    string        // GET or POST
+	Path      string        // e.g. /push-notifications/send (no query)
+	Page      int           // the recipients page, from 1; 0 for a send
+	Status    int           // 0 when no answer arrived
+	RequestID string        // x-request-id of the answer (redacted, printable)
+	Duration  time.Duration // from sending to the end of the answer
+	IDsSent   int           // targets in a send request
+	// IDsReceived counts result entries of a send answer (one per target)
+	// or user ids of a recipients page, as served.
+	IDsReceived int
+	// Error says what went wrong in fixed words ("timeout", "cancelled",
+	// "connection failed", "unreadable answer", "rejected", "key rejected",
+	// "refused"); empty when the exchange succeeded.
+	Error string
+}
+
+// logWord names err for a RequestLog: fixed words, never the error's text.
+func logWord(err error) string {
+	var (
+		te *TransportError
+		de *DecodeError
+		ve *ValidationError
+		ae *AuthError
+		se *StatusError
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.As(err, &te):
+		return "connection failed"
+	case errors.As(err, &de):
+		return "unreadable answer"
+	case errors.As(err, &ve):
+		return "rejected"
+	case errors.As(err, &ae):
+		return "key rejected"
+	case errors.As(err, &se):
+		return "refused"
+	}
+	return "failed"
+}
+
+// statusOf is the HTTP status behind err, 0 when no answer arrived.
+func statusOf(err error) int {
+	var (
+		de *DecodeError
+		ve *ValidationError
+		ae *AuthError
+		se *StatusError
+	)
+	switch {
+	case errors.As(err, &ve):
+		return http.StatusBadRequest
+	case errors.As(err, &ae):
+		return http.StatusUnauthorized
+	case errors.As(err, &se):
+		return se.StatusCode
+	case errors.As(err, &de):
+		return de.StatusCode
+	}
+	return 0
 }
 
 // Client talks to one service base URL with one key. It is safe for
 // concurrent use.
 type Client struct {
 	base     string // without trailing slash
-	key      string
+	red      *secret.Redactor
 	keyEnv   string
 	hc       *http.Client
 	ownTrans *http.Transport // set when we built the transport
 	timeout  time.Duration
+	recTime  time.Duration
 	maxBody  int64
 	headers  http.Header // shared, read-only
 	pool     bufPool
+	// deadline bounds one call by the timeout, and recDeadline a whole
+	// recipient list; tests replace them with deadlines they fire
+	// themselves.
+	deadline, recDeadline func(context.Context) (context.Context, context.CancelFunc)
+	log                   func(RequestLog)
 }
 
 // New checks opts and returns a client.
 func New(opts Options) (*Client, error) {
+	red := secret.NewRedactor(opts.APIKey)
 	base, err := secret.CheckBaseURL(opts.BaseURL)
 	if err != nil {
-		// A key pasted into the URL must not be echoed back.
-		if len(opts.APIKey) >= 4 && strings.Contains(err.Error(), opts.APIKey) {
-			err = errors.New(strings.ReplaceAll(err.Error(), opts.APIKey, "[redacted]"))
-		}
-		return nil, err
+		return nil, red.Error(err) // a key pasted into the URL is not echoed back
 	}
 	if opts.APIKey == "" {
 		if opts.APIKeyEnv != "" {
@@ -101,16 +185,27 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{
 		base:    base,
-		key:     opts.APIKey,
+		red:     red,
 		keyEnv:  opts.APIKeyEnv,
 		timeout: opts.Timeout,
+		recTime: opts.RecipientsTimeout,
 		maxBody: opts.MaxResponseBytes,
+		log:     opts.Log,
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
 	}
+	if c.recTime <= 0 {
+		c.recTime = DefaultRecipientsTimeout
+	}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxResponseBytes
+	}
+	c.deadline = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, c.timeout)
+	}
+	c.recDeadline = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, c.recTime)
 	}
 	ua := opts.UserAgent
 	if ua == "" {
@@ -171,7 +266,7 @@ type response struct {
 // do performs one request and reads the body, at most limit bytes (more
 // marks tooLarge). The caller must call release on the response.
 func (c *Client) do(ctx context.Context, method, path string, body *reqBody) (*response, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := c.deadline(ctx)
 	defer cancel()
 	op := method + " " + path
 	if i := strings.IndexByte(op, '?'); i >= 0 {
@@ -179,9 +274,12 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody) (*r
 	}
 	var wrote atomic.Bool
 	trace := &httptrace.ClientTrace{
-		// Called once the transport is done writing, even after an error
-		// part way: from then on the server may have the request.
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
+		// From the moment the request has a connection, its bytes may be
+		// on the wire. Hooks of the write itself (WroteRequest) run in the
+		// transport's writer goroutine and can come after RoundTrip has
+		// returned a timeout, so they would call a written request unsent;
+		// GotConn runs before the write starts.
+		GotConn: func(httptrace.GotConnInfo) { wrote.Store(true) },
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, c.base+path, nil)
 	if err != nil {
@@ -197,10 +295,10 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody) (*r
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, &TransportError{Op: op, Err: c.redactErr(err), Sent: wrote.Load()}
+		return nil, &TransportError{Op: op, Err: c.red.Error(err), Sent: wrote.Load()}
 	}
 	defer resp.Body.Close()
-	r := &response{status: resp.StatusCode, header: resp.Header, requestID: sanitize(string(c.redact([]byte(resp.Header.Get("X-Request-Id")))), 128)}
+	r := &response{status: resp.StatusCode, header: resp.Header, requestID: c.requestID(resp.Header)}
 	limit := c.maxBody
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusMultiStatus && limit > maxErrorBody {
 		limit = maxErrorBody
@@ -215,13 +313,12 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody) (*r
 	r.body = buf.Bytes()
 	if err != nil {
 		c.pool.put(r.bodyBuf)
-		return nil, &TransportError{Op: op, Err: fmt.Errorf("reading the %d answer: %w", resp.StatusCode, c.redactErr(err)), RequestID: r.requestID, Sent: true}
+		return nil, &TransportError{Op: op, Err: fmt.Errorf("reading the %d answer: %w", resp.StatusCode, c.red.Error(err)), RequestID: r.requestID, Sent: true}
 	}
 	if int64(len(r.body)) > limit {
 		r.tooLarge = true
 		r.body = r.body[:limit]
 	}
-	r.body = c.redact(r.body)
 	return r, nil
 }
 
@@ -232,32 +329,37 @@ func (r *response) release(c *Client) {
 	}
 }
 
-// redact replaces the key in a body, so an echoing server cannot smuggle
-// it into results, state or error messages. Very short keys are not
-// redacted: replacing them would mangle ordinary text.
-func (c *Client) redact(b []byte) []byte {
-	if len(c.key) < 4 || !bytes.Contains(b, []byte(c.key)) {
-		return b
-	}
-	return bytes.ReplaceAll(b, []byte(c.key), []byte("[redacted]"))
+// requestID reads x-request-id: redacted (a server may echo the key in
+// it) and made safe to print.
+func (c *Client) requestID(h http.Header) string {
+	return sanitize(c.red.String(h.Get("X-Request-Id")), 128)
 }
 
-func (c *Client) redactErr(err error) error {
-	if len(c.key) >= 4 && strings.Contains(err.Error(), c.key) {
-		return errors.New(strings.ReplaceAll(err.Error(), c.key, "[redacted]"))
+// excerpt summarises a body for an error, with the key redacted in any
+// escaping before it is cut short.
+func (c *Client) excerpt(r *response) string {
+	b := r.body
+	if len(b) > 64<<10 {
+		b = b[:64<<10]
 	}
-	return err
+	return excerpt(c.red.Bytes(b), r.header.Get("Content-Type"))
+}
+
+// decodeError is a DecodeError for r, its message redacted.
+func (c *Client) decodeError(method string, r *response, err error) *DecodeError {
+	return &DecodeError{Method: method, StatusCode: r.status, RequestID: r.requestID,
+		Err: c.red.Error(err), Excerpt: c.excerpt(r)}
 }
 
 // errorFor turns an unexpected status into its typed error.
 func (c *Client) errorFor(method string, r *response, batchLen int) error {
 	switch r.status {
 	case http.StatusBadRequest:
-		ve := &ValidationError{RequestID: r.requestID}
-		if issues, ok := decodeIssues(r.body, batchLen); ok && !r.tooLarge {
+		ve := &ValidationError{RequestID: r.requestID, Notifications: batchLen}
+		if issues, ok := decodeIssues(r.body, batchLen, c.red); ok && !r.tooLarge {
 			ve.Issues = issues
 		} else {
-			ve.Excerpt = excerpt(r.body, r.header.Get("Content-Type"))
+			ve.Excerpt = c.excerpt(r)
 		}
 		return ve
 	case http.StatusUnauthorized:
@@ -268,7 +370,7 @@ func (c *Client) errorFor(method string, r *response, batchLen int) error {
 		StatusCode: r.status,
 		RequestID:  r.requestID,
 		RetryAfter: parseRetryAfter(r.header.Get("Retry-After"), time.Now()),
-		Excerpt:    excerpt(r.body, r.header.Get("Content-Type")),
+		Excerpt:    c.excerpt(r),
 	}
 }
 
@@ -280,6 +382,28 @@ func (c *Client) Send(ctx context.Context, batch []Notification) (*SendResponse,
 	if len(batch) == 0 {
 		return nil, errors.New("send: empty batch")
 	}
+	if c.log == nil {
+		return c.send(ctx, batch)
+	}
+	start := time.Now()
+	res, err := c.send(ctx, batch)
+	l := RequestLog{Method: http.MethodPost, Path: SendPath, Duration: time.Since(start), Error: logWord(err)}
+	for i := range batch {
+		l.IDsSent += batch[i].Targets()
+	}
+	if res != nil {
+		l.Status, l.RequestID = res.StatusCode, res.RequestID
+		for _, rs := range res.Results {
+			l.IDsReceived += len(rs)
+		}
+	} else {
+		l.Status, l.RequestID = statusOf(err), RequestID(err)
+	}
+	c.log(l)
+	return res, err
+}
+
+func (c *Client) send(ctx context.Context, batch []Notification) (*SendResponse, error) {
 	buf := c.pool.get()
 	*buf = appendBatch(*buf, batch)
 	body := newReqBody(&c.pool, buf)
@@ -293,73 +417,160 @@ func (c *Client) Send(ctx context.Context, batch []Notification) (*SendResponse,
 	if r.status != http.StatusOK && r.status != http.StatusMultiStatus {
 		return nil, c.errorFor(http.MethodPost, r, len(batch))
 	}
-	derr := func(err error) error {
-		return &DecodeError{Method: http.MethodPost, StatusCode: r.status, RequestID: r.requestID,
-			Err: err, Excerpt: excerpt(r.body, r.header.Get("Content-Type"))}
-	}
 	if r.tooLarge {
-		return nil, derr(fmt.Errorf("body larger than %d bytes", c.maxBody))
+		return nil, c.decodeError(http.MethodPost, r, fmt.Errorf("the answer is larger than %d bytes (MaxResponseBytes)", c.maxBody))
 	}
-	results, err := decodeSendResults(r.body, r.status, batch)
+	results, err := decodeSendResults(r.body, r.status, batch, c.red)
 	if err != nil {
-		return nil, derr(err)
+		return nil, c.decodeError(http.MethodPost, r, err)
 	}
 	return &SendResponse{RequestID: r.requestID, StatusCode: r.status, Results: results}, nil
 }
 
 // Recipients fetches the user ids that can receive a push now (spec 4.2),
-// following paging cursors with ?cursor= until the last page.
+// following paging cursors with ?cursor= until the last page. It is
+// RecipientsFunc collecting every id.
 func (c *Client) Recipients(ctx context.Context) (*RecipientsResponse, error) {
 	out := &RecipientsResponse{}
-	seen := make(map[string]struct{})
+	ids, err := c.RecipientsFunc(ctx, func(chunk []string) error {
+		out.UserIDs = append(out.UserIDs, chunk...)
+		return nil
+	})
+	out.RequestIDs = ids
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// recipientsChunk is how many ids RecipientsFunc hands over at a time.
+const recipientsChunk = 4096
+
+// RecipientsFunc fetches the recipient list (spec 4.2), following paging
+// cursors, and calls fn with the user ids in chunks in the order served,
+// each id once (duplicates within and across pages are dropped). fn may
+// keep the slice and its strings; an error from fn stops the fetch and is
+// returned. The request ids of the pages fetched are returned, also with
+// an error.
+//
+// The whole list is bounded by Options.RecipientsTimeout, each cursor by
+// MaxCursorBytes and each id by MaxUserIDBytes; an id holding the API key
+// (in any escaping) is refused rather than sent to.
+func (c *Client) RecipientsFunc(ctx context.Context, fn func(ids []string) error) (requestIDs []string, err error) {
+	parent := ctx
+	ctx, cancel := c.recDeadline(ctx)
+	defer cancel()
+	start := time.Now()
+	f := &recipientsFetch{c: c, fn: fn, seen: make(map[string]struct{})}
 	cursors := make(map[string]struct{})
 	path := RecipientsPath
-	for page := 0; ; page++ {
-		if page == maxPages {
-			return nil, fmt.Errorf("recipients: more than %d pages", maxPages)
+	for page := 1; ; page++ {
+		if page > maxPages {
+			return requestIDs, fmt.Errorf("the recipient list did not end after %d pages (%s user ids): the service keeps sending a next cursor; ask its operators why its paging does not end", maxPages, count(f.total))
 		}
-		p, reqID, err := c.recipientsPage(ctx, path)
-		if err != nil {
-			return nil, err
-		}
-		out.RequestIDs = append(out.RequestIDs, reqID)
-		for _, id := range p.userIDs {
-			if _, dup := seen[id]; !dup {
-				seen[id] = struct{}{}
-				out.UserIDs = append(out.UserIDs, id)
+		pageStart, before := time.Now(), f.served
+		cursor, reqID, err := c.recipientsPage(ctx, path, f)
+		if c.log != nil {
+			status := http.StatusOK
+			if err != nil {
+				status = statusOf(err)
 			}
+			c.log(RequestLog{Method: http.MethodGet, Path: RecipientsPath, Page: page, Status: status, RequestID: reqID,
+				Duration: time.Since(pageStart), IDsReceived: f.served - before, Error: logWord(err)})
 		}
-		if p.cursor == "" {
-			return out, nil
+		if reqID != "" {
+			requestIDs = append(requestIDs, reqID)
 		}
-		if _, again := cursors[p.cursor]; again {
-			return nil, &DecodeError{Method: http.MethodGet, StatusCode: http.StatusOK, RequestID: reqID,
-				Err: fmt.Errorf("paging loops: cursor %q served twice", sanitize(p.cursor, 80))}
+		if err == nil {
+			err = f.flush()
 		}
-		cursors[p.cursor] = struct{}{}
-		path = RecipientsPath + "?cursor=" + url.QueryEscape(p.cursor)
+		if err != nil {
+			if ctx.Err() != nil && parent.Err() == nil {
+				return requestIDs, fmt.Errorf("the recipient list was not complete after %s (%d pages, %s user ids so far): raise the recipients time limit (--recipients-timeout) if the list is that long: %w",
+					time.Since(start).Round(time.Second), page, count(f.total), err)
+			}
+			if page > 1 {
+				err = fmt.Errorf("recipients page %d: %w", page, err)
+			}
+			return requestIDs, err
+		}
+		if cursor == "" {
+			return requestIDs, nil
+		}
+		if _, again := cursors[cursor]; again {
+			return requestIDs, &DecodeError{Method: http.MethodGet, StatusCode: http.StatusOK, RequestID: reqID,
+				Err: c.red.Error(fmt.Errorf("paging loops: page %d sent cursor %q again", page, sanitize(cursor, 80)))}
+		}
+		cursors[cursor] = struct{}{}
+		path = RecipientsPath + "?cursor=" + url.QueryEscape(cursor)
 	}
 }
 
-func (c *Client) recipientsPage(ctx context.Context, path string) (recipientsPage, string, error) {
+// count formats n with thousands separators, as pushform prints numbers.
+func count(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// recipientsFetch gathers the ids of a recipient list into chunks.
+type recipientsFetch struct {
+	c      *Client
+	fn     func([]string) error
+	seen   map[string]struct{}
+	chunk  []string
+	total  int // ids handed over
+	served int // ids read, duplicates included
+}
+
+// add takes one id as served (valid until the call returns).
+func (f *recipientsFetch) add(id []byte) error {
+	f.served++
+	if _, dup := f.seen[string(id)]; dup {
+		return nil
+	}
+	s := validUTF8(id)
+	if f.c.red.Contains(s) {
+		return errors.New("it holds the API key (" + secret.Redacted + "): the service echoes the key; refusing to send to it")
+	}
+	f.seen[s] = struct{}{}
+	f.chunk = append(f.chunk, s)
+	f.total++
+	if len(f.chunk) == recipientsChunk {
+		return f.flush()
+	}
+	return nil
+}
+
+func (f *recipientsFetch) flush() error {
+	if len(f.chunk) == 0 {
+		return nil
+	}
+	err := f.fn(f.chunk)
+	f.chunk = make([]string, 0, recipientsChunk) // fn may keep the last one
+	return err
+}
+
+// recipientsPage fetches one page and passes its ids to f; it returns the
+// next cursor ("" on the last page) and the page's request id.
+func (c *Client) recipientsPage(ctx context.Context, path string, f *recipientsFetch) (cursor, requestID string, err error) {
 	r, err := c.do(ctx, http.MethodGet, path, nil)
 	if err != nil {
-		return recipientsPage{}, "", err
+		return "", RequestID(err), err
 	}
 	defer r.release(c)
 	if r.status != http.StatusOK {
-		return recipientsPage{}, r.requestID, c.errorFor(http.MethodGet, r, 0)
-	}
-	derr := func(err error) error {
-		return &DecodeError{Method: http.MethodGet, StatusCode: r.status, RequestID: r.requestID,
-			Err: err, Excerpt: excerpt(r.body, r.header.Get("Content-Type"))}
+		return "", r.requestID, c.errorFor(http.MethodGet, r, 0)
 	}
 	if r.tooLarge {
-		return recipientsPage{}, r.requestID, derr(fmt.Errorf("body larger than %d bytes", c.maxBody))
+		return "", r.requestID, c.decodeError(http.MethodGet, r, fmt.Errorf("the answer is larger than %d bytes (MaxResponseBytes)", c.maxBody))
 	}
-	p, err := decodeRecipients(r.body)
+	s := &scanner{b: r.body}
+	cursor, err = s.recipientsPage(f.add)
 	if err != nil {
-		return recipientsPage{}, r.requestID, derr(err)
+		return "", r.requestID, c.decodeError(http.MethodGet, r, err)
 	}
-	return p, r.requestID, nil
+	return cursor, r.requestID, nil
 }

@@ -3,6 +3,7 @@ package pushapi
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -135,12 +136,12 @@ func TestRecipientsShapes(t *testing.T) {
 			{status: 200, body: `{"data":["b"]}`},
 		}, []string{"a", "b"}, 2, ""},
 		{"paging loop", []canned{{status: 200, body: `{"userIds":["a"],"next":"same"}`}}, nil, 0, "paging loops"},
-		{"not JSON", []canned{{status: 200, body: `<html>`}}, nil, 0, "want an array or object"},
-		{"number element", []canned{{status: 200, body: `["a",3]`}}, nil, 0, "recipient 1: is number"},
+		{"not JSON", []canned{{status: 200, body: `<html>`}}, nil, 0, "the answer is not JSON (it looks like an HTML page)"},
+		{"number element", []canned{{status: 200, body: `["a",3]`}}, nil, 0, "recipient 1: is a number, want a string"},
 		{"empty id", []canned{{status: 200, body: `["a",""]`}}, nil, 0, "empty user id"},
-		{"object without list", []canned{{status: 200, body: `{"users":["a"]}`}}, nil, 0, "no user id list"},
-		{"cursor wrong type", []canned{{status: 200, body: `{"userIds":[],"next":{}}`}}, nil, 0, "next: is object"},
-		{"truncated", []canned{{status: 200, body: `["a","b`}}, nil, 0, "unterminated"},
+		{"object without list", []canned{{status: 200, body: `{"users":["a"]}`}}, nil, 0, "an object without a user id list"},
+		{"cursor wrong type", []canned{{status: 200, body: `{"userIds":[],"next":{}}`}}, nil, 0, "the next cursor is an object, want a string"},
+		{"truncated", []canned{{status: 200, body: `["a","b`}}, nil, 0, "recipient 1: at byte 7: the answer ended inside a string"},
 		{"503", []canned{{status: 503, body: "down"}}, nil, 0, "503 Service Unavailable"},
 	}
 	for _, tc := range cases {
@@ -168,24 +169,60 @@ func TestRecipientsShapes(t *testing.T) {
 }
 
 // hang serves a handler that holds every request until the test ends.
-func hang(t *testing.T, before func(w http.ResponseWriter)) *httptest.Server {
+// got receives a value once the handler has read a request's body: from
+// then on the request was certainly sent.
+func hang(t *testing.T, before func(w http.ResponseWriter)) (srv *httptest.Server, got chan struct{}) {
 	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	got = make(chan struct{}, 16)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
 		if before != nil {
 			before(w)
 		}
+		got <- struct{}{}
 		select {
 		case <-r.Context().Done():
 		case <-done:
 		}
 	}))
 	t.Cleanup(func() { close(done); srv.Close() })
-	return srv
+	return srv, got
+}
+
+// expiring is a deadline the test fires: its Err is DeadlineExceeded once
+// expire is closed, as a context.WithTimeout's would be when its timer
+// fires.
+type expiring struct {
+	context.Context
+	expire chan struct{}
+}
+
+func (e expiring) Done() <-chan struct{} { return e.expire }
+
+func (e expiring) Err() error {
+	select {
+	case <-e.expire:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// fakeDeadline makes c's per-call timeout fire when the returned channel
+// is closed, instead of after Options.Timeout.
+func fakeDeadline(c *Client) chan struct{} {
+	expire := make(chan struct{})
+	c.deadline = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return expiring{ctx, expire}, func() {}
+	}
+	return expire
 }
 
 func TestTimeout(t *testing.T) {
-	srv := hang(t, nil)
-	c := newClient(t, srv.URL, func(o *Options) { o.Timeout = 100 * time.Millisecond })
+	srv, got := hang(t, nil)
+	c := newClient(t, srv.URL)
+	expire := fakeDeadline(c)
+	go func() { <-got; close(expire) }() // the timeout fires after the server has the request
 	_, err := c.Send(context.Background(), mixed)
 	var te *TransportError
 	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) || !te.Sent {
@@ -196,16 +233,44 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+func TestTimeoutOption(t *testing.T) {
+	// Options.Timeout is what bounds a call. Whether the request was
+	// written before it fired depends on the machine, so only the
+	// deadline is checked.
+	srv, _ := hang(t, nil)
+	c := newClient(t, srv.URL, func(o *Options) { o.Timeout = 50 * time.Millisecond })
+	_, err := c.Send(context.Background(), mixed)
+	var te *TransportError
+	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a TransportError with DeadlineExceeded, got %T %v", err, err)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestSlowBodyTimesOut(t *testing.T) {
-	// The timeout must outlast the headers, which arrive at once, so it is
-	// generous for a loaded machine; the body never completes.
-	srv := hang(t, func(w http.ResponseWriter) {
+	// The headers arrive, the body never completes: the timeout fires
+	// once the client has the headers.
+	srv, _ := hang(t, func(w http.ResponseWriter) {
 		w.Header().Set("x-request-id", "slow-1")
 		w.WriteHeader(200)
 		w.Write([]byte(`{"results":[`))
 		w.(http.Flusher).Flush()
 	})
-	c := newClient(t, srv.URL, func(o *Options) { o.Timeout = time.Second })
+	var expire chan struct{}
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	c := newClient(t, srv.URL, func(o *Options) {
+		o.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := tr.RoundTrip(r)
+			close(expire)
+			return resp, err
+		})}
+	})
+	expire = fakeDeadline(c)
 	_, err := c.Send(context.Background(), mixed)
 	var te *TransportError
 	if !errors.As(err, &te) || !te.Sent || te.RequestID != "slow-1" || !strings.Contains(err.Error(), "request id slow-1") {
@@ -214,20 +279,20 @@ func TestSlowBodyTimesOut(t *testing.T) {
 }
 
 func TestContextCancel(t *testing.T) {
-	srv := hang(t, nil)
+	srv, got := hang(t, nil)
 	c := newClient(t, srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	go func() { <-got; cancel() }()
 	_, err := c.Send(ctx, mixed)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("want context.Canceled, got %v", err)
+	var te *TransportError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &te) || !te.Sent {
+		t.Fatalf("cancelled after the server had it: want a sent TransportError with context.Canceled, got %v", err)
 	}
 
 	// Cancelled before anything is sent: nothing reached the server.
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
 	_, err = c.Send(ctx, mixed)
-	var te *TransportError
 	if !errors.As(err, &te) || te.Sent || !errors.Is(err, context.Canceled) {
 		t.Fatalf("pre-cancelled: got %v", err)
 	}

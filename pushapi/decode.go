@@ -2,10 +2,10 @@ package pushapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"pushform/secret"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +13,8 @@ import (
 	"unicode/utf8"
 )
 
-// target is one expected result entry of a send, in request order.
+// target is one expected result of a send, in request order: a user id, a
+// device id, or a topics object as a whole.
 type target struct {
 	notif  int
 	kind   byte // 'u' user, 'd' device, 't' topics
@@ -42,58 +43,101 @@ func targetsOf(batch []Notification) []target {
 	return ts
 }
 
+// entries counts result entries when the service answers a topics object
+// with one entry per topic rather than one for the array.
+func perTopicEntries(ts []target) int {
+	n := 0
+	for i := range ts {
+		if ts[i].kind == 't' {
+			n += len(ts[i].topics)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+func (t *target) String() string {
+	switch t.kind {
+	case 'u':
+		return fmt.Sprintf("userId %q", sanitize(t.id, 80))
+	case 'd':
+		return fmt.Sprintf("deviceId %q", sanitize(t.id, 80))
+	}
+	return fmt.Sprintf("topics %s", quoteList(t.topics))
+}
+
 // echo records which echo fields a result entry carried.
 type echo uint8
 
 const (
-	echoUser echo = 1 << iota
-	echoDevice
-	echoTopics
+	echoUser   echo = 1 << iota
+	echoDevice      // deviceId
+	echoTopics      // topics: [...]
+	echoTopic       // one topic: "topic": "a", "topics": "a", or "topics": ["a"]
 )
 
-// echoes reports whether r, carrying the echo fields e, names t.
-func (e echo) echoes(r *Result, t *target) bool {
+// entry is one decoded result entry and how it named its target.
+type entry struct {
+	Result
+	echo        echo
+	topic       string // with echoTopic: the one topic it is about
+	reasonFirst bool   // reason came before message in the answer
+}
+
+// wholeEcho reports whether e names topics target t as a whole.
+func (e *entry) wholeEcho(t *target) bool {
+	return e.echo&echoTopics != 0 && slices.Equal(e.Topics, t.topics) ||
+		len(t.topics) == 1 && e.echo&echoTopic != 0 && e.topic == t.topics[0]
+}
+
+// names reports whether e's echo names user or device target t.
+func (e *entry) names(t *target) bool {
 	switch t.kind {
 	case 'u':
-		return e&echoUser != 0 && r.UserID == t.id
+		return e.echo&echoUser != 0 && e.UserID == t.id
 	case 'd':
-		return e&echoDevice != 0 && r.DeviceID == t.id
+		return e.echo&echoDevice != 0 && e.DeviceID == t.id
 	}
-	return e&echoTopics != 0 && slices.Equal(r.Topics, t.topics)
+	return e.wholeEcho(t)
 }
 
-func (e echo) key(r *Result) (string, bool) {
+func (e *entry) describe() string {
 	switch {
-	case e&echoUser != 0:
-		return echoKey('u', r.UserID, nil), true
-	case e&echoDevice != 0:
-		return echoKey('d', r.DeviceID, nil), true
-	case e&echoTopics != 0:
-		return echoKey('t', "", r.Topics), true
+	case e.echo&echoUser != 0:
+		return fmt.Sprintf("userId %q", sanitize(e.UserID, 80))
+	case e.echo&echoDevice != 0:
+		return fmt.Sprintf("deviceId %q", sanitize(e.DeviceID, 80))
+	case e.echo&echoTopics != 0 && len(e.Topics) != 1:
+		return "topics " + quoteList(e.Topics)
 	}
-	return "", false
+	return fmt.Sprintf("topic %q", sanitize(e.topic, 80))
 }
 
-func (e echo) describe(r *Result) string {
-	switch {
-	case e&echoUser != 0:
-		return fmt.Sprintf("userId %q", sanitize(r.UserID, 80))
-	case e&echoDevice != 0:
-		return fmt.Sprintf("deviceId %q", sanitize(r.DeviceID, 80))
+func quoteList(ss []string) string {
+	q := make([]string, 0, min(len(ss), 6))
+	for i, s := range ss {
+		if i == 5 {
+			q = append(q, fmt.Sprintf("and %d more", len(ss)-5))
+			break
+		}
+		q = append(q, strconv.Quote(sanitize(s, 40)))
 	}
-	return fmt.Sprintf("topics %q", r.Topics)
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // decodeSendResults decodes the body of a 200 or 207 send answer into
-// per-notification results. An empty body (200 only) means every target was
-// delivered with unknown device counts.
-func decodeSendResults(body []byte, status int, batch []Notification) ([][]Result, error) {
+// per-notification results, one per user id, per device id and per topics
+// object. An empty body (200 only) means every target was delivered with
+// unknown device counts. Messages and reasons are redacted with red, all
+// together in the order served, so a key split across them is found too.
+func decodeSendResults(body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
 	ts := targetsOf(batch)
-	flat := make([]Result, len(ts))
 	if len(bytes.TrimSpace(body)) == 0 {
 		if status != 200 {
-			return nil, fmt.Errorf("empty body with status %d: a 207 must list results", status)
+			return nil, fmt.Errorf("the %d answer is empty: a 207 must list results", status)
 		}
+		flat := make([]Result, len(ts))
 		for k := range ts {
 			flat[k] = Result{Outcome: OutcomeDelivered}
 			fillEcho(&flat[k], &ts[k])
@@ -102,26 +146,33 @@ func decodeSendResults(body []byte, status int, batch []Notification) ([][]Resul
 	}
 
 	s := &scanner{b: body}
-	echoes := make([]echo, len(ts))
-	counts := make([]int, len(ts)) // one backing array for DeviceCount pointers
-	n := 0                         // entries seen; those past len(ts) are read and dropped
+	most := perTopicEntries(ts)
+	es := make([]entry, 0, most)
+	counts := make([]int, most) // one backing array for DeviceCount pointers
+	n := 0                      // entries seen; those past most are read and dropped
+	next, seenTopics := 0, 0    // the target the next entry is expected for, to share its strings
 	readResults := func() error {
 		return s.array(func() error {
-			var (
-				r     Result
-				e     echo
-				exp   *target
-				count *int
-				res   = &r
-				ep    = &e
-			)
-			if n < len(ts) {
-				res, ep, exp, count = &flat[n], &echoes[n], &ts[n], &counts[n]
+			var exp *target
+			if next < len(ts) {
+				exp = &ts[next]
 			}
-			if err := s.entry(res, ep, exp, count); err != nil {
+			var spare entry
+			e, count := &spare, (*int)(nil)
+			if n < most {
+				es = es[:n+1]
+				e, count = &es[n], &counts[n]
+			}
+			if err := s.entry(e, exp, count); err != nil {
 				return fmt.Errorf("result %d: %w", n, err)
 			}
 			n++
+			if exp != nil && exp.kind == 't' && e.echo&echoTopic != 0 && len(exp.topics) > 1 {
+				if seenTopics++; seenTopics < len(exp.topics) {
+					return nil
+				}
+			}
+			next, seenTopics = next+1, 0
 			return nil
 		})
 	}
@@ -138,7 +189,7 @@ func decodeSendResults(body []byte, status int, batch []Notification) ([][]Resul
 			}
 			found = true
 			if s.peek() != '[' {
-				return fmt.Errorf("results is %s, want array", s.kind())
+				return fmt.Errorf("results is %s, want an array", s.kind())
 			}
 			return readResults()
 		})
@@ -146,58 +197,242 @@ func decodeSendResults(body []byte, status int, batch []Notification) ([][]Resul
 			return nil, err
 		}
 		if !found {
-			return nil, errors.New(`no "results" array in the body`)
+			return nil, errors.New(`the answer is an object without a "results" array`)
 		}
 	default:
-		return nil, fmt.Errorf("body is %s, want a results object or array", s.kind())
+		return nil, notJSON(s, body, "a results object or array")
 	}
 	if !s.eof() {
 		return nil, s.errorf("data after the results")
 	}
-	if err := match(flat, echoes, n, ts); err != nil {
+	redactTexts(es, red)
+	flat, err := match(es, n, ts)
+	if err != nil {
 		return nil, err
 	}
 	return split(flat, ts, len(batch)), nil
 }
 
-// match checks that the n entries decoded into flat (with their echoes)
-// name the targets ts in order; if the order does not hold, it places
-// them by echo instead.
-func match(flat []Result, echoes []echo, n int, ts []target) error {
-	if n != len(ts) {
-		return fmt.Errorf("%d results for %d targets", n, len(ts))
+// redactTexts redacts the messages and reasons of es together.
+func redactTexts(es []entry, red *secret.Redactor) {
+	if !red.Active() {
+		return
 	}
-	inOrder := true
-	for k := range flat {
-		if echoes[k] != 0 && !echoes[k].echoes(&flat[k], &ts[k]) {
-			inOrder = false
-			break
+	parts := make([]string, 0, 2*len(es))
+	for i := range es {
+		if e := &es[i]; e.reasonFirst {
+			parts = append(parts, e.Reason, e.Message)
+		} else {
+			parts = append(parts, e.Message, e.Reason)
 		}
 	}
-	if !inOrder {
-		byEcho := make(map[string][]int, len(ts))
-		for k := range ts {
-			key := echoKey(ts[k].kind, ts[k].id, ts[k].topics)
-			byEcho[key] = append(byEcho[key], k)
+	red.Join(parts)
+	for i := range es {
+		if e := &es[i]; e.reasonFirst {
+			e.Reason, e.Message = parts[2*i], parts[2*i+1]
+		} else {
+			e.Message, e.Reason = parts[2*i], parts[2*i+1]
 		}
-		placed := make([]Result, len(flat))
-		for k := range flat {
-			key, ok := echoes[k].key(&flat[k])
-			if !ok {
-				return fmt.Errorf("result %d names no target and results are out of order", k)
+	}
+}
+
+// notJSON says in plain words what a body that is not the JSON wanted is.
+func notJSON(s *scanner, body []byte, want string) error {
+	switch k := s.kind(); k {
+	case "not JSON":
+		if trimmed := bytes.TrimSpace(body); isHTML(trimmed, "") {
+			if t := htmlTitle(trimmed); t != "" {
+				return fmt.Errorf("the answer is not JSON (it looks like an HTML page: %q)", sanitize(t, 80))
 			}
-			q := byEcho[key]
-			if len(q) == 0 {
-				return fmt.Errorf("result %d names a target not sent (or named twice): %s", k, echoes[k].describe(&flat[k]))
-			}
-			placed[q[0]], byEcho[key] = flat[k], q[1:]
+			return errors.New("the answer is not JSON (it looks like an HTML page)")
 		}
-		copy(flat, placed)
+		start := body[s.i:]
+		return fmt.Errorf("the answer is not JSON (it starts with %q)", sanitize(string(start[:min(len(start), 24)]), 24))
+	case "nothing":
+		return errors.New("the answer is empty")
+	default:
+		return fmt.Errorf("the answer is %s, want %s", k, want)
+	}
+}
+
+// match places the n entries es decoded from an answer on the targets ts
+// and returns one result per target. Entries are taken in order when their
+// echoes (if any) agree with it, else placed by echo. A topics object may
+// have one entry for the array or one per topic, merged into one result.
+func match(es []entry, n int, ts []target) ([]Result, error) {
+	whole, per := len(ts), perTopicEntries(ts)
+	if n != whole && n != per {
+		if whole == per {
+			return nil, fmt.Errorf("%d results for %d targets", n, whole)
+		}
+		return nil, fmt.Errorf("%d results for %d targets (%d counting one per topic)", n, whole, per)
+	}
+	flat := make([]Result, len(ts))
+	if !matchInOrder(es, ts, flat, n == per && per != whole) {
+		if err := matchByEcho(es, ts, flat); err != nil {
+			return nil, err
+		}
 	}
 	for k := range flat {
 		fillEcho(&flat[k], &ts[k])
 	}
+	return flat, nil
+}
+
+// matchInOrder places es in request order; entries without an echo are
+// taken where they stand. perTopic says what an echo-less entry at a topics
+// object is: the first of one per topic, or the array's one.
+func matchInOrder(es []entry, ts []target, flat []Result, perTopic bool) bool {
+	k := 0
+	for t := range ts {
+		tg := &ts[t]
+		if k >= len(es) {
+			return false
+		}
+		e := &es[k]
+		if tg.kind != 't' || e.wholeEcho(tg) || e.echo == 0 && (!perTopic || len(tg.topics) == 1) {
+			if e.echo != 0 && !e.names(tg) {
+				return false
+			}
+			flat[t] = e.Result
+			k++
+			continue
+		}
+		m := len(tg.topics)
+		if k+m > len(es) {
+			return false
+		}
+		group := es[k : k+m]
+		for j := range group {
+			if g := &group[j]; g.echo != 0 && (g.echo&echoTopic == 0 || g.topic != tg.topics[j]) {
+				return false
+			}
+		}
+		flat[t] = mergeTopics(group)
+		k += m
+	}
+	return k == len(es)
+}
+
+// matchByEcho places every entry by the target it names.
+func matchByEcho(es []entry, ts []target, flat []Result) error {
+	byKey := make(map[string][]int, len(ts)) // user, device, whole topics array -> targets
+	byTopic := make(map[string][]int)        // one topic -> topics targets of several topics
+	state := make([]int8, len(ts))           // 0 open, 1 placed whole, 2 taking per-topic entries
+	groups := make(map[int][]entry)          // per-topic entries of a topics target
+	for k := range ts {
+		t := &ts[k]
+		key := echoKey(t.kind, t.id, t.topics)
+		byKey[key] = append(byKey[key], k)
+		if t.kind == 't' && len(t.topics) > 1 {
+			for _, name := range t.topics {
+				byTopic[name] = append(byTopic[name], k)
+			}
+		}
+	}
+	pop := func(q map[string][]int, key string, want int8) (int, bool) {
+		for len(q[key]) > 0 {
+			t := q[key][0]
+			q[key] = q[key][1:]
+			if state[t] == 0 || state[t] == want {
+				return t, true
+			}
+		}
+		return 0, false
+	}
+	for k := range es {
+		e := &es[k]
+		var key string
+		switch {
+		case e.echo&echoUser != 0:
+			key = echoKey('u', e.UserID, nil)
+		case e.echo&echoDevice != 0:
+			key = echoKey('d', e.DeviceID, nil)
+		case e.echo&echoTopics != 0 && len(e.Topics) != 1:
+			key = echoKey('t', "", e.Topics)
+		case e.echo&echoTopic != 0:
+			if t, ok := pop(byKey, echoKey('t', "", []string{e.topic}), -1); ok {
+				state[t], flat[t] = 1, e.Result // a topics object of one topic
+				continue
+			}
+			t, ok := pop(byTopic, e.topic, 2)
+			if !ok {
+				return fmt.Errorf("result %d names a target not sent (or named twice): %s", k, e.describe())
+			}
+			state[t] = 2
+			groups[t] = append(groups[t], *e)
+			continue
+		default:
+			return fmt.Errorf("result %d names no target and results are out of order", k)
+		}
+		t, ok := pop(byKey, key, -1)
+		if !ok {
+			return fmt.Errorf("result %d names a target not sent (or named twice): %s", k, e.describe())
+		}
+		state[t], flat[t] = 1, e.Result
+	}
+	for t := range ts {
+		switch {
+		case state[t] == 0:
+			return fmt.Errorf("no result for %s", ts[t].String())
+		case state[t] == 2 && len(groups[t]) != len(ts[t].topics):
+			return fmt.Errorf("%d results for the %d topics of %s", len(groups[t]), len(ts[t].topics), ts[t].String())
+		case state[t] == 2:
+			g := groups[t] // in the order of the request's topics
+			slices.SortStableFunc(g, func(a, b entry) int {
+				return slices.Index(ts[t].topics, a.topic) - slices.Index(ts[t].topics, b.topic)
+			})
+			flat[t] = mergeTopics(g)
+		}
+	}
 	return nil
+}
+
+// mergeTopics makes one result of the per-topic results of one topics
+// object: delivered if any topic was (device counts summed when every one
+// is known), else failed if any failed (with the first message), else
+// skipped.
+func mergeTopics(group []entry) Result {
+	var failed, skipped *Result
+	delivered, sum, known := false, 0, true
+	for i := range group {
+		r := &group[i].Result
+		switch r.Outcome {
+		case OutcomeDelivered:
+			delivered = true
+			if r.DeviceCount == nil {
+				known = false
+			} else {
+				sum += *r.DeviceCount
+			}
+		case OutcomeFailed:
+			if failed == nil {
+				failed = r
+			}
+		default:
+			if skipped == nil {
+				skipped = r
+			}
+		}
+	}
+	switch {
+	case delivered:
+		out := Result{Outcome: OutcomeDelivered}
+		if known {
+			out.DeviceCount = &sum
+		}
+		return out
+	case failed != nil:
+		return Result{Outcome: OutcomeFailed, Message: failed.Message}
+	}
+	out := Result{Outcome: OutcomeSkipped, Reason: skipped.Reason}
+	for i := range group {
+		if u := group[i].UnreachableSince; u != nil {
+			out.UnreachableSince = u
+			break
+		}
+	}
+	return out
 }
 
 func echoKey(kind byte, id string, topics []string) string {
@@ -235,84 +470,87 @@ func split(flat []Result, ts []target, n int) [][]Result {
 	return out
 }
 
-// entry decodes one result object into r and its echo fields into e. exp is the target at this position (nil
-// past the end), used to share its strings instead of copying the echo.
-// count is where a device count is stored.
-func (s *scanner) entry(r *Result, e *echo, exp *target, count *int) error {
+// Keys of a result entry, matched without regard to case.
+const (
+	keyOther = iota
+	keyUserID
+	keyDeviceID
+	keyTopics
+	keyTopic
+	keyOutcome
+	keyDeviceCount
+	keyReason
+	keyMessage
+	keyUnreachableSince
+)
+
+func entryKey(key []byte) (int, string) {
+	for _, k := range [...]struct {
+		name string
+		id   int
+	}{
+		{"userId", keyUserID}, {"deviceId", keyDeviceID}, {"topics", keyTopics}, {"topic", keyTopic},
+		{"status", keyOutcome}, {"outcome", keyOutcome}, {"result", keyOutcome},
+		{"deviceCount", keyDeviceCount}, {"reason", keyReason}, {"message", keyMessage},
+		{"unreachableSince", keyUnreachableSince},
+	} {
+		if bytes.EqualFold(key, []byte(k.name)) {
+			return k.id, k.name
+		}
+	}
+	return keyOther, ""
+}
+
+// entry decodes one result object into e. exp is the target expected at
+// this position (nil past the end), used to share its strings instead of
+// copying the echo; count is where a device count is stored.
+func (s *scanner) entry(e *entry, exp *target, count *int) error {
+	r := &e.Result
 	var outcome Outcome
 	hasOutcome := false
 	err := s.object(func(key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("userId")):
-			v, err := s.echoStr(exp, 'u')
-			if err != nil {
-				return fmt.Errorf("userId: %w", err)
-			}
-			r.UserID, *e = v, *e|echoUser
-		case bytes.EqualFold(key, []byte("deviceId")):
-			v, err := s.echoStr(exp, 'd')
-			if err != nil {
-				return fmt.Errorf("deviceId: %w", err)
-			}
-			r.DeviceID, *e = v, *e|echoDevice
-		case bytes.EqualFold(key, []byte("topics")):
-			var tops []string
-			err := s.array(func() error {
-				v, err := s.str()
-				if err != nil {
-					return err
+		id, name := entryKey(key)
+		var err error
+		switch id {
+		case keyUserID:
+			r.UserID, err = s.echoStr(exp, 'u')
+			e.echo |= echoUser
+		case keyDeviceID:
+			r.DeviceID, err = s.echoStr(exp, 'd')
+			e.echo |= echoDevice
+		case keyTopics, keyTopic:
+			err = s.topicsEcho(e, exp)
+		case keyOutcome:
+			var v []byte
+			if v, err = s.str(); err == nil {
+				o, ok := parseOutcome(v)
+				if !ok {
+					err = fmt.Errorf("unknown outcome %q", sanitize(string(v), 40))
 				}
-				tops = append(tops, string(v))
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("topics: %w", err)
+				outcome, hasOutcome = o, true
 			}
-			r.Topics, *e = tops, *e|echoTopics
-		case bytes.EqualFold(key, []byte("status")), bytes.EqualFold(key, []byte("outcome")),
-			bytes.EqualFold(key, []byte("result")):
-			name := outcomeKeyName(key)
-			v, err := s.str()
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			o, ok := parseOutcome(v)
-			if !ok {
-				return fmt.Errorf("%s: unknown outcome %q", name, sanitize(string(v), 40))
-			}
-			outcome, hasOutcome = o, true
-		case bytes.EqualFold(key, []byte("deviceCount")):
-			n, ok, err := s.count()
-			if err != nil {
-				return fmt.Errorf("deviceCount: %w", err)
-			}
-			if ok {
+		case keyDeviceCount:
+			var n int
+			var ok bool
+			if n, ok, err = s.count(); ok {
 				if count == nil {
 					count = new(int)
 				}
 				*count = n
 				r.DeviceCount = count
 			}
-		case bytes.EqualFold(key, []byte("reason")):
-			v, err := s.text()
-			if err != nil {
-				return fmt.Errorf("reason: %w", err)
-			}
-			r.Reason = v
-		case bytes.EqualFold(key, []byte("message")):
-			v, err := s.text()
-			if err != nil {
-				return fmt.Errorf("message: %w", err)
-			}
-			r.Message = v
-		case bytes.EqualFold(key, []byte("unreachableSince")):
-			t, err := s.timestamp()
-			if err != nil {
-				return fmt.Errorf("unreachableSince: %w", err)
-			}
-			r.UnreachableSince = t
+		case keyReason:
+			r.Reason, err = s.text()
+			e.reasonFirst = r.Message == ""
+		case keyMessage:
+			r.Message, err = s.text()
+		case keyUnreachableSince:
+			r.UnreachableSince, err = s.timestamp()
 		default:
 			return s.skip(1)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		return nil
 	})
@@ -337,14 +575,38 @@ func (s *scanner) entry(r *Result, e *echo, exp *target, count *int) error {
 	return nil
 }
 
-// outcomeKeyName names an outcome key for errors without copying it.
-func outcomeKeyName(key []byte) string {
-	for _, n := range [...]string{"status", "outcome"} {
-		if bytes.EqualFold(key, []byte(n)) {
-			return n
+// topicsEcho reads a topics echo: an array, or one topic as a string.
+func (s *scanner) topicsEcho(e *entry, exp *target) error {
+	if s.peek() == '"' {
+		v, err := s.str()
+		if err != nil {
+			return err
 		}
+		e.topic, e.echo = string(v), e.echo|echoTopic
+		return nil
 	}
-	return "result"
+	var tops []string
+	err := s.array(func() error {
+		v, err := s.str()
+		if err != nil {
+			return err
+		}
+		k := len(tops)
+		if exp != nil && exp.kind == 't' && k < len(exp.topics) && string(v) == exp.topics[k] {
+			tops = append(tops, exp.topics[k])
+		} else {
+			tops = append(tops, string(v))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.Topics, e.echo = tops, e.echo|echoTopics
+	if len(tops) == 1 {
+		e.topic, e.echo = tops[0], e.echo|echoTopic
+	}
+	return nil
 }
 
 func parseOutcome(v []byte) (Outcome, bool) {
@@ -385,6 +647,12 @@ func (s *scanner) text() (string, error) {
 		}
 		return validUTF8(v), nil
 	}
+	return s.raw()
+}
+
+// raw reads any value and returns its JSON text (whole bodies only).
+func (s *scanner) raw() (string, error) {
+	s.peek()
 	start := s.i
 	if err := s.skip(1); err != nil {
 		return "", err
@@ -436,8 +704,7 @@ func (s *scanner) timestamp() (*time.Time, error) {
 	}
 	var v []byte
 	var err error
-	isStr := s.peek() == '"'
-	if isStr {
+	if s.peek() == '"' {
 		if v, err = s.str(); err != nil {
 			return nil, err
 		}
@@ -457,191 +724,4 @@ func (s *scanner) timestamp() (*time.Time, error) {
 	}
 	t := time.UnixMilli(int64(ms)).UTC()
 	return &t, nil
-}
-
-// recipientsPage is one decoded page of the recipient list.
-type recipientsPage struct {
-	userIDs []string
-	cursor  string // next cursor; empty when this is the last page
-}
-
-// decodeRecipients decodes a bare array of user ids, or an object holding
-// the list under userIds, recipients or data with an optional next cursor
-// under next, nextCursor or cursor. Elements may be strings or objects with
-// a userId (or id).
-func decodeRecipients(body []byte) (recipientsPage, error) {
-	var p recipientsPage
-	s := &scanner{b: body}
-	list := func() error {
-		if s.peek() != '[' {
-			return fmt.Errorf("user id list is %s, want array", s.kind())
-		}
-		return s.array(func() error {
-			k := len(p.userIDs)
-			id, err := s.recipient()
-			if err != nil {
-				return fmt.Errorf("recipient %d: %w", k, err)
-			}
-			p.userIDs = append(p.userIDs, id)
-			return nil
-		})
-	}
-	switch s.peek() {
-	case '[':
-		if err := list(); err != nil {
-			return p, err
-		}
-	case '{':
-		found := false
-		err := s.object(func(key []byte) error {
-			switch {
-			case !found && (bytes.EqualFold(key, []byte("userIds")) || bytes.EqualFold(key, []byte("recipients")) ||
-				bytes.EqualFold(key, []byte("data"))):
-				found = true
-				return list()
-			case bytes.EqualFold(key, []byte("next")), bytes.EqualFold(key, []byte("nextCursor")),
-				bytes.EqualFold(key, []byte("cursor")):
-				c, err := s.cursor()
-				if err != nil {
-					return fmt.Errorf("%s: %w", key, err)
-				}
-				if c != "" {
-					p.cursor = c
-				}
-				return nil
-			}
-			return s.skip(1)
-		})
-		if err != nil {
-			return p, err
-		}
-		if !found {
-			return p, errors.New(`no user id list (userIds, recipients or data) in the body`)
-		}
-	default:
-		return p, fmt.Errorf("body is %s, want an array or object", s.kind())
-	}
-	if !s.eof() {
-		return p, s.errorf("data after the recipient list")
-	}
-	return p, nil
-}
-
-func (s *scanner) recipient() (string, error) {
-	switch s.peek() {
-	case '"':
-		v, err := s.str()
-		if err != nil {
-			return "", err
-		}
-		if len(v) == 0 {
-			return "", errors.New("empty user id")
-		}
-		return validUTF8(v), nil
-	case '{':
-		var id string
-		err := s.object(func(key []byte) error {
-			if bytes.EqualFold(key, []byte("userId")) || (id == "" && bytes.EqualFold(key, []byte("id"))) {
-				v, err := s.str()
-				if err != nil {
-					return fmt.Errorf("%s: %w", key, err)
-				}
-				id = validUTF8(v)
-				return nil
-			}
-			return s.skip(1)
-		})
-		if err != nil {
-			return "", err
-		}
-		if id == "" {
-			return "", errors.New("object without userId")
-		}
-		return id, nil
-	}
-	return "", fmt.Errorf("is %s, want string", s.kind())
-}
-
-func (s *scanner) cursor() (string, error) {
-	switch {
-	case s.null():
-		return "", nil
-	case s.peek() == '"':
-		v, err := s.str()
-		return validUTF8(v), err
-	case s.peek() == 't' || s.peek() == 'f':
-		return "", errors.New("is boolean, want string")
-	case s.peek() == '{' || s.peek() == '[':
-		return "", fmt.Errorf("is %s, want string", s.kind())
-	}
-	v, err := s.number()
-	return string(v), err
-}
-
-// decodeIssues reads a 400 body: {"issues": [...]} or a bare array. Any
-// entry is kept verbatim; path [INDEX, "field", ...] and message are read
-// where present. n is the number of notifications sent.
-func decodeIssues(body []byte, n int) ([]Issue, bool) {
-	var raws []json.RawMessage
-	var obj struct {
-		Issues []json.RawMessage `json:"issues"`
-	}
-	if err := json.Unmarshal(body, &obj); err == nil && obj.Issues != nil {
-		raws = obj.Issues
-	} else if err := json.Unmarshal(body, &raws); err != nil || raws == nil {
-		return nil, false
-	}
-	issues := make([]Issue, 0, len(raws))
-	for _, raw := range raws {
-		is := Issue{Raw: raw, Index: -1}
-		var str string
-		var fields struct {
-			Path    []json.RawMessage `json:"path"`
-			Message json.RawMessage   `json:"message"`
-		}
-		if json.Unmarshal(raw, &str) == nil {
-			is.Message = sanitize(str, 500)
-		} else if json.Unmarshal(raw, &fields) == nil {
-			is.Index, is.Field = issuePath(fields.Path, n)
-			if len(fields.Message) > 0 {
-				if json.Unmarshal(fields.Message, &str) == nil {
-					is.Message = sanitize(str, 500)
-				} else {
-					is.Message = sanitize(string(fields.Message), 500)
-				}
-			}
-		}
-		issues = append(issues, is)
-	}
-	return issues, true
-}
-
-func issuePath(path []json.RawMessage, n int) (int, string) {
-	index := -1
-	var b strings.Builder
-	for k, el := range path {
-		var num float64
-		var str string
-		switch {
-		case json.Unmarshal(el, &num) == nil && num == math.Trunc(num) && num >= 0 && num < 1e9:
-			if k == 0 {
-				if int(num) < n {
-					index = int(num)
-				}
-				continue
-			}
-			fmt.Fprintf(&b, "[%d]", int(num))
-		case json.Unmarshal(el, &str) == nil:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(str)
-		default:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.Write(el)
-		}
-	}
-	return index, sanitize(b.String(), 200)
 }

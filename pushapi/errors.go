@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,18 +19,22 @@ const excerptMax = 512
 
 // Issue is one entry of the `issues` array of a 400 answer.
 type Issue struct {
-	Raw     json.RawMessage // the entry as served (an API key in it is redacted)
-	Index   int             // notification index in the request (path[0]); -1 if unknown
-	Field   string          // the rest of the path, e.g. "title" or "userIds[3]"
+	Raw json.RawMessage // the entry as served (an API key in it is redacted)
+	// Index is the notification of the request the issue is about, from
+	// its path, index, JSON pointer or a message starting "[N]"; -1 when
+	// the service did not say (or named one that was not sent).
+	Index   int
+	Field   string // e.g. "title" or "userIds[3]"
 	Message string
 }
 
 // ValidationError is a 400: the service refused the request as invalid.
 // Nothing was sent.
 type ValidationError struct {
-	RequestID string
-	Issues    []Issue
-	Excerpt   string // the body when it held no issues array
+	RequestID     string
+	Issues        []Issue
+	Excerpt       string // the body when it held no issues array
+	Notifications int    // how many notifications the request had
 }
 
 func (e *ValidationError) Error() string {
@@ -56,6 +61,9 @@ func (e *ValidationError) Error() string {
 			b.WriteString("; ")
 		}
 		b.WriteString(is.String())
+	}
+	if e.Notifications > 1 && !slices.ContainsFunc(e.Issues, func(is Issue) bool { return is.Index >= 0 }) {
+		fmt.Fprintf(&b, " (the service did not say which of the %d notifications of the request was invalid)", e.Notifications)
 	}
 	return b.String()
 }
@@ -193,6 +201,34 @@ func (e *DecodeError) Error() string {
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// RequestID returns the x-request-id of the answer behind an error from
+// Send or Recipients (a 400, a 401, any other status, an answer that
+// could not be read or understood), wrapped or not; "" when no answer
+// arrived. Apply records it with the targets, so a refused request can be
+// quoted to support.
+func RequestID(err error) string {
+	var (
+		ve *ValidationError
+		ae *AuthError
+		se *StatusError
+		te *TransportError
+		de *DecodeError
+	)
+	switch {
+	case errors.As(err, &ve):
+		return ve.RequestID
+	case errors.As(err, &ae):
+		return ae.RequestID
+	case errors.As(err, &se):
+		return se.RequestID
+	case errors.As(err, &de):
+		return de.RequestID
+	case errors.As(err, &te):
+		return te.RequestID
+	}
+	return ""
+}
 
 // Class says what a failed call means for retrying the same request.
 type Class int

@@ -2,6 +2,7 @@ package pushapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -130,6 +131,9 @@ func TestSendErrorClasses(t *testing.T) {
 			if class != tc.class || (tc.after >= 0 && after != tc.after) {
 				t.Errorf("Classify = %v, %v; want %v, %v", class, after, tc.class, tc.after)
 			}
+			if got := RequestID(errorsJoin(err)); got != "rid-9" {
+				t.Errorf("RequestID = %q, want rid-9", got)
+			}
 			if n := len(srv.recorded()); n != 1 {
 				t.Errorf("%d requests; redirects must not be followed", n)
 			}
@@ -216,6 +220,100 @@ func TestExcerpt(t *testing.T) {
 	for _, tc := range cases {
 		if got := excerpt([]byte(tc.body), tc.ct); got != tc.want {
 			t.Errorf("excerpt(%q) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
+func TestIssueShapes(t *testing.T) {
+	// Where the spec is silent: how an issue says which notification of
+	// the request it is about. The request had 3 notifications.
+	cases := []struct {
+		name, body string
+		index      int
+		field, msg string
+	}{
+		{"path array", `{"issues":[{"path":[1,"title"],"message":"too long"}]}`, 1, "title", "too long"},
+		{"path array with element", `[{"path":[2,"userIds",3],"message":"empty"}]`, 2, "userIds[3]", "empty"},
+		{"path array, index as a string", `[{"path":["1","title"],"message":"m"}]`, 1, "title", "m"},
+		{"path as a pointer string", `[{"path":"/1/title","message":"m"}]`, 1, "title", "m"},
+		{"path dotted", `[{"path":"[2].userIds[0]","message":"m"}]`, 2, "userIds[0]", "m"},
+		{"path dotted without brackets", `[{"path":"0.body","message":"m"}]`, 0, "body", "m"},
+		{"path empty: the request", `[{"path":[],"message":"too many userIds"}]`, -1, "", "too many userIds"},
+		{"index and field", `{"issues":[{"index":1,"field":"title","code":"too_long","message":"m"}]}`, 1, "title", "m"},
+		{"index as a string", `[{"index":"2","field":"body","message":"m"}]`, 2, "body", "m"},
+		{"index without field", `[{"Index":0,"Message":"bad"}]`, 0, "", "bad"},
+		{"field as a path", `[{"index":1,"field":["userIds",4],"message":"m"}]`, 1, "userIds[4]", "m"},
+		{"index out of range", `[{"index":3,"field":"title","message":"m"}]`, -1, "title", "m"},
+		{"pointer", `[{"pointer":"/1/title","message":"m"}]`, 1, "title", "m"},
+		{"pointer with escapes", `[{"pointer":"/0/a~1b~0c","message":"m"}]`, 0, "a/b~c", "m"},
+		{"pointer to the request", `[{"pointer":"","message":"m"}]`, -1, "", "m"},
+		{"source pointer", `{"issues":[{"source":{"pointer":"/2/openToUrl"},"detail":"x","message":"m"}]}`, 2, "openToUrl", "m"},
+		{"message [N] field:", `[{"message":"[1] title: is 300 characters long"}]`, 1, "title", "[1] title: is 300 characters long"},
+		{"message [N].field", `["[2].tag must be shorter"]`, 2, "tag", "[2].tag must be shorter"},
+		{"message [N] alone", `[{"message":"[0] is invalid"}]`, 0, "", "[0] is invalid"},
+		{"message [N] out of range", `[{"message":"[7] title: bad"}]`, -1, "", "[7] title: bad"},
+		{"nothing says which", `[{"code":"too_long","message":"title too long"}]`, -1, "", "title too long"},
+		{"plain string", `["bad request"]`, -1, "", "bad request"},
+		{"path wins over index", `[{"path":[0,"title"],"index":2,"message":"m"}]`, 0, "title", "m"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			issues, ok := decodeIssues([]byte(tc.body), 3, nil)
+			if !ok || len(issues) != 1 {
+				t.Fatalf("decodeIssues: %v %+v", ok, issues)
+			}
+			is := issues[0]
+			if is.Index != tc.index || is.Field != tc.field || is.Message != tc.msg {
+				t.Errorf("got index %d field %q message %q; want %d %q %q", is.Index, is.Field, is.Message, tc.index, tc.field, tc.msg)
+			}
+			if !json.Valid(is.Raw) {
+				t.Errorf("raw %s", is.Raw)
+			}
+		})
+	}
+	for _, body := range []string{`{"errors":[]}`, `"x"`, `[1,`, `{"issues":{}}`, ``} {
+		if issues, ok := decodeIssues([]byte(body), 3, nil); ok {
+			t.Errorf("%s: %+v", body, issues)
+		}
+	}
+}
+
+func TestValidationErrorSaysWhenNoIndex(t *testing.T) {
+	srv := serve(t, canned{status: 400, body: `{"issues":[{"code":"too_long","message":"title too long"}]}`})
+	c := newClient(t, srv.URL)
+	_, err := c.Send(context.Background(), mixed)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Notifications != 3 || ve.Issues[0].Index != -1 {
+		t.Fatalf("got %#v", err)
+	}
+	want := "the service rejected the request as invalid (400, request id req-1): title too long (the service did not say which of the 3 notifications of the request was invalid)"
+	if err.Error() != want {
+		t.Errorf("got  %s\nwant %s", err, want)
+	}
+	// One issue with an index is enough to say which.
+	srv = serve(t, canned{status: 400, body: `[{"message":"request too big"},{"index":2,"message":"bad"}]`})
+	_, err = newClient(t, srv.URL).Send(context.Background(), mixed)
+	if err == nil || strings.Contains(err.Error(), "did not say") || !strings.Contains(err.Error(), "notification 2: bad") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestRequestIDOfErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&ValidationError{RequestID: "a"}, "a"},
+		{&AuthError{RequestID: "b"}, "b"},
+		{&StatusError{RequestID: "c"}, "c"},
+		{&DecodeError{RequestID: "d", Err: errors.New("x")}, "d"},
+		{&TransportError{RequestID: "e", Err: errors.New("x")}, "e"},
+		{&TransportError{Err: errors.New("refused")}, ""},
+		{errors.New("other"), ""},
+		{nil, ""},
+	} {
+		if got := RequestID(tc.err); got != tc.want {
+			t.Errorf("RequestID(%#v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

@@ -14,13 +14,15 @@ func FuzzDecodeSendResponse(f *testing.F) {
 		`{"results":[{"userId":"al\u0069ce\ud83d\ude00","status":"delivered"}]}`,
 		`{"x":[[[[{}]]]],"results":[]}`,
 		`[1e5, -0.5, true, null]`,
+		`[{"topic":"news","status":"failed","message":"m2"},{"userId":"bob","reason":"no_active_device"},{"topics":["deals"],"status":"delivered"},{"deviceId":"kiosk-1","deviceCount":1},{"userId":"alice","deviceCount":2}]`,
+		`[{"status":"delivered"},{"status":"delivered"},{"status":"delivered"},{"topics":"deals","status":"delivered"},{"status":"skipped","reason":"x"}]`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), 200)
 		f.Add([]byte(s), 207)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, status int) {
-		res, err := decodeSendResults(body, status, mixed)
+		res, err := decodeSendResults(body, status, mixed, nil)
 		if err != nil {
 			return
 		}
@@ -59,14 +61,15 @@ func FuzzDecodeRecipients(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p, err := decodeRecipients(body)
-		if err != nil {
-			return
-		}
-		for _, id := range p.userIDs {
-			if id == "" {
+		s := &scanner{b: body}
+		_, err := s.recipientsPage(func(id []byte) error {
+			if len(id) == 0 {
 				t.Fatal("empty user id accepted")
 			}
+			return nil
+		})
+		if err != nil {
+			return
 		}
 		if !json.Valid(body) {
 			t.Fatalf("accepted invalid JSON: %q", body)
@@ -77,8 +80,9 @@ func FuzzDecodeRecipients(f *testing.F) {
 func FuzzErrorBodies(f *testing.F) {
 	f.Add([]byte(`{"issues":[{"path":[0,"title"],"message":"m"},"s",{"path":[1e99,{"a":1}],"message":[1]}]}`))
 	f.Add([]byte(`<html><title>502</title></html>`))
+	f.Add([]byte(`[{"index":"1","field":["a",2]},{"pointer":"/2/a~1b"},{"source":{"pointer":"/0"}},{"message":"[1].title x"},"[0] body: y",{"path":"[1].x"}]`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		issues, _ := decodeIssues(body, 3)
+		issues, _ := decodeIssues(body, 3, nil)
 		for _, is := range issues {
 			if is.Index < -1 || is.Index >= 3 {
 				t.Fatalf("index %d out of range", is.Index)

@@ -47,7 +47,7 @@ func serve(t *testing.T, answers ...canned) *cannedServer {
 		n++
 		cs.mu.Unlock()
 		for k, v := range a.headers {
-			w.Header().Set(k, v)
+			w.Header().Set(k, strings.ReplaceAll(v, "{KEY}", r.Header.Get("x-api-key")))
 		}
 		if _, ok := a.headers["x-request-id"]; !ok {
 			w.Header().Set("x-request-id", "req-1")

@@ -39,6 +39,9 @@ user "dave" {
 }
 device "kiosk-1" { environment = "test" }
 topic "deals" { devices = ["alice-phone", "kiosk-1"] }
+topic "news" { devices = ["kiosk-1", "alice-tablet"] }
+topic "broken" { devices = ["carol-phone"] }
+topic "prod" { devices = ["dave-phone"] }
 user_range "u%04d" {
   count       = 2500
   device      = "d%04d"
@@ -144,12 +147,104 @@ func TestSandboxValidation(t *testing.T) {
 	}
 }
 
+func TestSandboxIssueShapes(t *testing.T) {
+	// A packed request with one bad notification: every shape of 400 the
+	// sandbox can give names it. A request-level issue names none.
+	packed := []pushapi.Notification{
+		{UserIDs: []string{"alice"}, Title: "ok", Body: "fine"},
+		{UserIDs: []string{"carol"}, Title: "far too long", Body: "b"},
+		{DeviceIDs: []string{"kiosk-1"}, BadgeCount: new(1)},
+	}
+	tooMany := make([]string, 501)
+	for i := range tooMany {
+		tooMany[i] = fmt.Sprintf("u%04d", i)
+	}
+	whole := []pushapi.Notification{
+		{UserIDs: tooMany[:300], Title: "a", Body: "b"},
+		{UserIDs: tooMany[300:], Title: "a", Body: "b"},
+	}
+	for _, shape := range []string{sandbox.IssuesPath, sandbox.IssuesIndex, sandbox.IssuesPointer, sandbox.IssuesMessage} {
+		t.Run(shape, func(t *testing.T) {
+			c, srv := start(t, sandbox.Options{IssuesShape: shape, MaxLength: 5}, testKey)
+			_, err := c.Send(context.Background(), packed)
+			var ve *pushapi.ValidationError
+			if !errors.As(err, &ve) || len(ve.Issues) != 1 {
+				t.Fatalf("want one issue, got %v", err)
+			}
+			if is := ve.Issues[0]; is.Index != 1 || is.Field != "title" || !strings.Contains(is.Message, "is 12 characters long") {
+				t.Errorf("issue %+v", is)
+			}
+			if !strings.Contains(err.Error(), "notification 1, title: ") || strings.Contains(err.Error(), "did not say") {
+				t.Errorf("message: %v", err)
+			}
+			_, err = c.Send(context.Background(), whole)
+			if !errors.As(err, &ve) || len(ve.Issues) != 1 || ve.Issues[0].Index != -1 {
+				t.Fatalf("request-level issue: %v", err)
+			}
+			if !strings.Contains(err.Error(), "the service did not say which of the 2 notifications") {
+				t.Errorf("message: %v", err)
+			}
+			if st := srv.Stats(); st.SendRequests != 0 || st.BadRequests != 2 {
+				t.Errorf("stats %+v", st)
+			}
+		})
+	}
+}
+
+func TestSandboxTopicResults(t *testing.T) {
+	batch := []pushapi.Notification{
+		{Topics: []string{"deals", "news"}, Title: "a", Body: "b"},   // 3 devices, kiosk-1 once
+		{Topics: []string{"broken", "deals"}, Title: "a", Body: "b"}, // fails on one topic
+		{Topics: []string{"broken"}, Title: "a", Body: "b"},
+		{Topics: []string{"prod", "broken"}, Title: "a", Body: "b"}, // skipped and failed
+		{UserIDs: []string{"alice"}, Title: "a", Body: "b"},
+	}
+	for _, shape := range []string{sandbox.TopicResultsEcho, sandbox.TopicResultsPerTopic} {
+		t.Run(shape, func(t *testing.T) {
+			c, srv := start(t, sandbox.Options{TopicResults: shape}, testKey)
+			res, err := c.Send(context.Background(), batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []struct {
+				o     pushapi.Outcome
+				count int
+				msg   string
+			}{{pushapi.OutcomeDelivered, 3, ""}, {pushapi.OutcomeDelivered, 2, ""}, {pushapi.OutcomeFailed, -1, "token expired"},
+				{pushapi.OutcomeFailed, -1, "token expired"}, {pushapi.OutcomeDelivered, 2, ""}}
+			for i, w := range want {
+				if len(res.Results[i]) != 1 {
+					t.Fatalf("notification %d: %d results, want one per topics object", i, len(res.Results[i]))
+				}
+				r := res.Results[i][0]
+				if r.Outcome != w.o || r.Message != w.msg || (w.count >= 0 && (r.DeviceCount == nil || *r.DeviceCount != w.count)) {
+					t.Errorf("notification %d: %+v (count %v), want %+v", i, r, r.DeviceCount, w)
+				}
+				if i < 4 && !slices.Equal(r.Topics, batch[i].Topics) {
+					t.Errorf("notification %d echoes %v", i, r.Topics)
+				}
+			}
+			targets := int64(5)
+			if shape == sandbox.TopicResultsPerTopic {
+				targets = 8
+			}
+			if st := srv.Stats(); st.Targets != targets {
+				t.Errorf("the sandbox gave %d result entries, want %d", st.Targets, targets)
+			}
+		})
+	}
+}
+
 func TestSandboxAuth(t *testing.T) {
 	c, _ := start(t, sandbox.Options{}, "k-unknown-canary")
 	_, err := c.Send(context.Background(), []pushapi.Notification{{UserIDs: []string{"alice"}, Title: "a", Body: "b"}})
 	var ae *pushapi.AuthError
 	if !errors.As(err, &ae) || !strings.HasPrefix(ae.RequestID, "req-") {
 		t.Fatalf("want AuthError, got %v", err)
+	}
+	// The id of the refused request is in the error, for apply to record.
+	if id := pushapi.RequestID(err); id != ae.RequestID || !strings.Contains(err.Error(), "request id "+id) {
+		t.Errorf("request id %q in %v", id, err)
 	}
 	if _, err := c.Recipients(context.Background()); !errors.As(err, &ae) {
 		t.Fatalf("recipients: want AuthError, got %v", err)
@@ -185,13 +280,12 @@ func TestSandboxRecipients(t *testing.T) {
 func TestSandboxFaults(t *testing.T) {
 	batch := []pushapi.Notification{{UserIDs: []string{"alice"}, Title: "a", Body: "b"}}
 	t.Run("rate limit", func(t *testing.T) {
-		c, _ := start(t, sandbox.Options{RateLimit: 1}, testKey)
-		var err error
-		for range 5 {
-			if _, err = c.Send(context.Background(), batch); err != nil {
-				break
-			}
+		frozen := time.Unix(1000, 0) // no token comes back
+		c, _ := start(t, sandbox.Options{RateLimit: 1, Now: func() time.Time { return frozen }}, testKey)
+		if _, err := c.Send(context.Background(), batch); err != nil {
+			t.Fatalf("the first request is within the burst: %v", err)
 		}
+		_, err := c.Send(context.Background(), batch)
 		var se *pushapi.StatusError
 		if !errors.As(err, &se) || se.StatusCode != 429 || se.RetryAfter < time.Second {
 			t.Fatalf("want 429 with Retry-After, got %v", err)

@@ -76,6 +76,30 @@ func TestSendTolerantDecoding(t *testing.T) {
 		{"escaped strings", 200,
 			`[{"userId":"al\u0069ce","status":"delivered","deviceCount":1},{"userId":"bob","status":"failed","message":"\ud83d\ude00 \"quoted\"\n"}]`,
 			mixed[:1], [][]Result{{delivered(1), {Outcome: OutcomeFailed, Message: "😀 \"quoted\"\n"}}}},
+		{"one entry per topic, in order", 200,
+			`[{"userId":"alice","status":"delivered","deviceCount":2},{"userId":"bob","status":"skipped","reason":"no_active_device"},{"deviceId":"kiosk-1","status":"delivered","deviceCount":1},{"topics":["deals"],"status":"delivered","deviceCount":2},{"topics":["news"],"status":"delivered","deviceCount":3}]`,
+			mixed, [][]Result{{delivered(2), skipped}, {delivered(1)}, {delivered(5)}}},
+		{"one entry per topic, named by topic, out of order", 207,
+			`[{"topic":"news","status":"failed","message":"m2"},{"userId":"bob","status":"skipped","reason":"no_active_device"},{"topic":"deals","status":"failed","message":"m1"},{"deviceId":"kiosk-1","status":"delivered","deviceCount":1},{"userId":"alice","status":"delivered","deviceCount":2}]`,
+			mixed, [][]Result{{delivered(2), skipped}, {delivered(1)}, {{Outcome: OutcomeFailed, Message: "m1"}}}},
+		{"one entry per topic, no echoes", 200,
+			`[{"status":"delivered","deviceCount":2},{"status":"skipped","reason":"no_active_device"},{"status":"delivered","deviceCount":1},{"status":"skipped","reason":"no_active_device"},{"status":"delivered","deviceCount":4}]`,
+			mixed, [][]Result{{delivered(2), skipped}, {delivered(1)}, {delivered(4)}}},
+		{"per topic: delivered wins, a count unknown", 207,
+			`[{"topics":"deals","status":"failed","message":"m"},{"topics":"news","status":"delivered"}]`,
+			mixed[2:], [][]Result{{unknownCount}}},
+		{"per topic: failed over skipped", 207,
+			`[{"topics":["deals"],"status":"skipped","reason":"no_active_device"},{"topics":["news"],"status":"failed","message":"gone"}]`,
+			mixed[2:], [][]Result{{{Outcome: OutcomeFailed, Message: "gone"}}}},
+		{"per topic: all skipped", 200,
+			`[{"topics":["deals"],"status":"skipped","reason":"no_active_device"},{"topics":["news"],"reason":"no_active_device","unreachableSince":"2026-11-01T10:00:00Z"}]`,
+			mixed[2:], [][]Result{{skippedSince}}},
+		{"one topic echoed as a string", 200,
+			`[{"topic":"deals","status":"delivered","deviceCount":2}]`,
+			[]Notification{{Topics: []string{"deals"}, Title: "T", Body: "B"}}, [][]Result{{delivered(2)}}},
+		{"the same topic in two notifications", 200,
+			`[{"topics":["news"],"status":"delivered","deviceCount":1},{"topics":["deals"],"status":"delivered","deviceCount":1},{"topics":["deals"],"status":"skipped","reason":"no_active_device"},{"topics":["news"],"status":"delivered","deviceCount":2}]`,
+			[]Notification{mixed[2], mixed[2]}, [][]Result{{delivered(2)}, {delivered(2)}}},
 		{"same user in two notifications", 200,
 			`[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"alice","status":"skipped","reason":"r"}]`,
 			[]Notification{{UserIDs: []string{"alice"}, Title: "a", Body: "b"}, {UserIDs: []string{"alice"}, BadgeCount: intp(1)}},
@@ -153,9 +177,9 @@ func TestSendDecodeErrors(t *testing.T) {
 		status     int
 		want       string // in the error's Err
 	}{
-		{"not JSON", `<html>oops</html>`, 200, "want a results object"},
-		{"truncated", `{"results":[{"userId":"alice","status":"deliv`, 200, "unterminated string"},
-		{"truncated after entry", `{"results":[{"userId":"alice","status":"delivered","deviceCount":1},`, 200, "unexpected end"},
+		{"not JSON", `<html>oops</html>`, 200, "the answer is not JSON (it looks like an HTML page)"},
+		{"truncated", `{"results":[{"userId":"alice","status":"deliv`, 200, "the answer ended inside a string"},
+		{"truncated after entry", `{"results":[{"userId":"alice","status":"delivered","deviceCount":1},`, 200, "the answer ended early"},
 		{"too few results", `[{"userId":"alice","status":"delivered","deviceCount":1}]`, 200, "1 results for 2 targets"},
 		{"too many results", `[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"bob","status":"delivered","deviceCount":1},{"userId":"carol","status":"delivered","deviceCount":1}]`, 200, "3 results for 2 targets"},
 		{"target not sent", `[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"mallory","status":"delivered","deviceCount":1}]`, 200, `target not sent (or named twice): userId "mallory"`},
@@ -168,9 +192,12 @@ func TestSendDecodeErrors(t *testing.T) {
 		{"fractional count", `[{"userId":"alice","deviceCount":1.5},{"userId":"bob","status":"delivered"}]`, 200, "not an integer"},
 		{"bad time", `[{"userId":"alice","status":"skipped","unreachableSince":"yesterday"},{"userId":"bob","status":"delivered"}]`, 200, "neither RFC 3339"},
 		{"time wrong type", `[{"userId":"alice","status":"skipped","unreachableSince":{}},{"userId":"bob","status":"delivered"}]`, 200, "unreachableSince"},
-		{"results not array", `{"results":{"userId":"alice"}}`, 200, "results is object"},
-		{"object without results", `{"ok":true}`, 200, `no "results" array`},
+		{"results not array", `{"results":{"userId":"alice"}}`, 200, "results is an object, want an array"},
+		{"object without results", `{"ok":true}`, 200, `the answer is an object without a "results" array`},
 		{"trailing data", `[{"userId":"alice","status":"delivered"},{"userId":"bob","status":"delivered"}] x`, 200, "data after the results"},
+		{"per topic: a topic missing", `[{"userId":"alice","status":"delivered"},{"userId":"bob","status":"delivered"},{"topics":["news"],"status":"delivered"}]`, 200, `1 results for the 2 topics of topics ["deals", "news"]`},
+		{"per topic: a topic not sent", `[{"userId":"alice","status":"delivered"},{"userId":"bob","status":"delivered"},{"topic":"news","status":"delivered"},{"topic":"sports","status":"delivered"}]`, 200, `names a target not sent (or named twice): topic "sports"`},
+		{"per topic: counts fit neither shape", `[{"userId":"alice","status":"delivered"},{"userId":"bob","status":"delivered"},{"topic":"news","status":"delivered"},{"topic":"deals","status":"delivered"},{"topic":"deals","status":"delivered"}]`, 200, "5 results for 3 targets (4 counting one per topic)"},
 		{"empty 207", ``, 207, "a 207 must list results"},
 		{"entry not object", `["alice","bob"]`, 200, `want "{"`},
 		{"deep nesting", `{"x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `,"results":[]}`, 200, "nesting too deep"},
@@ -179,7 +206,11 @@ func TestSendDecodeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serve(t, canned{status: tc.status, body: tc.body, headers: map[string]string{"x-request-id": "rid-7"}})
 			c := newClient(t, srv.URL)
-			_, err := c.Send(context.Background(), mixed[:1])
+			batch := mixed[:1]
+			if strings.HasPrefix(tc.name, "per topic") {
+				batch = []Notification{mixed[0], mixed[2]}
+			}
+			_, err := c.Send(context.Background(), batch)
 			var de *DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("want *DecodeError, got %T %v", err, err)

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -264,8 +263,8 @@ func scanStringArray(raw []byte) (out []string, ok bool) {
 		if !escaped && validUTF8(tok) {
 			out = append(out, string(tok[1:len(tok)-1]))
 		} else {
-			var s string
-			if json.Unmarshal(tok, &s) != nil {
+			s, ok := unquote(tok)
+			if !ok {
 				return nil, false
 			}
 			out = append(out, s)

@@ -22,10 +22,17 @@
 //   - 200 and 207 have the same body {"results":[...]}: one entry per userId
 //     and per deviceId, one per topics object echoing its array, in request
 //     order. Options.Empty200 answers a fully delivered request (every
-//     target delivered) with an empty 200 body instead.
+//     target delivered) with an empty 200 body instead; Options.TopicResults
+//     "per-topic" answers a topics object with one entry per topic
+//     ({"topics":["a"]}), each for the devices that topic reached first.
 //   - 400 is {"issues":[{"path":[INDEX,"FIELD"(,ELEMENT)],"message":"..."}]}
 //     listing every issue of the request; path [] is about the request as a
 //     whole (not an array, empty, bad JSON, more than 500 userIds in all).
+//     Options.IssuesShape gives the other shapes a service may use:
+//     "index" ({"index":1,"field":"userIds[3]","message"}), "pointer"
+//     ({"pointer":"/1/userIds/3","message"}) or "message" (only
+//     {"message":"[1] userIds[3]: ..."}); a request-level issue then has
+//     no index, an empty pointer, or no "[N]".
 //     Validation beyond spec 2.1: unknown fields, null where a value is
 //     expected, an empty target array or id, badgeCount that is not an
 //     integer from 0 to 2^31-1, openToUrl that is not an absolute URL. An

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -117,20 +119,21 @@ func TestDropRate(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	_, c := start(t, conformanceSeed, Options{RateLimit: 3})
-	var limited response
-	ok := 0
-	for range 6 {
-		r := c.recipients("k-test", "")
-		checkRequestID(t, r)
-		if r.status == http.StatusTooManyRequests {
-			limited = r
-			break
+	// A frozen clock the test moves: the bucket refills only when told.
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	s, c := start(t, conformanceSeed, Options{RateLimit: 3, Now: clock})
+	for i := range 3 { // the burst
+		if r := c.recipients("k-test", ""); r.status != http.StatusOK {
+			t.Fatalf("request %d of the burst: %d", i+1, r.status)
 		}
-		ok++
 	}
-	if limited.status == 0 || ok < 3 {
-		t.Fatalf("no 429 after %d requests", ok)
+	limited := c.recipients("k-test", "")
+	checkRequestID(t, limited)
+	if limited.status != http.StatusTooManyRequests {
+		t.Fatalf("fourth request at the same instant: %d, want 429", limited.status)
 	}
 	if ra := limited.header.Get("Retry-After"); ra != "1" {
 		t.Errorf("Retry-After %q", ra)
@@ -138,9 +141,17 @@ func TestRateLimit(t *testing.T) {
 	if !strings.Contains(string(limited.body), "rate limit") {
 		t.Errorf("body %s", limited.body)
 	}
-	time.Sleep(400 * time.Millisecond) // a token comes back every 333 ms
+	// A token takes 1/3 s to come back: not yet at 333 ms, there at 334.
+	advance(333 * time.Millisecond)
+	if r := c.send("k-test", oneDelivery); r.status != http.StatusTooManyRequests {
+		t.Errorf("after 333ms: %d, want 429", r.status)
+	}
+	advance(time.Millisecond)
 	if r := c.send("k-test", oneDelivery); r.status != http.StatusOK {
-		t.Errorf("after waiting: %d", r.status)
+		t.Errorf("after 334ms: %d, want 200", r.status)
+	}
+	if st := s.Stats(); st.RateLimited != 2 || st.SendRequests != 1 {
+		t.Errorf("stats %+v", st)
 	}
 }
 
@@ -162,32 +173,97 @@ func TestLimiterRetryAfter(t *testing.T) {
 }
 
 func TestLatency(t *testing.T) {
-	_, c := start(t, conformanceSeed, Options{Latency: 150 * time.Millisecond})
+	// The real timer: an answer never comes before the latency.
+	_, c := start(t, conformanceSeed, Options{Latency: 20 * time.Millisecond})
 	t0 := time.Now()
 	if r := c.send("k-test", oneDelivery); r.status != 200 {
 		t.Fatal(r.status)
 	}
-	if d := time.Since(t0); d < 150*time.Millisecond {
+	if d := time.Since(t0); d < 20*time.Millisecond {
 		t.Errorf("answered in %v", d)
 	}
-	// Inspection is not delayed.
-	t0 = time.Now()
-	c.device("kiosk-1")
-	if d := time.Since(t0); d > 100*time.Millisecond {
-		t.Errorf("inspection took %v", d)
+}
+
+// heldServer runs a sandbox whose latency wait is held by the test: each
+// API request signals waiting and stays until release is closed or its
+// client gives up; abandoned gets a value when the server has noticed
+// that a client gave up.
+func heldServer(t *testing.T) (s *Server, c *client, waiting chan struct{}, release chan struct{}, abandoned chan string) {
+	waiting, release, abandoned = make(chan struct{}, 8), make(chan struct{}), make(chan string, 8)
+	s = New(mustSeed(t, conformanceSeed), Options{Latency: time.Hour, Logf: func(format string, args ...any) {
+		if line := fmt.Sprintf(format, args...); strings.Contains(line, " abandoned ") {
+			abandoned <- line
+		}
+	}})
+	s.wait = func(ctx context.Context, d time.Duration) bool {
+		if d != time.Hour {
+			t.Errorf("waited %v, want the configured latency", d)
+		}
+		waiting <- struct{}{}
+		select {
+		case <-release:
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
-	// A request given up during the wait is not processed.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", c.base+"/push-notifications/send", strings.NewReader(oneDelivery))
-	req.Header.Set("x-api-key", "k-test")
-	req.Header.Set("Content-Type", "application/json")
-	if _, err := http.DefaultClient.Do(req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("err %v", err)
+	return s, serve(t, s), waiting, release, abandoned
+}
+
+// sendAsync posts oneDelivery with ctx from another goroutine.
+func sendAsync(ctx context.Context, c *client) chan error {
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", c.base+"/push-notifications/send", strings.NewReader(oneDelivery))
+		req.Header.Set("x-api-key", "k-test")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %d", resp.StatusCode)
+			}
+		}
+		done <- err
+	}()
+	return done
+}
+
+func TestLatencyHoldsOnlyAPIRequests(t *testing.T) {
+	_, c, waiting, release, _ := heldServer(t)
+	done := sendAsync(context.Background(), c)
+	<-waiting
+	// Inspection answers while the send is held: it is not delayed.
+	if got := c.device("kiosk-1").Received; got != 0 {
+		t.Errorf("received %d before the latency passed", got)
 	}
-	time.Sleep(200 * time.Millisecond)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 	if got := c.device("kiosk-1").Received; got != 1 {
-		t.Errorf("received %d, want 1", got)
+		t.Errorf("received %d after the latency, want 1", got)
+	}
+}
+
+func TestLatencyAbandonedRequestIsNotProcessed(t *testing.T) {
+	s, c, waiting, _, abandoned := heldServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := sendAsync(ctx, c)
+	<-waiting
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("client: %v", err)
+	}
+	line := <-abandoned // the server noticed and returned
+	if !strings.HasPrefix(line, "POST /v1/push-notifications/send abandoned req-") {
+		t.Errorf("log line %q", line)
+	}
+	if got := c.device("kiosk-1").Received; got != 0 {
+		t.Errorf("received %d: a request given up during the wait was processed", got)
+	}
+	if st := s.Stats(); st.Abandoned != 1 || st.SendRequests != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
 

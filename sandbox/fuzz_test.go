@@ -45,9 +45,11 @@ func FuzzDecodeSendRequest(f *testing.F) {
 				}
 			}
 			// The 400 body is valid JSON.
-			var v any
-			if err := json.Unmarshal(appendIssues(nil, issues), &v); err != nil {
-				t.Fatalf("issues JSON: %v", err)
+			for _, shape := range []string{IssuesPath, IssuesIndex, IssuesPointer, IssuesMessage} {
+				var v any
+				if err := json.Unmarshal(appendIssues(nil, issues, shape), &v); err != nil {
+					t.Fatalf("issues JSON, shape %s: %v", shape, err)
+				}
 			}
 			return
 		}
@@ -129,26 +131,31 @@ func FuzzDecodeSendRequest(f *testing.F) {
 	})
 }
 
-// FuzzAppendJSONString checks the hand-written string encoder against
-// encoding/json.
+// FuzzAppendJSONString checks the encoder writes exactly what
+// encoding/json writes, and that unquote reads any string token back as
+// encoding/json does.
 func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "q\"b\\", "\x00\x1f\n\r\t", "é", "\xff\xfe", "\u2028\u2029", "<&>"} {
+	for _, s := range []string{"", "plain", "<a & b>", "\x00\b\f\n\r\t\x1f\"\\", "\u2028\u2029", "\xff\xfe", "é😀", `\ud800`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := appendJSONString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("%q gave invalid JSON %s: %v", s, got, err)
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
 		}
-		want, _ := json.Marshal(s)
-		var wantBack string
-		json.Unmarshal(want, &wantBack)
-		if back != wantBack {
-			t.Fatalf("%q: decodes to %q, encoding/json's to %q", s, back, wantBack)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("appendJSONString(%q) = %s, want %s", s, got, want)
 		}
-		if b2 := appendJSONString(nil, []byte(s)); string(b2) != string(got) {
-			t.Fatalf("string and []byte differ: %s %s", got, b2)
+		if got := appendJSONString(nil, []byte(s)); string(got) != string(want) {
+			t.Fatalf("appendJSONString([]byte %q) = %s, want %s", s, got, want)
+		}
+		// s itself as the inside of a token: escapes, surrogates, bad bytes.
+		tok := []byte(`"` + s + `"`)
+		var std string
+		stdErr := json.Unmarshal(tok, &std)
+		got, ok := unquote(tok)
+		if ok != (stdErr == nil) || got != std {
+			t.Fatalf("unquote(%q) = %q, %v; encoding/json %q, %v", tok, got, ok, std, stdErr)
 		}
 	})
 }

@@ -88,6 +88,12 @@ func mustSeed(t testing.TB, src string) *Seed {
 func start(t testing.TB, src string, opts Options) (*Server, *client) {
 	t.Helper()
 	s := New(mustSeed(t, src), opts)
+	return s, serve(t, s)
+}
+
+// serve runs s on loopback for the test.
+func serve(t testing.TB, s *Server) *client {
+	t.Helper()
 	base, stop, err := s.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +103,7 @@ func start(t testing.TB, src string, opts Options) (*Server, *client) {
 			t.Errorf("stop: %v", err)
 		}
 	})
-	return s, &client{t: t, base: base, root: strings.TrimSuffix(base, "/v1")}
+	return &client{t: t, base: base, root: strings.TrimSuffix(base, "/v1")}
 }
 
 type client struct {

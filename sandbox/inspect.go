@@ -133,6 +133,7 @@ type Stats struct {
 	Unauthorized int64 `json:"unauthorized"` // 401 answers
 	RateLimited  int64 `json:"rateLimited"`  // 429 answers
 	Faults       int64 `json:"faults"`       // injected faults
+	Abandoned    int64 `json:"abandoned"`    // API requests the client gave up on during the latency: not processed
 }
 
 // Stats returns the counters.
@@ -145,6 +146,7 @@ func (s *Server) Stats() Stats {
 		Unauthorized: s.stats.unauthorized.Load(),
 		RateLimited:  s.stats.limited.Load(),
 		Faults:       s.stats.faults.Load(),
+		Abandoned:    s.stats.abandoned.Load(),
 	}
 }
 

@@ -7,23 +7,19 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// safeASCII[c] tells whether byte c is copied as is into a JSON string.
-var safeASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendJSONString appends s as a JSON string, as encoding/json would
-// (without HTML escaping): invalid UTF-8 becomes U+FFFD.
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// writes it (the client's encoder follows the same rules): ", \ and
+// control characters escaped (\b \f \n \r \t short), <, > and &
+// HTML-safe as \u003c \u003e \u0026, U+2028 and U+2029 escaped, and
+// invalid UTF-8 as \ufffd. FuzzAppendJSONString checks it against
+// encoding/json.
 func appendJSONString[T string | []byte](b []byte, s T) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if safeASCII[c] {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
 				i++
 				continue
 			}
@@ -31,6 +27,10 @@ func appendJSONString[T string | []byte](b []byte, s T) []byte {
 			switch c {
 			case '"', '\\':
 				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			case '\n':
 				b = append(b, '\\', 'n')
 			case '\r':

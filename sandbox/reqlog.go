@@ -90,7 +90,7 @@ func (s *Server) renderLog(e *logEntry) []byte {
 	}
 	if e.issues != nil {
 		b = append(b, `,"issues":`...)
-		b = appendIssues(b, e.issues)
+		b = appendIssues(b, e.issues, s.opts.IssuesShape)
 	}
 	b = append(b, `,"recipients":{`...)
 	for i, devs := range e.recipients {

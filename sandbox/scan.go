@@ -1,15 +1,17 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // A one-pass JSON scanner for send requests: it validates the whole body
 // as RFC 8259 JSON and splits it into elements and fields, leaving values
-// as raw spans for the validator. encoding/json would scan the body three
-// times (check, skip, decode); this is about four times faster.
+// as raw spans for the validator. BenchmarkJSON measures it against
+// encoding/json: a 500-user request is decoded and validated in about a
+// third of the time, and its answer written in a tenth.
 
 // maxDepth bounds nesting, as encoding/json does.
 const maxDepth = 10000
@@ -344,7 +346,93 @@ func decodeString(raw []byte) (string, bool) {
 	if end, escaped := scanString(raw, 0); end == len(raw)-1 && !escaped && validUTF8(raw) {
 		return string(raw[1:end]), true
 	}
-	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err == nil
+	return unquote(raw)
+}
+
+// unquote decodes a string token with escapes or invalid UTF-8 the way
+// encoding/json does: a lone surrogate or an invalid byte becomes U+FFFD.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	out := make([]byte, 0, len(in))
+	for i := 0; i < len(in); {
+		c := in[i]
+		switch {
+		case c == '"' || c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(in[i:])
+			out = utf8.AppendRune(out, r) // RuneError for an invalid byte
+			i += size
+			continue
+		case c != '\\':
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(in) {
+			return "", false
+		}
+		e := in[i+1]
+		i += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(in, i)
+			if !ok {
+				return "", false
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok2 := rune(-1), false
+				if i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
+					r2, ok2 = hex4(in, i+2)
+				}
+				if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if len(b)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }

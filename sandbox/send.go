@@ -196,28 +196,39 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 			if len(n.ids) > 1 {
 				seen = map[int32]bool{}
 			}
-			for _, t := range n.ids {
+			perTopic := s.opts.TopicResults == TopicResultsPerTopic
+			for i, t := range n.ids {
 				for _, idx := range s.topics[t] {
 					if seen != nil {
 						if seen[idx] {
-							continue
+							continue // a device subscribed to two of the topics gets it once
 						}
 						seen[idx] = true
 					}
 					s.try(idx, m, e, &a, &rec)
 				}
-			}
-			a.lastSeen = 0 // unreachableSince is about users and devices
-			sep()
-			b = append(b, `{"topics":[`...)
-			for i, t := range n.ids {
-				if i > 0 {
-					b = append(b, ',')
+				if perTopic { // one entry per topic, for the devices it reached first
+					a.lastSeen = 0
+					sep()
+					b = append(b, `{"topics":[`...)
+					b = appendJSONString(b, t)
+					b = append(b, ']')
+					entry(&a)
+					a = attempt{}
+				} else if i == len(n.ids)-1 {
+					a.lastSeen = 0 // unreachableSince is about users and devices
+					sep()
+					b = append(b, `{"topics":[`...)
+					for i, t := range n.ids {
+						if i > 0 {
+							b = append(b, ',')
+						}
+						b = appendJSONString(b, t)
+					}
+					b = append(b, ']')
+					entry(&a)
 				}
-				b = appendJSONString(b, t)
 			}
-			b = append(b, ']')
-			entry(&a)
 		}
 		res.recipients[ni] = rec
 	}

@@ -591,3 +591,49 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error("nothing received")
 	}
 }
+
+func TestIssuesShapes(t *testing.T) {
+	body := `[{"userIds":["alice"],"title":"t","body":"b"},{"userIds":["alice",""],"title":"t","body":"b","tag":"a/b"}]`
+	for _, tc := range []struct{ shape, want string }{
+		{IssuesPath, `{"issues":[{"path":[1,"userIds",1],"message":"must be a non-empty string"}]}`},
+		{IssuesIndex, `{"issues":[{"index":1,"field":"userIds[1]","message":"must be a non-empty string"}]}`},
+		{IssuesPointer, `{"issues":[{"pointer":"/1/userIds/1","message":"must be a non-empty string"}]}`},
+		{IssuesMessage, `{"issues":[{"message":"[1] userIds[1]: must be a non-empty string"}]}`},
+	} {
+		t.Run(tc.shape, func(t *testing.T) {
+			_, c := start(t, conformanceSeed, Options{IssuesShape: tc.shape})
+			if r := c.send("k-test", body); r.status != 400 || string(r.body) != tc.want {
+				t.Errorf("%d %s\nwant %s", r.status, r.body, tc.want)
+			}
+			// A request-level issue names no notification in any shape.
+			r := c.send("k-test", `[]`)
+			want := map[string]string{
+				IssuesPath:    `{"issues":[{"path":[],"message":"the array is empty: send at least one notification object"}]}`,
+				IssuesPointer: `{"issues":[{"pointer":"","message":"the array is empty: send at least one notification object"}]}`,
+			}[tc.shape]
+			if want == "" {
+				want = `{"issues":[{"message":"the array is empty: send at least one notification object"}]}`
+			}
+			if r.status != 400 || string(r.body) != want {
+				t.Errorf("request-level: %d %s\nwant %s", r.status, r.body, want)
+			}
+		})
+	}
+}
+
+func TestTopicResultsPerTopic(t *testing.T) {
+	_, c := start(t, conformanceSeed, Options{TopicResults: TopicResultsPerTopic})
+	r := c.send("k-test", `[{"topics":["deals","news","broken"],"title":"t","body":"b"}]`)
+	// deals reaches alice-test-phone and kiosk-1 (the production devices
+	// are not attempted); news reaches kiosk-1 again (once is enough) and
+	// carol-phone; broken fails.
+	want := `{"results":[{"topics":["deals"],"status":"delivered","deviceCount":2},` +
+		`{"topics":["news"],"status":"delivered","deviceCount":1},` +
+		`{"topics":["broken"],"status":"failed","message":"DeviceTokenNotForTopic"}]}`
+	if r.status != 207 || string(r.body) != want {
+		t.Errorf("%d %s\nwant %s", r.status, r.body, want)
+	}
+	if got := c.device("kiosk-1").Received; got != 1 {
+		t.Errorf("kiosk-1 received %d, want 1", got)
+	}
+}

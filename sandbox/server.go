@@ -40,12 +40,25 @@ type Options struct {
 	// RecipientsShape is "array" (the default: all ids at once) or "object"
 	// ({"userIds":[...],"next":"cursor"}, paged).
 	RecipientsShape string
+	// IssuesShape is how a 400 says where each issue is (the spec leaves
+	// the entry unshown): "path" (the default: {"path":[1,"title"]}),
+	// "index" ({"index":1,"field":"title"}), "pointer"
+	// ({"pointer":"/1/title"}) or "message" (only a message starting
+	// "[1] title: ").
+	IssuesShape string
+	// TopicResults is how a topics object is answered: "echo" (the
+	// default: one entry echoing its array) or "per-topic" (one entry per
+	// topic, echoing it as "topics":["a"]).
+	TopicResults string
 	// MaxLength, when positive, bounds title, body, tag and openToUrl (in
 	// characters). The spec leaves length bounds unshown; this lets tests
 	// meet a 400 that a client cannot predict.
 	MaxLength int
 	// FaultSeed seeds the fault draws, so a run is reproducible.
 	FaultSeed int64
+	// Now is the clock of the rate limiter; nil means time.Now. A test
+	// that freezes it gets a 429 for certain once the burst is spent.
+	Now func() time.Time
 	// Logf, when set, receives one line per request and any server error.
 	Logf func(format string, args ...any)
 }
@@ -170,12 +183,28 @@ type Server struct {
 	stats   counters
 	faults  *faultSource
 	limiter *limiter
+	now     func() time.Time
+	// wait holds a request for the configured latency; false when the
+	// client gave up first. Tests replace it to control the wait.
+	wait func(ctx context.Context, d time.Duration) bool
+}
+
+// sleep waits d, or until ctx ends (then false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 type counters struct {
 	sendRequests, targets, deliveries  atomic.Int64
 	badRequests, unauthorized, limited atomic.Int64
-	faults                             atomic.Int64
+	faults, abandoned                  atomic.Int64
 }
 
 // New builds a server from a seed (nil for an empty one).
@@ -191,6 +220,11 @@ func New(seed *Seed, opts Options) *Server {
 		topics:   map[string][]int32{},
 		faults:   newFaultSource(opts.FailRate, opts.DropRate, opts.FaultSeed),
 		limiter:  newLimiter(opts.RateLimit),
+		now:      opts.Now,
+		wait:     sleep,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	s.log.maxBytes = maxLogBytes
 	for _, k := range seed.APIKeys {
@@ -483,16 +517,12 @@ func (s *Server) serveAPI(x *exchange) {
 		// connection, so a client giving up during the latency is noticed.
 		x.body, x.bodyErr = io.ReadAll(http.MaxBytesReader(x.w, x.r.Body, MaxBodyBytes))
 	}
-	if d := s.opts.Latency; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-x.r.Context().Done():
-			t.Stop()
-			return
-		}
+	if d := s.opts.Latency; d > 0 && !s.wait(x.r.Context(), d) {
+		s.stats.abandoned.Add(1)
+		x.logLine("abandoned")
+		return
 	}
-	if ok, after := s.limiter.allow(time.Now()); !ok {
+	if ok, after := s.limiter.allow(s.now()); !ok {
 		s.stats.limited.Add(1)
 		x.w.Header().Set("Retry-After", strconv.Itoa(after))
 		x.message(http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded: at most %d requests per second", s.opts.RateLimit))
@@ -550,33 +580,112 @@ type Issue struct {
 	Message string `json:"message"`
 }
 
-func appendIssues(b []byte, issues []Issue) []byte {
+// Shapes of Options.IssuesShape and Options.TopicResults.
+const (
+	IssuesPath    = "path"
+	IssuesIndex   = "index"
+	IssuesPointer = "pointer"
+	IssuesMessage = "message"
+
+	TopicResultsEcho     = "echo"
+	TopicResultsPerTopic = "per-topic"
+)
+
+// appendIssues writes issues as a JSON array in the given shape.
+func appendIssues(b []byte, issues []Issue, shape string) []byte {
 	b = append(b, '[')
 	for i, is := range issues {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"path":[`...)
-		for j, p := range is.Path {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			switch v := p.(type) {
-			case int:
-				b = strconv.AppendInt(b, int64(v), 10)
-			case string:
-				b = appendJSONString(b, v)
+		index, field := -1, is.field()
+		if len(is.Path) > 0 {
+			if n, ok := is.Path[0].(int); ok {
+				index = n
 			}
 		}
-		b = append(b, `],"message":`...)
-		b = appendJSONString(b, is.Message)
+		b = append(b, '{')
+		switch shape {
+		case IssuesIndex:
+			if index >= 0 {
+				b = append(b, `"index":`...)
+				b = strconv.AppendInt(b, int64(index), 10)
+				b = append(b, ',')
+			}
+			if field != "" {
+				b = append(b, `"field":`...)
+				b = appendJSONString(b, field)
+				b = append(b, ',')
+			}
+		case IssuesPointer:
+			b = append(b, `"pointer":`...)
+			b = appendJSONString(b, is.pointer())
+			b = append(b, ',')
+		case IssuesMessage:
+		default:
+			b = append(b, `"path":[`...)
+			for j, p := range is.Path {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				switch v := p.(type) {
+				case int:
+					b = strconv.AppendInt(b, int64(v), 10)
+				case string:
+					b = appendJSONString(b, v)
+				}
+			}
+			b = append(b, "],"...)
+		}
+		msg := is.Message
+		if shape == IssuesMessage && index >= 0 {
+			msg = "[" + strconv.Itoa(index) + "] " + field + ": " + msg
+		}
+		b = append(b, `"message":`...)
+		b = appendJSONString(b, msg)
 		b = append(b, '}')
 	}
 	return append(b, ']')
 }
 
+// field renders the path after the notification index: "userIds[3]".
+func (is Issue) field() string {
+	var b []byte
+	for j, p := range is.Path {
+		switch v := p.(type) {
+		case int:
+			if j > 0 {
+				b = append(b, '[')
+				b = strconv.AppendInt(b, int64(v), 10)
+				b = append(b, ']')
+			}
+		case string:
+			if len(b) > 0 {
+				b = append(b, '.')
+			}
+			b = append(b, v...)
+		}
+	}
+	return string(b)
+}
+
+// pointer renders the path as a JSON pointer (RFC 6901): "/1/userIds/3".
+func (is Issue) pointer() string {
+	var b []byte
+	for _, p := range is.Path {
+		b = append(b, '/')
+		switch v := p.(type) {
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case string:
+			b = append(b, strings.ReplaceAll(strings.ReplaceAll(v, "~", "~0"), "/", "~1")...)
+		}
+	}
+	return string(b)
+}
+
 func (x *exchange) issues(status int, issues []Issue) {
-	b := append([]byte(`{"issues":`), appendIssues(nil, issues)...)
+	b := append([]byte(`{"issues":`), appendIssues(nil, issues, x.s.opts.IssuesShape)...)
 	x.send(status, append(b, '}'))
 }
 

@@ -1,0 +1,50 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"pushform/pushapi"
+	"pushform/termtext"
+)
+
+// debugLog returns the request logger PUSHFORM_LOG=debug asks for, or nil.
+// It writes one line per HTTP exchange to stderr: method, path, status,
+// request id, duration and counts; never the key, target ids or bodies
+// (pushapi.RequestLog holds none of them).
+func (m *Meta) debugLog() func(pushapi.RequestLog) {
+	switch strings.ToLower(m.Getenv("PUSHFORM_LOG")) {
+	case "debug", "trace":
+	default:
+		return nil
+	}
+	var mu sync.Mutex // workers log concurrently; lines must not interleave
+	w := m.Stderr
+	return func(r pushapi.RequestLog) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s [DEBUG] %s %s", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), r.Method, r.Path)
+		if r.Page > 0 {
+			fmt.Fprintf(&b, " page=%d", r.Page)
+		}
+		if r.Status != 0 {
+			fmt.Fprintf(&b, " status=%d", r.Status)
+		}
+		if r.RequestID != "" {
+			fmt.Fprintf(&b, " request_id=%s", termtext.Clean(r.RequestID))
+		}
+		fmt.Fprintf(&b, " duration=%s", r.Duration.Round(time.Millisecond))
+		if r.IDsSent > 0 {
+			fmt.Fprintf(&b, " ids_sent=%d", r.IDsSent)
+		}
+		fmt.Fprintf(&b, " ids_received=%d", r.IDsReceived)
+		if r.Error != "" {
+			fmt.Fprintf(&b, " error=%q", r.Error)
+		}
+		b.WriteByte('\n')
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprint(w, b.String())
+	}
+}
