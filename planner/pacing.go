@@ -177,4 +177,3 @@ func roundDuration(d time.Duration) time.Duration {
 	}
 	return d.Round(time.Second)
 }
-

@@ -163,9 +163,9 @@ type TargetCounts struct {
 	// Expired targets were not delivered by send_before: never sent.
 	Expired int `json:"expired,omitempty"`
 	// Capped targets are held back by a frequency_cap for now.
-	Capped   int `json:"capped,omitempty"`
-	Forget   int `json:"forget,omitempty"`
-	Send     int `json:"send"` // targets apply sends to
+	Capped int `json:"capped,omitempty"`
+	Forget int `json:"forget,omitempty"`
+	Send   int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.
