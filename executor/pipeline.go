@@ -190,7 +190,7 @@ func (r *run) notSent(pb *prepared) error {
 func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.WaitGroup, fatal context.CancelCauseFunc) error {
 	var resp *pushapi.SendResponse
 	var err error
-	var maybe error // the last try that may have been processed
+	var maybe error    // the last try that may have been processed
 	var next time.Time // when the next try would start, after a backoff
 	for attempt := 1; ; attempt++ {
 		// Every try waits for its send rates, and starts only within the
