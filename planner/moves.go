@@ -115,7 +115,7 @@ func detectRenames(changes []*Change, created map[string]*config.Message, st *st
 		used[best.Address] = true
 		r := Rename{From: best.Address, To: c.Address, Targets: bestN}
 		out = append(out, r)
-		c.Warnings = append(c.Warnings, fmt.Sprintf("looks like a rename of %s: the same content, and %d of its targets already have it from there. Applying this plan would forget %s and send it again to them, so apply refuses it; if it is a rename, add a moved block (from = %s, to = %s), or apply with --allow-resend to send it again",
+		c.Warnings = append(c.Warnings, fmt.Sprintf("looks like a rename of %s (the same content, which %d of its targets already have): applying would forget %s and send it to them again, so apply refuses this plan unless a moved block records the rename (from = %s, to = %s) or --allow-resend is given",
 			r.From, r.Targets, r.From, r.From, r.To))
 	}
 	return out
