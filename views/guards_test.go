@@ -73,7 +73,7 @@ func guardsScenario(t *testing.T) *planner.Plan {
 		Messages:     []*config.Message{digest, reminder, nudge, doors, movedWelcome, flash, movedPromo, renamed},
 		FrequencyCap: &config.FrequencyCap{Max: 1, Per: 24 * time.Hour},
 		Campaigns: map[string]config.Campaign{
-			"onboarding":    {Name: "onboarding"},
+			"onboarding":   {Name: "onboarding"},
 			"black_friday": {Name: "black_friday", SendRate: &config.Rate{Count: 600, Per: time.Minute}},
 		},
 		Moved: []config.Moved{
