@@ -17,7 +17,7 @@ const stateShowLimit = 50
 
 func runState(ctx context.Context, m *Meta, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
-		return m.usageError("state", errors.New("missing subcommand: list, show or rm"))
+		return m.usageError("state", errors.New("missing subcommand: list, show, rm or mv"))
 	}
 	switch args[0] {
 	case "list":
@@ -26,6 +26,8 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		return m.stateShow(ctx, args[1:])
 	case "rm":
 		return m.stateRm(ctx, args[1:])
+	case "mv":
+		return m.stateMv(ctx, args[1:])
 	case "-h", "--help", "-help", "help":
 		writeHelp(m.Stdout, "state", m.FlagSet("state"))
 		return ExitOK
