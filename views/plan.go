@@ -108,8 +108,11 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 		}
 		shown = append(shown, c)
 	}
-	if len(shown) > 0 {
+	switch {
+	case len(shown) > 0 && p.HasChanges():
 		b.WriteString("pushform will perform the following actions:\n")
+	case len(shown) > 0:
+		b.WriteString("Nothing to send now; held back:\n")
 	}
 	for _, c := range shown {
 		b.WriteString("\n")
