@@ -23,6 +23,8 @@ type ApplyHuman struct {
 	errw io.Writer // errors of whole requests
 	plan *PlanHuman
 	prog *progress
+	// planShown is set once Plan has shown the plan (with its pacing).
+	planShown bool
 }
 
 // NewApplyHuman returns a human apply view writing results to stdout and
@@ -34,20 +36,23 @@ func NewApplyHuman(stdout, stderr io.Writer, color, terminal bool, now func() ti
 
 // Plan shows the plan in the human format.
 func (v *ApplyHuman) Plan(p *planner.Plan) error {
+	v.planShown = true
 	return v.plan.Plan(p)
 }
 
 // Start starts the progress clock for the plan's targets, and says how
-// its send rates pace it.
+// its send rates pace it unless the plan shown said so.
 func (v *ApplyHuman) Start(p *planner.Plan) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var rates []string
 	for i, line := range pacingLines(p) {
-		if i == 0 {
+		if i == 0 && !v.planShown {
 			io.WriteString(v.w, "\n")
 		}
-		fmt.Fprintf(v.w, "Pacing: %s\n", termtext.Clean(line))
+		if !v.planShown {
+			fmt.Fprintf(v.w, "Pacing: %s\n", termtext.Clean(line))
+		}
 		if r := p.Pacing[i].Rate(); !slices.Contains(rates, r) {
 			rates = append(rates, r)
 		}
