@@ -50,11 +50,13 @@ type Options struct {
 	BaseDelay, MaxDelay time.Duration
 	// MaxRetryAfter caps the wait a Retry-After header can impose.
 	MaxRetryAfter time.Duration
-	// Now is the clock; default time.Now.
+	// Now is the clock: the times recorded, delivery windows (no try at
+	// or after a change's SendBefore) and pacing; default time.Now.
 	Now func() time.Time
 	// Events receives progress events, one call at a time.
 	Events func(Event)
-	// Sleep waits between tries; default a timer honouring ctx.
+	// Sleep waits between tries and for send rates; default a timer
+	// honouring ctx. Tests pass a fake clock's, so pacing needs no real time.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
