@@ -254,9 +254,12 @@ func TestPacing(t *testing.T) {
 	free := note("notification.free", "Free", "Not paced", "", ids(30, "f")...)
 	own := note(`notification.own["k"]`, "Own", "Paced alone", "", ids(25, "o")...)
 	own.SendRate = &config.Rate{Count: 5, Per: time.Second}
-	cfg := cfgOf(badge, paced, free, own)
+	// Delivered already: a change of a paced campaign that sends nothing.
+	done := note("campaign.bf.notification.done", "Done", "Sent", "", "d1")
+	done.Campaign = "bf"
+	cfg := cfgOf(badge, done, paced, free, own)
 	cfg.Campaigns = map[string]config.Campaign{"bf": {Name: "bf", SendRate: &config.Rate{Count: 600, Per: time.Minute}}}
-	p, err := Make(Input{Config: cfg}, Options{Now: now})
+	p, err := Make(Input{Config: cfg, State: recorded(done, state.Delivered, nil)}, Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,6 +308,13 @@ func TestPacing(t *testing.T) {
 	}
 	if p.Summary.PacedSeconds != 150.5 {
 		t.Errorf("paced seconds %v", p.Summary.PacedSeconds)
+	}
+	// A paced group that sends nothing is no group of the plan, and a saved
+	// plan of it checks.
+	quiet := cfgOf(done)
+	quiet.Campaigns = cfg.Campaigns
+	if q, err := Make(Input{Config: quiet, State: recorded(done, state.Delivered, nil)}, Options{Now: now}); err != nil || q.Check() != nil || len(q.Pacing) != 0 {
+		t.Errorf("a paced campaign with nothing to send: %v, %v, %+v", err, q.Check(), q.Pacing)
 	}
 	// A window the pacing does not fit in is warned about.
 	end := now.Add(time.Minute)
