@@ -181,6 +181,13 @@ func TestRenameDetection(t *testing.T) {
 			t.Fatalf("err %v renames %v summary %+v", err, p.Renames, p.Summary)
 		}
 	})
+	t.Run("--target leaving the old address out is guarded too", func(t *testing.T) {
+		v2 := note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...)
+		p, err := Make(Input{Config: cfgOf(v2), State: recorded(welcome, state.Delivered, nil)}, Options{Now: now, Targets: []string{"notification.welcome_v2"}})
+		if err != nil || len(p.Renames) != 1 || len(p.Changes) != 1 {
+			t.Fatalf("err %v renames %v changes %d", err, p.Renames, len(p.Changes))
+		}
+	})
 	t.Run("a create waiting for send_after is guarded too", func(t *testing.T) {
 		later := now.Add(time.Hour)
 		v2 := note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...)

@@ -59,13 +59,15 @@ func sortedStrings[V any](m map[string]V) []string {
 	return out
 }
 
-// detectRenames pairs forgotten notifications with new ones of the same
-// content and target kind whose targets overlap: a rename without a moved
-// block, which would show the notification again. Each new address is
-// paired with the forgotten one it overlaps most (ties: the first by
-// address), each forgotten one at most once. Expired changes send nothing
-// and are left out. It takes time linear in the new addresses' targets.
-func detectRenames(changes []*Change, created map[string]*config.Message, st *state.State) []Rename {
+// detectRenames pairs addresses the state records and the configuration no
+// longer declares (forgotten by this plan, or by the next one when
+// --target leaves them out) with new notifications of the same content and
+// target kind whose targets overlap: a rename without a moved block, which
+// would show the notification again. Each new address is paired with the
+// gone one it overlaps most (ties: the first by address), each gone one at
+// most once. Expired changes send nothing and are left out. It takes time
+// linear in the new addresses' targets.
+func detectRenames(changes []*Change, created map[string]*config.Message, st *state.State, declared map[string]bool) []Rename {
 	if st == nil || len(created) == 0 {
 		return nil
 	}
@@ -74,11 +76,8 @@ func detectRenames(changes []*Change, created map[string]*config.Message, st *st
 		tk message.TargetKind
 	}
 	forgotten := map[key][]*state.Message{}
-	for _, c := range changes {
-		if c.Action != ActionForget || c.Kind != message.KindNotification {
-			continue
-		}
-		if m := st.Messages[c.Address]; m != nil {
+	for _, addr := range st.Addresses() {
+		if m := st.Messages[addr]; !declared[addr] && m.Kind == message.KindNotification {
 			k := key{m.Fingerprint, m.TargetKind}
 			forgotten[k] = append(forgotten[k], m)
 		}

@@ -136,7 +136,7 @@ func Make(in Input, opts Options) (*Plan, error) {
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
 	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
-	p.Renames = detectRenames(p.Changes, created, st)
+	p.Renames = detectRenames(p.Changes, created, st, seen)
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
 			c.Paces = nil // nothing to pace; Plan.Pacing lists only groups that send
