@@ -25,6 +25,9 @@ type applyOptions struct {
 	autoApprove bool
 	json        bool
 	parallelism int
+	// allowResend applies a plan that looks like renames (see
+	// planner.Plan.ResendGuard).
+	allowResend bool
 }
 
 func cmdApply(ctx context.Context, m *Meta, args []string) int {
@@ -42,6 +45,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 	fs.BoolVar(&o.autoApprove, "auto-approve", false, "send without asking for confirmation")
 	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines")
 	fs.IntVar(&o.parallelism, "parallelism", executor.DefaultParallelism, "send at most `N` requests at once")
+	fs.BoolVar(&o.allowResend, "allow-resend", false, "apply a plan that forgets an address and sends the same content under another (a rename without a moved block): those devices show it again")
 	o.retryFlags.bind(fs)
 	if err := m.parse(fs, args); err != nil {
 		return nil, err
@@ -106,6 +110,11 @@ func runApply(ctx context.Context, o *applyOptions) int {
 			return m.fail(err)
 		}
 	}
+	// A rename without a moved block would show the notification again:
+	// refuse it before asking, before anything is sent.
+	if err := p.ResendGuard(); err != nil && !o.allowResend {
+		return m.fail(err)
+	}
 	if !p.HasChanges() {
 		out.NoChanges()
 		return ExitOK
@@ -133,6 +142,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		MaxDelay:      o.maxDelay,
 		MaxRetryAfter: o.maxRetryAfter,
 		Events:        out.Event,
+		Now:           o.clock(r.now, start),
 	})
 	// Save whatever happened: the journal already holds it, the snapshot
 	// makes it compact.
@@ -150,6 +160,17 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// clock is the executor's clock: the real one, or with --now one that
+// starts at that time and runs on, so delivery windows are checked and
+// outcomes recorded at the times the plan was made for (frequency caps
+// count them).
+func (o *applyOptions) clock(now, start time.Time) func() time.Time {
+	if o.now == "" {
+		return time.Now
+	}
+	return func() time.Time { return now.Add(time.Since(start)) }
 }
 
 // retryFlags are apply's retry limits.

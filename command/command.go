@@ -207,6 +207,7 @@ func commands() []command {
 			{"list", "List the addresses in the state, with target counts"},
 			{"show", "Show one address: content and every target's last outcome"},
 			{"rm", "Remove addresses from the state (nothing is sent)"},
+			{"mv", "Move an address in the state, as a moved block does (nothing is sent)"},
 			{"pull", "Print the backend's state in the local file format"},
 			{"push", "Store a local state file in the configured backend"},
 		}},

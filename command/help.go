@@ -56,7 +56,9 @@ func helpDocs() map[string]helpDoc {
 				"every request id and every target's outcome in the state, so the next apply sends nothing twice. " +
 				"Without PLANFILE it plans first, prints the plan and asks for 'yes' (--auto-approve skips the " +
 				"question; without a terminal it is required). With PLANFILE it sends exactly that saved plan " +
-				"without asking, and refuses it if the state changed since it was made.",
+				"without asking, and refuses it if the state changed since it was made. A plan that forgets an address " +
+				"and sends the same content to the same targets under another (a rename without a moved block) is " +
+				"refused before anything is sent, unless --allow-resend.",
 			examples: []string{
 				"pushform apply -auto-approve",
 				"pushform apply spring.plan",
@@ -83,7 +85,7 @@ func helpDocs() map[string]helpDoc {
 			},
 		},
 		"state": {
-			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state pull [options]", "state push [options] FILE"},
+			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state mv [options] FROM TO", "state pull [options]", "state push [options] FILE"},
 			text: "Inspects or edits the state: the record of what was sent to whom. Nothing is sent. " +
 				"Run 'pushform state SUBCOMMAND -h' for the options of each.",
 			examples: []string{
@@ -114,6 +116,17 @@ func helpDocs() map[string]helpDoc {
 				"recalled from devices: an address removed from the state but still in the configuration is " +
 				"planned as new, so the next apply sends it again.",
 			examples: []string{"pushform state rm notification.beta_invite"},
+		},
+		"state mv": {
+			usage: []string{"state mv [options] FROM TO"},
+			text: "Moves the state recorded under FROM to TO, under the state lock, as a moved block in the " +
+				"configuration would: the next plan sees TO as already sent, so renaming a block sends nothing again. " +
+				"Without instance keys, every instance of a for_each block moves with its key. Nothing is sent. " +
+				"Refuses a FROM not in the state, a TO that already has state, and a move between a notification and a badge.",
+			examples: []string{
+				"pushform state mv notification.welcome campaign.onboarding.notification.welcome",
+				"pushform state mv 'notification.order[\"A-1\"]' 'notification.shipping[\"A-1\"]'",
+			},
 		},
 		"state pull": {
 			usage: []string{"state pull [options]"},
@@ -196,7 +209,7 @@ func flagGroup(name string) string {
 	switch name {
 	case "target", "replace", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
-	case "auto-approve", "parallelism":
+	case "auto-approve", "parallelism", "allow-resend":
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"

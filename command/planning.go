@@ -36,7 +36,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&pf.targets, "target", nil, "limit the plan to `ADDR` and what it contains (repeatable)")
 	fs.StringArrayVar(&pf.replace, "replace", nil, "send `ADDR` again to every target (repeatable)")
 	fs.BoolVar(&pf.refresh, "refresh", true, "fetch the recipients list (false: use the one recorded in state)")
-	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after")
+	fs.StringVar(&pf.now, "now", "", "plan (and apply) as if it were `TIME` (RFC 3339): for send_after, send_before and frequency_cap")
 	pf.stateFlags.bind(fs, true)
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")

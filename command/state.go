@@ -17,7 +17,7 @@ const stateShowLimit = 50
 
 func runState(ctx context.Context, m *Meta, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
-		return m.usageError("state", errors.New("missing subcommand: list, show, rm, pull or push"))
+		return m.usageError("state", errors.New("missing subcommand: list, show, rm, mv, pull or push"))
 	}
 	switch args[0] {
 	case "list":
@@ -26,6 +26,8 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		return m.stateShow(ctx, args[1:])
 	case "rm":
 		return m.stateRm(ctx, args[1:])
+	case "mv":
+		return m.stateMv(ctx, args[1:])
 	case "pull":
 		return m.statePull(ctx, args[1:])
 	case "push":

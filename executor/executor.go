@@ -50,11 +50,13 @@ type Options struct {
 	BaseDelay, MaxDelay time.Duration
 	// MaxRetryAfter caps the wait a Retry-After header can impose.
 	MaxRetryAfter time.Duration
-	// Now is the clock; default time.Now.
+	// Now is the clock: the times recorded, delivery windows (no try at
+	// or after a change's SendBefore) and pacing; default time.Now.
 	Now func() time.Time
 	// Events receives progress events, one call at a time.
 	Events func(Event)
-	// Sleep waits between tries; default a timer honouring ctx.
+	// Sleep waits between tries and for send rates; default a timer
+	// honouring ctx. Tests pass a fake clock's, so pacing needs no real time.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
@@ -71,6 +73,10 @@ const (
 	// EventSplit: a packed request was refused (400); the notifications
 	// not to blame are sent again as new requests, numbered in Parts.
 	EventSplit EventType = "split"
+	// EventPacing: a request waits Delay for its send rate: Rate of Group.
+	EventPacing EventType = "pacing"
+	// EventMove: addresses renamed in state (MovedFrom[i] to Addresses[i]).
+	EventMove EventType = "move"
 )
 
 // Event reports progress of an apply run.
@@ -88,6 +94,12 @@ type Event struct {
 	// Parts are the batch numbers of the requests a split batch's
 	// notifications are sent again in (numbered after the plan's batches).
 	Parts []int `json:"parts,omitempty"`
+	// Group and Rate say which send rate a pacing event waits for:
+	// "campaign.black_friday", "600/minute".
+	Group string `json:"group,omitempty"`
+	Rate  string `json:"rate,omitempty"`
+	// MovedFrom parallels Addresses on move events: the old addresses.
+	MovedFrom []string `json:"moved_from,omitempty"`
 }
 
 // Counts tallies target outcomes.
@@ -176,7 +188,7 @@ func (e *UnattributedError) Error() string {
 // service blames fail, the others are sent again as new requests.
 func Apply(ctx context.Context, p *planner.Plan, rec Recorder, s Sender, opts Options) (*Result, error) {
 	opts.defaults()
-	r := &run{plan: p, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}}
+	r := &run{plan: p, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}, pacer: newPacer(p)}
 	r.nextBatch.Store(int64(len(p.Batches)))
 	if err := r.prelude(); err != nil {
 		return r.res, err
@@ -216,6 +228,8 @@ type run struct {
 
 	mu  sync.Mutex // guards res and events
 	res *Result
+	// pacer spaces the requests of send_rate groups.
+	pacer *pacer
 	// nextBatch numbers the parts of refused requests sent again.
 	nextBatch atomic.Int64
 }
@@ -234,11 +248,24 @@ func (r *run) emit(e Event) {
 	}
 }
 
-// prelude records the recipients snapshot and the forgets, which send
-// nothing.
+// prelude records the moves, the recipients snapshot and the forgets,
+// which send nothing. Moves come first: what follows uses the new
+// addresses.
 func (r *run) prelude() error {
 	now := r.opts.Now().UTC()
 	var entries []state.Entry
+	move := state.Entry{Type: state.EntryMove, Time: now}
+	var movedTo, movedFrom []string
+	for _, c := range r.plan.Changes {
+		if c.MovedFrom != "" {
+			move.Items = append(move.Items, state.Item{Address: c.MovedFrom, To: c.Address})
+			movedTo, movedFrom = append(movedTo, c.Address), append(movedFrom, c.MovedFrom)
+		}
+	}
+	if len(move.Items) > 0 {
+		// One entry: all the moves or none (a chain may swap addresses).
+		entries = append(entries, move)
+	}
 	if r.plan.Refreshed && r.plan.Recipients != nil {
 		entries = append(entries, state.Entry{Type: state.EntrySnapshot, Time: r.plan.Recipients.FetchedAt,
 			Items: []state.Item{{Targets: r.plan.Recipients.UserIDs}}})
@@ -260,6 +287,11 @@ func (r *run) prelude() error {
 	}
 	if err := r.record(entries...); err != nil {
 		return err
+	}
+	if len(movedTo) > 0 {
+		r.mu.Lock()
+		r.emit(Event{Type: EventMove, Batch: -1, Addresses: movedTo, MovedFrom: movedFrom})
+		r.mu.Unlock()
 	}
 	if len(forgot) > 0 {
 		r.mu.Lock()

@@ -12,14 +12,22 @@ import (
 // The pipeline: intents journaled ahead by a dispatcher, requests sent by
 // workers, outcomes recorded off the workers' critical path.
 
-// prepared is a batch whose intent is journaled: ready to be sent.
+// prepared is a batch ready to be sent: its intent is journaled, or, for a
+// paced batch, is journaled right before it is sent (a batch that waits for
+// its send rate is not recorded as sent while it waits).
 type prepared struct {
 	b          int // the request's number in the run (see BatchError)
 	req        []pushapi.Notification
 	intent     state.Entry
+	journaled  bool // intent is recorded
 	addrs      []string
 	targets    int
 	idempotent bool // every part may be repeated without a visible duplicate
+	// paces are the send_rate groups of the request (planner.Pace.Group).
+	paces []string
+	// windows are the items' send_before, nil for none: no try starts
+	// for an item from then on.
+	windows []*time.Time
 	// bisect budgets the bisection of a 400 the service did not
 	// attribute, shared by the parts of one plan batch; nil until the
 	// first such 400.
@@ -88,15 +96,21 @@ func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal conte
 	for next < n && stop.Err() == nil {
 		k := min(max(cap(ready)-len(ready), 1), n-next)
 		group := make([]*prepared, k)
-		entries := make([]state.Entry, k)
+		var entries []state.Entry
 		now := r.opts.Now().UTC()
 		for i := range group {
-			group[i] = r.prepare(next+i, now)
-			entries[i] = group[i].intent
+			pb := r.prepare(next+i, now)
+			if len(pb.paces) == 0 {
+				pb.journaled = true
+				entries = append(entries, pb.intent)
+			}
+			group[i] = pb
 		}
-		if err := r.record(entries...); err != nil {
-			fatal(err)
-			break
+		if len(entries) > 0 {
+			if err := r.record(entries...); err != nil {
+				fatal(err)
+				break
+			}
 		}
 		for _, pb := range group {
 			ready <- pb // workers drain it, recording not-sent after a stop
@@ -119,10 +133,12 @@ func (r *run) prepare(b int, now time.Time) *prepared {
 	p := r.plan
 	parts := p.Batches[b].Parts
 	pb := &prepared{b: b, req: make([]pushapi.Notification, len(parts)), addrs: make([]string, len(parts)),
-		targets: r.batchTargets(b), idempotent: true,
+		targets: r.batchTargets(b), idempotent: true, windows: make([]*time.Time, len(parts)),
+		paces:  p.Changes[parts[0].Change].Paces,
 		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, len(parts))}}
 	for i, pt := range parts {
 		c := p.Changes[pt.Change]
+		pb.windows[i] = c.SendBefore
 		ids := p.Targets(pt)
 		pb.req[i] = notification(c, ids)
 		content := c.Content
@@ -145,9 +161,16 @@ func processed(err error) bool {
 	return errors.As(err, &de) && de.StatusCode >= 200 && de.StatusCode < 300
 }
 
-// notSent records a journaled batch that was never sent, after a stop: its
-// targets are failed "not sent", so the next plan sends them.
+// notSent records a batch that was never sent, after a stop: a journaled
+// one's targets are failed "not sent", so the next plan sends them; those
+// of one never journaled are as they were.
 func (r *run) notSent(pb *prepared) error {
+	if !pb.journaled {
+		r.mu.Lock()
+		r.res.NotStarted += pb.targets
+		r.mu.Unlock()
+		return nil
+	}
 	e := failedEntry(pb.intent, r.opts.Now().UTC(), "", 0, func(int) string { return "not sent: apply stopped before this request" })
 	if err := r.record(e); err != nil {
 		return err
@@ -165,15 +188,39 @@ func (r *run) notSent(pb *prepared) error {
 // only when the run must stop at once); stop is the interrupt, which lets
 // the request in flight finish but starts no retry: a retry is a new request.
 func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.WaitGroup, fatal context.CancelCauseFunc) error {
-	b := pb.b
-	r.mu.Lock()
-	r.emit(Event{Type: EventRequest, Batch: b, Addresses: pb.addrs, Targets: pb.targets})
-	r.mu.Unlock()
-
 	var resp *pushapi.SendResponse
 	var err error
-	var maybe error // the last try that may have been processed
+	var maybe error    // the last try that may have been processed
+	var next time.Time // when the next try would start, after a backoff
 	for attempt := 1; ; attempt++ {
+		// Every try waits for its send rates, and starts only within the
+		// delivery windows: a retry is a new request.
+		at := next
+		if next.IsZero() || !pb.allClosedBy(next) {
+			var perr error
+			if at, perr = r.pace(stop, pb); perr != nil { // interrupted while waiting
+				if attempt == 1 {
+					return r.notSent(pb)
+				}
+				break // err stays the last try's
+			}
+		}
+		var cerr error
+		if pb, cerr = r.closeWindows(pb, at, err, maybe); cerr != nil || pb == nil {
+			return cerr
+		}
+		if !pb.journaled {
+			pb.intent.Time = r.opts.Now().UTC()
+			if jerr := r.record(pb.intent); jerr != nil {
+				return jerr
+			}
+			pb.journaled = true
+		}
+		if attempt == 1 {
+			r.mu.Lock()
+			r.emit(Event{Type: EventRequest, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets})
+			r.mu.Unlock()
+		}
 		resp, err = r.sender.Send(ctx, pb.req)
 		if err == nil {
 			break
@@ -188,9 +235,13 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 			break
 		}
 		delay := r.backoff(attempt, after)
+		next = r.opts.Now().Add(delay)
+		if pb.allClosedBy(next) {
+			continue // the window closes first: record it without waiting
+		}
 		r.mu.Lock()
 		r.res.Retries++
-		r.emit(Event{Type: EventRetry, Batch: b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay, Error: err.Error()})
+		r.emit(Event{Type: EventRetry, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay, Error: err.Error()})
 		r.mu.Unlock()
 		if r.opts.Sleep(stop, delay) != nil {
 			break // interrupted while waiting: err stays the last try's

@@ -124,6 +124,7 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 		if err := r.record(sub.intent); err != nil {
 			return err
 		}
+		sub.journaled = true
 		if err := r.send(ctx, stop, sub, recorders, fatal); err != nil {
 			return err
 		}
@@ -149,10 +150,11 @@ func bisectBudget(k int) int {
 // request of the run so far; its intent is not journaled yet.
 func (r *run) part(pb *prepared, idx []int) *prepared {
 	b := int(r.nextBatch.Add(1) - 1)
-	sub := &prepared{b: b, idempotent: true, bisect: pb.bisect,
+	sub := &prepared{b: b, idempotent: true, bisect: pb.bisect, paces: pb.paces,
 		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b)}}
 	for _, i := range idx {
 		it := pb.intent.Items[i]
+		sub.windows = append(sub.windows, pb.windows[i])
 		sub.req = append(sub.req, pb.req[i])
 		sub.intent.Items = append(sub.intent.Items, it)
 		sub.addrs = append(sub.addrs, pb.addrs[i])

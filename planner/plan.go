@@ -5,9 +5,13 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"pushform/config"
 	"pushform/message"
 	"pushform/state"
 )
@@ -29,6 +33,15 @@ const (
 	ActionForget  Action = "forget"   // gone from config: state only, nothing is sent
 	ActionWait    Action = "wait"     // send_after is still in the future
 	ActionNoOp    Action = "no-op"
+	// ActionMoved: a moved block (or state mv) renamed the address and
+	// nothing else changed: apply records the move, and sends nothing.
+	ActionMoved Action = "moved"
+	// ActionExpired: send_before has passed with targets not delivered;
+	// they are never sent, retried or replaced.
+	ActionExpired Action = "expired"
+	// ActionCapped: every target apply would send is held back by a
+	// frequency_cap; a later plan sends them once the cap allows.
+	ActionCapped Action = "capped"
 )
 
 // Plan is the complete, deterministic result of planning.
@@ -51,6 +64,52 @@ type Plan struct {
 	Batches  []Batch  `json:"batches"`
 	Warnings []string `json:"warnings,omitempty"`
 	Summary  Summary  `json:"summary"`
+	// Renames are forgets paired with creates that look like renames:
+	// apply refuses the plan unless allowed (see ResendGuard).
+	Renames []Rename `json:"renames,omitempty"`
+	// Pacing lists the send_rate groups of the plan's sends, by Group.
+	Pacing []Pace `json:"pacing,omitempty"`
+}
+
+// Rename is a forgotten address and a created one with the same content
+// whose targets overlap: most likely a rename without a moved block, which
+// would show the notification again on the targets of both.
+type Rename struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Targets counts the targets of To that From already reached (or may
+	// have: unknown outcomes count).
+	Targets int `json:"targets"`
+}
+
+// MovedBlock is the moved block that records r as a rename.
+func (r Rename) MovedBlock() string {
+	return fmt.Sprintf("moved {\n  from = %s\n  to   = %s\n}\n", r.From, r.To)
+}
+
+// Pace is one send_rate group: the sends of the changes whose Paces name
+// Group together reach at most Count targets per Per.
+type Pace struct {
+	// Group is the block address of a paced notification or badge
+	// (notification.order, all its instances) or campaign.NAME.
+	Group string        `json:"group"`
+	Count int           `json:"count"`
+	Per   time.Duration `json:"per"`
+	// Targets and Requests are what this plan sends in the group;
+	// Duration is how long that takes at the rate, about.
+	Targets  int           `json:"targets"`
+	Requests int           `json:"requests"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Interval is how long n targets take at the pace's rate.
+func (p Pace) Interval(n int) time.Duration {
+	return time.Duration(int64(n) * int64(p.Per) / int64(p.Count))
+}
+
+// Rate is the rate as written in the configuration: "600/minute".
+func (p Pace) Rate() string {
+	return config.Rate{Count: p.Count, Per: p.Per}.String()
 }
 
 // Change is the planned action on one address.
@@ -65,7 +124,15 @@ type Change struct {
 	Content     message.Content  `json:"content"`
 	Prior       *message.Content `json:"prior,omitempty"`
 	SendAfter   *time.Time       `json:"send_after,omitempty"`
-	Targets     TargetCounts     `json:"targets"`
+	// SendBefore ends the delivery window: apply starts no request or
+	// retry for this change from then on.
+	SendBefore *time.Time `json:"send_before,omitempty"`
+	// MovedFrom is the address the state recorded this change under,
+	// renamed by a moved block; apply records the move first.
+	MovedFrom string `json:"moved_from,omitempty"`
+	// Paces names the Plan.Pacing groups this change's sends count in.
+	Paces   []string     `json:"paces,omitempty"`
+	Targets TargetCounts `json:"targets"`
 	// Send lists the targets apply sends to, in config order.
 	Send []string `json:"send,omitempty"`
 	// Forget lists targets dropped from state (all of them for ActionForget).
@@ -93,8 +160,12 @@ type TargetCounts struct {
 	Skipped  int `json:"skipped,omitempty"` // skipped no_active_device, not retried
 	UpToDate int `json:"up_to_date,omitempty"`
 	Waiting  int `json:"waiting,omitempty"` // held back by send_after
-	Forget   int `json:"forget,omitempty"`
-	Send     int `json:"send"` // targets apply sends to
+	// Expired targets were not delivered by send_before: never sent.
+	Expired int `json:"expired,omitempty"`
+	// Capped targets are held back by a frequency_cap for now.
+	Capped int `json:"capped,omitempty"`
+	Forget int `json:"forget,omitempty"`
+	Send   int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.
@@ -122,13 +193,44 @@ type Summary struct {
 	NoOp     int `json:"no_op"`
 	Targets  int `json:"targets"`
 	Requests int `json:"requests"`
+	// Moved counts the addresses a moved block renames (whatever else
+	// their change does); Expired and Capped the addresses whose action
+	// is expired or capped, and the targets fields their targets (a
+	// change of another action may hold back some targets too).
+	Moved          int `json:"moved"`
+	Expired        int `json:"expired"`
+	ExpiredTargets int `json:"expired_targets"`
+	Capped         int `json:"capped"`
+	CappedTargets  int `json:"capped_targets"`
+	// PacedSeconds is how long the slowest send_rate group takes, about.
+	PacedSeconds float64 `json:"paced_seconds,omitempty"`
 }
 
 // HasChanges reports whether applying the plan would send or record
 // anything.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Requests > 0 || s.Forget > 0 || p.forgetsTargets()
+	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets()
+}
+
+// ResendGuard refuses a plan with renames (see Plan.Renames): applying it
+// would show notifications again that devices already have. Apply calls it
+// before sending anything, unless the user allowed it.
+func (p *Plan) ResendGuard() error {
+	if len(p.Renames) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, r := range p.Renames {
+		fmt.Fprintf(&b, "%s looks like a rename of %s (same content; %d of its targets already have it). ", r.To, r.From, r.Targets)
+	}
+	b.WriteString("Applying would forget the one and send the other, so those devices would show it again.\n")
+	b.WriteString("If it is a rename, add to the configuration:\n\n")
+	for _, r := range p.Renames {
+		b.WriteString(r.MovedBlock())
+	}
+	b.WriteString("\nand plan again; to send it again anyway, apply with --allow-resend. Nothing was sent.")
+	return errors.New(b.String())
 }
 
 func (p *Plan) forgetsTargets() bool {
@@ -145,9 +247,32 @@ func (p *Plan) Targets(pt Part) []string {
 	return p.Changes[pt.Change].Send[pt.From:pt.To]
 }
 
+// PaceOf returns the pace group named g.
+func (p *Plan) PaceOf(g string) (Pace, bool) {
+	for _, pc := range p.Pacing {
+		if pc.Group == g {
+			return pc, true
+		}
+	}
+	return Pace{}, false
+}
+
 // Check verifies a plan read back from a file: every batch part must point
-// inside its change's Send list, so executing it cannot go out of range.
+// inside its change's Send list, so executing it cannot go out of range,
+// the parts of a request share their pacing, and every rate is usable.
 func (p *Plan) Check() error {
+	for _, pc := range p.Pacing {
+		if pc.Count < 1 || pc.Per <= 0 {
+			return fmt.Errorf("send rate group %s has rate %d per %s", pc.Group, pc.Count, pc.Per)
+		}
+	}
+	for _, c := range p.Changes {
+		for _, g := range c.Paces {
+			if _, ok := p.PaceOf(g); !ok {
+				return fmt.Errorf("%s names send rate group %s, which the plan does not have", c.Address, g)
+			}
+		}
+	}
 	for i, b := range p.Batches {
 		if len(b.Parts) == 0 {
 			return fmt.Errorf("request %d is empty", i+1)
@@ -158,6 +283,9 @@ func (p *Plan) Check() error {
 			}
 			if c := p.Changes[pt.Change]; pt.From < 0 || pt.From >= pt.To || pt.To > len(c.Send) {
 				return fmt.Errorf("request %d names targets %d..%d of %s, which has %d", i+1, pt.From, pt.To, c.Address, len(c.Send))
+			}
+			if !slices.Equal(p.Changes[pt.Change].Paces, p.Changes[b.Parts[0].Change].Paces) {
+				return fmt.Errorf("request %d packs changes of different send rates", i+1)
 			}
 		}
 	}

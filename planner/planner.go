@@ -78,10 +78,15 @@ func Make(in Input, opts Options) (*Plan, error) {
 		Recipients:    in.Recipients,
 		Refreshed:     in.Refreshed,
 	}
-	st := in.State
-	if st != nil {
-		p.StateLineage = st.Lineage
-		p.StateSerial = st.Serial
+	if in.State != nil {
+		p.StateLineage = in.State.Lineage
+		p.StateSerial = in.State.Serial
+	}
+	// The state as the moved blocks rename it: a moved address is planned
+	// as its new address.
+	st, movedFrom, err := moveState(cfg, in.State)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkAddresses(cfg, st, opts); err != nil {
 		return nil, err
@@ -90,6 +95,9 @@ func Make(in Input, opts Options) (*Plan, error) {
 	pl := planning{opts: opts, recipients: in.Recipients, replace: toSet(opts.Replace)}
 	seen := make(map[string]bool, len(cfg.Messages))
 	var planned []*config.Message
+	msgs := map[string]*config.Message{}    // planned messages by address
+	created := map[string]*config.Message{} // those with no state
+	paces := map[string]*Pace{}
 	for _, m := range cfg.Messages {
 		seen[m.Address] = true
 		if !selected(m.Address, opts.Targets) {
@@ -102,8 +110,20 @@ func Make(in Input, opts Options) (*Plan, error) {
 		if st != nil {
 			prior = st.Messages[m.Address]
 		}
-		p.Changes = append(p.Changes, pl.change(m, prior))
+		c := pl.change(m, prior)
+		if from, ok := movedFrom[m.Address]; ok {
+			c.MovedFrom = from
+			if c.Action == ActionNoOp {
+				c.Action = ActionMoved
+			}
+		}
+		c.Paces = paceGroups(cfg, m, paces)
+		p.Changes = append(p.Changes, c)
 		planned = append(planned, m)
+		msgs[m.Address] = m
+		if prior == nil {
+			created[m.Address] = m
+		}
 	}
 	warnSharedTags(planned, p.Changes[:len(planned)])
 	if st != nil {
@@ -115,7 +135,15 @@ func Make(in Input, opts Options) (*Plan, error) {
 		}
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
-	p.Batches = batches(p.Changes, opts.BatchLimit)
+	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
+	p.Renames = detectRenames(p.Changes, created, st, seen)
+	for _, c := range p.Changes {
+		if len(c.Send) == 0 {
+			c.Paces = nil // nothing to pace; Plan.Pacing lists only groups that send
+		}
+	}
+	p.Batches = batches(p.Changes, opts.BatchLimit, paces)
+	p.Pacing = pacing(p, paces, opts.Now)
 	p.Summary = summarize(p)
 	for _, c := range p.Changes {
 		for _, w := range c.Warnings {
@@ -160,6 +188,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		Fingerprint: Fingerprint(m.Kind, content),
 		Content:     content,
 		SendAfter:   m.SendAfter,
+		SendBefore:  m.SendBefore,
 	}
 	ids := m.Targets.IDs
 	c.Targets.Total = len(ids)
@@ -199,6 +228,17 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	if prior != nil {
 		c.Forget = forgotten(ids, prior, cl.found)
 		c.Targets.Forget = len(c.Forget)
+	}
+	if m.SendBefore != nil && !pl.opts.Now.Before(*m.SendBefore) {
+		// The window has closed: what is not delivered never will be.
+		if n := len(c.Send); n > 0 {
+			t := &c.Targets
+			t.Expired, t.Send = n, 0
+			t.New, t.Retry, t.Unknown, t.Reachable, t.Replace = 0, 0, 0, 0, 0
+			c.Send = nil
+			c.Action = ActionExpired
+			return c
+		}
 	}
 	dups := 0
 	for _, n := range cl.dup {
@@ -654,30 +694,6 @@ func forgetChange(m *state.Message) *Change {
 	}
 }
 
-// batches packs the changes' Send lists into requests of at most limit
-// targets; small notifications share a request (spec 4.1).
-func batches(changes []*Change, limit int) []Batch {
-	var out []Batch
-	var cur Batch
-	n := 0
-	for i, c := range changes {
-		for from := 0; from < len(c.Send); {
-			if n == limit {
-				out = append(out, cur)
-				cur, n = Batch{}, 0
-			}
-			to := min(len(c.Send), from+limit-n)
-			cur.Parts = append(cur.Parts, Part{Change: i, From: from, To: to})
-			n += to - from
-			from = to
-		}
-	}
-	if n > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
-
 func summarize(p *Plan) Summary {
 	var s Summary
 	for _, c := range p.Changes {
@@ -700,10 +716,22 @@ func summarize(p *Plan) Summary {
 			s.Wait++
 		case ActionNoOp:
 			s.NoOp++
+		case ActionExpired:
+			s.Expired++
+		case ActionCapped:
+			s.Capped++
 		}
+		if c.MovedFrom != "" {
+			s.Moved++
+		}
+		s.ExpiredTargets += c.Targets.Expired
+		s.CappedTargets += c.Targets.Capped
 		s.Targets += len(c.Send)
 	}
 	s.Requests = len(p.Batches)
+	for _, pc := range p.Pacing {
+		s.PacedSeconds = max(s.PacedSeconds, pc.Duration.Seconds())
+	}
 	return s
 }
 

@@ -159,6 +159,10 @@ const (
 	EntryForget EntryType = "forget"
 	// Snapshot records a recipients list (Items[0].Targets) fetched for the run.
 	EntrySnapshot EntryType = "snapshot"
+	// Move renames addresses: the state recorded under Items[].Address
+	// now belongs to Items[].To (a moved block, or state mv). Nothing is
+	// sent. A move onto an address that has state is refused.
+	EntryMove EntryType = "move"
 )
 
 // Item is one message's part of an Entry.
@@ -172,6 +176,8 @@ type Item struct {
 	Targets []string         `json:"targets,omitempty"`
 	// Outcomes parallels Targets on outcome entries.
 	Outcomes []Target `json:"outcomes,omitempty"`
+	// To is the new address of a move entry.
+	To string `json:"to,omitempty"`
 }
 
 // ApplyEntry folds one journal entry into the state. Replaying a journal
@@ -280,6 +286,8 @@ func (s *State) ApplyEntry(e Entry) error {
 				}
 			}
 		}
+	case EntryMove:
+		return s.move(e.Items)
 	case EntrySnapshot:
 		if len(e.Items) == 1 {
 			s.Recipients = &Snapshot{FetchedAt: e.Time, UserIDs: e.Items[0].Targets}
@@ -288,6 +296,45 @@ func (s *State) ApplyEntry(e Entry) error {
 		return fmt.Errorf("journal: unknown entry type %q", e.Type)
 	}
 	return nil
+}
+
+// move applies the items of a move entry, all or none: every address must
+// be recorded and every new address free, also of the other items' moves.
+func (s *State) move(items []Item) error {
+	from := make(map[string]bool, len(items))
+	to := make(map[string]bool, len(items))
+	for _, it := range items {
+		switch m := s.Messages[it.Address]; {
+		case it.To == "":
+			return fmt.Errorf("journal: move of %s has no new address", it.Address)
+		case m == nil || from[it.Address]:
+			return fmt.Errorf("journal: move of %s, which is not in the state", it.Address)
+		case to[it.To] || s.Messages[it.To] != nil && !movedAway(items, it.To):
+			return fmt.Errorf("journal: refusing to move %s to %s, which already has state", it.Address, it.To)
+		}
+		from[it.Address], to[it.To] = true, true
+	}
+	moved := make([]*Message, len(items))
+	for i, it := range items {
+		moved[i] = s.Messages[it.Address]
+		delete(s.Messages, it.Address)
+	}
+	for i, it := range items {
+		c := *moved[i]
+		c.Address = it.To
+		s.Messages[it.To] = &c
+	}
+	return nil
+}
+
+// movedAway reports whether items move addr elsewhere, freeing it.
+func movedAway(items []Item, addr string) bool {
+	for _, it := range items {
+		if it.Address == addr {
+			return true
+		}
+	}
+	return false
 }
 
 // withUnanswered returns a copy of t with Unanswered n, shared through

@@ -101,3 +101,76 @@ func TestEarlierTags(t *testing.T) {
 		t.Errorf("earlier tags after sending fp1 again: %v (current %s)", m.EarlierTags, m.Fingerprint)
 	}
 }
+
+// TestMove: a move entry re-keys recorded addresses, all or none, and
+// refuses an address that is not recorded or a new address that has state.
+func TestMove(t *testing.T) {
+	mk := func(addrs ...string) *State {
+		s := New("test")
+		for _, a := range addrs {
+			e := intent("fp", "t", "u1")
+			e.Items[0].Address = a
+			if err := s.ApplyEntry(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	move := func(pairs ...string) Entry {
+		e := Entry{Type: EntryMove, Time: t0}
+		for i := 0; i < len(pairs); i += 2 {
+			e.Items = append(e.Items, Item{Address: pairs[i], To: pairs[i+1]})
+		}
+		return e
+	}
+	tests := []struct {
+		name  string
+		have  []string
+		entry Entry
+		want  []string // addresses after; nil when refused
+	}{
+		{"rename", []string{"a", "x"}, move("a", "b"), []string{"b", "x"}},
+		{"two at once", []string{"a", "b"}, move("a", "c", "b", "d"), []string{"c", "d"}},
+		{"swap", []string{"a", "b"}, move("a", "b", "b", "a"), []string{"a", "b"}},
+		{"onto state", []string{"a", "b"}, move("a", "b"), nil},
+		{"unknown from", []string{"a"}, move("z", "b"), nil},
+		{"two onto one", []string{"a", "b"}, move("a", "c", "b", "c"), nil},
+		{"one moved twice", []string{"a"}, move("a", "c", "a", "d"), nil},
+		{"no new address", []string{"a"}, move("a", ""), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mk(tt.have...)
+			err := s.ApplyEntry(tt.entry)
+			if tt.want == nil {
+				if err == nil {
+					t.Fatalf("move accepted: %v", s.Addresses())
+				}
+				if got := s.Addresses(); len(got) != len(tt.have) {
+					t.Errorf("a refused move changed the state: %v", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.Addresses()
+			if len(got) != len(tt.want) {
+				t.Fatalf("addresses %v, want %v", got, tt.want)
+			}
+			for i, a := range got {
+				if a != tt.want[i] || s.Messages[a].Address != a {
+					t.Errorf("addresses %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+	// The targets travel with the address.
+	s := mk("a")
+	if err := s.ApplyEntry(move("a", "campaign.c.notification.a")); err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Messages["campaign.c.notification.a"]; m == nil || m.Targets["u1"] == nil || m.Fingerprint != "fp" {
+		t.Errorf("moved message %+v", m)
+	}
+}

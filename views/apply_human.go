@@ -23,6 +23,8 @@ type ApplyHuman struct {
 	errw io.Writer // errors of whole requests
 	plan *PlanHuman
 	prog *progress
+	// planShown is set once Plan has shown the plan (with its pacing).
+	planShown bool
 }
 
 // NewApplyHuman returns a human apply view writing results to stdout and
@@ -34,13 +36,28 @@ func NewApplyHuman(stdout, stderr io.Writer, color, terminal bool, now func() ti
 
 // Plan shows the plan in the human format.
 func (v *ApplyHuman) Plan(p *planner.Plan) error {
+	v.planShown = true
 	return v.plan.Plan(p)
 }
 
-// Start starts the progress clock for the plan's targets.
+// Start starts the progress clock for the plan's targets, and says how
+// its send rates pace it unless the plan shown said so.
 func (v *ApplyHuman) Start(p *planner.Plan) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	var rates []string
+	for i, line := range pacingLines(p) {
+		if i == 0 && !v.planShown {
+			io.WriteString(v.w, "\n")
+		}
+		if !v.planShown {
+			fmt.Fprintf(v.w, "Pacing: %s\n", termtext.Clean(line))
+		}
+		if r := p.Pacing[i].Rate(); !slices.Contains(rates, r) {
+			rates = append(rates, r)
+		}
+	}
+	v.prog.paced = strings.Join(rates, ", ")
 	v.prog.begin(p.Summary.Targets)
 }
 
@@ -64,6 +81,17 @@ func (v *ApplyHuman) Event(e executor.Event) {
 			addrs[i] = termtext.Clean(a)
 		}
 		v.println(fmt.Sprintf("  forgot %s (state only)", strings.Join(addrs, ", ")))
+	case executor.EventMove:
+		for i, to := range e.Addresses {
+			from := ""
+			if i < len(e.MovedFrom) {
+				from = e.MovedFrom[i]
+			}
+			v.println(fmt.Sprintf("  moved %s to %s (state only)", termtext.Clean(from), termtext.Clean(to)))
+		}
+	case executor.EventPacing:
+		// The bar says the run is paced; a line per wait would be noise.
+		io.WriteString(v.w, v.prog.advance(0))
 	case executor.EventSplit:
 		v.println(fmt.Sprintf("  request %d was refused (%s): sending its other notifications again in %s", e.Batch+1, termtext.Clean(e.Error), plural(len(e.Parts), "request", "requests")))
 	}

@@ -45,6 +45,12 @@ func Symbol(a planner.Action) string {
 		return "-"
 	case planner.ActionWait:
 		return "…"
+	case planner.ActionMoved:
+		return "→"
+	case planner.ActionExpired:
+		return "⌛"
+	case planner.ActionCapped:
+		return "⊘"
 	}
 	return " "
 }
@@ -96,14 +102,17 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	upToDate := 0
 	var shown []*planner.Change
 	for _, c := range p.Changes {
-		if c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0 {
+		if upToDateChange(c) {
 			upToDate++
 			continue
 		}
 		shown = append(shown, c)
 	}
-	if len(shown) > 0 {
+	switch {
+	case len(shown) > 0 && p.HasChanges():
 		b.WriteString("pushform will perform the following actions:\n")
+	case len(shown) > 0:
+		b.WriteString("Nothing to send now; held back:\n")
 	}
 	for _, c := range shown {
 		b.WriteString("\n")
@@ -112,8 +121,22 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	if upToDate > 0 {
 		fmt.Fprintf(&b, "\n%s up to date.\n", plural(upToDate, "address is", "addresses are"))
 	}
+	for _, line := range pacingLines(p) {
+		fmt.Fprintf(&b, "\n%s %s\n", pal.bold("Pacing:"), termtext.Clean(line))
+	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(&b, "\n%s %s\n", pal.yellow("Warning:"), termtext.Clean(warn))
+	}
+	if len(p.Renames) > 0 {
+		fmt.Fprintf(&b, "\n%s\n\n", renameAdvice(p))
+		for i, r := range p.Renames {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(r.MovedBlock(), "\n"), "\n") {
+				b.WriteString("    " + termtext.Clean(line) + "\n")
+			}
+		}
 	}
 	b.WriteString("\n")
 	b.WriteString(pal.bold(SummaryLine(p)))
@@ -122,15 +145,61 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	return err
 }
 
+// upToDateChange reports whether a change is only counted, not shown.
+func upToDateChange(c *planner.Change) bool {
+	return c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0
+}
+
+// renameAdvice says what to do about the plan's renames; the moved
+// blocks follow it.
+func renameAdvice(p *planner.Plan) string {
+	if len(p.Renames) == 1 {
+		return "Apply refuses this plan: it would forget an address and send its notification again. If it is a rename, " +
+			"add this moved block to the configuration and plan again (a move sends nothing); to send it again anyway, apply with --allow-resend:"
+	}
+	return fmt.Sprintf("Apply refuses this plan: it would forget %s addresses and send their notifications again. If they are renames, "+
+		"add these moved blocks to the configuration and plan again (a move sends nothing); to send them again anyway, apply with --allow-resend:", Count(len(p.Renames)))
+}
+
+// pacingLines say how each send_rate group paces its sends.
+func pacingLines(p *planner.Plan) []string {
+	var out []string
+	for _, pc := range p.Pacing {
+		out = append(out, fmt.Sprintf("%s sends %s at %s, in %s, taking about %s.", pc.Group,
+			plural(pc.Targets, "target", "targets"), pc.Rate(), plural(pc.Requests, "request", "requests"), roundDuration(pc.Duration)))
+	}
+	return out
+}
+
+// roundDuration rounds d for people: whole seconds, or minutes past an hour.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= time.Hour {
+		return d.Round(time.Minute)
+	}
+	return d.Round(time.Second)
+}
+
+// heldBack says what the plan holds back without changes: expired and
+// capped targets, and addresses waiting for send_after.
+func heldBack(s planner.Summary) string {
+	var out string
+	if s.Wait > 0 {
+		out += fmt.Sprintf(" %s waiting for send_after.", plural(s.Wait, "address is", "addresses are"))
+	}
+	if s.ExpiredTargets > 0 {
+		out += fmt.Sprintf(" %s expired: send_before has passed and they are never sent.", plural(s.ExpiredTargets, "target", "targets"))
+	}
+	if s.CappedTargets > 0 {
+		out += fmt.Sprintf(" %s held back by frequency_cap until it allows them.", plural(s.CappedTargets, "target is", "targets are"))
+	}
+	return out
+}
+
 // SummaryLine is the one-line verdict, e.g. "Plan: 2 to create, 1 to
 // replace, 0 to forget; 12,480 targets in 27 requests."
 func SummaryLine(p *planner.Plan) string {
 	if !p.HasChanges() {
-		s := "No changes. Devices are up to date with the configuration."
-		if p.Summary.Wait > 0 {
-			s += fmt.Sprintf(" %s waiting for send_after.", plural(p.Summary.Wait, "address is", "addresses are"))
-		}
-		return s
+		return "No changes. Devices are up to date with the configuration." + heldBack(p.Summary)
 	}
 	s := p.Summary
 	parts := []string{Count(s.Create) + " to create"}
@@ -147,19 +216,39 @@ func SummaryLine(p *planner.Plan) string {
 	for _, o := range []struct {
 		n    int
 		what string
-	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Wait, "waiting"}} {
+	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Expired, "expired"}, {s.Capped, "capped"}} {
 		if o.n > 0 {
 			parts = append(parts, Count(o.n)+" "+o.what)
 		}
 	}
 	parts = append(parts, Count(s.Forget)+" to forget")
-	return fmt.Sprintf("Plan: %s; %s in %s.", strings.Join(parts, ", "),
+	line := fmt.Sprintf("Plan: %s; %s in %s", strings.Join(parts, ", "),
 		plural(s.Targets, "target", "targets"), plural(s.Requests, "request", "requests"))
+	if s.PacedSeconds > 0 {
+		line += fmt.Sprintf(", paced over about %s", roundDuration(time.Duration(s.PacedSeconds*float64(time.Second))))
+	}
+	if s.CappedTargets > 0 {
+		line += fmt.Sprintf("; %s held back by frequency_cap", plural(s.CappedTargets, "target", "targets"))
+	}
+	if s.ExpiredTargets > 0 {
+		line += fmt.Sprintf("; %s expired", plural(s.ExpiredTargets, "target", "targets"))
+	}
+	return line + "."
 }
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
+	if c.MovedFrom != "" {
+		fmt.Fprintf(b, "  %s %s has moved to %s\n", pal.symbol(planner.ActionMoved), pal.bold(termtext.Clean(c.MovedFrom)), pal.bold(termtext.Clean(c.Address)))
+		if c.Action == planner.ActionMoved {
+			fmt.Fprintf(b, "      (%s)\n", strings.Join(append([]string{"nothing is sent; the state records the move"}, changeNotes(c)...), "; "))
+			return
+		}
+	}
 	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
-	if c.Action == planner.ActionForget {
+	if c.Action == planner.ActionForget || c.Action == planner.ActionExpired || c.Action == planner.ActionCapped {
+		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
+			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
+		}
 		return
 	}
 	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
@@ -333,6 +422,16 @@ func headline(c *planner.Change) string {
 			when = c.SendAfter.UTC().Format(time.RFC3339)
 		}
 		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun))
+	case planner.ActionExpired:
+		when := "its send_before"
+		if c.SendBefore != nil {
+			when = c.SendBefore.UTC().Format(time.RFC3339)
+		}
+		return fmt.Sprintf(" has expired (send_before %s passed): %s not delivered, never sent", when, plural(t.Expired, noun1(noun), noun))
+	case planner.ActionCapped:
+		return fmt.Sprintf(" is held back by frequency_cap: %s, sent once the cap allows", plural(t.Capped, noun1(noun), noun))
+	case planner.ActionMoved:
+		return " has moved from " + termtext.Clean(c.MovedFrom) + ": nothing to send"
 	}
 	if t.TagOnly > 0 {
 		return fmt.Sprintf(": nothing to send; %s keep it under the earlier tag", plural(t.TagOnly, noun1(noun), noun))
@@ -357,6 +456,9 @@ func changeNotes(c *planner.Change) []string {
 	}
 	if t.Held > 0 {
 		notes = append(notes, Count(t.Held)+" unknown, held back")
+	}
+	if t.Capped > 0 && c.Action != planner.ActionCapped {
+		notes = append(notes, Count(t.Capped)+" held back by frequency_cap")
 	}
 	if t.Forget > 0 {
 		notes = append(notes, Count(t.Forget)+" no longer configured, forgotten")

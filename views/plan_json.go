@@ -35,6 +35,27 @@ type jsonPlan struct {
 	Summary       planner.Summary  `json:"summary"`
 	HasChanges    bool             `json:"has_changes"`
 	Requests      []jsonRequestRef `json:"requests"`
+	// Renames and Pacing are left out when empty.
+	Renames []jsonRename `json:"renames,omitempty"`
+	Pacing  []jsonPace   `json:"pacing,omitempty"`
+}
+
+// jsonRename is a forget and a create that look like a rename: apply
+// refuses the plan unless --allow-resend; MovedBlock records it instead.
+type jsonRename struct {
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Targets    int    `json:"targets"`
+	MovedBlock string `json:"moved_block"`
+}
+
+// jsonPace is one send_rate group of the plan.
+type jsonPace struct {
+	Group    string  `json:"group"`
+	Rate     string  `json:"rate"`
+	Targets  int     `json:"targets"`
+	Requests int     `json:"requests"`
+	Seconds  float64 `json:"seconds"`
 }
 
 type jsonChange struct {
@@ -46,6 +67,9 @@ type jsonChange struct {
 	Content    message.Content      `json:"content"`
 	Prior      *message.Content     `json:"prior,omitempty"`
 	SendAfter  *time.Time           `json:"send_after,omitempty"`
+	SendBefore *time.Time           `json:"send_before,omitempty"`
+	MovedFrom  string               `json:"moved_from,omitempty"`
+	Paces      []string             `json:"paces,omitempty"`
 	Warnings   []string             `json:"warnings,omitempty"`
 }
 
@@ -73,7 +97,14 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 	}
 	for _, c := range p.Changes {
 		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
-			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, Warnings: c.Warnings})
+			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, SendBefore: c.SendBefore,
+			MovedFrom: c.MovedFrom, Paces: c.Paces, Warnings: c.Warnings})
+	}
+	for _, r := range p.Renames {
+		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})
+	}
+	for _, pc := range p.Pacing {
+		out.Pacing = append(out.Pacing, jsonPace{Group: pc.Group, Rate: pc.Rate(), Targets: pc.Targets, Requests: pc.Requests, Seconds: pc.Duration.Seconds()})
 	}
 	for _, bt := range p.Batches {
 		r := jsonRequestRef{}

@@ -65,13 +65,28 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	}
 	head.WriteString("\n")
 	const foot = "\n" + MarkdownMarker + "\n"
+	for _, line := range pacingLines(p) {
+		fmt.Fprintf(&head, "\n**Pacing:** %s\n", mdText.Replace(termtext.Clean(line)))
+	}
 	// Warnings stay outside the fold, but may take at most half the room.
 	writeWarnings(&head, p.Warnings, limit/2-head.Len())
+	if len(p.Renames) > 0 {
+		fmt.Fprintf(&head, "\n> [!CAUTION]\n> %s\n\n```hcl\n", mdText.Replace(renameAdvice(p)))
+		for i, r := range p.Renames {
+			if i > 0 {
+				head.WriteString("\n")
+			}
+			// Addresses hold no newline (keys are quoted), so nothing in
+			// the block can start a line that closes the fence.
+			head.WriteString(termtext.Lines(r.MovedBlock()))
+		}
+		head.WriteString("```\n")
+	}
 
 	upToDate := 0
 	var entries []string
 	for _, c := range p.Changes {
-		if c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0 {
+		if upToDateChange(c) {
 			upToDate++
 			continue
 		}
@@ -153,8 +168,21 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 // block, ending in a newline; deleted and inserted words are <del> and <ins>.
 func markdownChange(c *planner.Change) string {
 	var b strings.Builder
+	if c.MovedFrom != "" {
+		fmt.Fprintf(&b, "%s <b>%s</b> has moved to <b>%s</b>\n", Symbol(planner.ActionMoved), htmlText.Replace(termtext.Clean(c.MovedFrom)), htmlText.Replace(termtext.Clean(c.Address)))
+		if c.Action == planner.ActionMoved {
+			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(append([]string{"nothing is sent; the state records the move"}, changeNotes(c)...), "; ")))
+			return b.String()
+		}
+	}
 	fmt.Fprintf(&b, "%s <b>%s</b>%s\n", Symbol(c.Action), htmlText.Replace(termtext.Clean(c.Address)), htmlText.Replace(headline(c)))
 	if c.Action == planner.ActionForget {
+		return b.String()
+	}
+	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped {
+		if notes := changeNotes(c); len(notes) > 0 {
+			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
+		}
 		return b.String()
 	}
 	var attrs []attr

@@ -27,6 +27,8 @@ type progress struct {
 	started, last   time.Time
 	shown           int  // width of the bar on screen; 0 when none is
 	stopped         bool // finish has run: draw nothing more
+	// paced names the send rates the run is paced at, "" for none.
+	paced string
 }
 
 func newProgress(terminal, color bool, now func() time.Time) *progress {
@@ -103,7 +105,8 @@ func (p *progress) bar(now time.Time) string {
 	return "\r[" + fill + rest + "]" + text + pad
 }
 
-// status says "4,500 of 12,000 targets (37%), 1,230/s, about 6s left".
+// status says "4,500 of 12,000 targets (37%), 1,230/s, about 6s left",
+// with ", paced at 600/minute" after the rate when send rates pace it.
 func (p *progress) status(now time.Time) string {
 	s := fmt.Sprintf("%s of %s targets", Count(p.done), Count(p.total))
 	if p.total > 0 {
@@ -115,6 +118,9 @@ func (p *progress) status(now time.Time) string {
 	}
 	rate := float64(p.done) / elapsed.Seconds()
 	s += fmt.Sprintf(", %s/s", Count(int(rate+0.5)))
+	if p.paced != "" {
+		s += ", paced at " + p.paced
+	}
 	if left := p.total - p.done; left > 0 {
 		eta := max(time.Duration(float64(left)/rate*float64(time.Second)).Round(time.Second), time.Second)
 		s += fmt.Sprintf(", about %s left", eta)

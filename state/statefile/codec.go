@@ -15,7 +15,9 @@ package statefile
 // Journal: checksummed lines. The first is a JSON header naming the
 // snapshot the journal extends and its format; entries follow, as JSON in
 // format 1 and, in format 2, as the binary entry encoding with '\n' and
-// '\\' escaped, so a line is still a line.
+// '\\' escaped, so a line is still a line. A move entry (type 4) adds
+// each item's new address after the item; journals without moves read as
+// before.
 
 import (
 	"bufio"
@@ -698,6 +700,8 @@ func (e *encoder) entry(en state.Entry) {
 		e.b = append(e.b, 2)
 	case state.EntrySnapshot:
 		e.b = append(e.b, 3)
+	case state.EntryMove:
+		e.b = append(e.b, 4)
 	default:
 		e.b = append(e.b, 0xff)
 		e.str(string(en.Type))
@@ -720,6 +724,9 @@ func (e *encoder) entry(en state.Entry) {
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
 			e.outcomes(len(it.Outcomes), func(i int) state.Target { return it.Outcomes[i] })
+		}
+		if en.Type == state.EntryMove {
+			e.str(it.To)
 		}
 	}
 }
@@ -1045,6 +1052,8 @@ func (d *decoder) entry() state.Entry {
 		e.Type = state.EntryForget
 	case 3:
 		e.Type = state.EntrySnapshot
+	case 4:
+		e.Type = state.EntryMove
 	case 0xff:
 		e.Type = state.EntryType(d.str())
 	default:
@@ -1076,6 +1085,9 @@ func (d *decoder) entry() state.Entry {
 			}
 			it.Outcomes = make([]state.Target, len(it.Targets))
 			d.outcomes(len(it.Targets), func(j int, t *state.Target) { it.Outcomes[j] = *t })
+		}
+		if e.Type == state.EntryMove {
+			it.To = d.str()
 		}
 		e.Items[i] = it
 	}

@@ -35,6 +35,8 @@ func sampleJournal(t testing.TB, format int) []byte {
 		// Many alike outcomes: their runs take fewer bytes than targets.
 		{Type: state.EntryIntent, Batch: 2, Time: t0, Items: []state.Item{{Address: "b", Targets: manyIDs(40)}}},
 		{Type: state.EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []state.Item{{Address: "b", Targets: manyIDs(40), Outcomes: make([]state.Target, 40)}}},
+		// A move: the state of b now belongs to c.
+		{Type: state.EntryMove, Time: t0, Items: []state.Item{{Address: "b", To: "c"}}},
 		// Long shared prefixes at the very end of an entry.
 		{Type: state.EntryForget, Items: []state.Item{{Address: "a", Targets: []string{"user-with-a-long-id-0001", "user-with-a-long-id-0002"}}}},
 	} {
@@ -298,6 +300,9 @@ func testReadJournal(t *testing.T, format int) {
 	}
 	if got := s.Messages["a"].Targets; len(got) != 1 || got["u1"].Outcome != state.Delivered || got["u1"].RequestID != "r" {
 		t.Errorf("targets after replay = %+v", got)
+	}
+	if s.Messages["b"] != nil || s.Messages["c"] == nil || len(s.Messages["c"].Targets) != 40 || s.Messages["c"].Address != "c" {
+		t.Errorf("after the move of b to c: b %v, c %+v", s.Messages["b"], s.Messages["c"])
 	}
 	if s.Recipients == nil || len(s.Recipients.UserIDs) != 1 {
 		t.Errorf("recipients after replay = %+v", s.Recipients)

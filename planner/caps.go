@@ -1,0 +1,151 @@
+package planner
+
+import (
+	"strings"
+	"time"
+
+	"pushform/config"
+	"pushform/message"
+	"pushform/state"
+)
+
+// Frequency caps. A frequency_cap { max, per } holds a user back once max
+// notifications were delivered to them within per before the plan's time:
+// the top-level cap counts every notification address of the state, a
+// campaign's cap the campaign's own. The state keeps each target's last
+// outcome, so an address counts once per user, with the time of its last
+// delivery. Only notifications to user_ids count and are held: badges
+// are never capped, and the users behind device ids and topics are not
+// known. Within one plan, sends count as they are planned, in address
+// order: with max = 1, of two new notifications to the same user the
+// first by address is sent and the second held. A held target stays
+// unsent, so a later plan sends it once the cap allows.
+
+// capCounter counts, per user, the notifications under one cap: those
+// delivered within the window and those this plan sends.
+type capCounter struct {
+	cap    *config.FrequencyCap
+	counts map[string]int32
+}
+
+// newCapCounter counts the deliveries of st's notification addresses for
+// which in(addr) holds, delivered after now - per.
+func newCapCounter(fc *config.FrequencyCap, st *state.State, now time.Time, in func(addr string) bool) *capCounter {
+	cc := &capCounter{cap: fc}
+	if st == nil {
+		cc.counts = map[string]int32{}
+		return cc
+	}
+	counted := func(addr string, m *state.Message) bool {
+		return m.Kind == message.KindNotification && m.TargetKind == message.TargetUsers && in(addr)
+	}
+	// Sized for the largest address: growing a map of a million users
+	// step by step costs more than counting them.
+	size := 0
+	for addr, m := range st.Messages {
+		if counted(addr, m) {
+			size = max(size, len(m.Targets))
+		}
+	}
+	cc.counts = make(map[string]int32, size)
+	since := now.Add(-fc.Per)
+	for addr, m := range st.Messages {
+		if !counted(addr, m) {
+			continue
+		}
+		// Equal records are shared between targets: decide once each.
+		var last *state.Target
+		lastIn := false
+		for id, t := range m.Targets {
+			if t != last {
+				last, lastIn = t, t.Outcome == state.Delivered && t.Time.After(since)
+			}
+			if lastIn {
+				cc.counts[id]++
+			}
+		}
+	}
+	return cc
+}
+
+// capping holds the counters of the caps a plan applies.
+type capping struct {
+	top       *capCounter
+	campaigns map[string]*capCounter
+}
+
+func newCapping(cfg *config.Config, st *state.State, now time.Time) *capping {
+	cp := &capping{campaigns: map[string]*capCounter{}}
+	if cfg.FrequencyCap != nil {
+		cp.top = newCapCounter(cfg.FrequencyCap, st, now, func(string) bool { return true })
+	}
+	for name, c := range cfg.Campaigns {
+		if c.FrequencyCap != nil {
+			prefix := "campaign." + name + "."
+			cp.campaigns[name] = newCapCounter(c.FrequencyCap, st, now, func(addr string) bool { return strings.HasPrefix(addr, prefix) })
+		}
+	}
+	return cp
+}
+
+// applyCaps holds back, change by change in address order, the targets a
+// cap does not allow, and counts the others as sent.
+func applyCaps(cfg *config.Config, st *state.State, now time.Time, changes []*Change, msgs map[string]*config.Message) {
+	if cfg.FrequencyCap == nil && !anyCampaignCap(cfg) {
+		return
+	}
+	cp := newCapping(cfg, st, now)
+	for _, c := range changes {
+		m := msgs[c.Address]
+		if m == nil || len(c.Send) == 0 || c.Kind != message.KindNotification || c.TargetKind != message.TargetUsers {
+			continue
+		}
+		var caps []*capCounter
+		if cp.top != nil {
+			caps = append(caps, cp.top)
+		}
+		if cc := cp.campaigns[m.Campaign]; m.Campaign != "" && cc != nil {
+			caps = append(caps, cc)
+		}
+		if len(caps) == 0 {
+			continue
+		}
+		send := make([]string, 0, len(c.Send))
+		capped := 0
+		for _, id := range c.Send {
+			ok := true
+			for _, cc := range caps {
+				if cc.counts[id] >= int32(cc.cap.Max) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				capped++
+				continue
+			}
+			for _, cc := range caps {
+				cc.counts[id]++
+			}
+			send = append(send, id)
+		}
+		if capped == 0 {
+			continue
+		}
+		c.Send = send
+		c.Targets.Capped = capped
+		c.Targets.Send = len(send)
+		if len(send) == 0 {
+			c.Action = ActionCapped
+		}
+	}
+}
+
+func anyCampaignCap(cfg *config.Config) bool {
+	for _, c := range cfg.Campaigns {
+		if c.FrequencyCap != nil {
+			return true
+		}
+	}
+	return false
+}
