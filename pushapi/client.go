@@ -5,7 +5,14 @@
 // "not shown" table in DESIGN.md) and strict where a misunderstanding could
 // lose or duplicate a delivery: an answer it cannot map target by target is
 // a *DecodeError, never a guess. Errors are typed for retry policies
-// (Classify, Retryable) and never contain the API key.
+// (Classify, Retryable, RequestID). The API key never reaches a result, an
+// error or a log in any escaping: every string taken from an answer passes
+// through a secret.Redactor.
+//
+// The JSON is read and written by hand (scan.go, decode.go, encode.go):
+// BenchmarkJSON shows it about seven times cheaper than encoding/json on a
+// 500-target answer, and the recipients list is read as a stream, so a
+// list of ten million ids costs the client about 22 bytes an id.
 package pushapi
 
 import (
