@@ -53,9 +53,11 @@ func stdDecodeSendResults(body []byte, batch []Notification) ([][]Result, error)
 		entries = obj.Results
 	}
 	es := make([]entry, len(entries))
+	rs := make([]Result, len(entries))
 	for k := range entries {
 		e, out := &entries[k], &es[k]
-		r := &out.Result
+		out.Result = &rs[k]
+		r := out.Result
 		if e.UserID != nil {
 			r.UserID, out.echo = *e.UserID, out.echo|echoUser
 		}
@@ -112,7 +114,7 @@ func stdDecodeSendResults(body []byte, batch []Notification) ([][]Result, error)
 			}
 		}
 	}
-	flat, err := match(es, len(es), ts)
+	flat, err := match(es, rs, len(es), ts)
 	if err != nil {
 		return nil, err
 	}
