@@ -94,3 +94,81 @@ func BenchmarkSendLoopback(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)*500/b.Elapsed().Seconds(), "targets/s")
 }
+
+// idsReader writes a bare JSON array of n user ids "u0000000"... as it is
+// read, so a list of any length costs the server no memory.
+type idsReader struct {
+	n, next int
+	buf     []byte
+	done    bool
+}
+
+func (r *idsReader) Read(p []byte) (int, error) {
+	for len(r.buf) < len(p) && !r.done {
+		switch {
+		case r.next == 0 && r.n > 0:
+			r.buf = append(r.buf, '[')
+		case r.next == r.n:
+			r.buf = append(r.buf, ']')
+			r.done = true
+			continue
+		default:
+			r.buf = append(r.buf, ',')
+		}
+		if r.n == 0 {
+			r.buf = append(r.buf, "[]"...)
+			r.done = true
+			continue
+		}
+		r.buf = append(r.buf, '"', 'u')
+		for d := 1_000_000; d > 0; d /= 10 { // u%07d without fmt
+			r.buf = append(r.buf, byte('0'+r.next/d%10))
+		}
+		r.buf = append(r.buf, '"')
+		r.next++
+	}
+	if len(r.buf) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[:copy(r.buf, r.buf[n:])]
+	return n, nil
+}
+
+// BenchmarkRecipients fetches lists of user ids from a server generating
+// them (a bare array), as apply's data source does: RecipientsFunc streams
+// them in chunks (the memory it holds is the duplicate filter, about 22
+// bytes an id), Recipients collects them all.
+func BenchmarkRecipients(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("x-request-id", "r")
+			io.Copy(w, &idsReader{n: n})
+		}))
+		c, err := New(Options{BaseURL: srv.URL + "/v1", APIKey: canary})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("ids=%d/stream", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				got := 0
+				if _, err := c.RecipientsFunc(context.Background(), func(ids []string) error { got += len(ids); return nil }); err != nil || got != n {
+					b.Fatal(got, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+		})
+		b.Run(fmt.Sprintf("ids=%d/all", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := c.Recipients(context.Background()); err != nil || len(res.UserIDs) != n {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+		})
+		c.Close()
+		srv.Close()
+	}
+}

@@ -77,9 +77,10 @@ const (
 	echoTopic       // one topic: "topic": "a", "topics": "a", or "topics": ["a"]
 )
 
-// entry is one decoded result entry and how it named its target.
+// entry is one decoded result entry (kept in a slice of Results, so an
+// answer in request order needs no copy) and how it named its target.
 type entry struct {
-	Result
+	*Result
 	echo        echo
 	topic       string // with echoTopic: the one topic it is about
 	reasonFirst bool   // reason came before message in the answer
@@ -147,6 +148,7 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 
 	s := &scanner{b: body}
 	most := perTopicEntries(ts)
+	rs := make([]Result, most)
 	es := make([]entry, 0, most)
 	counts := make([]int, most) // one backing array for DeviceCount pointers
 	n := 0                      // entries seen; those past most are read and dropped
@@ -157,10 +159,10 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 			if next < len(ts) {
 				exp = &ts[next]
 			}
-			var spare entry
+			spare := entry{Result: &Result{}}
 			e, count := &spare, (*int)(nil)
 			if n < most {
-				es = es[:n+1]
+				es = append(es, entry{Result: &rs[n]})
 				e, count = &es[n], &counts[n]
 			}
 			if err := s.entry(e, exp, count); err != nil {
@@ -206,33 +208,42 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 		return nil, s.errorf("data after the results")
 	}
 	redactTexts(es, red)
-	flat, err := match(es, n, ts)
+	flat, err := match(es, rs, n, ts)
 	if err != nil {
 		return nil, err
 	}
 	return split(flat, ts, len(batch)), nil
 }
 
-// redactTexts redacts the messages and reasons of es together.
+// redactTexts redacts the messages and reasons of es together, in the
+// order served, so a key split across them is found too.
 func redactTexts(es []entry, red *secret.Redactor) {
 	if !red.Active() {
 		return
 	}
-	parts := make([]string, 0, 2*len(es))
+	var fields []*string
 	for i := range es {
-		if e := &es[i]; e.reasonFirst {
-			parts = append(parts, e.Reason, e.Message)
-		} else {
-			parts = append(parts, e.Message, e.Reason)
+		e := &es[i]
+		pair := [2]*string{&e.Message, &e.Reason}
+		if e.reasonFirst {
+			pair[0], pair[1] = pair[1], pair[0]
+		}
+		for _, f := range pair {
+			if *f != "" && *f != ReasonNoActiveDevice {
+				fields = append(fields, f)
+			}
 		}
 	}
+	if len(fields) == 0 {
+		return
+	}
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = *f
+	}
 	red.Join(parts)
-	for i := range es {
-		if e := &es[i]; e.reasonFirst {
-			e.Reason, e.Message = parts[2*i], parts[2*i+1]
-		} else {
-			e.Message, e.Reason = parts[2*i], parts[2*i+1]
-		}
+	for i, f := range fields {
+		*f = parts[i]
 	}
 }
 
@@ -259,13 +270,19 @@ func notJSON(s *scanner, body []byte, want string) error {
 // and returns one result per target. Entries are taken in order when their
 // echoes (if any) agree with it, else placed by echo. A topics object may
 // have one entry for the array or one per topic, merged into one result.
-func match(es []entry, n int, ts []target) ([]Result, error) {
+func match(es []entry, rs []Result, n int, ts []target) ([]Result, error) {
 	whole, per := len(ts), perTopicEntries(ts)
 	if n != whole && n != per {
 		if whole == per {
 			return nil, fmt.Errorf("%d results for %d targets", n, whole)
 		}
 		return nil, fmt.Errorf("%d results for %d targets (%d counting one per topic)", n, whole, per)
+	}
+	if n == whole && inOrder(es, ts) { // the usual answer: rs is the result
+		for k := range ts {
+			fillEcho(&rs[k], &ts[k])
+		}
+		return rs[:n:n], nil
 	}
 	flat := make([]Result, len(ts))
 	if !matchInOrder(es, ts, flat, n == per && per != whole) {
@@ -277,6 +294,17 @@ func match(es []entry, n int, ts []target) ([]Result, error) {
 		fillEcho(&flat[k], &ts[k])
 	}
 	return flat, nil
+}
+
+// inOrder reports whether es, one per target, are in request order: each
+// names its target or names none.
+func inOrder(es []entry, ts []target) bool {
+	for k := range es {
+		if e := &es[k]; e.echo != 0 && !e.names(&ts[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // matchInOrder places es in request order; entries without an echo are
@@ -294,7 +322,7 @@ func matchInOrder(es []entry, ts []target, flat []Result, perTopic bool) bool {
 			if e.echo != 0 && !e.names(tg) {
 				return false
 			}
-			flat[t] = e.Result
+			flat[t] = *e.Result
 			k++
 			continue
 		}
@@ -352,7 +380,7 @@ func matchByEcho(es []entry, ts []target, flat []Result) error {
 			key = echoKey('t', "", e.Topics)
 		case e.echo&echoTopic != 0:
 			if t, ok := pop(byKey, echoKey('t', "", []string{e.topic}), -1); ok {
-				state[t], flat[t] = 1, e.Result // a topics object of one topic
+				state[t], flat[t] = 1, *e.Result // a topics object of one topic
 				continue
 			}
 			t, ok := pop(byTopic, e.topic, 2)
@@ -369,7 +397,7 @@ func matchByEcho(es []entry, ts []target, flat []Result) error {
 		if !ok {
 			return fmt.Errorf("result %d names a target not sent (or named twice): %s", k, e.describe())
 		}
-		state[t], flat[t] = 1, e.Result
+		state[t], flat[t] = 1, *e.Result
 	}
 	for t := range ts {
 		switch {
@@ -396,7 +424,7 @@ func mergeTopics(group []entry) Result {
 	var failed, skipped *Result
 	delivered, sum, known := false, 0, true
 	for i := range group {
-		r := &group[i].Result
+		r := group[i].Result
 		switch r.Outcome {
 		case OutcomeDelivered:
 			delivered = true
@@ -485,17 +513,28 @@ const (
 )
 
 func entryKey(key []byte) (int, string) {
-	for _, k := range [...]struct {
+	type k struct {
 		name string
 		id   int
-	}{
-		{"userId", keyUserID}, {"deviceId", keyDeviceID}, {"topics", keyTopics}, {"topic", keyTopic},
-		{"status", keyOutcome}, {"outcome", keyOutcome}, {"result", keyOutcome},
-		{"deviceCount", keyDeviceCount}, {"reason", keyReason}, {"message", keyMessage},
-		{"unreachableSince", keyUnreachableSince},
-	} {
-		if bytes.EqualFold(key, []byte(k.name)) {
-			return k.id, k.name
+	}
+	var cands []k // the keys of this length
+	switch len(key) {
+	case 5:
+		cands = []k{{"topic", keyTopic}}
+	case 6:
+		cands = []k{{"userId", keyUserID}, {"status", keyOutcome}, {"result", keyOutcome}, {"topics", keyTopics}, {"reason", keyReason}}
+	case 7:
+		cands = []k{{"outcome", keyOutcome}, {"message", keyMessage}}
+	case 8:
+		cands = []k{{"deviceId", keyDeviceID}}
+	case 11:
+		cands = []k{{"deviceCount", keyDeviceCount}}
+	case 16:
+		cands = []k{{"unreachableSince", keyUnreachableSince}}
+	}
+	for _, c := range cands {
+		if bytes.EqualFold(key, []byte(c.name)) {
+			return c.id, c.name
 		}
 	}
 	return keyOther, ""
@@ -505,7 +544,7 @@ func entryKey(key []byte) (int, string) {
 // this position (nil past the end), used to share its strings instead of
 // copying the echo; count is where a device count is stored.
 func (s *scanner) entry(e *entry, exp *target, count *int) error {
-	r := &e.Result
+	r := e.Result
 	var outcome Outcome
 	hasOutcome := false
 	err := s.object(func(key []byte) error {

@@ -3,7 +3,10 @@ package pushapi
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func FuzzDecodeSendResponse(f *testing.F) {
@@ -57,17 +60,32 @@ func FuzzDecodeRecipients(f *testing.F) {
 		`{"data":[{"userId":"a"},{"id":"b"}],"cursor":12}`,
 		`{"recipients":[],"nextCursor":null,"meta":{"x":[1,2,3]}}`,
 		`["\u00e9\ud800"]`,
+		`{"meta":{"a":[1,{"b":"\"c"}],"n":-1.5e3},"userIds":["x\ny",{"id":"z"}],"cursor":"next page"}`,
+		`[` + strings.Repeat(`"abcdefghij",`, 50) + `"k"]`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		var whole []string
 		s := &scanner{b: body}
-		_, err := s.recipientsPage(func(id []byte) error {
+		cursor, err := s.recipientsPage(func(id []byte) error {
 			if len(id) == 0 {
 				t.Fatal("empty user id accepted")
 			}
+			whole = append(whole, string(id))
 			return nil
 		})
+		// Read as a stream, a byte at a time through the smallest window,
+		// the body decodes the same.
+		var streamed []string
+		ss := newStreamScanner(iotest.OneByteReader(bytes.NewReader(body)), 1)
+		cursor2, err2 := ss.recipientsPage(func(id []byte) error {
+			streamed = append(streamed, string(id))
+			return nil
+		})
+		if (err == nil) != (err2 == nil) || cursor != cursor2 || !slices.Equal(whole, streamed) {
+			t.Fatalf("whole: %q %q %v\nstream: %q %q %v", whole, cursor, err, streamed, cursor2, err2)
+		}
 		if err != nil {
 			return
 		}

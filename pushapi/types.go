@@ -67,8 +67,9 @@ type SendResponse struct {
 }
 
 // RecipientsResponse is the decoded recipient list (spec 2.3), all pages
-// joined.
+// joined. For lists of millions, Client.RecipientsFunc hands the ids over
+// in chunks instead.
 type RecipientsResponse struct {
-	UserIDs    []string // in the order served, duplicates across pages removed
+	UserIDs    []string // in the order served, duplicates removed
 	RequestIDs []string // one per page fetched
 }

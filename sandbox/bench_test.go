@@ -143,3 +143,92 @@ user_range "u%07d" {
 		New(seed, Options{})
 	}
 }
+
+// discard is a ResponseWriter that counts what it is given.
+type discard struct {
+	h http.Header
+	n int64
+}
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(p []byte) (int, error) { d.n += int64(len(p)); return len(p), nil }
+func (d *discard) WriteHeader(int)             {}
+
+// heapMB is the live heap after a collection.
+func heapMB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// BenchmarkTenMillion is the sandbox at the scale of issue 15: a
+// user_range of 10,000,000 users seeded, their recipients list served,
+// send requests of 500 spread over the range, and the list of devices that
+// received something. It reports the live heap: the sandbox must not be
+// what limits a 10M run.
+func BenchmarkTenMillion(b *testing.B) {
+	if testing.Short() {
+		b.Skip("10M users: not under -short")
+	}
+	const n = 10_000_000
+	src := []byte(`api_key "k" { environment = "test" }
+user_range "u%08d" {
+  count       = 10000000
+  device      = "d%08d"
+  environment = "test"
+}`)
+	before := heapMB()
+	var s *Server
+	b.Run("seed", func(b *testing.B) {
+		for b.Loop() {
+			seed, diags := ParseSeed("m.hcl", src)
+			if diags.HasErrors() {
+				b.Fatal(diags)
+			}
+			s = New(seed, Options{})
+		}
+		b.ReportMetric(heapMB()-before, "MB-heap")
+	})
+	serve := func(method, target, body string) *discard {
+		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		req.Header.Set("x-api-key", "k")
+		req.Header.Set("Content-Type", "application/json")
+		w := &discard{h: http.Header{}}
+		s.ServeHTTP(w, req)
+		return w
+	}
+	b.Run("recipients", func(b *testing.B) {
+		for b.Loop() {
+			if w := serve("GET", "/v1/push-notifications/recipients", ""); w.n != 12*n+1 {
+				b.Fatalf("%d bytes", w.n)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/id")
+	})
+	b.Run("send500", func(b *testing.B) {
+		var k int
+		b.ReportAllocs()
+		for b.Loop() {
+			var sb strings.Builder
+			sb.WriteString(`[{"userIds":[`)
+			for i := range MaxUserIDs {
+				if i > 0 {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, `"u%08d"`, (k*MaxUserIDs+i)%n)
+			}
+			sb.WriteString(`],"title":"t","body":"b","tag":"x"}]`)
+			k++
+			if w := serve("POST", "/v1/push-notifications/send", sb.String()); w.n == 0 {
+				b.Fatal("no answer")
+			}
+		}
+		b.ReportMetric(heapMB()-before, "MB-heap")
+	})
+	b.Run("devices", func(b *testing.B) {
+		for b.Loop() {
+			serve("GET", "/_sandbox/devices", "")
+		}
+	})
+}

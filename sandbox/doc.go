@@ -88,7 +88,8 @@
 //
 // # Performance
 //
-// Devices live in one slice (24 bytes each until they receive something);
+// Devices live in one slice (16 bytes each until they receive something,
+// then 24 more while each shows one notification at a time);
 // users, device ids and topics are indexes built once; user_range ids are
 // formatted and parsed on demand, so a million-user range needs no map and
 // seeds in well under a second. Device state is guarded by 256 striped

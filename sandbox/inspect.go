@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -66,15 +67,15 @@ func (s *Server) view(idx int32) DeviceView {
 	d := &s.devs[idx]
 	v := DeviceView{
 		DeviceID: s.deviceID(idx), UserID: s.userOf(idx),
-		Environment: d.info.env.String(), ShellVersion: d.info.shell,
+		Environment: s.infos[d.info].env.String(), ShellVersion: s.infos[d.info].shell,
 	}
 	mu := s.lock(idx)
 	v.PushToken = d.flags&flagPushToken != 0
 	v.Permission = d.flags&flagPermission != 0
 	v.Online = d.flags&flagOnline != 0
 	if st := d.st; st != nil {
-		v.Badge, v.Received = st.badge, st.received
-		v.Inbox, v.Pending = entries(st.inbox), entries(st.pending)
+		v.Badge, v.Received = int64(st.badge), int64(st.received)
+		v.Inbox, v.Pending = entries(st.inbox()), entries(st.pending())
 	}
 	mu.Unlock()
 	if v.Inbox == nil {
@@ -163,16 +164,22 @@ func (s *Server) Device(deviceID string) (DeviceView, bool) {
 // received anything (shown or held).
 func (s *Server) ReceivedDevices() []string {
 	var ids []string
+	s.received(func(idx int32) { ids = append(ids, s.deviceID(idx)) })
+	return ids
+}
+
+// received calls fn with each device that received anything, in seed
+// order.
+func (s *Server) received(fn func(idx int32)) {
 	for i := range s.devs {
 		idx := int32(i)
 		mu := s.lock(idx)
 		has := s.devs[i].st != nil
 		mu.Unlock()
 		if has {
-			ids = append(ids, s.deviceID(idx))
+			fn(idx)
 		}
 	}
-	return ids
 }
 
 // serveInspect answers the /_sandbox/ endpoints. They need no key and see
@@ -185,15 +192,27 @@ func (s *Server) serveInspect(x *exchange) {
 		b, _ := json.Marshal(s.Stats())
 		x.send(http.StatusOK, b)
 	case p == "devices" && method == http.MethodGet:
-		ids := s.ReceivedDevices()
-		b := []byte(`{"deviceIds":[`)
-		for i, id := range ids {
-			if i > 0 {
-				b = append(b, ',')
+		// Streamed: ten million ids are 120 MB of JSON.
+		x.w.Header().Set("Content-Type", "application/json")
+		x.w.WriteHeader(http.StatusOK)
+		bw := bufio.NewWriterSize(x.w, 64<<10)
+		bw.WriteString(`{"deviceIds":[`)
+		n := 0
+		var buf, id []byte
+		s.received(func(idx int32) {
+			buf = buf[:0]
+			if n > 0 {
+				buf = append(buf, ',')
 			}
-			b = appendJSONString(b, id)
-		}
-		x.send(http.StatusOK, append(b, "]}"...))
+			n++
+			id = s.appendDeviceID(id[:0], idx)
+			buf = appendJSONString(buf, id)
+			bw.Write(buf)
+		})
+		bw.WriteString("]}")
+		bw.Flush()
+		x.note = strconv.Itoa(n) + " devices"
+		x.logLine("200")
 	case strings.HasPrefix(p, "devices/") && (method == http.MethodGet || method == http.MethodPatch):
 		id := strings.TrimPrefix(p, "devices/")
 		if method == http.MethodGet {

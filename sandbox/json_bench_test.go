@@ -112,10 +112,16 @@ func TestStdResultsAgree(t *testing.T) {
 func BenchmarkJSON(b *testing.B) {
 	body := benchBodies()[0]
 	ids, as := benchAttempts()
+	// cpu-ns/op counts every thread of the process (the garbage
+	// collector's too): the CPU a request costs, which is what the 2-core
+	// goal is short of.
+	var cpu0 int64
 	perTarget := func(b *testing.B, n int) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/target")
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	b.Run("request=500/hand", func(b *testing.B) {
+		cpu0 = cpuTime()
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, issues := decodeSendRequest(body); issues != nil {
@@ -125,6 +131,7 @@ func BenchmarkJSON(b *testing.B) {
 		perTarget(b, MaxUserIDs)
 	})
 	b.Run("request=500/encoding-json", func(b *testing.B) {
+		cpu0 = cpuTime()
 		b.ReportAllocs()
 		for b.Loop() {
 			elems, err := stdSplit(body)
@@ -138,6 +145,7 @@ func BenchmarkJSON(b *testing.B) {
 		perTarget(b, MaxUserIDs)
 	})
 	b.Run("response=500/hand", func(b *testing.B) {
+		cpu0 = cpuTime()
 		b.ReportAllocs()
 		var buf []byte
 		for b.Loop() {
@@ -146,6 +154,7 @@ func BenchmarkJSON(b *testing.B) {
 		perTarget(b, MaxUserIDs)
 	})
 	b.Run("response=500/encoding-json", func(b *testing.B) {
+		cpu0 = cpuTime()
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := stdResults(ids, as); err != nil {
@@ -159,6 +168,7 @@ func BenchmarkJSON(b *testing.B) {
 		many[i] = fmt.Sprintf("u%07d", i)
 	}
 	b.Run("recipients=100k/hand", func(b *testing.B) {
+		cpu0 = cpuTime()
 		b.ReportAllocs()
 		var buf []byte
 		for b.Loop() {
@@ -174,6 +184,7 @@ func BenchmarkJSON(b *testing.B) {
 		perTarget(b, len(many))
 	})
 	b.Run("recipients=100k/encoding-json", func(b *testing.B) {
+		cpu0 = cpuTime()
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := json.Marshal(many); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"pushform/atomicfile"
 )
@@ -68,7 +69,7 @@ func (s *Server) SaveDevices(path string) error {
 		idx := int32(i)
 		d := &s.devs[i]
 		mu := s.lock(idx)
-		if d.st == nil && d.flags == d.info.flags {
+		if d.st == nil && d.flags == s.infos[d.info].flags {
 			mu.Unlock()
 			continue
 		}
@@ -77,12 +78,12 @@ func (s *Server) SaveDevices(path string) error {
 			Online: d.flags&flagOnline != 0, Inbox: []int{}, Pending: []int{},
 		}
 		if st := d.st; st != nil {
-			sd.Badge, sd.Received = st.badge, st.received
-			sd.Inbox, sd.Pending = refs(st.inbox), refs(st.pending)
+			sd.Badge, sd.Received = int64(st.badge), int64(st.received)
+			sd.Inbox, sd.Pending = refs(st.inbox()), refs(st.pending())
 		}
 		mu.Unlock()
 		sd.DeviceID, sd.UserID = s.deviceID(idx), s.userOf(idx)
-		sd.Environment, sd.ShellVersion = d.info.env.String(), d.info.shell
+		sd.Environment, sd.ShellVersion = s.infos[d.info].env.String(), s.infos[d.info].shell
 		f.Devices = append(f.Devices, sd)
 	}
 	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
@@ -155,20 +156,33 @@ func (s *Server) LoadDevices(path string) error {
 			skipped++
 			continue
 		}
-		st := &deviceState{badge: sd.Badge, received: sd.Received, inbox: deref(sd.Inbox), pending: deref(sd.Pending)}
+		st := restoreState(sd.Badge, sd.Received, deref(sd.Inbox), deref(sd.Pending))
 		d := &s.devs[idx]
 		mu := s.lock(idx)
 		d.flags = deviceFlags(sd.PushToken, sd.Permission, sd.Online)
 		d.st = st
-		if st.badge == 0 && st.received == 0 && st.inbox == nil && st.pending == nil {
-			d.st = nil
-		}
 		mu.Unlock()
 	}
 	if skipped > 0 && s.opts.Logf != nil {
 		s.opts.Logf("sandbox: %s: %d saved devices are not in the seed; skipped", path, skipped)
 	}
 	return nil
+}
+
+// restoreState rebuilds a device's state from its saved parts; nil when it
+// holds nothing.
+func restoreState(badge, received int64, inbox, pending []*message) *deviceState {
+	if badge == 0 && received == 0 && len(inbox) == 0 && len(pending) == 0 {
+		return nil
+	}
+	st := &deviceState{badge: int32(min(max(badge, 0), math.MaxInt32)), received: int32(min(max(received, 0), math.MaxInt32))}
+	if len(inbox) > 0 {
+		st.last, inbox = inbox[len(inbox)-1], inbox[:len(inbox)-1]
+	}
+	if len(inbox) > 0 || len(pending) > 0 {
+		st.more = &moreState{inbox: inbox, pending: pending}
+	}
+	return st
 }
 
 // ReadDevice reads one device's view from a file SaveDevices wrote, for

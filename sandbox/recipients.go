@@ -15,7 +15,7 @@ const RecipientsPageSize = 1000
 // Rule 1, signed in with the user id, holds for every device of a user.
 func (s *Server) eligible(idx int32, e env) bool {
 	d := &s.devs[idx]
-	if d.info.env != e {
+	if s.infos[d.info].env != e {
 		return false
 	}
 	const want = flagPushToken | flagPermission

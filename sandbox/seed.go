@@ -18,7 +18,7 @@ const (
 )
 
 // MaxRangeCount bounds the count of one user_range block, and
-// MaxSeedDevices the devices of a whole seed: each device costs about 24
+// MaxSeedDevices the devices of a whole seed: each device costs about 16
 // bytes at rest.
 const (
 	MaxRangeCount  = 10_000_000

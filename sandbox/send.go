@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"math"
 	"mime"
 	"net/http"
 	"slices"
@@ -13,12 +14,47 @@ import (
 // notification centre); older ones fall off, received still counts them.
 const maxInbox = 1000
 
-// deviceState is what a device has shown and holds.
+// deviceState is what a device has shown and holds: 24 bytes for a device
+// that shows one notification at a time (the newest is kept apart, and
+// the rest only when there is any), so ten million devices that each got
+// a campaign cost 240 MB rather than a gigabyte.
 type deviceState struct {
-	badge    int64
-	received int64
-	inbox    []*message // shown, oldest first
-	pending  []*message // held while offline, oldest first
+	received int32      // notifications shown, replaced ones included
+	badge    int32      // badgeCount is at most 2^31-1
+	last     *message   // the newest shown; nil when none
+	more     *moreState // older shown ones and held ones; nil when none
+}
+
+type moreState struct {
+	inbox   []*message // shown before last, oldest first
+	pending []*message // held while offline, oldest first
+}
+
+// inbox returns what the device shows, oldest first.
+func (st *deviceState) inbox() []*message {
+	var out []*message
+	if st.more != nil {
+		out = append(out, st.more.inbox...)
+	}
+	if st.last != nil {
+		out = append(out, st.last)
+	}
+	return out
+}
+
+// pending returns what the device holds until it comes online.
+func (st *deviceState) pending() []*message {
+	if st.more == nil {
+		return nil
+	}
+	return st.more.pending
+}
+
+func (st *deviceState) extra() *moreState {
+	if st.more == nil {
+		st.more = &moreState{}
+	}
+	return st.more
 }
 
 // deliver hands m to the device: shown at once when online, held (newest
@@ -38,43 +74,62 @@ func (d *device) deliver(m *message) {
 
 func (st *deviceState) show(m *message) {
 	if m.badge >= 0 {
-		st.badge = m.badge
+		st.badge = int32(m.badge)
 	}
 	if !m.visible {
 		return
 	}
-	st.received++
+	if st.received < math.MaxInt32 {
+		st.received++
+	}
 	if m.tag != "" {
-		st.inbox = slices.DeleteFunc(st.inbox, func(o *message) bool { return o.tag == m.tag })
+		if st.last != nil && st.last.tag == m.tag {
+			st.last = nil
+		}
+		if st.more != nil {
+			st.more.inbox = slices.DeleteFunc(st.more.inbox, func(o *message) bool { return o.tag == m.tag })
+		}
 	}
-	if len(st.inbox) >= maxInbox {
-		st.inbox = slices.Delete(st.inbox, 0, len(st.inbox)-maxInbox+1)
+	if st.last != nil {
+		x := st.extra()
+		if len(x.inbox)+1 >= maxInbox {
+			x.inbox = slices.Delete(x.inbox, 0, len(x.inbox)+2-maxInbox)
+		}
+		x.inbox = append(x.inbox, st.last)
 	}
-	st.inbox = append(st.inbox, m)
+	st.last = m
 }
 
 // hold keeps m until the device comes online: a tagged notification
 // replaces a held one with the same tag, a badge-only update replaces a
 // held badge-only update (only the last badge matters).
 func (st *deviceState) hold(m *message) {
-	st.pending = slices.DeleteFunc(st.pending, func(o *message) bool {
+	x := st.extra()
+	x.pending = slices.DeleteFunc(x.pending, func(o *message) bool {
 		if m.visible {
 			return o.visible && m.tag != "" && o.tag == m.tag
 		}
 		return !o.visible
 	})
-	if len(st.pending) >= maxInbox {
-		st.pending = slices.Delete(st.pending, 0, len(st.pending)-maxInbox+1)
+	if len(x.pending) >= maxInbox {
+		x.pending = slices.Delete(x.pending, 0, len(x.pending)-maxInbox+1)
 	}
-	st.pending = append(st.pending, m)
+	x.pending = append(x.pending, m)
 }
 
 // flush shows what was held, in order: the device came online.
 func (st *deviceState) flush() {
-	for _, m := range st.pending {
+	if st.more == nil {
+		return
+	}
+	held := st.more.pending
+	st.more.pending = nil
+	for _, m := range held {
 		st.show(m)
 	}
-	st.pending = nil
+	if len(st.more.inbox) == 0 && st.more.pending == nil {
+		st.more = nil
+	}
 }
 
 // attempt accumulates the outcome of one target over its devices.
@@ -88,7 +143,7 @@ type attempt struct {
 // other environment, or one without a push token, is not attempted.
 func (s *Server) try(idx int32, m *message, e env, a *attempt, rec *[]int32) {
 	d := &s.devs[idx]
-	info := d.info
+	info := s.infos[d.info]
 	if info.lastSeen > a.lastSeen {
 		a.lastSeen = info.lastSeen
 	}

@@ -133,9 +133,9 @@ type devInfo struct {
 	lastSeen int64 // unix nanoseconds; 0 when unknown
 }
 
-// device is one device: 24 bytes until it receives something.
+// device is one device: 16 bytes until it receives something.
 type device struct {
-	info  *devInfo
+	info  uint32 // index in Server.infos
 	flags uint8
 	st    *deviceState // nil until the first delivery
 }
@@ -171,6 +171,7 @@ type Server struct {
 	keys     map[string]env
 	keyList  []APIKey
 	devs     []device
+	infos    []*devInfo // what the seed says of devices: one per explicit device, one per range
 	devByID  map[string]int32
 	users    []userRec
 	userByID map[string]int32
@@ -256,7 +257,8 @@ func New(seed *Seed, opts Options) *Server {
 			info.lastSeen = d.LastSeen.UnixNano()
 		}
 		idx := int32(len(s.devs))
-		s.devs = append(s.devs, device{info: info, flags: info.flags})
+		s.devs = append(s.devs, device{info: uint32(len(s.infos)), flags: info.flags})
+		s.infos = append(s.infos, info)
 		s.devByID[d.ID] = idx
 		return idx, true
 	}
@@ -302,8 +304,10 @@ func New(seed *Seed, opts Options) *Server {
 		rr.devBase = int32(len(s.devs))
 		rr.ordBase = s.nUsers
 		s.nUsers += rr.count
+		info := uint32(len(s.infos))
+		s.infos = append(s.infos, &rr.info)
 		for range rr.count {
-			s.devs = append(s.devs, device{info: &rr.info, flags: rr.info.flags})
+			s.devs = append(s.devs, device{info: info, flags: rr.info.flags})
 		}
 	}
 	for _, t := range seed.Topics {
@@ -361,7 +365,7 @@ func (s *Server) lookupUser(id string) (devs []int32, one int32, ok bool) {
 
 // deviceID returns the id of device idx.
 func (s *Server) deviceID(idx int32) string {
-	info := s.devs[idx].info
+	info := s.infos[s.devs[idx].info]
 	if info.rng != nil {
 		return info.rng.device.id(int(idx - info.rng.devBase))
 	}
@@ -370,7 +374,7 @@ func (s *Server) deviceID(idx int32) string {
 
 // appendDeviceID appends the id of device idx to b.
 func (s *Server) appendDeviceID(b []byte, idx int32) []byte {
-	info := s.devs[idx].info
+	info := s.infos[s.devs[idx].info]
 	if info.rng != nil {
 		return info.rng.device.appendID(b, int(idx-info.rng.devBase))
 	}
@@ -379,7 +383,7 @@ func (s *Server) appendDeviceID(b []byte, idx int32) []byte {
 
 // userOf returns the user id signed in on device idx, or "".
 func (s *Server) userOf(idx int32) string {
-	info := s.devs[idx].info
+	info := s.infos[s.devs[idx].info]
 	if info.rng != nil {
 		return info.rng.user.id(int(idx - info.rng.devBase))
 	}

@@ -55,6 +55,23 @@ func (r *Redactor) Active() bool { return r != nil && len(r.secrets) > 0 }
 // Contains reports whether s holds a secret in any form String redacts.
 func (r *Redactor) Contains(s string) bool { return r.String(s) != s }
 
+// ContainsBytes is Contains for bytes; it allocates only when b holds an
+// escape.
+func (r *Redactor) ContainsBytes(b []byte) bool {
+	if !r.Active() || len(b) < r.min {
+		return false
+	}
+	if bytes.IndexAny(b, `\%&`) < 0 {
+		for _, sec := range r.secrets {
+			if bytes.Contains(b, sec) {
+				return true
+			}
+		}
+		return false
+	}
+	return r.Contains(string(b))
+}
+
 // String returns s with every secret in it, raw or escaped, replaced by
 // [redacted].
 func (r *Redactor) String(s string) string {

@@ -44,6 +44,9 @@ func TestRedactEscapings(t *testing.T) {
 			if got := string(r.Bytes([]byte(tc.in))); got != tc.want {
 				t.Errorf("Bytes(%q) = %q, want %q", tc.in, got, tc.want)
 			}
+			if got := r.ContainsBytes([]byte(tc.in)); got != (tc.in != tc.want) {
+				t.Errorf("ContainsBytes(%q) = %v", tc.in, got)
+			}
 		})
 	}
 }

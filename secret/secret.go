@@ -1,7 +1,8 @@
 // Package secret recognises secrets in text: values that look like API keys,
-// and the base URL rules that keep a key out of a configuration file. One
+// the base URL rules that keep a key out of a configuration file (one
 // place, so validate and the client refuse the same things with the same
-// words.
+// words), and a Redactor that takes a known secret out of text in any
+// escaping.
 package secret
 
 import (

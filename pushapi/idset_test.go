@@ -1,0 +1,70 @@
+package pushapi
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestIDSetAgreesWithAMap(t *testing.T) {
+	t.Run("tag bits place entries", func(t *testing.T) { testIDSet(t, newIDSet()) })
+	t.Run("hashing again past the tag bits", func(t *testing.T) {
+		s := newIDSet()
+		s.tagBits = 12 // as a table past 2^24 slots does
+		testIDSet(t, s)
+	})
+}
+
+func testIDSet(t *testing.T, s *idSet) {
+	want := map[string]bool{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	long := strings.Repeat("x", MaxUserIDBytes)
+	for i := range 60_000 {
+		var id string
+		switch {
+		case i%7 == 0: // a repeat
+			id = fmt.Sprintf("u%d", rng.IntN(i+1))
+		case i%100 == 1: // long, filling blocks unevenly
+			id = long[:rng.IntN(len(long))+1] + fmt.Sprint(i)
+		default:
+			id = fmt.Sprintf("u%d", i)
+		}
+		if got := s.add([]byte(id)); got == want[id] {
+			t.Fatalf("add(%.20q) = %v, already there: %v", id, got, want[id])
+		}
+		want[id] = true
+	}
+	if s.n != len(want) {
+		t.Errorf("%d stored, want %d", s.n, len(want))
+	}
+}
+
+func BenchmarkIDSet(b *testing.B) {
+	ids := make([][]byte, 1_000_000)
+	for i := range ids {
+		ids[i] = fmt.Appendf(nil, "u%07d", i)
+	}
+	b.Run("idSet", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s := newIDSet()
+			for _, id := range ids {
+				s.add(id)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ids)), "ns/id")
+	})
+	b.Run("map", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m := map[string]struct{}{}
+			for _, id := range ids {
+				if _, ok := m[string(id)]; !ok {
+					m[string(id)] = struct{}{}
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ids)), "ns/id")
+	})
+}

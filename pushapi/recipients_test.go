@@ -1,0 +1,96 @@
+package pushapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestRecipientsStreamBeyondTheBodyCap(t *testing.T) {
+	// 200,000 ids are 2.2 MB of JSON: more than the cap of a send answer,
+	// which the list is not held to; the ids come in chunks, in order.
+	const n = 200_000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("x-request-id", "big")
+		io.Copy(w, &idsReader{n: n})
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL, func(o *Options) { o.MaxResponseBytes = 1 << 20 })
+	var chunks []int
+	next := 0
+	ids, err := c.RecipientsFunc(context.Background(), func(chunk []string) error {
+		chunks = append(chunks, len(chunk))
+		for _, id := range chunk {
+			if want := fmt.Sprintf("u%07d", next); id != want {
+				return fmt.Errorf("id %d is %q, want %q", next, id, want)
+			}
+			next++
+		}
+		return nil
+	})
+	if err != nil || next != n || !slices.Equal(ids, []string{"big"}) {
+		t.Fatalf("%d ids, request ids %v: %v", next, ids, err)
+	}
+	if slices.Max(chunks) != recipientsChunk || len(chunks) != (n+recipientsChunk-1)/recipientsChunk {
+		t.Errorf("chunks %v", chunks[:3])
+	}
+}
+
+func TestRecipientsDuplicatesDropped(t *testing.T) {
+	srv := serve(t,
+		canned{status: 200, body: `{"userIds":["a","b","a","c"],"next":"2"}`},
+		canned{status: 200, body: `{"userIds":["c","d","b"],"next":"3"}`},
+		canned{status: 200, body: `{"userIds":["e","a"]}`})
+	res, err := newClient(t, srv.URL).Recipients(context.Background())
+	if err != nil || !slices.Equal(res.UserIDs, []string{"a", "b", "c", "d", "e"}) || len(res.RequestIDs) != 3 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestRecipientsFuncStopsOnError(t *testing.T) {
+	many := "["
+	for i := range 2 * recipientsChunk {
+		many += fmt.Sprintf(`"u%d",`, i)
+	}
+	many += `"last"]`
+	for name, answers := range map[string][]canned{
+		"at the end of a page": {{status: 200, body: `{"userIds":["a"],"next":"2"}`}, {status: 200, body: `["b"]`}},
+		"in a page":            {{status: 200, body: many}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := serve(t, answers...)
+			stop := errors.New("enough")
+			calls := 0
+			_, err := newClient(t, srv.URL).RecipientsFunc(context.Background(), func([]string) error { calls++; return stop })
+			if err != stop || calls != 1 || len(srv.recorded()) != 1 {
+				t.Fatalf("err %v after %d calls and %d requests", err, calls, len(srv.recorded()))
+			}
+		})
+	}
+}
+
+func TestRecipientsConnectionDroppedMidList(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("x-request-id", "cut")
+		w.Header().Set("Content-Length", "1000")
+		io.WriteString(w, `["a","b",`+strings.Repeat(`"x",`, 10))
+		w.(http.Flusher).Flush()
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	t.Cleanup(srv.Close)
+	_, err := newClient(t, srv.URL).Recipients(context.Background())
+	var te *TransportError
+	if !errors.As(err, &te) || te.RequestID != "cut" || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("want a TransportError for the cut answer, got %T %v", err, err)
+	}
+	if safe, _, _ := Retryable(err); !safe {
+		t.Error("reading the recipients again is safe")
+	}
+}
