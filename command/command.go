@@ -209,6 +209,7 @@ func commands() []command {
 			{"rm", "Remove addresses from the state (nothing is sent)"},
 			{"pull", "Print the backend's state in the local file format"},
 			{"push", "Store a local state file in the configured backend"},
+			{"repair", "Cut a damaged state journal after its last intact line"},
 		}},
 		{name: "force-unlock", summary: "Remove a stale state lock", run: cmdForceUnlock},
 		{name: "recipients", summary: "List the users who can receive a push right now", run: cmdRecipients},
