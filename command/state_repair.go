@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,7 +80,7 @@ func runStateRepair(ctx context.Context, o *stateRepairOptions) int {
 func (m *Meta) repairLocked(rp journalRepairer, be backend.State, force bool) int {
 	rep, err := rp.Repair(force)
 	if errors.Is(err, local.ErrRepairNeedsForce) {
-		return m.Errorf("state repair: %s. Cutting the journal after line %d would drop %s, which %s.\n"+
+		return m.Errorf("state repair: %s. Cutting the journal after line %d would drop %s, %s.\n"+
 			"Without these records the next plan sends those targets again, and a device may show an untagged notification twice.\n"+
 			"Nothing was changed. To cut them anyway (they are kept in %s.rejected): pushform state repair --force",
 			damage(rep), rep.Kept, lines(rep.Dropped.Lines), recorded(rep.Dropped), rep.Journal)
@@ -109,7 +110,7 @@ func (m *Meta) repairLocked(rp journalRepairer, be backend.State, force bool) in
 		fmt.Fprintf(&b, "Moved lines %d to %d to %s and cut the journal after line %d.\n", first, rep.Lines, termtext.Clean(rep.Rejected), rep.Kept)
 	}
 	if rep.Bad != nil {
-		fmt.Fprintf(&b, "The dropped lines %s.\n", recorded(rep.Dropped))
+		fmt.Fprintf(&b, "Dropped %s, %s.\n", lines(rep.Dropped.Lines), recorded(rep.Dropped))
 	}
 	s, err := be.Read()
 	switch {
@@ -137,7 +138,8 @@ func damage(rep *local.RepairReport) string {
 	return fmt.Sprintf("the last line (%d) of the state journal %s is torn: a write that never finished, so was never acknowledged", rep.Lines, rep.Journal)
 }
 
-// recorded says what dropped lines record.
+// recorded says what dropped lines record: "recording 3 targets
+// delivered; line 7 cannot be read, so what it records cannot be told".
 func recorded(d local.Dropped) string {
 	var parts []string
 	if d.Delivered > 0 {
@@ -149,9 +151,9 @@ func recorded(d local.Dropped) string {
 	if d.Other > 0 {
 		parts = append(parts, plural(d.Other, "target")+" failed or skipped")
 	}
-	what := "record no target's outcome"
+	what := "recording no target's outcome"
 	if len(parts) > 0 {
-		what = "record " + joinAnd(parts)
+		what = "recording " + joinAnd(parts)
 	}
 	switch n := len(d.Unreadable); {
 	case n == 1:
@@ -159,7 +161,7 @@ func recorded(d local.Dropped) string {
 	case n > 1:
 		nums := make([]string, n)
 		for i, l := range d.Unreadable {
-			nums[i] = views.Count(l)
+			nums[i] = strconv.Itoa(l)
 		}
 		what += fmt.Sprintf("; lines %s cannot be read, so what they record cannot be told", joinAnd(nums))
 	}

@@ -68,7 +68,7 @@ func TestStateRepairCommand(t *testing.T) {
 	before, _ := os.ReadFile(f.JournalPath())
 	code, out, errOut := runIn(t, dir, "", nil, "state", "repair")
 	want := "Error: state repair: line 3 of 3 of the state journal DIR/pushform.state.journal is corrupt (checksum mismatch). " +
-		"Cutting the journal after line 2 would drop 1 line, which record 3 targets delivered.\n" +
+		"Cutting the journal after line 2 would drop 1 line, recording 3 targets delivered.\n" +
 		"Without these records the next plan sends those targets again, and a device may show an untagged notification twice.\n" +
 		"Nothing was changed. To cut them anyway (they are kept in DIR/pushform.state.journal.rejected): pushform state repair --force\n"
 	if code != ExitError || out != "" || clean(errOut) != want {
@@ -81,7 +81,7 @@ func TestStateRepairCommand(t *testing.T) {
 	code, out, errOut = runIn(t, dir, "", nil, "state", "repair", "--force")
 	want = "Line 3 of 3 of the state journal DIR/pushform.state.journal is corrupt (checksum mismatch).\n" +
 		"Moved line 3 to DIR/pushform.state.journal.rejected and cut the journal after line 2.\n" +
-		"The dropped lines record 3 targets delivered.\n" +
+		"Dropped 1 line, recording 3 targets delivered.\n" +
 		"The state now reads: serial 1, 1 address. Run 'pushform plan' to see what the next apply would send.\n"
 	if code != ExitOK || clean(out) != want || errOut != "" {
 		t.Fatalf("state repair --force: exit %d, stderr %q\n%s\nwant\n%s", code, errOut, clean(out), want)

@@ -490,14 +490,15 @@ func (f *File) Persist(s *state.State) error {
 	out := *s
 	out.Version = state.FormatVersion
 	out.Serial = serial
+	// The errors name the temp file: they are *PathErrors.
 	if err := statefile.Encode(tmp, &out); err != nil {
-		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
+		return fmt.Errorf("writing state: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing state %s: %w", tmp.Name(), err)
+		return fmt.Errorf("syncing state: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
+		return fmt.Errorf("writing state: %w", err)
 	}
 	if exists {
 		if err := f.backup(); err != nil {
