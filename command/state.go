@@ -9,6 +9,7 @@ import (
 
 	"pushform/backend"
 	"pushform/state"
+	"pushform/termtext"
 	"pushform/views"
 )
 
@@ -175,7 +176,7 @@ func (m *Meta) stateRemove(sess *backend.Session, addrs []string) int {
 		return m.Errorf("%v", err)
 	}
 	for _, it := range forget.Items {
-		fmt.Fprintf(m.Stdout, "Removed %s\n", it.Address)
+		fmt.Fprintf(m.Stdout, "Removed %s\n", termtext.Clean(it.Address))
 	}
 	n := len(forget.Items)
 	fmt.Fprintf(m.Stdout, "Removed %d address%s from the state (serial %d). Nothing was sent.\n", n, map[bool]string{true: "", false: "es"}[n == 1], s.Serial)
