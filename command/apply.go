@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"pushform/backend"
 	"pushform/executor"
 	"pushform/planner"
+	"pushform/state"
 	"pushform/views"
 )
 
@@ -144,14 +146,25 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		Events:        out.Event,
 		Now:           o.clock(r.now, start),
 	})
-	// Save whatever happened: the journal already holds it, the snapshot
-	// makes it compact.
-	if err := sess.Persist(); err != nil {
-		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, err))
-	}
+	// Save whatever happened: the journal already holds what was recorded,
+	// the snapshot makes it compact. The summary follows whatever failed:
+	// notifications may have reached devices.
+	persistErr := persistAfterApply(sess, rec, res)
 	out.Finish(p, res, time.Since(start), sess.Config)
 	if applyErr != nil {
-		return m.fail(applyErr)
+		// The first error is the one reported; a failed save comes second.
+		if res.JournalError != "" {
+			m.fail(fmt.Errorf("%w\n%s", applyErr, journalFailureMessage(res, sess.Backend.String(), persistErr == nil)))
+		} else {
+			m.fail(applyErr)
+		}
+		if persistErr != nil {
+			m.Errorf("saving the state failed too: %v", persistErr)
+		}
+		return ExitError
+	}
+	if persistErr != nil {
+		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, persistErr))
 	}
 	if res.Interrupted {
 		return m.Errorf("%s", interruptedMessage(res, sess.Backend.String()))
@@ -211,6 +224,80 @@ func interruptedMessage(res *executor.Result, where string) string {
 		msg += "; " + plural(n, "target") + " have an unknown outcome"
 	}
 	return msg + ". Run apply again to continue from there."
+}
+
+// persistAfterApply saves the run's state. After a failed journal write
+// it first folds in the outcomes the journal missed: a save that succeeds
+// then records everything the run knows, and one that fails leaves the
+// journal as it was, which holds what it acknowledged. Once saved, nothing
+// is unrecorded (not-sent records are outcome entries too): res.Unrecorded
+// is cleared.
+func persistAfterApply(sess *backend.Session, rec *state.Recorder, res *executor.Result) error {
+	u := res.Unrecorded
+	if u == nil || len(u.Entries) == 0 {
+		return sess.Persist()
+	}
+	var foldErr error
+	rec.Read(func(st *state.State) {
+		for _, e := range u.Entries {
+			if err := st.ApplyEntry(e); err != nil && foldErr == nil {
+				foldErr = err
+			}
+		}
+	})
+	if foldErr != nil {
+		return fmt.Errorf("adding the unrecorded outcomes to the state: %w", foldErr)
+	}
+	if err := sess.Persist(); err != nil {
+		return err
+	}
+	res.Unrecorded = nil // the entries hold the not-sent records too
+	return nil
+}
+
+// journalFailureMessage says, after a failed journal write, which records
+// are durable and what the next run does with the rest. saved says
+// whether the state was saved after the failure (with the outcomes the
+// journal missed: see persistAfterApply).
+func journalFailureMessage(res *executor.Result, where string, saved bool) string {
+	var b strings.Builder
+	if saved {
+		fmt.Fprintf(&b, "  Recorded: the state %s was saved after the failure with every outcome this run received, those the journal missed included.\n", where)
+	} else {
+		fmt.Fprintf(&b, "  Recorded: every intent and outcome whose journal write succeeded; they are in the journal of %s, which the next run reads back.\n", where)
+	}
+	u := res.Unrecorded
+	if u == nil {
+		u = &executor.Unrecorded{}
+	}
+	if n := u.Total(); n > 0 {
+		fmt.Fprintf(&b, "  Not recorded: the outcomes of %s (%s): their answers arrived, but writing them to the journal failed. "+
+			"The next plan treats them as unknown: tagged ones and badges are sent again (devices replace them), untagged ones are held (--retry-unknown sends them).\n",
+			plural(n, "target"), countsText(u.Counts))
+	}
+	if u.NotSent > 0 {
+		fmt.Fprintf(&b, "  Not recorded: %s of requests recorded as about to be sent were never sent, and the journal could not record that either; "+
+			"the next plan treats them as unknown too, as after a crash.\n", plural(u.NotSent, "target"))
+	}
+	if n := res.NotStarted - u.NotSent; n > 0 {
+		fmt.Fprintf(&b, "  Not sent: %s; the next plan sends them.\n", plural(n, "target"))
+	}
+	b.WriteString("  Free space where the state is kept (or fix the error above), then review with pushform plan and apply again.")
+	return b.String()
+}
+
+// countsText lists the non-zero counts: "500 delivered, 3 failed".
+func countsText(c executor.Counts) string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		what string
+	}{{c.Delivered, "delivered"}, {c.Skipped, "skipped"}, {c.Failed, "failed"}, {c.Unknown, "unknown"}} {
+		if p.n > 0 {
+			parts = append(parts, views.Count(p.n)+" "+p.what)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // confirm asks for "yes" on a terminal; without one it refuses.

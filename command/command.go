@@ -210,6 +210,7 @@ func commands() []command {
 			{"mv", "Move an address in the state, as a moved block does (nothing is sent)"},
 			{"pull", "Print the backend's state in the local file format"},
 			{"push", "Store a local state file in the configured backend"},
+			{"repair", "Cut a damaged state journal after its last intact line"},
 		}},
 		{name: "force-unlock", summary: "Remove a stale state lock", run: cmdForceUnlock},
 		{name: "recipients", summary: "List the users who can receive a push right now", run: cmdRecipients},

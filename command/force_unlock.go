@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"pushform/termtext"
 )
 
 // forceUnlockOptions are the inputs of force-unlock.
@@ -43,9 +45,9 @@ func runForceUnlock(ctx context.Context, o *forceUnlockOptions) int {
 		if !m.StdinTerminal {
 			return m.Errorf("force-unlock asks for confirmation and there is no terminal; pass --force")
 		}
-		fmt.Fprintf(m.Stdout, "Remove the lock %s of %s?\n"+
+		fmt.Fprint(m.Stdout, termtext.Lines(fmt.Sprintf("Remove the lock %s of %s?\n"+
 			"  Only do this if the process that held it has stopped.\n"+
-			"  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ", o.id, be)
+			"  Only 'yes' will be accepted to confirm.\n\n  Enter a value: ", o.id, be)))
 		answer, _ := bufio.NewReader(m.Stdin).ReadString('\n')
 		if strings.TrimSpace(answer) != "yes" {
 			return m.Errorf("force-unlock cancelled")
@@ -55,9 +57,10 @@ func runForceUnlock(ctx context.Context, o *forceUnlockOptions) int {
 	if err != nil {
 		return m.Errorf("%v", err)
 	}
-	fmt.Fprintf(m.Stdout, "Removed lock %s (held by %s for %s, pid %d, since %s).\n"+
+	// The lock info is whatever the file or row holds: shown escaped.
+	fmt.Fprint(m.Stdout, termtext.Lines(fmt.Sprintf("Removed lock %s (held by %s for %s, pid %d, since %s).\n"+
 		"The lock itself was already released when that process ended: a lock cannot outlive its process\n"+
 		"(or, with PostgreSQL, its connection), so this only cleared the lock info it left behind.\n",
-		info.ID, info.Who, info.Operation, info.Pid, info.Created.UTC().Format(time.RFC3339))
+		info.ID, info.Who, info.Operation, info.Pid, info.Created.UTC().Format(time.RFC3339))))
 	return ExitOK
 }

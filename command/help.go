@@ -85,7 +85,7 @@ func helpDocs() map[string]helpDoc {
 			},
 		},
 		"state": {
-			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state mv [options] FROM TO", "state pull [options]", "state push [options] FILE"},
+			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state mv [options] FROM TO", "state pull [options]", "state push [options] FILE", "state repair [options]"},
 			text: "Inspects or edits the state: the record of what was sent to whom. Nothing is sent. " +
 				"Run 'pushform state SUBCOMMAND -h' for the options of each.",
 			examples: []string{
@@ -141,6 +141,17 @@ func helpDocs() map[string]helpDoc {
 				"lineage, a newer serial, or the same serial with other content, unless --force. The backend keeps " +
 				"its lineage and stores the pushed state as its next serial, so plans saved before are refused as stale.",
 			examples: []string{"pushform state push pushform.state", "pushform state push old.state -force"},
+		},
+		"state repair": {
+			usage: []string{"state repair [options]"},
+			text: "Repairs a local state journal that a command refused as damaged: a complete line whose checksum " +
+				"does not match or that does not decode, or a torn last line. Under the state lock, it writes every line " +
+				"from the first damaged one on to a file beside the journal (pushform.state.journal.rejected, mode 0600) " +
+				"and cuts the journal after the last intact line. It first counts what those lines record: when they record " +
+				"delivered targets or targets sent without an answer, or cannot be read, it refuses, says how many, and " +
+				"cuts only with --force (without those records the next plan sends those targets again). It then prints " +
+				"how the state reads. A PostgreSQL state has no journal file: there is nothing to repair.",
+			examples: []string{"pushform state repair", "pushform state repair -force -state=env/test.state"},
 		},
 		"force-unlock": {
 			usage: []string{"force-unlock [options] LOCK_ID"},

@@ -14,6 +14,7 @@ import (
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/state"
+	"pushform/termtext"
 )
 
 // planFlags are the flags shared by plan and apply.
@@ -242,8 +243,8 @@ func (m *Meta) warnStaleLock(info *state.LockInfo) {
 	if info == nil {
 		return
 	}
-	fmt.Fprintf(m.Stderr, "Warning: the last holder of the state lock ended without releasing it: %s (pid %d) running %s since %s, lock id %s.\n"+
+	fmt.Fprint(m.Stderr, termtext.Lines(fmt.Sprintf("Warning: the last holder of the state lock ended without releasing it: %s (pid %d) running %s since %s, lock id %s.\n"+
 		"  It was killed or crashed; its lock died with it, so this run goes on, and what it\n"+
 		"  recorded in the journal is read back. (pushform force-unlock %s clears such a record without running anything.)\n",
-		info.Who, info.Pid, info.Operation, info.Created.UTC().Format(time.RFC3339), info.ID, info.ID)
+		info.Who, info.Pid, info.Operation, info.Created.UTC().Format(time.RFC3339), info.ID, info.ID)))
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"pushform/sandbox"
+	"pushform/termtext"
 )
 
 func runSandbox(ctx context.Context, m *Meta, args []string) int {
@@ -215,15 +216,16 @@ func writeSandboxDevice(w io.Writer, v sandbox.DeviceView) {
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "Device\t%s\n", v.DeviceID)
+	// Ids and texts come from a seed and from what was sent: escaped.
+	fmt.Fprintf(tw, "Device\t%s\n", termtext.Clean(v.DeviceID))
 	if v.UserID != "" {
-		fmt.Fprintf(tw, "User\t%s\n", v.UserID)
+		fmt.Fprintf(tw, "User\t%s\n", termtext.Clean(v.UserID))
 	}
 	if v.Environment != "" {
-		fmt.Fprintf(tw, "Environment\t%s\n", v.Environment)
+		fmt.Fprintf(tw, "Environment\t%s\n", termtext.Clean(v.Environment))
 	}
 	if v.ShellVersion != "" {
-		fmt.Fprintf(tw, "Shell version\t%s\n", v.ShellVersion)
+		fmt.Fprintf(tw, "Shell version\t%s\n", termtext.Clean(v.ShellVersion))
 	}
 	fmt.Fprintf(tw, "State\t%s\n", strings.Join(flags, ", "))
 	fmt.Fprintf(tw, "Badge\t%d\n", v.Badge)
@@ -258,17 +260,18 @@ func writeSandboxEntries(w io.Writer, title string, es []sandbox.InboxEntry) {
 		if title == "" && e.Body == "" {
 			title = "(badge update)"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, dash(title), dash(e.Body), dash(e.Tag), badge, dash(e.OpenToURL), e.RequestID)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, dash(title), dash(e.Body), dash(e.Tag), badge, dash(e.OpenToURL), termtext.Clean(e.RequestID))
 	}
 	tw.Flush()
 }
 
-// sandboxCell shortens s to one line of at most 32 characters for a table.
+// sandboxCell shortens s to one line of at most 32 characters for a
+// table, control characters escaped.
 func sandboxCell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) > 32 {
-		return string(r[:31]) + "…"
+		return termtext.Clean(string(r[:31])) + "…"
 	}
-	return s
+	return termtext.Clean(s)
 }

@@ -9,6 +9,7 @@ import (
 
 	"pushform/backend"
 	"pushform/state"
+	"pushform/termtext"
 	"pushform/views"
 )
 
@@ -17,7 +18,7 @@ const stateShowLimit = 50
 
 func runState(ctx context.Context, m *Meta, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
-		return m.usageError("state", errors.New("missing subcommand: list, show, rm, mv, pull or push"))
+		return m.usageError("state", errors.New("missing subcommand: list, show, rm, mv, pull, push or repair"))
 	}
 	switch args[0] {
 	case "list":
@@ -32,6 +33,8 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		return m.statePull(ctx, args[1:])
 	case "push":
 		return m.statePush(ctx, args[1:])
+	case "repair":
+		return m.stateRepair(ctx, args[1:])
 	case "-h", "--help", "-help", "help":
 		writeHelp(m.Stdout, "state", m.FlagSet("state"))
 		return ExitOK
@@ -175,7 +178,7 @@ func (m *Meta) stateRemove(sess *backend.Session, addrs []string) int {
 		return m.Errorf("%v", err)
 	}
 	for _, it := range forget.Items {
-		fmt.Fprintf(m.Stdout, "Removed %s\n", it.Address)
+		fmt.Fprintf(m.Stdout, "Removed %s\n", termtext.Clean(it.Address))
 	}
 	n := len(forget.Items)
 	fmt.Fprintf(m.Stdout, "Removed %d address%s from the state (serial %d). Nothing was sent.\n", n, map[bool]string{true: "", false: "es"}[n == 1], s.Serial)

@@ -100,6 +100,9 @@ type Event struct {
 	Rate  string `json:"rate,omitempty"`
 	// MovedFrom parallels Addresses on move events: the old addresses.
 	MovedFrom []string `json:"moved_from,omitempty"`
+	// Unrecorded is set on a response or error whose outcome could not be
+	// written to the state journal.
+	Unrecorded bool `json:"unrecorded,omitempty"`
 }
 
 // Counts tallies target outcomes.
@@ -136,7 +139,32 @@ type Result struct {
 	Interrupted bool `json:"interrupted"`
 	// NotStarted counts the targets of batches never sent.
 	NotStarted int `json:"not_started"`
+	// JournalError is the first failure to write the state journal (a
+	// full disk, an I/O error), after which the run stopped; "" when none.
+	JournalError string `json:"journal_error,omitempty"`
+	// Unrecorded counts what the run knows and could not record because a
+	// journal write failed; nil when everything was recorded.
+	Unrecorded *Unrecorded `json:"unrecorded,omitempty"`
 }
+
+// Unrecorded tallies targets whose outcome a run knows but could not write
+// to the state journal. Their intent is recorded, so the state holds them
+// as sent with no answer: unknown.
+type Unrecorded struct {
+	// Counts are the outcomes of answers that arrived; they are in
+	// Result.Counts too.
+	Counts
+	// NotSent counts the targets of requests recorded as about to be sent
+	// that were never sent; they are in Result.NotStarted too.
+	NotSent int `json:"not_sent"`
+	// Entries are the outcome entries that could not be journaled, in the
+	// order they were made: a caller that can still save the state whole
+	// folds them in first (see state.State.ApplyEntry).
+	Entries []state.Entry `json:"-"`
+}
+
+// Targets is the number of targets counted.
+func (u *Unrecorded) Targets() int { return u.Total() + u.NotSent }
 
 // MaxListed caps Result.Failures.
 const MaxListed = 100
@@ -226,20 +254,51 @@ type run struct {
 	sender Sender
 	opts   Options
 
-	mu  sync.Mutex // guards res and events
+	mu  sync.Mutex // guards res, journalErr and events
 	res *Result
 	// pacer spaces the requests of send_rate groups.
 	pacer *pacer
+	// journalErr is the first failed journal write.
+	journalErr error
 	// nextBatch numbers the parts of refused requests sent again.
 	nextBatch atomic.Int64
 }
 
-// record journals entries and folds them into the state.
+// record journals entries and folds them into the state. The first
+// failure is kept in the result: the run stops, and what it knew but
+// could not record is counted in Result.Unrecorded.
 func (r *run) record(entries ...state.Entry) error {
 	if err := r.rec.Record(entries...); err != nil {
-		return fmt.Errorf("writing the state journal: %w", err)
+		jerr := &journalError{err}
+		r.mu.Lock()
+		if r.journalErr == nil {
+			r.journalErr = jerr
+			r.res.JournalError = jerr.Error()
+		}
+		for _, e := range entries {
+			// An intent that failed was not sent: nothing to keep.
+			if e.Type == state.EntryOutcome {
+				r.unrecorded().Entries = append(r.unrecorded().Entries, e)
+			}
+		}
+		r.mu.Unlock()
+		return jerr
 	}
 	return nil
+}
+
+// journalError is a failed journal write.
+type journalError struct{ err error }
+
+func (e *journalError) Error() string { return "writing the state journal: " + e.err.Error() }
+func (e *journalError) Unwrap() error { return e.err }
+
+// unrecorded returns the tally of what could not be recorded; r.mu is held.
+func (r *run) unrecorded() *Unrecorded {
+	if r.res.Unrecorded == nil {
+		r.res.Unrecorded = &Unrecorded{}
+	}
+	return r.res.Unrecorded
 }
 
 func (r *run) emit(e Event) {

@@ -72,11 +72,14 @@ func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
 		}
 		out.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
 	}
-	if err := r.record(out); err != nil {
-		return err
-	}
+	// The answer is counted even when it cannot be recorded: the
+	// summary says what reached devices.
+	jerr := r.record(out)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if jerr != nil {
+		r.unrecorded().add(counts)
+	}
 	r.res.Requests++
 	r.res.Counts.add(counts)
 	for k, v := range skipped {
@@ -87,8 +90,9 @@ func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
 			r.res.Failures = append(r.res.Failures, f)
 		}
 	}
-	r.emit(Event{Type: EventResponse, Batch: b, Addresses: addrs, Targets: targets, RequestID: resp.RequestID, Status: resp.StatusCode, Counts: counts})
-	return nil
+	r.emit(Event{Type: EventResponse, Batch: b, Addresses: addrs, Targets: targets, RequestID: resp.RequestID, Status: resp.StatusCode, Counts: counts,
+		Unrecorded: jerr != nil})
+	return jerr
 }
 
 // resultFor picks target j's result; a topics notification has one result
@@ -161,17 +165,22 @@ func (r *run) failed(pb *prepared, err, maybe error) error {
 		e = failedEntry(pb.intent, now, requestID, status, func(int) string { return "not sent: " + err.Error() })
 		counts.Failed = pb.targets
 	}
-	if jerr := r.record(e); jerr != nil {
-		return jerr
-	}
+	jerr := r.record(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if jerr != nil {
+		r.unrecorded().add(counts)
+	}
 	r.res.Counts.add(counts)
 	if !isAuth {
 		r.res.Errors = append(r.res.Errors, be)
 	}
-	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: requestID, Status: status, Counts: counts, Error: err.Error()})
-	if isAuth {
+	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: requestID, Status: status, Counts: counts, Error: err.Error(),
+		Unrecorded: jerr != nil})
+	switch {
+	case jerr != nil:
+		return jerr
+	case isAuth:
 		return err
 	}
 	return nil

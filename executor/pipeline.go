@@ -42,9 +42,19 @@ type prepared struct {
 // left; a normal stop records those as not sent.
 func (r *run) sendAll(ctx context.Context) error {
 	// In-flight requests finish even after ctx ends (an interrupt stops new
-	// requests only); a rejected key or a journal failure stops everything.
-	fatalCtx, fatal := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer fatal(nil)
+	// requests only), and after a journal failure: their answers cannot be
+	// recorded, but the summary reports them. A rejected key stops
+	// everything.
+	fatalCtx, stopRun := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopRun(nil)
+	reqCtx, abort := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer abort(nil)
+	fatal := func(err error) {
+		stopRun(err)
+		if je := (*journalError)(nil); !errors.As(err, &je) {
+			abort(err)
+		}
+	}
 	// stop ends on an interrupt or a fatal error: no new try after either.
 	stop, cancelStop := context.WithCancel(ctx)
 	defer cancelStop()
@@ -68,7 +78,7 @@ func (r *run) sendAll(ctx context.Context) error {
 					}
 					continue
 				}
-				if err := r.send(fatalCtx, stop, pb, &recorders, fatal); err != nil {
+				if err := r.send(reqCtx, stop, pb, &recorders, fatal); err != nil {
 					fatal(err)
 				}
 			}
@@ -83,6 +93,10 @@ func (r *run) sendAll(ctx context.Context) error {
 	}
 	r.res.Interrupted = ctx.Err() != nil
 	if err := context.Cause(fatalCtx); err != nil && !errors.Is(err, context.Canceled) {
+		// Journal writes fail in several goroutines: report the first.
+		if je := (*journalError)(nil); errors.As(err, &je) && r.journalErr != nil {
+			return r.journalErr
+		}
 		return err
 	}
 	return nil
@@ -172,13 +186,14 @@ func (r *run) notSent(pb *prepared) error {
 		return nil
 	}
 	e := failedEntry(pb.intent, r.opts.Now().UTC(), "", 0, func(int) string { return "not sent: apply stopped before this request" })
-	if err := r.record(e); err != nil {
-		return err
-	}
+	err := r.record(e)
 	r.mu.Lock()
 	r.res.NotStarted += pb.targets
+	if err != nil {
+		r.unrecorded().NotSent += pb.targets
+	}
 	r.mu.Unlock()
-	return nil
+	return err
 }
 
 // send sends a prepared batch with retries. The outcome of an answered

@@ -79,6 +79,18 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 		return restMsg
 	})
 	if err := r.record(out); err != nil {
+		// Refused: nothing of it reached a device, but the state holds
+		// its targets as sent: the blamed ones failed, the others were
+		// not sent.
+		_, nBad := pb.pick(bad)
+		r.mu.Lock()
+		r.res.Counts.Failed += nBad
+		r.unrecorded().Failed += nBad
+		r.res.NotStarted += pb.targets - nBad
+		r.unrecorded().NotSent += pb.targets - nBad
+		r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: rid, Status: http.StatusBadRequest,
+			Counts: Counts{Failed: nBad}, Error: ve.Error(), Unrecorded: true})
+		r.mu.Unlock()
 		return err
 	}
 	subs := make([]*prepared, len(parts))
@@ -112,7 +124,7 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 	}
 	r.mu.Unlock()
 
-	for _, sub := range subs {
+	for i, sub := range subs {
 		if stop.Err() != nil || ctx.Err() != nil {
 			// Recorded not sent above; the next plan sends them.
 			r.mu.Lock()
@@ -122,6 +134,12 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 		}
 		sub.intent.Time = r.opts.Now().UTC()
 		if err := r.record(sub.intent); err != nil {
+			// Recorded not sent above, as are the parts after it.
+			r.mu.Lock()
+			for _, rest := range subs[i:] {
+				r.res.NotStarted += rest.targets
+			}
+			r.mu.Unlock()
 			return err
 		}
 		sub.journaled = true

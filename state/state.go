@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of the state file format written. Format 3
-// added Message.EarlierTags and Target.Unanswered; 1 and 2 are still read.
-const FormatVersion = 3
+// FormatVersion is the version of the state file format written. Format 4
+// put the header (serial, lineage, environment) under the checksum; format
+// 3 added Message.EarlierTags and Target.Unanswered; 1 to 3 are still read.
+const FormatVersion = 4
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {

@@ -110,9 +110,14 @@ func (v *ApplyHuman) Finish(p *planner.Plan, res *executor.Result, took time.Dur
 	v.prog.stopped = true
 	v.mu.Unlock()
 	c := res.Counts
-	fmt.Fprintf(v.w, "\nApply complete: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n",
+	head := "Apply complete"
+	if res.JournalError != "" {
+		head = "Apply stopped (a write to the state journal failed)"
+	}
+	fmt.Fprintf(v.w, "\n%s: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n", head,
 		Count(c.Delivered), Count(c.Skipped), Count(c.Failed), Count(c.Unknown),
 		plural(res.Requests, "request", "requests"), took.Round(time.Millisecond))
+	v.unrecorded(res)
 	for _, reason := range slices.Sorted(maps.Keys(res.Skipped)) {
 		n := res.Skipped[reason]
 		fmt.Fprintf(v.w, "  skipped %s: %s (the service says retrying does not help)\n", plural(n, "target", "targets"), termtext.Clean(reason))
@@ -128,5 +133,28 @@ func (v *ApplyHuman) Finish(p *planner.Plan, res *executor.Result, took time.Dur
 	}
 	if c.Unknown > 0 {
 		fmt.Fprintf(v.w, "  %s unknown: a request's answer was lost; the next plan shows them\n", plural(c.Unknown, "target", "targets"))
+	}
+}
+
+// unrecorded says, after a failed journal write, what the counts above
+// hold that the state does not.
+func (v *ApplyHuman) unrecorded(res *executor.Result) {
+	if res.JournalError == "" {
+		return
+	}
+	u := res.Unrecorded
+	if u == nil {
+		u = &executor.Unrecorded{}
+	}
+	if n := u.Total(); n > 0 {
+		c := u.Counts
+		fmt.Fprintf(v.w, "  not recorded: %s answered (%s delivered, %s skipped, %s failed, %s unknown); the state holds them as unknown\n",
+			plural(n, "target", "targets"), Count(c.Delivered), Count(c.Skipped), Count(c.Failed), Count(c.Unknown))
+	}
+	if u.NotSent > 0 {
+		fmt.Fprintf(v.w, "  not recorded: %s never sent; the state holds them as unknown\n", plural(u.NotSent, "target", "targets"))
+	}
+	if n := res.NotStarted - u.NotSent; n > 0 {
+		fmt.Fprintf(v.w, "  not sent: %s\n", plural(n, "target", "targets"))
 	}
 }

@@ -120,7 +120,10 @@ func (f *File) replayJournal(s *state.State) (*state.State, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("state journal %s is corrupt: %w", f.JournalPath(), err)
+		if s != nil && h.Journal != 0 && h.Lineage == s.Lineage && h.Serial < s.Serial {
+			return s, nil // already folded into the snapshot, damage and all
+		}
+		return nil, f.journalError(err)
 	}
 	if h.Journal == 0 {
 		return s, nil // empty, or only a torn header
@@ -168,11 +171,47 @@ func (f *File) readSnapshot() (*state.State, error) {
 	return s, nil
 }
 
+// corrupt explains why the snapshot cannot be read: a newer format, or
+// damage, with the backup offered only once it has been read whole.
 func (f *File) corrupt(err error) error {
-	if _, serr := os.Stat(f.BackupPath()); serr == nil {
+	var nf *statefile.NewerFormatError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("state file %s was %w", f.path, err)
+	}
+	b, berr := os.Open(f.BackupPath())
+	if errors.Is(berr, fs.ErrNotExist) {
+		return fmt.Errorf("state file %s is corrupt: %v; there is no backup (%s does not exist)", f.path, err, f.BackupPath())
+	}
+	if berr == nil {
+		_, berr = statefile.Decode(b)
+		b.Close()
+	}
+	if berr == nil {
 		return fmt.Errorf("state file %s is corrupt: %v; the previous state is in %s", f.path, err, f.BackupPath())
 	}
-	return fmt.Errorf("state file %s is corrupt: %v; there is no backup (%s does not exist)", f.path, err, f.BackupPath())
+	return fmt.Errorf("state file %s is corrupt: %v; its backup %s cannot be read either (%v), so no earlier state is left to go back to. "+
+		"Move both aside to start a new state: the next plan then knows nothing of what was sent and plans every send again", f.path, err, f.BackupPath(), berr)
+}
+
+// journalError explains why the journal cannot be used, and what to do.
+func (f *File) journalError(err error) error {
+	var nf *statefile.NewerFormatError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("state journal %s was %w", f.JournalPath(), err)
+	}
+	var le *statefile.JournalLineError
+	if !errors.As(err, &le) {
+		return fmt.Errorf("reading state journal %s: %w", f.JournalPath(), err)
+	}
+	kept, keeps := "No line is intact", "it keeps none"
+	if le.Line > 1 {
+		kept = fmt.Sprintf("Lines 1 to %d are intact", le.Line-1)
+		keeps = fmt.Sprintf("it keeps lines 1 to %d", le.Line-1)
+	}
+	return fmt.Errorf("state journal %s is damaged: %w. %s; the records from line %d on cannot be trusted, so nothing was read or sent. "+
+		"Run 'pushform state repair --state %s': %s, moves the others to %s.rejected "+
+		"and says how many delivered outcomes they record (it asks for --force before dropping any)",
+		f.JournalPath(), le, kept, le.Line, f.path, keeps, f.JournalPath())
 }
 
 // storedHeader returns the header of the snapshot on disk, or ok=false when
@@ -284,10 +323,10 @@ func (f *File) appendLocked(entries []state.Entry) error {
 		}
 	}
 	if _, err := jf.Write(buf); err != nil {
-		return fmt.Errorf("writing state journal: %w", err)
+		return f.undoAppend(jf, fi.Size(), err)
 	}
 	if err := jf.Sync(); err != nil {
-		return fmt.Errorf("syncing state journal: %w", err)
+		return f.undoAppend(jf, fi.Size(), err)
 	}
 	if fresh {
 		if err := atomicfile.SyncDir(filepath.Dir(f.path)); err != nil {
@@ -295,6 +334,21 @@ func (f *File) appendLocked(entries []state.Entry) error {
 		}
 	}
 	return jf.Close()
+}
+
+// undoAppend cuts the journal back to size after a failed write or sync
+// (a full disk, an I/O error), so it holds exactly the entries whose
+// Append returned nil: none of these is recorded. When even that fails,
+// the next Append checks the tail again first.
+func (f *File) undoAppend(jf *os.File, size int64, err error) error {
+	f.checked = false
+	if terr := jf.Truncate(size); terr != nil {
+		return fmt.Errorf("%w; cutting the journal back failed too (%v): it may hold part of these entries", err, terr)
+	}
+	if serr := jf.Sync(); serr != nil {
+		return fmt.Errorf("%w; syncing the journal after cutting it back failed too (%v): it may hold part of these entries", err, serr)
+	}
+	return fmt.Errorf("%w (the journal was cut back to the entries written before)", err)
 }
 
 // storedJournalFormat reads the format from the header of the journal on
@@ -311,7 +365,10 @@ func (f *File) storedJournalFormat() (int, error) {
 		return 0, fmt.Errorf("reading state journal: %w", err)
 	}
 	format := statefile.JournalFormatOf(start[:n])
-	if format < 1 || format > statefile.JournalFormat {
+	if format > statefile.JournalFormat {
+		return 0, f.journalError(&statefile.NewerFormatError{What: "journal", Format: format, Newest: statefile.JournalFormat})
+	}
+	if format < 1 {
 		return 0, fmt.Errorf("state journal %s has no usable header", f.JournalPath())
 	}
 	return format, nil
@@ -369,9 +426,12 @@ func (f *File) checkJournalTail() error {
 	defer jf.Close()
 	h, valid, err := statefile.ReadJournal(jf, func(state.Entry) error { return nil })
 	if err != nil {
-		return fmt.Errorf("state journal %s is corrupt: %w", f.JournalPath(), err)
-	}
-	if h.Journal != 0 {
+		sh, ok, serr := f.storedHeader()
+		if serr != nil || !ok || h.Journal == 0 || h.Lineage != sh.Lineage || h.Serial >= sh.Serial {
+			return f.journalError(err)
+		}
+		valid = 0 // already folded into the snapshot, damage and all
+	} else if h.Journal != 0 {
 		// A journal of an older serial was folded into the snapshot by a
 		// Persist that died before removing it, and Read ignores it: new
 		// entries appended to it would be ignored too. Start afresh.
@@ -430,14 +490,15 @@ func (f *File) Persist(s *state.State) error {
 	out := *s
 	out.Version = state.FormatVersion
 	out.Serial = serial
+	// The errors name the temp file: they are *PathErrors.
 	if err := statefile.Encode(tmp, &out); err != nil {
-		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
+		return fmt.Errorf("writing state: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing state %s: %w", tmp.Name(), err)
+		return fmt.Errorf("syncing state: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
+		return fmt.Errorf("writing state: %w", err)
 	}
 	if exists {
 		if err := f.backup(); err != nil {

@@ -114,9 +114,10 @@ func TestFileTornJournalLine(t *testing.T) {
 	}
 	good, _ := os.ReadFile(f.JournalPath())
 	for name, tail := range map[string]string{
-		"no newline":   `1234abcd {"type":"intent","items":[{"addr`,
-		"bad checksum": "00000000 {\"type\":\"forget\",\"items\":[{\"address\":\"notification.a\"}]}\n",
-		"zeros":        "\x00\x00\x00\x00\x00\x00",
+		"no newline": `1234abcd {"type":"intent","items":[{"addr`,
+		"zeros":      "\x00\x00\x00\x00\x00\x00",
+		// A complete last line with a bad checksum is not torn: see
+		// TestCorruptLastCompleteLineRefused in recovery_test.go.
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := os.WriteFile(f.JournalPath(), append(append([]byte{}, good...), tail...), 0o600); err != nil {

@@ -2,15 +2,17 @@ package statefile
 
 // Every byte format of the file backend is encoded and decoded here.
 //
-// Snapshot, format 3: one JSON header line ({"version":3,"lineage":...}),
-// a binary body, the CRC-32C of the body (4 bytes, little endian) and
-// snapshotTrailer. The body is columnar per message so a million targets
-// cost a few bytes each: a string table (fingerprints, request ids,
-// reasons, messages), the distinct outcome records, the target ids sorted
-// and front-coded, and runs of (record, count) over those ids. Format 3
-// adds to format 2 each record's unanswered count and each message's
-// earlier tags. Formats 2 and 1 (one plain JSON object) are still read;
-// the next write migrates them.
+// Snapshot, format 4: one JSON header line ({"version":4,"lineage":...}),
+// a binary body, the CRC-32C of the header line and the body (4 bytes,
+// little endian) and snapshotTrailer. The body is columnar per message so
+// a million targets cost a few bytes each: a string table (fingerprints,
+// request ids, reasons, messages), the distinct outcome records, the
+// target ids sorted and front-coded, and runs of (record, count) over
+// those ids. Format 4 is format 3 with the header under the checksum, so
+// an edited serial or lineage is refused; format 3 added to format 2 each
+// record's unanswered count and each message's earlier tags. Formats 3, 2
+// and 1 (one plain JSON object) are still read; the next write migrates
+// them.
 //
 // Journal: checksummed lines. The first is a JSON header naming the
 // snapshot the journal extends and its format; entries follow, as JSON in
@@ -57,29 +59,52 @@ func Encode(w io.Writer, s *state.State) error {
 	return encode(w, s, state.FormatVersion)
 }
 
-// encode writes s as a snapshot of format version (2 or 3; tests write 2
-// to check it is still read).
+// encode writes s as a snapshot of format version (2 to 4; tests write
+// older ones to check they are still read).
 func encode(w io.Writer, s *state.State, version int) error {
 	hdr, err := json.Marshal(Header{Version: version, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
 	if err != nil {
 		return err
 	}
+	hdr = append(hdr, '\n')
 	e := encoder{snapshot: version}
 	e.b = make([]byte, 0, 64<<10)
 	e.stateBody(s)
 	var sum [4]byte
-	binary.LittleEndian.PutUint32(sum[:], crc32.Checksum(e.b, castagnoli))
+	binary.LittleEndian.PutUint32(sum[:], snapshotSum(version, hdr, e.b))
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.Write(hdr)
-	bw.WriteByte('\n')
 	bw.Write(e.b)
 	bw.Write(sum[:])
 	bw.WriteString(snapshotTrailer)
 	return bw.Flush()
 }
 
-// Decode reads a snapshot of format 1, 2 or 3 and checks it is whole and
-// usable: decoders see files damaged by crashes, disks and people.
+// snapshotSum is the checksum a snapshot of format version stores: from
+// format 4 on it covers the header line (newline included) too.
+func snapshotSum(version int, hdrLine, body []byte) uint32 {
+	if version < 4 {
+		return crc32.Checksum(body, castagnoli)
+	}
+	return crc32.Update(crc32.Checksum(hdrLine, castagnoli), castagnoli, body)
+}
+
+// NewerFormatError is a file written by a newer pushform: not damaged,
+// only not readable by this one.
+type NewerFormatError struct {
+	// What is "state" (a snapshot) or "journal".
+	What string
+	// Format is the file's format; Newest the newest this pushform reads.
+	Format, Newest int
+}
+
+func (e *NewerFormatError) Error() string {
+	return fmt.Sprintf("written by a newer pushform (%s format %d; this pushform reads formats 1 to %d): upgrade pushform to use it", e.What, e.Format, e.Newest)
+}
+
+// Decode reads a snapshot of format 1 to 4 and checks it is whole and
+// usable: decoders see files damaged by crashes, disks and people. A
+// snapshot of a newer format is a *NewerFormatError.
 func Decode(r io.Reader) (*state.State, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -89,8 +114,8 @@ func Decode(r io.Reader) (*state.State, error) {
 		return nil, errors.New("empty file")
 	}
 	var s *state.State
-	if h, body, ok := splitV2(data); ok {
-		s, err = decodeStateV2(h, body)
+	if h, hdrLine, body, ok := splitV2(data); ok {
+		s, err = decodeStateV2(h, hdrLine, body)
 	} else {
 		s, err = decodeStateV1(data)
 	}
@@ -107,14 +132,13 @@ func Decode(r io.Reader) (*state.State, error) {
 }
 
 // splitV2 recognises a snapshot of format 2 or later by its short JSON
-// header line.
-func splitV2(data []byte) (Header, []byte, bool) {
-	var h Header
+// header line, which it returns with its newline, and the rest.
+func splitV2(data []byte) (h Header, hdrLine, rest []byte, ok bool) {
 	nl := bytes.IndexByte(data[:min(len(data), 4096)], '\n')
 	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Version < 2 {
-		return h, nil, false
+		return h, nil, nil, false
 	}
-	return h, data[nl+1:], true
+	return h, data[:nl+1], data[nl+1:], true
 }
 
 func decodeStateV1(data []byte) (*state.State, error) {
@@ -152,7 +176,7 @@ func decodeStateV1(data []byte) (*state.State, error) {
 	return &s, nil
 }
 
-func decodeStateV2(h Header, body []byte) (*state.State, error) {
+func decodeStateV2(h Header, hdrLine, body []byte) (*state.State, error) {
 	if err := checkVersion(h.Version); err != nil {
 		return nil, err
 	}
@@ -162,7 +186,10 @@ func decodeStateV2(h Header, body []byte) (*state.State, error) {
 	body = body[:len(body)-len(snapshotTrailer)]
 	sum := binary.LittleEndian.Uint32(body[len(body)-4:])
 	body = body[:len(body)-4]
-	if crc32.Checksum(body, castagnoli) != sum {
+	if snapshotSum(h.Version, hdrLine, body) != sum {
+		if h.Version >= 4 {
+			return nil, errors.New("checksum mismatch (the header, with serial and lineage, or the body was changed)")
+		}
 		return nil, errors.New("checksum mismatch")
 	}
 	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
@@ -182,7 +209,7 @@ func checkVersion(v int) error {
 	case v < 1:
 		return fmt.Errorf("missing or invalid format version %d", v)
 	case v > state.FormatVersion:
-		return fmt.Errorf("format version %d is newer than this pushform supports (%d); upgrade pushform", v, state.FormatVersion)
+		return &NewerFormatError{What: "state", Format: v, Newest: state.FormatVersion}
 	}
 	return nil
 }
@@ -378,52 +405,73 @@ func checkLine(line []byte) ([]byte, bool) {
 	return payload, crc32.Checksum(payload, castagnoli) == uint32(sum)
 }
 
+// JournalLineError is a complete journal line (it ends with a newline, so
+// its write finished and may have been acknowledged) that cannot be used:
+// its checksum does not match, or it does not decode. The records from it
+// on are in doubt; those before it are intact.
+type JournalLineError struct {
+	// Line is its number, from 1; Lines the number of complete lines in
+	// the journal.
+	Line, Lines int
+	// Offset is where it starts: the length of the intact prefix.
+	Offset int64
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *JournalLineError) Error() string {
+	if e.Line == e.Lines {
+		return fmt.Sprintf("line %d, its last, is corrupt (%s)", e.Line, e.Reason)
+	}
+	return fmt.Sprintf("line %d of %d is corrupt (%s)", e.Line, e.Lines, e.Reason)
+}
+
 // ReadJournal reads a journal, calling fn for each entry in order. valid is
-// the length of the intact prefix. A damaged last line is a write torn by a
-// crash and is ignored (it was never acknowledged); a damaged line followed
-// by others is an error. A journal without an intact header has no entries.
+// the length of the intact prefix. A last line without its newline is a
+// write torn by a crash: it was never acknowledged, and is ignored. A
+// complete line that fails its checksum or does not decode, wherever it
+// is, is a *JournalLineError; a header of a newer format a
+// *NewerFormatError. A journal without an intact header has no entries.
 func ReadJournal(r io.Reader, fn func(state.Entry) error) (h JournalHeader, valid int64, err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	for n := 1; ; n++ {
-		line, rerr := br.ReadSlice('\n')
-		if rerr == bufio.ErrBufferFull {
-			// A long line: gather it whole.
-			long := append([]byte(nil), line...)
-			for rerr == bufio.ErrBufferFull {
-				line, rerr = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
+		line, rerr := readLine(br)
 		if rerr != nil && rerr != io.EOF {
 			return h, valid, rerr
 		}
 		if len(line) == 0 {
 			return h, valid, nil
 		}
+		if line[len(line)-1] != '\n' {
+			return h, valid, nil // torn: the write never finished
+		}
+		bad := func(reason string) error {
+			e := &JournalLineError{Line: n, Lines: n, Offset: valid, Reason: reason}
+			for {
+				rest, rerr := readLine(br)
+				if len(rest) > 0 && rest[len(rest)-1] == '\n' {
+					e.Lines++
+				}
+				if rerr != nil {
+					return e
+				}
+			}
+		}
 		payload, ok := checkLine(line)
 		if !ok {
-			if rerr == io.EOF {
-				return h, valid, nil // torn: no newline
-			}
-			if _, perr := br.Peek(1); perr == io.EOF {
-				return h, valid, nil // torn: last line
-			} else if perr != nil {
-				return h, valid, perr
-			}
-			return h, valid, fmt.Errorf("line %d is corrupt (checksum mismatch) and is not the last line", n)
+			return h, valid, bad("checksum mismatch")
 		}
 		if n == 1 {
 			if err := json.Unmarshal(payload, &h); err != nil || h.Journal <= 0 {
-				return JournalHeader{}, 0, errors.New("line 1 is not a journal header")
+				return JournalHeader{}, 0, bad("not a journal header")
 			}
 			if h.Journal > JournalFormat {
-				return JournalHeader{}, 0, fmt.Errorf("journal format %d is newer than this pushform supports (%d)", h.Journal, JournalFormat)
+				return JournalHeader{}, 0, &NewerFormatError{What: "journal", Format: h.Journal, Newest: JournalFormat}
 			}
 		} else {
 			e, err := decodeEntry(payload, h.Journal)
 			if err != nil {
-				return h, valid, fmt.Errorf("line %d: %w", n, err)
+				return h, valid, bad("it does not decode: " + err.Error())
 			}
 			if err := fn(e); err != nil {
 				return h, valid, fmt.Errorf("line %d: %w", n, err)
@@ -431,6 +479,90 @@ func ReadJournal(r io.Reader, fn func(state.Entry) error) (h JournalHeader, vali
 		}
 		valid += int64(len(line))
 	}
+}
+
+// readLine reads up to and including the next newline, however long the
+// line; at the end of the input it returns what is left with io.EOF.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	long := append([]byte(nil), line...)
+	for err == bufio.ErrBufferFull {
+		line, err = br.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	return long, err
+}
+
+// DroppedLine is a journal line after its intact prefix, read as far as
+// it can be: what cutting the journal there would lose.
+type DroppedLine struct {
+	// Line is its number, from 1.
+	Line int
+	// Entry is its entry when it decodes (its checksum may still fail);
+	// nil otherwise, and for a header.
+	Entry *state.Entry
+	// Header is set when it is the journal's header line and reads as one.
+	Header bool
+	// Verified is set when its checksum matches.
+	Verified bool
+	// Torn is set on a last line without its newline: a write that never
+	// finished, so never acknowledged.
+	Torn bool
+	// Bytes is the line as it is in the journal.
+	Bytes []byte
+}
+
+// Readable reports whether the line's content is known.
+func (d DroppedLine) Readable() bool { return d.Entry != nil || d.Header }
+
+// ScanJournal reads a whole journal: its header, the length of the intact
+// prefix, the first unusable line (a *JournalLineError, or a
+// *NewerFormatError for a journal of a newer format, with nothing dropped)
+// and every line after the prefix, decoded as far as possible.
+func ScanJournal(data []byte) (h JournalHeader, valid int64, bad error, dropped []DroppedLine) {
+	h, valid, bad = ReadJournal(bytes.NewReader(data), func(state.Entry) error { return nil })
+	var nf *NewerFormatError
+	if errors.As(bad, &nf) {
+		return h, valid, bad, nil
+	}
+	n := bytes.Count(data[:valid], []byte("\n"))
+	formats := []int{h.Journal}
+	if h.Journal == 0 {
+		formats = []int{JournalFormat, 1} // the header is among the dropped
+	}
+	for rest := data[valid:]; len(rest) > 0; {
+		n++
+		end := bytes.IndexByte(rest, '\n') + 1
+		d := DroppedLine{Line: n}
+		if end == 0 {
+			end, d.Torn = len(rest), true
+		}
+		d.Bytes = rest[:end]
+		rest = rest[end:]
+		payload, ok := checkLine(d.Bytes)
+		d.Verified = ok
+		if !ok && len(d.Bytes) > 9 && d.Bytes[8] == ' ' {
+			payload = bytes.TrimSuffix(d.Bytes[9:], []byte("\n"))
+		}
+		if payload != nil {
+			var jh JournalHeader
+			if n == 1 && json.Unmarshal(payload, &jh) == nil && jh.Journal > 0 {
+				d.Header = true
+			} else {
+				for _, f := range formats {
+					if e, err := decodeEntry(payload, f); err == nil {
+						d.Entry = &e
+						break
+					}
+				}
+			}
+		}
+		dropped = append(dropped, d)
+	}
+	return h, valid, bad, dropped
 }
 
 // JournalFormatOf returns the format of the journal whose start is given,

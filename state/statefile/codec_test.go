@@ -55,6 +55,9 @@ const v1State = `{"version":1,"lineage":"x","serial":3,"environment":"test",` +
 	`"u1":{"outcome":"delivered","fingerprint":"fp","request_id":"r1","time":"2026-05-01T00:00:00Z","device_count":2},` +
 	`"u2":{"outcome":"skipped","fingerprint":"fp","request_id":"r1","time":"2026-05-01T00:00:00+02:00","reason":"no_active_device","unreachable_since":"2026-04-01T00:00:00Z"}}}}}`
 
+// currentHeader starts a snapshot of the format Encode writes.
+var currentHeader = []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))
+
 func encodeStateBytes(t testing.TB, s *state.State) []byte {
 	var buf bytes.Buffer
 	if err := Encode(&buf, s); err != nil {
@@ -72,8 +75,8 @@ func TestDecodeStateV1Migrates(t *testing.T) {
 		t.Fatalf("decoded v1 state = %+v", s)
 	}
 	data := encodeStateBytes(t, s)
-	if !bytes.HasPrefix(data, []byte(`{"version":3,`)) {
-		t.Fatalf("re-encoded state does not start with a version 3 header: %q", data[:min(len(data), 40)])
+	if !bytes.HasPrefix(data, currentHeader) {
+		t.Fatalf("re-encoded state does not start with a version %d header: %q", state.FormatVersion, data[:min(len(data), 40)])
 	}
 	back, err := Decode(bytes.NewReader(data))
 	if err != nil {
@@ -111,7 +114,7 @@ func fidelityState() *state.State {
 func TestSnapshotFormat3(t *testing.T) {
 	s := fidelityState()
 	data := encodeStateBytes(t, s)
-	if !bytes.HasPrefix(data, []byte(`{"version":3,`)) {
+	if !bytes.HasPrefix(data, currentHeader) {
 		t.Fatalf("header %q", data[:min(len(data), 40)])
 	}
 	back, err := Decode(bytes.NewReader(data))
@@ -155,7 +158,7 @@ func TestSnapshotFormat2StillRead(t *testing.T) {
 	if tag, ok := m.TagOf("fp3"); !ok || tag != "promo-c" {
 		t.Errorf("TagOf(current) = %q, %v", tag, ok)
 	}
-	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, []byte(`{"version":3,`)) {
+	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, currentHeader) {
 		t.Errorf("not migrated: %q", data[:40])
 	}
 }
@@ -171,7 +174,7 @@ func TestDecodeStateDamaged(t *testing.T) {
 		"truncated":      good[:len(good)-1],
 		"body bit flip":  flipped,
 		"header only":    good[:nl+1],
-		"newer version":  bytes.Replace(good, []byte(`"version":3`), []byte(`"version":9`), 1),
+		"newer version":  bytes.Replace(good, currentHeader, []byte(`{"version":9,`), 1),
 		"trailing bytes": append(append([]byte(nil), good...), 'x'),
 	} {
 		if _, err := Decode(bytes.NewReader(data)); err == nil {

@@ -1,0 +1,192 @@
+package local
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"pushform/atomicfile"
+	"pushform/state"
+	"pushform/state/statefile"
+)
+
+// RepairReport says what Repair found in the journal and what it did.
+type RepairReport struct {
+	// Journal is the journal's path; Rejected the file the dropped lines
+	// were written to ("" when nothing was dropped).
+	Journal, Rejected string
+	// Exists is false when there is no journal.
+	Exists bool
+	// Stale is set when the journal is older than the snapshot: it was
+	// folded into it already, and Read ignores it.
+	Stale bool
+	// Lines is the number of lines in the journal, a torn last one
+	// included; Kept those of the intact prefix.
+	Lines, Kept int
+	// Bad is the first complete line that cannot be used; nil when the
+	// only damage (if any) is a torn last line.
+	Bad *statefile.JournalLineError
+	// Torn is set when the last line is torn: a write that never
+	// finished, so was never acknowledged.
+	Torn bool
+	// Dropped is what the lines after the intact prefix record.
+	Dropped Dropped
+	// Repaired is set once the journal was cut.
+	Repaired bool
+}
+
+// Dropped counts what the lines after a journal's intact prefix record,
+// per target by its last record there (a torn last line is not counted:
+// it was never acknowledged).
+type Dropped struct {
+	// Lines is how many lines would be or were dropped, a torn one
+	// included.
+	Lines int
+	// Delivered counts targets recorded delivered; Sent targets recorded
+	// sent without an answer (an intent, or an unknown outcome); Other
+	// targets recorded failed or skipped.
+	Delivered, Sent, Other int
+	// Unreadable lists the complete lines that cannot be decoded: what
+	// they record cannot be told.
+	Unreadable []int
+}
+
+// Risky reports whether dropping the lines may lose what a device
+// received: a delivered or sent record, or one that cannot be read.
+func (d Dropped) Risky() bool {
+	return d.Delivered > 0 || d.Sent > 0 || len(d.Unreadable) > 0
+}
+
+// ErrRepairNeedsForce is returned by Repair without force when the lines
+// it would drop record deliveries or sends, or cannot be read.
+var ErrRepairNeedsForce = errors.New("the lines to drop may record what devices received")
+
+// Repair cuts the journal after its last intact line, once the lines
+// after it are written to a file beside it (JournalPath()+".rejected", or
+// with a number when that exists, mode 0600). Without force it refuses,
+// with ErrRepairNeedsForce and the report filled in, when those lines
+// record delivered or sent targets or cannot be read. The caller must
+// hold the lock through this File. An intact journal, a stale one and none
+// at all are left alone.
+func (f *File) Repair(force bool) (*RepairReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lockFile == nil {
+		return nil, errors.New("repairing the state journal needs the state lock")
+	}
+	rep := &RepairReport{Journal: f.JournalPath()}
+	data, err := os.ReadFile(f.JournalPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return rep, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading state journal: %w", err)
+	}
+	rep.Exists = true
+	h, valid, bad, dropped := statefile.ScanJournal(data)
+	var nf *statefile.NewerFormatError
+	if errors.As(bad, &nf) {
+		return nil, fmt.Errorf("state journal %s was %w; repairing it would drop every line", f.JournalPath(), bad)
+	}
+	rep.Kept = bytes.Count(data[:valid], []byte("\n"))
+	rep.Lines = rep.Kept + len(dropped)
+	if h.Journal != 0 {
+		if sh, ok, err := f.storedHeader(); err == nil && ok && h.Lineage == sh.Lineage && h.Serial < sh.Serial {
+			rep.Stale = true
+			return rep, nil
+		}
+	}
+	errors.As(bad, &rep.Bad)
+	rep.Dropped = countDropped(dropped)
+	if len(dropped) == 0 {
+		return rep, nil
+	}
+	rep.Torn = dropped[len(dropped)-1].Torn
+	if rep.Dropped.Risky() && !force {
+		return rep, ErrRepairNeedsForce
+	}
+	if rep.Rejected, err = f.writeRejected(data[valid:]); err != nil {
+		return nil, err
+	}
+	jf, err := os.OpenFile(f.JournalPath(), os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening state journal: %w", err)
+	}
+	defer jf.Close()
+	if err := jf.Truncate(valid); err != nil {
+		return nil, fmt.Errorf("cutting the state journal after line %d (the dropped lines are in %s): %w", rep.Kept, rep.Rejected, err)
+	}
+	if err := jf.Sync(); err != nil {
+		return nil, fmt.Errorf("syncing state journal: %w", err)
+	}
+	if err := jf.Close(); err != nil {
+		return nil, fmt.Errorf("closing state journal: %w", err)
+	}
+	f.checked, f.jformat = false, 0
+	rep.Repaired = true
+	return rep, nil
+}
+
+// countDropped tallies what dropped lines record, per target by its last
+// record among them.
+func countDropped(lines []statefile.DroppedLine) Dropped {
+	d := Dropped{Lines: len(lines)}
+	type key struct{ addr, id string }
+	last := map[key]state.Outcome{}
+	for _, l := range lines {
+		switch {
+		case l.Torn:
+		case l.Entry != nil:
+			e := l.Entry
+			for _, it := range e.Items {
+				switch e.Type {
+				case state.EntryIntent:
+					for _, id := range it.Targets {
+						last[key{it.Address, id}] = state.Unknown
+					}
+				case state.EntryOutcome:
+					for i, id := range it.Targets {
+						if i < len(it.Outcomes) {
+							last[key{it.Address, id}] = it.Outcomes[i].Outcome
+						}
+					}
+				}
+			}
+		case !l.Header:
+			d.Unreadable = append(d.Unreadable, l.Line)
+		}
+	}
+	for _, o := range last {
+		switch o {
+		case state.Delivered:
+			d.Delivered++
+		case state.Unknown:
+			d.Sent++
+		default:
+			d.Other++
+		}
+	}
+	return d
+}
+
+// writeRejected writes the dropped bytes to a new file beside the
+// journal, synced, and returns its path.
+func (f *File) writeRejected(b []byte) (string, error) {
+	base := f.JournalPath() + ".rejected"
+	path := base
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		path = base + "." + strconv.Itoa(n)
+	}
+	// atomicfile syncs the file and the directory before returning.
+	if err := atomicfile.Write(path, 0o600, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		return "", fmt.Errorf("saving the lines to drop: %w", err)
+	}
+	return path, nil
+}
