@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"pushform/state"
 )
@@ -149,17 +148,18 @@ func TestFaultyService(t *testing.T) {
 }
 
 // TestRetriesAreVisible checks that every retry is shown, in the human
-// output and as a JSON event, and that the retry limits are flags.
+// output and as a JSON event, and that the retry limits are flags. A gate
+// in front of the sandbox refuses the second and third of the three
+// requests of each run with 429 and Retry-After: 1, whatever their timing.
 func TestRetriesAreVisible(t *testing.T) {
-	// One request a second: of three sent at once, two get 429 with
-	// Retry-After and are retried.
 	sb := startSandbox(t, seed+`
 user_range "r%04d" {
   count       = 1500
   device      = "rd%04d"
   environment = "test"
 }
-`, "--rate-limit", "1", "--quiet")
+`, "--quiet")
+	g := startGate(t, sb)
 	campaign := func(name string) string {
 		return `
 notification "` + name + `" {
@@ -170,44 +170,78 @@ notification "` + name + `" {
 }
 `
 	}
-	w := newWorkspace(t, sb, campaign("human"))
-	r := w.apply("--parallelism", "3")
-	if n := strings.Count(r.stdout, "failed, retrying in"); n < 2 ||
-		!strings.Contains(r.stdout, "429 Too Many Requests (request id req-") || !strings.Contains(r.stdout, "retry after 1s") {
-		t.Fatalf("retries are not shown (%d lines):\n%s", n, r.stdout)
+	// refuseFirstTries refuses the 2nd and 3rd send of the next run: two
+	// of its three first tries, never a retry.
+	refuseFirstTries := func() {
+		g.mu.Lock()
+		first := g.n
+		g.refuse = func(n int) bool { return n == first+2 || n == first+3 }
+		g.mu.Unlock()
+	}
+	received := func(title string) int {
+		n := 0
+		for _, d := range sb.devices(rangeIDs("rd%04d", 1500)) {
+			for _, e := range d.Inbox {
+				if e.Title == title {
+					n++
+				}
+			}
+		}
+		return n
 	}
 
-	w.write(campaign("json"), sb)
-	time.Sleep(time.Second) // a full bucket again
+	w := newWorkspace(t, g.base(), campaign("human"))
+	refuseFirstTries()
+	r := w.apply("--parallelism", "3")
+	if n := strings.Count(r.stdout, "failed, retrying in"); n != 2 ||
+		!strings.Contains(r.stdout, "429 Too Many Requests (request id req-gate-") || !strings.Contains(r.stdout, "retry after 1s") {
+		t.Fatalf("want the 2 retries shown (%d lines):\n%s", n, r.stdout)
+	}
+	if sends := len(g.reset()); sends != 5 {
+		t.Errorf("%d send requests, want 3 tries and 2 retries", sends)
+	}
+	if n := received("human"); n != 1500 {
+		t.Errorf("%d devices show the notification after the retries, want 1,500", n)
+	}
+
+	w.write(campaign("json"), g.base())
+	refuseFirstTries()
 	r = w.apply("--parallelism", "3", "--json")
 	var retries int
 	for _, e := range jsonEvents(t, r.stdout) {
 		switch e["type"] {
 		case "retry":
 			retries++
-			if a, _ := e["attempt"].(float64); a < 1 || e["delay"] == nil || !strings.Contains(fmt.Sprint(e["error"]), "429") {
+			if a, _ := e["attempt"].(float64); a != 1 || e["delay"] == nil || !strings.Contains(fmt.Sprint(e["error"]), "429") {
 				t.Errorf("retry event: %v", e)
 			}
 		case "summary":
-			if e["retries"] != float64(retries) {
-				t.Errorf("summary counts %v retries, %d events", e["retries"], retries)
+			if e["retries"] != float64(2) {
+				t.Errorf("summary counts %v retries, want 2", e["retries"])
 			}
 		}
 	}
-	if retries < 2 {
-		t.Fatalf("%d retry events:\n%s", retries, r.stdout)
+	if retries != 2 {
+		t.Fatalf("%d retry events, want 2:\n%s", retries, r.stdout)
 	}
+	g.reset()
 
 	// --max-attempts 1 sends each request once: the refused ones fail (not
 	// sent) and the next plan retries them.
-	w.write(campaign("once"), sb)
-	time.Sleep(time.Second)
+	w.write(campaign("once"), g.base())
+	refuseFirstTries()
 	r = w.mustRun(1, "apply", "--auto-approve", "--parallelism", "3", "--max-attempts", "1")
 	if strings.Contains(r.stdout, "retrying") || !strings.Contains(r.stdout, "1,000 failed") {
 		t.Fatalf("--max-attempts 1:\n%s\n%s", r.stdout, r.stderr)
 	}
+	if sends := len(g.reset()); sends != 3 {
+		t.Errorf("--max-attempts 1: %d send requests, want 3", sends)
+	}
 	if a, tg := w.planJSON().action("notification.once"); a != "retry" || tg["retry"] != 1000 {
 		t.Fatalf("after --max-attempts 1: %s %v", a, tg)
+	}
+	if n := received("once"); n != 500 {
+		t.Errorf("%d devices show the notification after --max-attempts 1, want the 500 of the one request let through", n)
 	}
 
 	for _, bad := range [][]string{{"--max-attempts", "0"}, {"--retry-delay", "0s"}, {"--retry-max-delay", "1ms"}, {"--max-retry-after", "-1s"}, {"--request-timeout", "0s"}} {
@@ -222,4 +256,13 @@ notification "` + name + `" {
 			t.Errorf("apply --help does not list %s", flag)
 		}
 	}
+}
+
+// rangeIDs formats ids 0..n-1 with format.
+func rangeIDs(format string, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(format, i)
+	}
+	return ids
 }
