@@ -65,9 +65,15 @@ func (l *lockedBuffer) String() string {
 // startProc starts pushform with args in w's directory and environment.
 func (w *workspace) startProc(args ...string) *proc {
 	w.t.Helper()
+	return w.startProcEnv(nil, args...)
+}
+
+// startProcEnv is startProc with env added to w's environment.
+func (w *workspace) startProcEnv(env []string, args ...string) *proc {
+	w.t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = w.dir
-	cmd.Env = w.env
+	cmd.Env = append(append([]string{}, w.env...), env...)
 	p := &proc{t: w.t, cmd: cmd, lines: make(chan string, 1024), stderr: newLockedBuffer(), stdout: newLockedBuffer(), done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
@@ -157,6 +163,35 @@ func (p *proc) waitLine(substr string, d time.Duration) (string, bool) {
 			}
 		case <-timer.C:
 			return "", false
+		}
+	}
+}
+
+// exited reports whether the process has exited.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitPause waits until the process stops at the phase local.PauseEnv
+// named, or exits (it had nothing to do there); d guards against a hang.
+func (p *proc) waitPause(d time.Duration) {
+	p.t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for !strings.Contains(p.stderr.String(), "pushform-test: paused at ") {
+		select {
+		case <-p.stderr.changed:
+		case <-p.done:
+			return
+		case <-timer.C:
+			p.cmd.Process.Kill()
+			<-p.done
+			p.t.Fatalf("%v neither paused nor exited within %s\nstdout:\n%s\nstderr:\n%s", p.cmd.Args, d, p.stdout, p.stderr)
 		}
 	}
 }
@@ -350,12 +385,16 @@ func (g *gate) waitArrivals(n int, d time.Duration) {
 	}
 }
 
-// reset returns the sends seen since the last reset and forgets them.
+// reset returns the sends seen since the last reset and forgets them, and
+// their arrivals.
 func (g *gate) reset() []*gateSend {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	log := g.log
 	g.log = nil
+	for len(g.arrived) > 0 {
+		<-g.arrived
+	}
 	return log
 }
 

@@ -42,6 +42,30 @@ type File struct {
 
 	gmu     sync.Mutex   // guards pending
 	pending *commitGroup // the group the next Append joins; nil when none waits
+
+	pauseAt string // test-only: see PauseEnv
+}
+
+// PauseEnv names a test-only hook, read once by NewFile. When the
+// environment variable holds the name of a phase, the File writes
+// "pushform-test: paused at PHASE" to stderr on reaching that phase and
+// then waits to be killed, so e2e/crash_test.go can kill apply inside a
+// phase as a fact rather than a timing guess. Phases:
+//
+//	read             the state was read (under the lock, before planning)
+//	persist-write    a new snapshot is in its temp file, not yet renamed
+//	persist-renamed  the new snapshot is in place, the journal not yet removed
+const PauseEnv = "PUSHFORM_TEST_PAUSE_AT"
+
+// pause implements PauseEnv.
+func (f *File) pause(phase string) {
+	if f.pauseAt != phase {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "pushform-test: paused at %s\n", phase)
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 var (
@@ -51,7 +75,7 @@ var (
 
 // NewFile returns the file backend for the state at path.
 func NewFile(path string) *File {
-	return &File{path: path}
+	return &File{path: path, pauseAt: os.Getenv(PauseEnv)}
 }
 
 // Path returns the snapshot path.
@@ -71,6 +95,14 @@ func (f *File) LockInfoPath() string { return f.path + ".lock.info" }
 
 // Read implements Reader.
 func (f *File) Read() (*state.State, error) {
+	s, err := f.read()
+	if err == nil {
+		f.pause("read")
+	}
+	return s, err
+}
+
+func (f *File) read() (*state.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.readSnapshot()
@@ -391,6 +423,7 @@ func (f *File) Persist(s *state.State) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing state %s: %w", tmp.Name(), err)
 	}
+	f.pause("persist-write")
 	if exists {
 		if err := f.backup(); err != nil {
 			return err
@@ -404,6 +437,7 @@ func (f *File) Persist(s *state.State) error {
 	}
 	s.Version = state.FormatVersion
 	s.Serial = serial
+	f.pause("persist-renamed")
 	// A crash here leaves a journal of an older serial, which Read ignores.
 	if err := os.Remove(f.JournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clearing state journal: %w", err)
