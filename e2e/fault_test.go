@@ -29,13 +29,30 @@ func TestFaultyService(t *testing.T) {
 	sb := startSandbox(t, crashSeed, "--fail-rate", "0.1", "--drop-rate", "0.05", "--rate-limit", "50", "--fault-seed", "7", "--quiet")
 	w := newWorkspace(t, sb, crashCampaign(2))
 
+	// Every try that the sandbox faults or refuses (429) ends in exactly one
+	// event: a retry, or the request's error. Its counters check the
+	// events, run by run.
+	type faultStats struct {
+		SendRequests int `json:"sendRequests"`
+		RateLimited  int `json:"rateLimited"`
+		Faults       int `json:"faults"`
+	}
+	refusals := func() int {
+		var st faultStats
+		sb.get("/_sandbox/stats", &st)
+		return st.Faults + st.RateLimited
+	}
+
 	// The first run streams JSON: every retry is an event saying why and
 	// how long it waits.
+	planned := w.planJSON().Summary["requests"]
+	before := refusals()
 	first := w.run("apply", "--auto-approve", "--json", "--parallelism", "20")
 	if first.code != 0 && first.code != 1 {
 		t.Fatalf("apply --json exited %d\n%s", first.code, first.stderr)
 	}
-	var retries, requests, errorsSeen int
+	var retries, requests, responses, errorsSeen int
+	var summary map[string]any
 	for _, e := range jsonEvents(t, first.stdout) {
 		switch e["type"] {
 		case "retry":
@@ -45,14 +62,34 @@ func TestFaultyService(t *testing.T) {
 			}
 		case "request":
 			requests++
+		case "response":
+			responses++
 		case "error":
 			errorsSeen++
+			if e["error"] == nil || e["error"] == "" {
+				t.Errorf("error event without the error: %v", e)
+			}
+		case "summary":
+			summary = e
 		}
 	}
 	if retries == 0 {
 		t.Errorf("no retry event in a run through a faulty service:\n%.3000s", first.stdout)
 	}
-	runs, humanRetries := 1, 0
+	if requests != planned || responses+errorsSeen != requests {
+		t.Errorf("first run: %d requests started of %d planned, %d answered and %d failed: every planned request must start and end once",
+			requests, planned, responses, errorsSeen)
+	}
+	if refused := refusals() - before; refused != retries+errorsSeen {
+		t.Errorf("first run: the sandbox faulted or refused %d tries, but apply reported %d retries and %d failed requests", refused, retries, errorsSeen)
+	}
+	if summary == nil || summary["retries"] != float64(retries) || len(summary["errors"].([]any)) != errorsSeen || summary["requests"] != float64(responses) {
+		t.Errorf("first run's summary %v does not match its %d retries, %d errors, %d responses", summary, retries, errorsSeen, responses)
+	}
+	if (first.code == 1) != (errorsSeen > 0) {
+		t.Errorf("first run exited %d with %d failed requests", first.code, errorsSeen)
+	}
+	runs, humanRetries, humanErrors := 1, 0, 0
 	for {
 		p := w.planJSON()
 		if p.Summary["requests"] == 0 {
@@ -61,12 +98,18 @@ func TestFaultyService(t *testing.T) {
 		if runs == 6 {
 			t.Fatalf("still %d requests to send after %d runs", p.Summary["requests"], runs)
 		}
+		before := refusals()
 		r := w.run("apply", "--auto-approve", "--parallelism", "20")
 		runs++
 		if r.code != 0 && r.code != 1 {
 			t.Fatalf("apply exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
-		humanRetries += strings.Count(r.stdout, "failed, retrying in")
+		shown, failed := strings.Count(r.stdout, "failed, retrying in"), strings.Count(r.stderr, "Error: request ")
+		if refused := refusals() - before; refused != shown+failed {
+			t.Errorf("run %d: the sandbox faulted or refused %d tries, but apply printed %d retries and %d failed requests:\n%s\n%s", runs, refused, shown, failed, r.stdout, r.stderr)
+		}
+		humanRetries += shown
+		humanErrors += failed
 	}
 	w.mustRun(0, "plan", "--detailed-exitcode")
 
@@ -129,22 +172,19 @@ func TestFaultyService(t *testing.T) {
 	if held2 != held {
 		t.Errorf("the plan holds %d targets, the state has %d unknown", held2, held)
 	}
-	var stats struct {
-		SendRequests int `json:"sendRequests"`
-		RateLimited  int `json:"rateLimited"`
-		Faults       int `json:"faults"`
-	}
+	var stats faultStats
 	sb.get("/_sandbox/stats", &stats)
-	summary := fmt.Sprintf("fault test: %d runs, %d retries (%d in the first run's JSON, %d printed after), %d faults injected, %d answers 429; "+
+	line := fmt.Sprintf("fault test: %d runs, %d retries (%d in the first run's JSON, %d printed after), %d requests failed for good (%d, %d), %d faults injected, %d answers 429; "+
 		"%d targets delivered, %d untagged held as unknown (%d of them shown once, none twice), %d duplicates",
-		runs, retries+humanRetries, retries, humanRetries, stats.Faults, stats.RateLimited, delivered, held, heldShown, dups)
-	t.Log(summary)
-	fmt.Println(summary)
+		runs, retries+humanRetries, retries, humanRetries, errorsSeen+humanErrors, errorsSeen, humanErrors, stats.Faults, stats.RateLimited, delivered, held, heldShown, dups)
+	t.Log(line)
+	fmt.Println(line)
+	if stats.Faults+stats.RateLimited != retries+humanRetries+errorsSeen+humanErrors {
+		t.Errorf("%d faults and 429s in all, %d retries and failed requests reported", stats.Faults+stats.RateLimited, retries+humanRetries+errorsSeen+humanErrors)
+	}
 	if tmps, _ := filepath.Glob(filepath.Join(w.dir, ".pushform.state.tmp-*")); len(tmps) > 0 {
 		t.Errorf("temp files left: %v", tmps)
 	}
-	_ = errorsSeen
-	_ = requests
 }
 
 // TestRetriesAreVisible checks that every retry is shown, in the human
