@@ -44,6 +44,9 @@ type File struct {
 	pending *commitGroup // the group the next Append joins; nil when none waits
 
 	pauseAt string // test-only: see PauseEnv
+	// link makes hard links; nil is os.Link. Tests set it to fail, as on
+	// file systems without hard links.
+	link func(oldname, newname string) error
 }
 
 // PauseEnv names a test-only hook, read once by NewFile. When the
@@ -452,7 +455,11 @@ func (f *File) Persist(s *state.State) error {
 func (f *File) backup() error {
 	tmp := f.BackupPath() + ".tmp"
 	os.Remove(tmp)
-	if err := os.Link(f.path, tmp); err != nil {
+	link := os.Link
+	if f.link != nil {
+		link = f.link
+	}
+	if err := link(f.path, tmp); err != nil {
 		if err := copyFile(f.path, tmp); err != nil {
 			return fmt.Errorf("backing up state: %w", err)
 		}
