@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -190,7 +191,8 @@ func TestFaultyService(t *testing.T) {
 // TestRetriesAreVisible checks that every retry is shown, in the human
 // output and as a JSON event, and that the retry limits are flags. A gate
 // in front of the sandbox refuses the second and third of the three
-// requests of each run with 429 and Retry-After: 1, whatever their timing.
+// requests of each run with 429 and Retry-After: 1, whatever their timing
+// or order.
 func TestRetriesAreVisible(t *testing.T) {
 	sb := startSandbox(t, seed+`
 user_range "r%04d" {
@@ -210,13 +212,22 @@ notification "` + name + `" {
 }
 `
 	}
-	// refuseFirstTries refuses the 2nd and 3rd send of the next run: two
-	// of its three first tries, never a retry.
+	// refuseFirstTries refuses, in the next run, the first try of the
+	// second and third requests (those starting at r0500 and r1000),
+	// never a retry, whatever order they arrive in.
 	refuseFirstTries := func() {
 		g.mu.Lock()
-		first := g.n
-		g.refuse = func(n int) bool { return n == first+2 || n == first+3 }
-		g.mu.Unlock()
+		defer g.mu.Unlock()
+		refused := map[string]bool{}
+		g.refuse = func(body []byte) bool {
+			for _, first := range []string{`"userIds":["r0500"`, `"userIds":["r1000"`} {
+				if bytes.Contains(body, []byte(first)) && !refused[first] {
+					refused[first] = true
+					return true
+				}
+			}
+			return false
+		}
 	}
 	received := func(title string) int {
 		n := 0

@@ -312,7 +312,7 @@ func jsonEvents(t *testing.T, out string) []map[string]any {
 // the progress of send requests into events a test waits for, instead of
 // latencies it races against: it reports each send as it arrives, can hold
 // sends until the test releases them, and can refuse chosen sends itself
-// with a 429. Held sends are forwarded even when pushform has died
+// with a 429 (chosen by body, so whatever order they arrive in). Held sends are forwarded even when pushform has died
 // meanwhile, as a request already on the wire would be processed.
 type gate struct {
 	*httptest.Server
@@ -323,7 +323,7 @@ type gate struct {
 	n       int           // sends seen
 	hold    bool          // hold new sends until release closes
 	release chan struct{} // closed: held sends go on
-	refuse  func(n int) bool
+	refuse  func(body []byte) bool // answer this send 429 itself
 	log     []*gateSend // sends since the last reset
 	pending sync.WaitGroup
 	arrived chan int      // the number of each send as it arrives
@@ -426,7 +426,7 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.n++
 		s = &gateSend{N: g.n, Body: body}
 		g.log = append(g.log, s)
-		refuse := g.refuse != nil && g.refuse(s.N)
+		refuse := g.refuse != nil && g.refuse(body)
 		hold, release := g.hold, g.release
 		g.mu.Unlock()
 		g.arrived <- s.N
