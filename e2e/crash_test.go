@@ -82,10 +82,11 @@ type crashTarget struct {
 	badge            int    // badges: the count; -1 otherwise
 }
 
-func crashTargets(waves int) []crashTarget {
+// crashTargets lists the targets of the given waves.
+func crashTargets(waves ...int) []crashTarget {
 	var ts []crashTarget
 	user := func(i int) (string, string) { return fmt.Sprintf("u%05d", i), fmt.Sprintf("d%05d", i) }
-	for w := range waves {
+	for _, w := range waves {
 		for i := range 9000 {
 			id, dev := user(i)
 			ts = append(ts, crashTarget{addr: fmt.Sprintf("notification.tagged_w%d", w), id: id, device: dev, title: fmt.Sprintf("T%d", w), tagged: true, badge: -1})
@@ -125,6 +126,11 @@ func crashTargets(waves int) []crashTarget {
 //
 // After every kill, the targets left unknown by it are bounded: at most
 // the requests in flight and the intents journaled ahead of them.
+//
+// The configuration holds one wave at a time: once a run completes a
+// wave, its state is kept for the final check and the next wave replaces
+// it (the run after forgets the old wave's addresses, one more thing a
+// kill can interrupt). Configurations stay small, so rounds stay short.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: kills apply 20+ times; skipped with -short")
@@ -144,8 +150,14 @@ func TestCrashRecovery(t *testing.T) {
 	began := time.Now()
 	sb := startSandbox(t, crashSeed, "--latency", "60ms", "--quiet")
 	g := startGate(t, sb)
-	waves := 1
-	w := newWorkspace(t, g.base(), crashCampaign(waves))
+	wave := 0
+	w := newWorkspace(t, g.base(), crashWave(wave))
+	var finished []finishedWave // waves completed, with the state at completion
+	finish := func() {
+		t.Helper()
+		plan := w.mustRun(0, "plan", "--detailed-exitcode", "--json")
+		finished = append(finished, finishedWave{wave: wave, st: w.readState(), plan: plan.stdout})
+	}
 	rng := rand.New(rand.NewPCG(seed, 5))
 
 	kills := map[string]int{} // by phase, as the files show it
@@ -175,7 +187,7 @@ func TestCrashRecovery(t *testing.T) {
 		if strings.HasPrefix(aim, "persist") && rng.IntN(2) == 0 {
 			// One small tagged address sent again, then the whole state is
 			// persisted.
-			addr := fmt.Sprintf(`notification.small_w%d["k%03d"]`, rng.IntN(waves), 2*rng.IntN(100)+1)
+			addr := fmt.Sprintf(`notification.small_w%d["k%03d"]`, wave, 2*rng.IntN(100)+1)
 			args = append(args, "--target", addr, "--replace", addr)
 		}
 		var env []string
@@ -213,8 +225,9 @@ func TestCrashRecovery(t *testing.T) {
 				t.Fatalf("round %d (%s): apply exited %d\nstdout:\n%s\nstderr:\n%s", round, aim, code, p.stdout, p.stderr)
 			}
 			if !slices.Contains(args, "--replace") {
-				waves++
-				w.write(crashCampaign(waves), g.base())
+				finish()
+				wave++
+				w.write(crashWave(wave), g.base())
 			}
 			continue
 		}
@@ -265,14 +278,17 @@ func TestCrashRecovery(t *testing.T) {
 	if staleInfo && !strings.Contains(r.stderr, "ended without releasing it") {
 		t.Errorf("the run after a kill did not report the dead lock holder:\n%s", r.stderr)
 	}
-	plan := w.mustRun(0, "plan", "--detailed-exitcode", "--json")
+	finish()
 
-	// Compare the state with what every device shows.
-	st := w.readState()
-	targets := crashTargets(waves)
+	// Compare each wave's state, as it was when the wave completed, with
+	// what every device shows.
+	var waves []int
+	for _, f := range finished {
+		waves = append(waves, f.wave)
+	}
 	var devIDs []string
 	seen := map[string]bool{}
-	for _, ct := range targets {
+	for _, ct := range crashTargets(waves...) {
 		if !seen[ct.device] {
 			seen[ct.device] = true
 			devIDs = append(devIDs, ct.device)
@@ -280,59 +296,75 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	devs := sb.devices(devIDs)
 
-	var delivered, unknown, unknownReceived, lost, dups, wrongOutcome, missingBadge int
-	for _, ct := range targets {
-		m := st.Messages[ct.addr]
-		if m == nil {
-			t.Fatalf("%s is not in the state", ct.addr)
-		}
-		tg, ok := m.Targets[ct.id]
-		dev := devs[ct.device]
-		shown := 0
-		if ct.badge < 0 {
-			for _, e := range dev.Inbox {
-				if e.Title == ct.title {
-					shown++
-				}
+	var targets, delivered, unknown, unknownReceived, lost, dups, wrongOutcome, missingBadge int
+	for _, f := range finished {
+		st, waveUnknown := f.st, 0
+		for _, ct := range crashTargets(f.wave) {
+			targets++
+			m := st.Messages[ct.addr]
+			if m == nil {
+				t.Fatalf("%s is not in the state", ct.addr)
 			}
-		}
-		switch {
-		case !ok:
-			lost++
-			t.Errorf("%s %s: not in the state", ct.addr, ct.id)
-		case tg.Outcome == state.Delivered:
-			delivered++
-			if ct.badge >= 0 && (dev.Badge == nil || *dev.Badge != ct.badge) {
-				missingBadge++
-			}
-			if ct.badge < 0 && shown == 0 {
-				lost++
-				if lost < 10 {
-					t.Errorf("%s %s: delivered in state, but %s does not show it", ct.addr, ct.id, ct.device)
-				}
-			}
-		case tg.Outcome == state.Unknown && !ct.tagged:
-			unknown++
-			if shown > 0 {
-				unknownReceived++
-			}
-		default:
-			wrongOutcome++
-			if wrongOutcome < 10 {
-				t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
-			}
-		}
-		if shown > 1 {
-			dups++
-			if dups < 10 {
-				var reqs []string
+			tg, ok := m.Targets[ct.id]
+			dev := devs[ct.device]
+			shown := 0
+			if ct.badge < 0 {
 				for _, e := range dev.Inbox {
 					if e.Title == ct.title {
-						reqs = append(reqs, e.RequestID)
+						shown++
 					}
 				}
-				t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
 			}
+			switch {
+			case !ok:
+				lost++
+				t.Errorf("%s %s: not in the state", ct.addr, ct.id)
+			case tg.Outcome == state.Delivered:
+				delivered++
+				if ct.badge >= 0 && (dev.Badge == nil || *dev.Badge != ct.badge) {
+					missingBadge++
+				}
+				if ct.badge < 0 && shown == 0 {
+					lost++
+					if lost < 10 {
+						t.Errorf("%s %s: delivered in state, but %s does not show it", ct.addr, ct.id, ct.device)
+					}
+				}
+			case tg.Outcome == state.Unknown && !ct.tagged:
+				unknown++
+				waveUnknown++
+				if shown > 0 {
+					unknownReceived++
+				}
+			default:
+				wrongOutcome++
+				if wrongOutcome < 10 {
+					t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
+				}
+			}
+			if shown > 1 {
+				dups++
+				if dups < 10 {
+					var reqs []string
+					for _, e := range dev.Inbox {
+						if e.Title == ct.title {
+							reqs = append(reqs, e.RequestID)
+						}
+					}
+					t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
+				}
+			}
+		}
+		// Unknown targets must be reported by the plan, held with a warning.
+		held := 0
+		for _, c := range jsonPlanHeld(t, f.plan) {
+			held += c
+		}
+		if held != waveUnknown {
+			t.Errorf("wave %d: the plan reports %d held targets, the state has %d unknown", f.wave, held, waveUnknown)
+		}
+		if waveUnknown > 0 && !strings.Contains(f.plan, "--retry-unknown") {
+			t.Errorf("wave %d: the plan does not explain the held targets:\n%.2000s", f.wave, f.plan)
 		}
 	}
 	// One inbox entry per tag on every device.
@@ -351,17 +383,6 @@ func TestCrashRecovery(t *testing.T) {
 	if missingBadge > 0 {
 		t.Errorf("%d devices do not show the badge their state says was delivered", missingBadge)
 	}
-	// Unknown targets must be reported by the plan, held with a warning.
-	held := 0
-	for _, c := range jsonPlanHeld(t, plan.stdout) {
-		held += c
-	}
-	if held != unknown {
-		t.Errorf("plan reports %d held targets, the state has %d unknown", held, unknown)
-	}
-	if unknown > 0 && !strings.Contains(plan.stdout, "--retry-unknown") {
-		t.Errorf("plan does not explain the held targets:\n%.2000s", plan.stdout)
-	}
 	phases := make([]string, 0, len(kills))
 	for _, ph := range []string{"plan", "batches", "persist-write", "persist-renamed", "exit"} {
 		phases = append(phases, ph+" "+strconv.Itoa(kills[ph]))
@@ -369,13 +390,21 @@ func TestCrashRecovery(t *testing.T) {
 	summary := fmt.Sprintf("crash test: %d kills survived (%s), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
 		"per kill at most %d requests recorded as sent and unanswered (bound %d; %d in all, %d more answered but not yet recorded); "+
 		"targets lost %d, duplicates seen %d, unknown targets left %d (untagged, held; %d of them did reach the device), delivered %d; kills took %s, whole test %s",
-		total, strings.Join(phases, ", "), completed, waves, len(targets), maxSeen, maxUnanswered, unanswered, answeredUnrecorded,
+		total, strings.Join(phases, ", "), completed, len(finished), targets, maxSeen, maxUnanswered, unanswered, answeredUnrecorded,
 		lost, dups, unknown, unknownReceived, delivered, killedAt.Round(time.Second), time.Since(began).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
 	if tmps, _ := filepath.Glob(filepath.Join(w.dir, ".pushform.state.tmp-*")); len(tmps) > 0 {
 		t.Errorf("snapshot temp files left after the final run: %v", tmps)
 	}
+}
+
+// finishedWave is a wave the campaign completed: its state then, and the
+// plan --json that found nothing left to do.
+type finishedWave struct {
+	wave int
+	st   *state.State
+	plan string
 }
 
 // fileFacts is what the state files show at one moment.

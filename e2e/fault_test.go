@@ -115,7 +115,7 @@ func TestFaultyService(t *testing.T) {
 	w.mustRun(0, "plan", "--detailed-exitcode")
 
 	st := w.readState()
-	targets := crashTargets(2)
+	targets := crashTargets(0, 1)
 	ids := make([]string, 0, 20000)
 	for i := range 20000 {
 		ids = append(ids, fmt.Sprintf("d%05d", i))
