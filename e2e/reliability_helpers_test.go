@@ -320,14 +320,15 @@ type gate struct {
 	up string // the sandbox root
 
 	mu      sync.Mutex
-	n       int           // sends seen
-	hold    bool          // hold new sends until release closes
-	release chan struct{} // closed: held sends go on
+	n       int                    // sends seen
+	hold    bool                   // hold new sends until release closes
+	release chan struct{}          // closed: held sends go on
 	refuse  func(body []byte) bool // answer this send 429 itself
-	log     []*gateSend // sends since the last reset
-	pending sync.WaitGroup
-	arrived chan int      // the number of each send as it arrives
-	closed  chan struct{} // the test is over: held sends give up
+	log     []*gateSend            // sends since the last reset
+	pending int                    // sends not yet done with
+	idle    *sync.Cond             // on mu: signalled when pending drops to 0
+	arrived chan int               // the number of each send as it arrives
+	closed  chan struct{}          // the test is over: held sends give up
 }
 
 // gateSend is one send request that reached the gate.
@@ -342,6 +343,7 @@ func startGate(t *testing.T, sb *sandbox) *gate {
 	g := &gate{t: t, up: sb.root, release: make(chan struct{}), arrived: make(chan int, 1<<16), closed: make(chan struct{})}
 	// Every field is set before the server starts: the race detector does
 	// not see the hand-off of the URL through a socket.
+	g.idle = sync.NewCond(&g.mu)
 	g.Server = httptest.NewUnstartedServer(g)
 	g.Start()
 	t.Cleanup(g.Close)
@@ -372,7 +374,16 @@ func (g *gate) releaseSends() {
 
 // settle waits until every send that reached the gate has been answered by
 // the sandbox (and the answer passed on, or dropped when pushform is gone).
-func (g *gate) settle() { g.pending.Wait() }
+// A counter under mu rather than a WaitGroup: sends arrive through a
+// socket, which the race detector does not see as synchronizing them with
+// an earlier Wait.
+func (g *gate) settle() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.pending > 0 {
+		g.idle.Wait()
+	}
+}
 
 // waitArrivals waits for n more sends to arrive; d guards against a hang.
 func (g *gate) waitArrivals(n int, d time.Duration) {
@@ -423,9 +434,16 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var s *gateSend
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/push-notifications/send") {
-		g.pending.Add(1)
-		defer g.pending.Done()
 		g.mu.Lock()
+		g.pending++
+		defer func() {
+			g.mu.Lock()
+			g.pending--
+			if g.pending == 0 {
+				g.idle.Broadcast()
+			}
+			g.mu.Unlock()
+		}()
 		g.n++
 		s = &gateSend{N: g.n, Body: body}
 		g.log = append(g.log, s)
