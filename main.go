@@ -19,9 +19,12 @@ func main() {
 	go func() {
 		// The first signal stops new work and lets the command save what it
 		// did; the second exits at once (apply's journal is already durable).
+		// Cancel before saying so: once the message is out, no new request
+		// starts (the interrupt tests wait for it before letting requests
+		// in flight finish).
 		<-sigs
-		fmt.Fprintln(os.Stderr, "\nInterrupted: stopping once the work in progress is saved. Interrupt again to exit at once.")
 		cancel()
+		fmt.Fprintln(os.Stderr, "\nInterrupted: stopping once the work in progress is saved. Interrupt again to exit at once.")
 		<-sigs
 		fmt.Fprintln(os.Stderr, "Interrupted again: exiting now.")
 		os.Exit(130)

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"pushform/state"
+	"pushform/state/local"
+	"pushform/state/statefile"
 )
 
 // crashSeed serves 20,000 users u00000..u19999, each with one device
@@ -78,10 +82,11 @@ type crashTarget struct {
 	badge            int    // badges: the count; -1 otherwise
 }
 
-func crashTargets(waves int) []crashTarget {
+// crashTargets lists the targets of the given waves.
+func crashTargets(waves ...int) []crashTarget {
 	var ts []crashTarget
 	user := func(i int) (string, string) { return fmt.Sprintf("u%05d", i), fmt.Sprintf("d%05d", i) }
-	for w := range waves {
+	for _, w := range waves {
 		for i := range 9000 {
 			id, dev := user(i)
 			ts = append(ts, crashTarget{addr: fmt.Sprintf("notification.tagged_w%d", w), id: id, device: dev, title: fmt.Sprintf("T%d", w), tagged: true, badge: -1})
@@ -105,129 +110,185 @@ func crashTargets(waves int) []crashTarget {
 	return ts
 }
 
-// TestCrashRecovery kills apply with SIGKILL at random moments, at least
-// minKills times, re-running it after each kill, then checks against the
-// sandbox's devices and the state that nothing was lost and nothing shown
-// twice.
+// TestCrashRecovery kills apply with SIGKILL at least minKills times, in
+// every phase of a run, re-running it after each kill, then checks against
+// the sandbox's devices and the state that nothing was lost and nothing
+// shown twice.
+//
+// Where each kill landed is a fact read from the files it left, not a
+// guess from timing: nothing recorded (plan), journal entries written but
+// no snapshot begun (batches), a snapshot temp file left (persist, in the
+// middle of writing the snapshot), a snapshot renamed into place with the
+// journal it folded still there (persist, after the rename). The test-only
+// hook local.PauseEnv stops apply inside the plan and persist phases, which
+// are too short to hit reliably otherwise; kills during batches come after
+// a random number of requests reached the gate in front of the sandbox.
+//
+// After every kill, the targets left unknown by it are bounded: at most
+// the requests in flight and the intents journaled ahead of them.
+//
+// The configuration holds one wave at a time: once a run completes a
+// wave, its state is kept for the final check and the next wave replaces
+// it (the run after forgets the old wave's addresses, one more thing a
+// kill can interrupt). Configurations stay small, so rounds stay short.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: kills apply 20+ times; skipped with -short")
 	}
 	const (
 		minKills    = 24
-		parallelism = "4"
+		parallelism = 4
 		seed        = 20261122
+		guard       = 2 * time.Minute // a hang guard, not a bound on speed
 	)
+	// Batches recorded as sent but not answered at a kill: one per worker
+	// (on the wire, or taken from the queue), the queue of min(P, 2)
+	// intents journaled ahead, and one more the dispatcher journals and
+	// holds while the queue is full (executor/pipeline.go).
+	const maxUnanswered = parallelism + min(parallelism, 2) + 1
+	minPhase := map[string]int{"plan": 4, "batches": 8, "persist-write": 3, "persist-renamed": 3}
 	began := time.Now()
 	sb := startSandbox(t, crashSeed, "--latency", "60ms", "--quiet")
-	waves := 1
-	w := newWorkspace(t, sb, crashCampaign(waves))
+	g := startGate(t, sb)
+	wave := 0
+	w := newWorkspace(t, g.base(), crashWave(wave))
+	var finished []finishedWave // waves completed, with the state at completion
+	finish := func() {
+		t.Helper()
+		plan := w.mustRun(0, "plan", "--detailed-exitcode", "--json")
+		finished = append(finished, finishedWave{wave: wave, st: w.readState(), plan: plan.stdout})
+	}
 	rng := rand.New(rand.NewPCG(seed, 5))
 
-	kills := map[string]int{} // by phase
-	total, completed := 0, 0
-	tmpLeft, midWrite := 0, 0             // snapshot temp files: a kill in the middle of writing one leaves one
-	planTime := 800 * time.Millisecond    // start to first request, updated as seen
-	persistTime := 300 * time.Millisecond // last response to exit, updated as seen
-	for round := 0; total < minKills; round++ {
-		if round > 4*minKills {
-			t.Fatalf("only %d kills in %d rounds", total, round)
+	kills := map[string]int{} // by phase, as the files show it
+	total, completed, midWrite := 0, 0, 0
+	var unanswered, answeredUnrecorded, maxSeen int
+	for round := 0; ; round++ {
+		short := ""
+		for _, ph := range []string{"plan", "batches", "persist-write", "persist-renamed"} {
+			if kills[ph] < minPhase[ph] && short == "" {
+				short = ph
+			}
 		}
-		mode := []string{"plan", "plan", "batches", "batches", "batches", "batches", "persist", "persist"}[rng.IntN(8)]
-		args := []string{"apply", "--auto-approve", "--parallelism", parallelism, "--json"}
-		if mode == "persist" {
+		if total >= minKills && short == "" {
+			break
+		}
+		if round > 6*minKills {
+			t.Fatalf("only %d kills in %d rounds: %v", total, round, kills)
+		}
+		// Aim at a phase still short of kills, else at any.
+		aim := short
+		if round == 0 {
+			aim = "batches" // creates the state: later persists replace one
+		} else if aim == "" || rng.IntN(3) == 0 {
+			aim = []string{"plan", "batches", "batches", "persist-write", "persist-renamed"}[rng.IntN(5)]
+		}
+		args := []string{"apply", "--auto-approve", "--parallelism", strconv.Itoa(parallelism), "--json"}
+		if strings.HasPrefix(aim, "persist") && rng.IntN(2) == 0 {
 			// One small tagged address sent again, then the whole state is
-			// persisted: the kill lands while it is written.
-			addr := fmt.Sprintf(`notification.small_w%d["k%03d"]`, rng.IntN(waves), 2*rng.IntN(100)+1)
+			// persisted.
+			addr := fmt.Sprintf(`notification.small_w%d["k%03d"]`, wave, 2*rng.IntN(100)+1)
 			args = append(args, "--target", addr, "--replace", addr)
 		}
-		p := w.startProc(args...)
-		var phase string
-		var respAt time.Time
-		switch mode {
+		var env []string
+		switch aim {
 		case "plan":
-			delay := time.Duration(rng.Int64N(int64(planTime)))
-			time.Sleep(time.Until(p.start.Add(delay)))
-			phase = "plan"
-		drain:
-			for {
-				select {
-				case line, open := <-p.lines:
-					if !open { // the run ended before the kill
-						break drain
-					}
-					if strings.Contains(line, `"type":"request"`) {
-						phase = "batches"
-					}
-				default:
-					break drain
-				}
-			}
+			env = []string{local.PauseEnv + "=read"}
+		case "persist-write", "persist-renamed":
+			env = []string{local.PauseEnv + "=" + aim}
+		}
+		before := observeFiles(t, w.dir)
+		g.settle() // the requests of the run killed before have all been answered
+		g.reset()
+		p := w.startProcEnv(env, args...)
+		switch aim {
 		case "batches":
-			n := rng.IntN(4)
-			if _, ok := p.waitLine(`"type":"request"`, 20*time.Second); ok {
-				planTime = (planTime + time.Since(p.start)) / 2
-				for range n {
-					if _, ok := p.waitLine(`"type":"response"`, 20*time.Second); !ok {
-						break
-					}
+			n := 1 + rng.IntN(20)
+			for i := 0; i < n && !p.exited(); i++ {
+				select {
+				case <-g.arrived:
+				case <-p.done:
+				case <-time.After(guard):
+					t.Fatalf("round %d: no request for %s", round, guard)
 				}
 			}
-			time.Sleep(time.Duration(rng.Int64N(int64(80 * time.Millisecond))))
-			phase = "batches"
-		case "persist":
-			if _, ok := p.waitLine(`"type":"response"`, 20*time.Second); ok {
-				respAt = time.Now()
-				time.Sleep(time.Duration(rng.Int64N(int64(persistTime))))
-				phase = "persist"
+			time.Sleep(time.Duration(rng.Int64N(int64(80 * time.Millisecond)))) // anywhere in the next request
+		default:
+			p.waitPause(guard)
+		}
+		if !p.kill(syscall.SIGKILL) {
+			// It finished first: a run with nothing left means the
+			// campaign is done, so a new wave gives the next kills
+			// something to hit.
+			completed++
+			if code := p.wait(time.Second); code != 0 {
+				t.Fatalf("round %d (%s): apply exited %d\nstdout:\n%s\nstderr:\n%s", round, aim, code, p.stdout, p.stderr)
+			}
+			if !slices.Contains(args, "--replace") {
+				finish()
+				wave++
+				w.write(crashWave(wave), g.base())
+			}
+			continue
+		}
+		total++
+		after := observeFiles(t, w.dir)
+		phase := killPhase(before, after)
+		kills[phase]++
+		if aim != "batches" && phase != aim {
+			t.Errorf("round %d: apply paused at %s, but the files show a kill in %s", round, aim, phase)
+		}
+		if phase == "persist-write" {
+			midWrite++
+		}
+		// What this kill left unknown: intents without an outcome.
+		sends := g.reset()
+		reached, answered := map[string]bool{}, map[string]bool{}
+		for _, s := range sends {
+			k := requestKey(t, s.Body)
+			reached[k] = true
+			answered[k] = answered[k] || s.Answered
+		}
+		var open, openAnswered int
+		for _, in := range unansweredIntents(t, before, after) {
+			if answered[intentKey(in)] {
+				openAnswered++ // answered, its outcome not yet journaled
 			} else {
-				phase = "plan"
+				open++
 			}
 		}
-		if p.kill(syscall.SIGKILL) {
-			kills[phase]++
-			total++
-			tmps, _ := filepath.Glob(filepath.Join(w.dir, ".pushform.state.tmp-*"))
-			if len(tmps) > tmpLeft {
-				midWrite++
-			}
-			tmpLeft = len(tmps)
-			t.Logf("round %d: %s kill after %s (%d snapshot temp files left)", round, phase, time.Since(p.start).Round(time.Millisecond), len(tmps))
-			continue
+		if open > maxUnanswered {
+			t.Errorf("round %d: the kill left %d requests recorded as sent and not answered; at most %d (in flight and journaled ahead) can be", round, open, maxUnanswered)
 		}
-		// It finished first: a run with nothing left means the campaign is
-		// done, so a new wave gives the next kills something to hit.
-		completed++
-		if code := p.wait(time.Second); code != 0 {
-			t.Fatalf("round %d (%s): apply exited %d\nstdout:\n%s\nstderr:\n%s", round, mode, code, p.stdout, p.stderr)
-		}
-		if mode == "persist" {
-			if !respAt.IsZero() {
-				// Aim the next ones inside the persist just seen.
-				persistTime = time.Since(respAt) + 20*time.Millisecond
-			}
-			continue
-		}
-		waves++
-		w.write(crashCampaign(waves), sb)
+		unanswered += open
+		answeredUnrecorded += openAnswered
+		maxSeen = max(maxSeen, open)
+		t.Logf("round %d: kill in %s (aimed at %s) after %s; %d requests reached the service, %d left unknown unanswered, %d answered but unrecorded",
+			round, phase, aim, time.Since(p.start).Round(time.Millisecond), len(sends), open, openAnswered)
+	}
+	if midWrite == 0 {
+		t.Error("no kill landed in the middle of writing the snapshot")
 	}
 	killedAt := time.Since(began)
 
 	// Finish the campaign, then nothing must be left to do.
 	_, err := os.Stat(filepath.Join(w.dir, "pushform.state.lock.info"))
 	staleInfo := err == nil
-	r := w.mustRun(0, "apply", "--auto-approve", "--parallelism", parallelism)
+	r := w.mustRun(0, "apply", "--auto-approve", "--parallelism", strconv.Itoa(parallelism))
 	if staleInfo && !strings.Contains(r.stderr, "ended without releasing it") {
 		t.Errorf("the run after a kill did not report the dead lock holder:\n%s", r.stderr)
 	}
-	plan := w.mustRun(0, "plan", "--detailed-exitcode", "--json")
+	finish()
 
-	// Compare the state with what every device shows.
-	st := w.readState()
-	targets := crashTargets(waves)
+	// Compare each wave's state, as it was when the wave completed, with
+	// what every device shows.
+	var waves []int
+	for _, f := range finished {
+		waves = append(waves, f.wave)
+	}
 	var devIDs []string
 	seen := map[string]bool{}
-	for _, ct := range targets {
+	for _, ct := range crashTargets(waves...) {
 		if !seen[ct.device] {
 			seen[ct.device] = true
 			devIDs = append(devIDs, ct.device)
@@ -235,59 +296,75 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	devs := sb.devices(devIDs)
 
-	var delivered, unknown, unknownReceived, lost, dups, wrongOutcome, missingBadge int
-	for _, ct := range targets {
-		m := st.Messages[ct.addr]
-		if m == nil {
-			t.Fatalf("%s is not in the state", ct.addr)
-		}
-		tg, ok := m.Targets[ct.id]
-		dev := devs[ct.device]
-		shown := 0
-		if ct.badge < 0 {
-			for _, e := range dev.Inbox {
-				if e.Title == ct.title {
-					shown++
-				}
+	var targets, delivered, unknown, unknownReceived, lost, dups, wrongOutcome, missingBadge int
+	for _, f := range finished {
+		st, waveUnknown := f.st, 0
+		for _, ct := range crashTargets(f.wave) {
+			targets++
+			m := st.Messages[ct.addr]
+			if m == nil {
+				t.Fatalf("%s is not in the state", ct.addr)
 			}
-		}
-		switch {
-		case !ok:
-			lost++
-			t.Errorf("%s %s: not in the state", ct.addr, ct.id)
-		case tg.Outcome == state.Delivered:
-			delivered++
-			if ct.badge >= 0 && (dev.Badge == nil || *dev.Badge != ct.badge) {
-				missingBadge++
-			}
-			if ct.badge < 0 && shown == 0 {
-				lost++
-				if lost < 10 {
-					t.Errorf("%s %s: delivered in state, but %s does not show it", ct.addr, ct.id, ct.device)
-				}
-			}
-		case tg.Outcome == state.Unknown && !ct.tagged:
-			unknown++
-			if shown > 0 {
-				unknownReceived++
-			}
-		default:
-			wrongOutcome++
-			if wrongOutcome < 10 {
-				t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
-			}
-		}
-		if shown > 1 {
-			dups++
-			if dups < 10 {
-				var reqs []string
+			tg, ok := m.Targets[ct.id]
+			dev := devs[ct.device]
+			shown := 0
+			if ct.badge < 0 {
 				for _, e := range dev.Inbox {
 					if e.Title == ct.title {
-						reqs = append(reqs, e.RequestID)
+						shown++
 					}
 				}
-				t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
 			}
+			switch {
+			case !ok:
+				lost++
+				t.Errorf("%s %s: not in the state", ct.addr, ct.id)
+			case tg.Outcome == state.Delivered:
+				delivered++
+				if ct.badge >= 0 && (dev.Badge == nil || *dev.Badge != ct.badge) {
+					missingBadge++
+				}
+				if ct.badge < 0 && shown == 0 {
+					lost++
+					if lost < 10 {
+						t.Errorf("%s %s: delivered in state, but %s does not show it", ct.addr, ct.id, ct.device)
+					}
+				}
+			case tg.Outcome == state.Unknown && !ct.tagged:
+				unknown++
+				waveUnknown++
+				if shown > 0 {
+					unknownReceived++
+				}
+			default:
+				wrongOutcome++
+				if wrongOutcome < 10 {
+					t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
+				}
+			}
+			if shown > 1 {
+				dups++
+				if dups < 10 {
+					var reqs []string
+					for _, e := range dev.Inbox {
+						if e.Title == ct.title {
+							reqs = append(reqs, e.RequestID)
+						}
+					}
+					t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
+				}
+			}
+		}
+		// Unknown targets must be reported by the plan, held with a warning.
+		held := 0
+		for _, c := range jsonPlanHeld(t, f.plan) {
+			held += c
+		}
+		if held != waveUnknown {
+			t.Errorf("wave %d: the plan reports %d held targets, the state has %d unknown", f.wave, held, waveUnknown)
+		}
+		if waveUnknown > 0 && !strings.Contains(f.plan, "--retry-unknown") {
+			t.Errorf("wave %d: the plan does not explain the held targets:\n%.2000s", f.wave, f.plan)
 		}
 	}
 	// One inbox entry per tag on every device.
@@ -306,30 +383,154 @@ func TestCrashRecovery(t *testing.T) {
 	if missingBadge > 0 {
 		t.Errorf("%d devices do not show the badge their state says was delivered", missingBadge)
 	}
-	// Unknown targets must be reported by the plan, held with a warning.
-	held := 0
-	for _, c := range jsonPlanHeld(t, plan.stdout) {
-		held += c
-	}
-	if held != unknown {
-		t.Errorf("plan reports %d held targets, the state has %d unknown", held, unknown)
-	}
-	if unknown > 0 && !strings.Contains(plan.stdout, "--retry-unknown") {
-		t.Errorf("plan does not explain the held targets:\n%.2000s", plan.stdout)
-	}
 	phases := make([]string, 0, len(kills))
-	for _, ph := range []string{"plan", "batches", "persist"} {
+	for _, ph := range []string{"plan", "batches", "persist-write", "persist-renamed", "exit"} {
 		phases = append(phases, ph+" "+strconv.Itoa(kills[ph]))
 	}
-	summary := fmt.Sprintf("crash test: %d kills survived (%s; %d in the middle of writing the snapshot), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
+	summary := fmt.Sprintf("crash test: %d kills survived (%s), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
+		"per kill at most %d requests recorded as sent and unanswered (bound %d; %d in all, %d more answered but not yet recorded); "+
 		"targets lost %d, duplicates seen %d, unknown targets left %d (untagged, held; %d of them did reach the device), delivered %d; kills took %s, whole test %s",
-		total, strings.Join(phases, ", "), midWrite, completed, waves, len(targets), lost, dups, unknown, unknownReceived, delivered,
-		killedAt.Round(time.Second), time.Since(began).Round(time.Second))
+		total, strings.Join(phases, ", "), completed, len(finished), targets, maxSeen, maxUnanswered, unanswered, answeredUnrecorded,
+		lost, dups, unknown, unknownReceived, delivered, killedAt.Round(time.Second), time.Since(began).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
-	if kills["plan"] == 0 || kills["batches"] == 0 || kills["persist"] == 0 {
-		t.Errorf("kills did not reach every phase: %v", kills)
+	if tmps, _ := filepath.Glob(filepath.Join(w.dir, ".pushform.state.tmp-*")); len(tmps) > 0 {
+		t.Errorf("snapshot temp files left after the final run: %v", tmps)
 	}
+}
+
+// finishedWave is a wave the campaign completed: its state then, and the
+// plan --json that found nothing left to do.
+type finishedWave struct {
+	wave int
+	st   *state.State
+	plan string
+}
+
+// fileFacts is what the state files show at one moment.
+type fileFacts struct {
+	journal  []byte
+	snapshot statefile.Header // Serial 0: no snapshot
+	temps    map[string]bool  // snapshot temp files
+}
+
+func observeFiles(t *testing.T, dir string) fileFacts {
+	t.Helper()
+	var f fileFacts
+	var err error
+	f.journal, err = os.ReadFile(filepath.Join(dir, "pushform.state.journal"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if r, err := os.Open(filepath.Join(dir, "pushform.state")); err == nil {
+		f.snapshot, err = statefile.DecodeHeader(r)
+		r.Close()
+		if err != nil {
+			t.Fatalf("snapshot header: %v", err)
+		}
+	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".pushform.state.tmp-*"))
+	f.temps = map[string]bool{}
+	for _, tmp := range tmps {
+		f.temps[tmp] = true
+	}
+	return f
+}
+
+// killPhase says from the files before a run and after its kill where the
+// kill landed.
+func killPhase(before, after fileFacts) string {
+	for tmp := range after.temps {
+		if !before.temps[tmp] {
+			return "persist-write" // Persist removes its temp file on every path but a kill
+		}
+	}
+	if after.snapshot.Serial > before.snapshot.Serial && before.snapshot.Serial > 0 {
+		if h, ok := journalHeader(after.journal); ok && h.Serial < after.snapshot.Serial {
+			return "persist-renamed" // the journal the new snapshot folded is still there
+		}
+		if len(after.journal) == 0 {
+			return "exit" // the persist was complete
+		}
+	}
+	if !bytes.Equal(before.journal, after.journal) {
+		return "batches"
+	}
+	return "plan"
+}
+
+func journalHeader(journal []byte) (statefile.JournalHeader, bool) {
+	h, _, err := statefile.ReadJournal(bytes.NewReader(journal), func(state.Entry) error { return nil })
+	return h, err == nil && h.Journal > 0
+}
+
+// runEntries returns the journal entries a run wrote between two
+// observations: those appended after the entries before, or all of them
+// when the run started a new journal (the old one extended an older
+// snapshot, or there was none).
+func runEntries(t *testing.T, before, after fileFacts) []state.Entry {
+	t.Helper()
+	read := func(b []byte) (statefile.JournalHeader, []state.Entry) {
+		var es []state.Entry
+		h, _, err := statefile.ReadJournal(bytes.NewReader(b), func(e state.Entry) error { es = append(es, e); return nil })
+		if err != nil {
+			t.Fatalf("journal: %v", err)
+		}
+		return h, es
+	}
+	hb, eb := read(before.journal)
+	ha, ea := read(after.journal)
+	if hb.Journal == 0 || hb.Serial != ha.Serial || hb.Lineage != ha.Lineage {
+		return ea
+	}
+	if len(ea) < len(eb) {
+		t.Fatalf("the journal lost entries: %d before the run, %d after", len(eb), len(ea))
+	}
+	return ea[len(eb):]
+}
+
+// unansweredIntents returns the intents a run journaled without an outcome.
+func unansweredIntents(t *testing.T, before, after fileFacts) []state.Entry {
+	t.Helper()
+	es := runEntries(t, before, after)
+	done := map[int64]bool{}
+	for _, e := range es {
+		if e.Type == state.EntryOutcome {
+			done[e.Batch] = true
+		}
+	}
+	var open []state.Entry
+	for _, e := range es {
+		if e.Type == state.EntryIntent && !done[e.Batch] {
+			open = append(open, e)
+		}
+	}
+	return open
+}
+
+// intentKey and requestKey name a request by its first notification's
+// title and first target, which no two requests of one run share.
+func intentKey(e state.Entry) string {
+	it := e.Items[0]
+	title := ""
+	if it.Content != nil {
+		title = it.Content.Title
+	}
+	return title + "|" + it.Targets[0]
+}
+
+func requestKey(t *testing.T, body []byte) string {
+	t.Helper()
+	var req []struct {
+		Title     string   `json:"title"`
+		UserIDs   []string `json:"userIds"`
+		DeviceIDs []string `json:"deviceIds"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || len(req) == 0 {
+		t.Fatalf("send request %q: %v", body, err)
+	}
+	ids := append(req[0].UserIDs, req[0].DeviceIDs...)
+	return req[0].Title + "|" + ids[0]
 }
 
 // jsonPlanHeld returns the held count of every change of a plan --json.

@@ -1,14 +1,51 @@
 package e2e
 
 import (
+	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"pushform/state"
 )
 
-// TestExamples applies every example twice, as the README tells users to:
-// the first run sends, the second plans no changes. Examples can never rot.
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// exampleDevice is the part of `pushform sandbox show --json` the test reads.
+type exampleDevice struct {
+	DeviceID string `json:"deviceId"`
+	UserID   string `json:"userId"`
+	Badge    int    `json:"badge"`
+	Received int    `json:"received"`
+	Inbox    []struct {
+		Title, Tag string
+	} `json:"inbox"`
+	Pending []struct {
+		Title, Tag string
+	} `json:"pending"`
+}
+
+// shows reports whether the device shows (or holds, offline) title.
+func (d exampleDevice) shows(title string) bool {
+	for _, e := range append(d.Inbox, d.Pending...) {
+		if e.Title == title {
+			return true
+		}
+	}
+	return false
+}
+
+// TestExamples applies every example as the README tells users to, then
+// checks what its devices received: against the state (every delivered
+// target shows the notification or badge on its device, no device shows
+// what the state does not record, no skipped user's device shows it) and
+// against a golden file of every device's badge and inbox
+// (testdata/examples/NAME.golden, -update rewrites). A second plan has no
+// changes. Examples can never rot.
 func TestExamples(t *testing.T) {
 	dirs, err := filepath.Glob("../examples/*/main.hcl")
 	if err != nil || len(dirs) < 3 {
@@ -16,7 +53,8 @@ func TestExamples(t *testing.T) {
 	}
 	for _, mainFile := range dirs {
 		src := filepath.Dir(mainFile)
-		t.Run(filepath.Base(src), func(t *testing.T) {
+		name := filepath.Base(src)
+		t.Run(name, func(t *testing.T) {
 			w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "NO_COLOR=1")}
 			if err := os.CopyFS(w.dir, os.DirFS(src)); err != nil {
 				t.Fatal(err)
@@ -29,10 +67,140 @@ func TestExamples(t *testing.T) {
 			if !strings.Contains(r.stdout, "Apply complete") {
 				t.Fatalf("apply:\n%s", r.stdout)
 			}
+			devs := exampleDevices(t, w)
+			checkExampleDevices(t, w.readState(), devs)
+			checkGolden(t, filepath.Join("testdata", "examples", name+".golden"), renderDevices(devs))
 			r = w.mustRun(0, "plan", "--detailed-exitcode")
 			if !strings.Contains(r.stdout, "No changes.") {
 				t.Fatalf("second plan:\n%s", r.stdout)
 			}
 		})
+	}
+}
+
+// exampleDevices reads every device the embedded sandbox recorded, through
+// `pushform sandbox show --json` as a user would.
+func exampleDevices(t *testing.T, w *workspace) map[string]exampleDevice {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.dir, "pushform.sandbox.json"))
+	if err != nil {
+		t.Fatalf("the embedded sandbox kept no devices: %v", err)
+	}
+	var file struct {
+		Devices []struct {
+			DeviceID string `json:"deviceId"`
+		} `json:"devices"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	devs := map[string]exampleDevice{}
+	for _, d := range file.Devices {
+		r := w.mustRun(0, "sandbox", "show", d.DeviceID, "--json")
+		var v exampleDevice
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+			t.Fatalf("sandbox show %s --json: %v\n%s", d.DeviceID, err, r.stdout)
+		}
+		devs[v.DeviceID] = v
+	}
+	if len(devs) == 0 {
+		t.Fatal("no device received anything")
+	}
+	return devs
+}
+
+// checkExampleDevices checks the devices against the state.
+func checkExampleDevices(t *testing.T, st *state.State, devs map[string]exampleDevice) {
+	t.Helper()
+	titles := map[string]bool{}
+	for _, addr := range st.Addresses() {
+		m := st.Messages[addr]
+		isBadge := m.Kind == "badge"
+		title := m.Content.Title
+		if !isBadge {
+			titles[title] = true
+		}
+		// got reports whether device d shows what m sent.
+		got := func(d exampleDevice) bool {
+			if isBadge {
+				return m.Content.BadgeCount != nil && d.Badge == *m.Content.BadgeCount
+			}
+			return d.shows(title)
+		}
+		for id, tg := range m.Targets {
+			var mine []exampleDevice // the target's devices that received anything
+			for _, d := range devs {
+				switch m.TargetKind {
+				case "user_ids":
+					if d.UserID == id {
+						mine = append(mine, d)
+					}
+				case "device_ids":
+					if d.DeviceID == id {
+						mine = append(mine, d)
+					}
+				default: // topics: membership is in the seed, not the devices
+					mine = append(mine, d)
+				}
+			}
+			shown := slices.ContainsFunc(mine, got)
+			switch {
+			case tg.Outcome == state.Delivered && !shown:
+				t.Errorf("%s -> %s is delivered in the state, but no device of it shows it", addr, id)
+			case tg.Outcome == state.Skipped && shown && m.TargetKind == "user_ids" && !isBadge:
+				t.Errorf("%s -> %s is skipped in the state, but a device of it shows it", addr, id)
+			case tg.Outcome != state.Delivered && tg.Outcome != state.Skipped:
+				t.Errorf("%s -> %s: outcome %s after a clean apply", addr, id, tg.Outcome)
+			}
+		}
+	}
+	for _, d := range devs {
+		for _, e := range append(d.Inbox, d.Pending...) {
+			if !titles[e.Title] {
+				t.Errorf("%s shows %q, which the state records for no address", d.DeviceID, e.Title)
+			}
+		}
+	}
+}
+
+// renderDevices lists every device's badge, received count, inbox and
+// pending notifications, sorted by device id.
+func renderDevices(devs map[string]exampleDevice) string {
+	ids := make([]string, 0, len(devs))
+	for id := range devs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		d := devs[id]
+		fmt.Fprintf(&b, "%s (user %q): badge %d, received %d\n", id, d.UserID, d.Badge, d.Received)
+		for _, e := range d.Inbox {
+			fmt.Fprintf(&b, "  shows   %q tag %q\n", e.Title, e.Tag)
+		}
+		for _, e := range d.Pending {
+			fmt.Fprintf(&b, "  pending %q tag %q\n", e.Title, e.Tag)
+		}
+	}
+	return b.String()
+}
+
+// checkGolden compares got with the golden file at path; -update writes it.
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("golden file: %v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("devices differ from %s (run with -update if the change is intended):\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }

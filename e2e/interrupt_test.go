@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,29 +12,35 @@ import (
 
 // TestFirstInterruptFinishesInFlight: the first SIGINT stops new requests,
 // lets the ones in flight finish, saves the state and exits 1 saying so;
-// the next apply sends exactly the rest.
+// the next apply sends exactly the rest. A gate holds the requests, so the
+// interrupt lands while they are in flight by construction.
 func TestFirstInterruptFinishesInFlight(t *testing.T) {
-	sb := startSandbox(t, slowSeed, "--latency", "1500ms", "--quiet")
-	w := newWorkspace(t, sb, slowCampaign("news", "")) // untagged: a duplicate would show
+	sb := startSandbox(t, slowSeed, "--quiet")
+	g := startGate(t, sb)
+	w := newWorkspace(t, g.base(), slowCampaign("news", "")) // untagged: a duplicate would show
+	g.holdSends()
 	p := w.startProc("apply", "--auto-approve", "--parallelism", "2", "--json")
-	var started int
-	for started < 2 {
-		if _, ok := p.waitLine(`"type":"request"`, 30*time.Second); !ok {
-			t.Fatalf("apply sent nothing:\n%s", p.stderr)
-		}
-		started++
-	}
+	g.waitArrivals(2, time.Minute) // both workers have a request on the wire
 	p.cmd.Process.Signal(os.Interrupt)
-	code := p.wait(30 * time.Second)
+	// main cancels before it prints: from here no request starts.
+	p.waitStderr("Interrupted: stopping once the work in progress is saved", time.Minute)
+	if n := g.answered(); n != 0 {
+		t.Fatalf("%d requests were answered while the gate held them", n)
+	}
+	g.releaseSends()
+	code := p.wait(time.Minute)
 	out := p.stdout.String()
 	if code != 1 {
 		t.Fatalf("exit %d after one interrupt, want 1\n%s\n%s", code, out, p.stderr)
 	}
 	if n := strings.Count(out, `"type":"request"`); n != 2 {
-		t.Errorf("%d requests started; the interrupt came after 2, with 2 in flight:\n%s", n, out)
+		t.Errorf("%d requests started; the interrupt came with 2 in flight:\n%s", n, out)
 	}
 	if n := strings.Count(out, `"type":"response"`); n != 2 {
 		t.Errorf("the 2 requests in flight must finish; %d responses:\n%s", n, out)
+	}
+	if sent := len(g.reset()); sent != 2 {
+		t.Errorf("%d requests reached the service, want the 2 in flight", sent)
 	}
 	stderr := p.stderr.String()
 	for _, want := range []string{"Interrupted: stopping once the work in progress is saved", "apply was interrupted", "2,000 targets were not sent", "Run apply again"} {
@@ -67,22 +74,25 @@ func TestFirstInterruptFinishesInFlight(t *testing.T) {
 }
 
 // TestSecondInterruptExitsAtOnce: a second SIGINT exits 130 without
-// waiting; the journal is intact and the next apply recovers from it.
+// waiting; the journal is intact and the next apply recovers from it. The
+// gate holds the requests in flight until after the exit, so an apply that
+// waited for them could not exit at all.
 func TestSecondInterruptExitsAtOnce(t *testing.T) {
-	sb := startSandbox(t, slowSeed, "--latency", "3s", "--quiet")
-	w := newWorkspace(t, sb, slowCampaign("promo", "promo"))
-	p := w.startProc("apply", "--auto-approve", "--parallelism", "2", "--json")
-	if _, ok := p.waitLine(`"type":"request"`, 30*time.Second); !ok {
-		t.Fatalf("apply sent nothing:\n%s", p.stderr)
+	const parallelism = 2
+	sb := startSandbox(t, slowSeed, "--quiet")
+	g := startGate(t, sb)
+	w := newWorkspace(t, g.base(), slowCampaign("promo", "promo"))
+	g.holdSends()
+	p := w.startProc("apply", "--auto-approve", "--parallelism", strconv.Itoa(parallelism), "--json")
+	g.waitArrivals(parallelism, time.Minute)
+	p.cmd.Process.Signal(os.Interrupt)
+	p.waitStderr("Interrupted: stopping", time.Minute)
+	p.cmd.Process.Signal(os.Interrupt)
+	if code := p.wait(time.Minute); code != 130 {
+		t.Fatalf("second interrupt: exit %d, want 130\n%s", code, p.stderr)
 	}
-	time.Sleep(100 * time.Millisecond)
-	p.cmd.Process.Signal(os.Interrupt)
-	time.Sleep(200 * time.Millisecond)
-	sent := time.Now()
-	p.cmd.Process.Signal(os.Interrupt)
-	code := p.wait(10 * time.Second)
-	if took := time.Since(sent); code != 130 || took > 2*time.Second {
-		t.Fatalf("second interrupt: exit %d after %s, want 130 at once\n%s", code, took, p.stderr)
+	if n := g.answered(); n != 0 {
+		t.Fatalf("%d requests were answered before the exit; the gate held them all", n)
 	}
 	if !strings.Contains(p.stderr.String(), "Interrupted again: exiting now.") {
 		t.Errorf("stderr:\n%s", p.stderr)
@@ -99,16 +109,24 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 			unknown++
 		}
 	}
-	// The 1,000 in flight, plus the batches whose intents the executor had
-	// journaled ahead (up to four) that never left.
-	if unknown < 1000 || unknown > 1000+4*500 {
-		t.Errorf("%d unknown after the second interrupt, want the 1,000 in flight and at most 2,000 journaled ahead", unknown)
+	// The 1,000 in flight, plus the batches journaled ahead of the workers
+	// that never left: the queue of min(parallelism, 2) and the one the
+	// dispatcher holds while the queue is full (executor/pipeline.go).
+	ahead := min(parallelism, 2) + 1
+	if unknown < parallelism*500 || unknown > (parallelism+ahead)*500 {
+		t.Errorf("%d unknown after the second interrupt, want the %d in flight and at most %d journaled ahead", unknown, parallelism*500, ahead*500)
 	}
 	p2 := w.planJSON()
 	if a, tg := p2.action("notification.promo"); tg["unknown"] != unknown || tg["new"] != 3000-unknown {
 		t.Errorf("plan after the exit: %s %v", a, tg)
 	}
-	time.Sleep(3 * time.Second) // let the sandbox finish the abandoned requests
+	// The abandoned requests reach the service after all: the next apply
+	// re-sends them, and the tag keeps each device at one copy.
+	g.releaseSends()
+	g.settle()
+	if sent := len(g.reset()); sent != parallelism {
+		t.Errorf("%d requests reached the gate, want the %d in flight", sent, parallelism)
+	}
 	w.apply("--parallelism", "6")
 	checkOnce(t, sb, "promo", 3000)
 	w.mustRun(0, "plan", "--detailed-exitcode")

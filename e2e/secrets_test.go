@@ -182,9 +182,19 @@ notification "tagged" {
 		<-h.requests
 	}
 	p := w.startProc("apply", "--auto-approve", "--replace", "notification.tagged")
-	for path := range h.requests {
-		if strings.HasSuffix(path, "/send") {
-			break
+	// Wait for the send to arrive; fail with what apply said if it exits
+	// first, and with a message (not a hang) if nothing comes.
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
+	for sent := false; !sent; {
+		select {
+		case path := <-h.requests:
+			sent = strings.HasSuffix(path, "/send")
+		case <-p.done:
+			t.Fatalf("apply exited before sending:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		case <-guard.C:
+			p.kill(syscall.SIGKILL)
+			t.Fatalf("no send request reached the service within a minute:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
 		}
 	}
 	if !p.kill(syscall.SIGKILL) {

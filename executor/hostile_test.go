@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,10 +54,15 @@ func TestHostileAnswers(t *testing.T) {
 		{"400 not JSON", body(400, "text/plain", "bad request, go away"), state.Failed, []string{"bad request, go away"}, false},
 		{"empty 207", body(207, "", ""), state.Unknown, []string{"a 207 must list results"}, false},
 		{"binary", body(200, "application/octet-stream", "\x00\x01\x02\xff\xfe\x1b[31m"), state.Unknown, []string{"cannot understand"}, false},
+		// The two stalls below never end on their own: the handler returns
+		// only once the client gives up, so Apply returning at all proves
+		// the client's timeout fired.
 		{"slow loris", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("x-request-id", rid)
 			w.WriteHeader(200)
-			for range 100 { // a byte every 50ms: 5s in all
+			tick := time.NewTicker(50 * time.Millisecond) // a byte at a time
+			defer tick.Stop()
+			for {
 				if _, err := w.Write([]byte(" ")); err != nil {
 					return
 				}
@@ -64,16 +70,13 @@ func TestHostileAnswers(t *testing.T) {
 				select {
 				case <-r.Context().Done():
 					return
-				case <-time.After(50 * time.Millisecond):
+				case <-tick.C:
 				}
 			}
 		}, state.Unknown, []string{"deadline exceeded", "may have been processed"}, false},
 		{"no answer at all", func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body) // then the server notices the client leave
-			select {
-			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
+			<-r.Context().Done()
 		}, state.Unknown, []string{"deadline exceeded", "may have been processed"}, true},
 		{"connection dropped", func(w http.ResponseWriter, r *http.Request) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
@@ -84,7 +87,13 @@ func TestHostileAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			c, err := pushapi.New(pushapi.Options{BaseURL: srv.URL + "/v1", APIKey: "k-hostile-key", Timeout: 500 * time.Millisecond, MaxResponseBytes: 64 << 10})
+			// The client's timeout must fire on the stalls only: the other
+			// answers get all the time a busy machine may need.
+			timeout := time.Minute
+			if slices.Contains(tt.errHas, "deadline exceeded") {
+				timeout = 500 * time.Millisecond
+			}
+			c, err := pushapi.New(pushapi.Options{BaseURL: srv.URL + "/v1", APIKey: "k-hostile-key", Timeout: timeout, MaxResponseBytes: 64 << 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,13 +104,24 @@ func TestHostileAnswers(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := plan(t, st, note("notification.n", "", "u1", "u2"))
-			start := time.Now()
-			res, err := Apply(context.Background(), p, state.NewRecorder(f, st), c, Options{MaxAttempts: 1})
-			if err != nil {
-				t.Fatalf("Apply: %v", err)
+			type result struct {
+				res *Result
+				err error
 			}
-			if took := time.Since(start); took > 3*time.Second {
-				t.Errorf("took %s: the client's timeout did not fire", took)
+			done := make(chan result, 1)
+			go func() {
+				res, err := Apply(context.Background(), p, state.NewRecorder(f, st), c, Options{MaxAttempts: 1})
+				done <- result{res, err}
+			}()
+			var res *Result
+			select {
+			case r := <-done:
+				if r.err != nil {
+					t.Fatalf("Apply: %v", r.err)
+				}
+				res = r.res
+			case <-time.After(3 * time.Minute): // a hang guard
+				t.Fatalf("Apply did not return: the client's %s timeout did not fire", timeout)
 			}
 			if len(res.Errors) != 1 {
 				t.Fatalf("want one failed request, got %d (counts %+v)", len(res.Errors), res.Counts)
@@ -178,7 +198,8 @@ func TestAmbiguousTaggedIsRetriedThenUnknown(t *testing.T) {
 }
 
 // TestInterruptStopsRetries: after an interrupt, a request waiting to be
-// retried is not retried (a retry is a new request); its last error stands.
+// retried is not retried (a retry is a new request) and no backoff is
+// waited for; its last error stands.
 func TestInterruptStopsRetries(t *testing.T) {
 	st := state.New("test")
 	p := plan(t, st, note("notification.a", "", "u1"))
@@ -187,16 +208,63 @@ func TestInterruptStopsRetries(t *testing.T) {
 		cancel() // the interrupt arrives while the first try is in flight
 		return nil, &pushapi.StatusError{Method: "POST", StatusCode: 503, RetryAfter: time.Hour}
 	}}
-	start := time.Now()
-	res, err := Apply(ctx, p, state.NewRecorder(&memJournal{}, st), s, Options{})
+	slept := 0
+	res, err := Apply(ctx, p, state.NewRecorder(&memJournal{}, st), s, Options{
+		Sleep: func(context.Context, time.Duration) error { slept++; return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.calls != 1 || time.Since(start) > time.Second || !res.Interrupted {
-		t.Fatalf("calls %d in %s, interrupted %v", s.calls, time.Since(start), res.Interrupted)
+	if s.calls != 1 || slept != 0 || res.Retries != 0 || !res.Interrupted {
+		t.Fatalf("calls %d, backoff waits %d, retries %d, interrupted %v; want 1 call, no wait", s.calls, slept, res.Retries, res.Interrupted)
 	}
 	if got := st.Messages["notification.a"].Targets["u1"].Outcome; got != state.Failed {
 		t.Fatalf("a 503 is not processed: want failed (sent again next time), got %s", got)
+	}
+}
+
+// TestInterruptDuringBackoff: an interrupt that arrives while a request
+// waits to be retried ends the wait at once (the real timer, here waiting
+// five minutes for a Retry-After of an hour) and no retry is sent.
+func TestInterruptDuringBackoff(t *testing.T) {
+	st := state.New("test")
+	p := plan(t, st, note("notification.a", "", "u1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &fakeSender{reply: func(int, []pushapi.Notification) (*pushapi.SendResponse, error) {
+		return nil, &pushapi.StatusError{Method: "POST", StatusCode: 429, RequestID: "req-429", RetryAfter: time.Hour}
+	}}
+	var retry Event
+	done := make(chan error, 1)
+	var res *Result
+	go func() {
+		var err error
+		res, err = Apply(ctx, p, state.NewRecorder(&memJournal{}, st), s, Options{Events: func(e Event) {
+			if e.Type == EventRetry {
+				retry = e
+				cancel() // emitted just before the wait: the interrupt lands in it
+			}
+		}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // a hang guard; the wait is five minutes
+		t.Fatal("the interrupt did not end the backoff wait")
+	}
+	if retry.Delay != DefaultMaxRetryAfter || !strings.Contains(retry.Error, "req-429") {
+		t.Errorf("retry event %+v; want a wait of MaxRetryAfter for the 429", retry)
+	}
+	if s.calls != 1 || !res.Interrupted {
+		t.Fatalf("calls %d, interrupted %v; want no retry after the interrupt", s.calls, res.Interrupted)
+	}
+	if got := st.Messages["notification.a"].Targets["u1"]; got.Outcome != state.Failed || !strings.Contains(got.Message, "429") {
+		t.Fatalf("target %+v; want failed with the 429 (not processed: sent again next time)", got)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].Unknown {
+		t.Fatalf("errors %v; want the 429 as a failed request", res.Errors)
 	}
 }
 

@@ -45,6 +45,33 @@ type File struct {
 
 	gmu     sync.Mutex   // guards pending
 	pending *commitGroup // the group the next Append joins; nil when none waits
+
+	pauseAt string // test-only: see PauseEnv
+	// link makes hard links; nil is os.Link. Tests set it to fail, as on
+	// file systems without hard links.
+	link func(oldname, newname string) error
+}
+
+// PauseEnv names a test-only hook, read once by NewFile. When the
+// environment variable holds the name of a phase, the File writes
+// "pushform-test: paused at PHASE" to stderr on reaching that phase and
+// then waits to be killed, so e2e/crash_test.go can kill apply inside a
+// phase as a fact rather than a timing guess. Phases:
+//
+//	read             the state was read (under the lock, before planning)
+//	persist-write    a new snapshot is in its temp file, not yet renamed
+//	persist-renamed  the new snapshot is in place, the journal not yet removed
+const PauseEnv = "PUSHFORM_TEST_PAUSE_AT"
+
+// pause implements PauseEnv.
+func (f *File) pause(phase string) {
+	if f.pauseAt != phase {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "pushform-test: paused at %s\n", phase)
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // seenSnapshot is the header of the snapshot a File last read or wrote.
@@ -62,7 +89,7 @@ var (
 
 // NewFile returns the file backend for the state at path.
 func NewFile(path string) *File {
-	return &File{path: path}
+	return &File{path: path, pauseAt: os.Getenv(PauseEnv)}
 }
 
 // Path returns the snapshot path.
@@ -82,6 +109,14 @@ func (f *File) LockInfoPath() string { return f.path + ".lock.info" }
 
 // Read implements Reader.
 func (f *File) Read() (*state.State, error) {
+	s, err := f.read()
+	if err == nil {
+		f.pause("read")
+	}
+	return s, err
+}
+
+func (f *File) read() (*state.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s, err := f.readSnapshot()
@@ -500,6 +535,7 @@ func (f *File) Persist(s *state.State) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing state: %w", err)
 	}
+	f.pause("persist-write")
 	if exists {
 		if err := f.backup(); err != nil {
 			return err
@@ -514,6 +550,7 @@ func (f *File) Persist(s *state.State) error {
 	s.Version = state.FormatVersion
 	s.Serial = serial
 	f.seen = seenSnapshot{known: true, exists: true, lineage: s.Lineage, serial: serial}
+	f.pause("persist-renamed")
 	// A crash here leaves a journal of an older serial, which Read ignores.
 	if err := os.Remove(f.JournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clearing state journal: %w", err)
@@ -528,7 +565,11 @@ func (f *File) Persist(s *state.State) error {
 func (f *File) backup() error {
 	tmp := f.BackupPath() + ".tmp"
 	os.Remove(tmp)
-	if err := os.Link(f.path, tmp); err != nil {
+	link := os.Link
+	if f.link != nil {
+		link = f.link
+	}
+	if err := link(f.path, tmp); err != nil {
 		if err := copyFile(f.path, tmp); err != nil {
 			return fmt.Errorf("backing up state: %w", err)
 		}

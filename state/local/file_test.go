@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -349,13 +350,130 @@ func TestFileLockReleasedOnKill(t *testing.T) {
 	}
 }
 
+// TestFileLockIgnoresStaleInfo: lock info left by a holder that ended
+// without unlocking does not block Lock; Lock reports it (StaleLock),
+// replaces it with its own and leaves no trace after Unlock.
 func TestFileLockIgnoresStaleInfo(t *testing.T) {
-	// Lock info without a live holder does not block Lock.
 	f := newFile(t)
-	os.WriteFile(f.LockInfoPath(), []byte(`{"id":"old","who":"x@y","operation":"apply","pid":1}`), 0o600)
+	stale := state.LockInfo{ID: "old", Who: "x@y", Operation: "apply", Created: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Pid: 1}
+	data, _ := json.Marshal(stale)
+	if err := os.WriteFile(f.LockInfoPath(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.StaleLock(); ok {
+		t.Fatal("StaleLock before any Lock")
+	}
+	id, err := f.Lock(context.Background(), state.NewLockInfo("plan"))
+	if err != nil {
+		t.Fatalf("Lock with a dead holder's info left: %v", err)
+	}
+	if id == stale.ID {
+		t.Fatal("Lock reused the dead holder's id")
+	}
+	if got, ok := f.StaleLock(); !ok || got != stale {
+		t.Errorf("StaleLock = %+v, %v; want the dead holder's info %+v", got, ok, stale)
+	}
+	// The info on disk is now this holder's: another File is refused
+	// naming it, not the dead one.
+	var mine state.LockInfo
+	if b, err := os.ReadFile(f.LockInfoPath()); err != nil || json.Unmarshal(b, &mine) != nil {
+		t.Fatalf("lock info after Lock: %v", err)
+	}
+	if mine.ID != id || mine.Operation != "plan" || mine.Pid != os.Getpid() {
+		t.Errorf("lock info on disk %+v; want this holder's (id %s, plan, pid %d)", mine, id, os.Getpid())
+	}
+	var le *state.LockError
+	if _, err := local.NewFile(f.Path()).Lock(context.Background(), state.NewLockInfo("apply")); !errors.As(err, &le) || le.Info.ID != id {
+		t.Errorf("a second Lock: %v; want a *LockError naming %s", err, id)
+	}
+	if err := f.Unlock(id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(f.LockInfoPath()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lock info left after Unlock: %v", err)
+	}
+	// A clean release leaves nothing to report.
+	g := local.NewFile(f.Path())
+	id, err = g.Lock(context.Background(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Unlock(id)
+	if info, ok := g.StaleLock(); ok {
+		t.Errorf("StaleLock after a clean Unlock = %+v", info)
+	}
+}
+
+// TestFileLockStaleUnreadableInfo: a half-written info file (its holder
+// killed while writing it) is not a holder: Lock proceeds and reports
+// nothing it cannot name.
+func TestFileLockStaleUnreadableInfo(t *testing.T) {
+	f := newFile(t)
+	if err := os.WriteFile(f.LockInfoPath(), []byte(`{"id":"ab`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	id, err := f.Lock(context.Background(), state.NewLockInfo("apply"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Unlock(id)
+	defer f.Unlock(id)
+	if info, ok := f.StaleLock(); ok {
+		t.Errorf("StaleLock = %+v for an unreadable info file", info)
+	}
+}
+
+// TestFileLockRemovesDeadTemps: the temp files of a snapshot or lock info
+// whose writer was killed are removed by the next holder of the lock, and
+// nothing else is.
+func TestFileLockRemovesDeadTemps(t *testing.T) {
+	f := newFile(t)
+	mustPersist(t, f, statetest.Sample())
+	dir := filepath.Dir(f.Path())
+	dead := []string{".pushform.state.tmp-123456", ".pushform.state.lock.info.tmp-99"}
+	kept := []string{".other.state.tmp-1", "pushform.state.tmp-not-hidden", "notes.txt"}
+	for _, n := range append(append([]string{}, dead...), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, err := f.Lock(context.Background(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Unlock(id)
+	for _, n := range dead {
+		if _, err := os.Stat(filepath.Join(dir, n)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s left after Lock: %v", n, err)
+		}
+	}
+	for _, n := range append(kept, filepath.Base(f.Path())) {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s removed by Lock: %v", n, err)
+		}
+	}
+}
+
+// TestFileJournalNewerThanSnapshot: a journal that extends a later serial
+// than the snapshot's (an older snapshot restored over a newer one) is
+// refused with the way out, not replayed over the wrong snapshot.
+func TestFileJournalNewerThanSnapshot(t *testing.T) {
+	f := newFile(t)
+	s := statetest.Sample()
+	mustPersist(t, f, s)
+	older, err := os.ReadFile(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPersist(t, f, s)
+	if err := f.Append(intent("notification.a", "u1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.Path(), older, 0o600); err != nil { // the restore
+		t.Fatal(err)
+	}
+	_, err = local.NewFile(f.Path()).Read()
+	want := fmt.Sprintf("state journal %s extends serial %d, but %s has serial %d (was an older snapshot restored?)", f.JournalPath(), s.Serial, f.Path(), s.Serial-1)
+	if err == nil || err.Error() != want {
+		t.Fatalf("Read = %v; want %q", err, want)
+	}
 }
