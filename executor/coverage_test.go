@@ -38,8 +38,8 @@ func msgOf(addr string, kind config.Kind, tk config.TargetKind, c config.Content
 	return &config.Message{Address: addr, Kind: kind, Targets: config.Targets{Kind: tk, IDs: ids}, Content: c}
 }
 
-// sent returns a state in which each message was delivered to its ids.
-func sent(t *testing.T, ms ...*config.Message) *state.State {
+// sentState returns a state in which each message was delivered to its ids.
+func sentState(t *testing.T, ms ...*config.Message) *state.State {
 	t.Helper()
 	st := state.New("test")
 	if _, err := Apply(context.Background(), plan(t, st, ms...), state.NewRecorder(&memJournal{}, st), &fakeSender{reply: deliverAll(nil, nil)}, Options{Sleep: noSleep}); err != nil {
@@ -55,7 +55,7 @@ func sent(t *testing.T, ms ...*config.Message) *state.State {
 func TestPreludeJournalsSnapshotAndForgets(t *testing.T) {
 	old := note("notification.old", "", "u1")
 	keep := note("notification.keep", "t", "u1", "u2")
-	st := sent(t, old, keep)
+	st := sentState(t, old, keep)
 	fetched := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
 	snap := &state.Snapshot{FetchedAt: fetched, UserIDs: []string{"u1", "u3"}}
 	p, err := planner.Make(planner.Input{Config: &config.Config{Service: config.Service{Environment: "test"}, Messages: []*config.Message{note("notification.keep", "t", "u1")}},
@@ -111,7 +111,7 @@ func TestPreludeJournalsSnapshotAndForgets(t *testing.T) {
 // TestPreludeJournalFailure: a prelude that cannot be journaled stops the
 // run before any request, and nothing of it reaches the state.
 func TestPreludeJournalFailure(t *testing.T) {
-	st := sent(t, note("notification.old", "", "u1"))
+	st := sentState(t, note("notification.old", "", "u1"))
 	p := plan(t, st, note("notification.new", "", "u2"))
 	s := &fakeSender{reply: deliverAll(nil, nil)}
 	_, err := Apply(context.Background(), p, state.NewRecorder(&failingJournal{}, st), s, Options{})
@@ -251,16 +251,15 @@ func TestBatchErrorAndCounts(t *testing.T) {
 	}
 }
 
-// TestValidationIssues: a 400 names, for each notification of the
-// request, the issues that concern it.
+// TestValidationIssues: a 400 that never names a notification blames each
+// with what the service said. (Issues that point at one notification are
+// covered by TestRefusedPackedRequest: the others are sent again.)
 func TestValidationIssues(t *testing.T) {
 	tests := []struct {
 		name string
 		ve   *pushapi.ValidationError
 		want []string // per notification
 	}{
-		{"by index", &pushapi.ValidationError{Issues: []pushapi.Issue{{Index: 1, Field: "title", Message: "too long"}}},
-			[]string{"another notification of the same request was invalid", "title"}},
 		{"whole request", &pushapi.ValidationError{Issues: []pushapi.Issue{{Index: -1, Message: "too many userIds"}}},
 			[]string{"too many userIds", "too many userIds"}},
 		{"excerpt only", &pushapi.ValidationError{Excerpt: "bad request, go away"}, []string{"bad request, go away", "bad request, go away"}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"pushform/message"
 	"pushform/state"
+	"reflect"
 	"strings"
 	"testing"
 	"time"

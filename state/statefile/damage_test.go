@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"strings"
 	"testing"
@@ -122,7 +123,7 @@ func TestDecodeStateErrors(t *testing.T) {
 		"v1 claims version 2":    `{"version":2,"lineage":"x","messages":{}} `,
 		"v1 no lineage":          `{"version":1,"messages":{}}`,
 		"not JSON":               "\x00garbage",
-		"v2 newer":               strings.Replace(string(good), `"version":2`, `"version":3`, 1),
+		"current newer":          strings.Replace(string(good), fmt.Sprintf(`"version":%d`, state.FormatVersion), fmt.Sprintf(`"version":%d`, state.FormatVersion+1), 1),
 		"v2 no lineage":          string(rewrap(`{"version":2,"lineage":"","serial":1}`, []byte{0, 0})),
 		"v2 short":               `{"version":2,"lineage":"x"}` + "\n\x00",
 		"v2 bad recipients flag": string(rewrap(`{"version":2,"lineage":"x"}`, []byte{7, 0})),
@@ -145,7 +146,7 @@ func TestDecodeStateErrors(t *testing.T) {
 
 func TestDecodeHeader(t *testing.T) {
 	h, err := DecodeHeader(bytes.NewReader(encodeStateBytes(t, richState())))
-	if err != nil || h.Version != 2 || h.Environment != "test" || h.Lineage == "" {
+	if err != nil || h.Version != state.FormatVersion || h.Environment != "test" || h.Lineage == "" {
 		t.Fatalf("DecodeHeader = %+v, %v", h, err)
 	}
 	// Other fields first, as a hand-edited v1 file may have them.
