@@ -619,8 +619,8 @@ func (f *recipientsFetch) add(id []byte) error {
 	if f.c.red.ContainsBytes(id) { // an echo of the key: it must not reach a plan or the state
 		id = []byte(f.c.red.String(string(id)))
 	}
-	if !f.seen.add(id) {
-		return nil
+	if added, err := f.seen.add(id); !added {
+		return err
 	}
 	f.buf = append(f.buf, id...)
 	f.ends = append(f.ends, len(f.buf))
