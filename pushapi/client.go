@@ -277,10 +277,19 @@ type response struct {
 
 // do performs one request and reads the body, at most limit bytes (more
 // marks tooLarge). With stream, a 200's body is left open in r.stream for
-// the caller to read within the call's deadline. The caller must call
-// release on the response.
+// the caller to read, and the timeout bounds each wait for data rather
+// than the whole call: a list of ten million ids may take longer than one
+// call should, as long as it keeps coming. The caller must call release
+// on the response.
 func (c *Client) do(ctx context.Context, method, path string, body *reqBody, stream bool) (*response, error) {
-	ctx, cancel := c.deadline(ctx)
+	var idle *idleTimer
+	var cancel context.CancelFunc
+	if stream {
+		ctx, idle = c.idleDeadline(ctx)
+		cancel = idle.stop
+	} else {
+		ctx, cancel = c.deadline(ctx)
+	}
 	op := method + " " + path
 	if i := strings.IndexByte(op, '?'); i >= 0 {
 		op = op[:i]
@@ -310,11 +319,11 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody, str
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		cancel()
-		return nil, &TransportError{Op: op, Err: c.red.Error(err), Sent: wrote.Load()}
+		return nil, &TransportError{Op: op, Err: c.red.Error(idle.explain(err)), Sent: wrote.Load()}
 	}
 	r := &response{status: resp.StatusCode, header: resp.Header, requestID: c.requestID(resp.Header), op: op}
 	if stream && resp.StatusCode == http.StatusOK {
-		r.stream, r.cancel = resp.Body, cancel
+		r.stream, r.cancel = &idleReader{rc: resp.Body, idle: idle}, cancel
 		return r, nil
 	}
 	defer cancel()
@@ -341,6 +350,50 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody, str
 	}
 	return r, nil
 }
+
+// idleTimer cancels a streamed call once no data has come for its
+// duration.
+type idleTimer struct {
+	d      time.Duration
+	t      *time.Timer
+	fired  atomic.Bool
+	cancel context.CancelFunc
+}
+
+// idleDeadline derives a context that ends after c.timeout without
+// progress (see idleReader).
+func (c *Client) idleDeadline(ctx context.Context) (context.Context, *idleTimer) {
+	ctx, cancel := context.WithCancel(ctx)
+	it := &idleTimer{d: c.timeout, cancel: cancel}
+	it.t = time.AfterFunc(c.timeout, func() { it.fired.Store(true); cancel() })
+	return ctx, it
+}
+
+func (it *idleTimer) stop() { it.t.Stop(); it.cancel() }
+
+// explain turns the cancellation the timer caused into a timeout.
+func (it *idleTimer) explain(err error) error {
+	if it != nil && err != nil && it.fired.Load() {
+		return fmt.Errorf("no data from the service for %s: %w", it.d, context.DeadlineExceeded)
+	}
+	return err
+}
+
+// idleReader restarts its timer whenever data arrives.
+type idleReader struct {
+	rc   io.ReadCloser
+	idle *idleTimer
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	if n > 0 && !r.idle.fired.Load() {
+		r.idle.t.Reset(r.idle.d)
+	}
+	return n, r.idle.explain(err)
+}
+
+func (r *idleReader) Close() error { return r.rc.Close() }
 
 // readError is a failure to read r's body: the answer started, so the
 // request was sent.
@@ -566,8 +619,8 @@ func (f *recipientsFetch) add(id []byte) error {
 	if f.c.red.ContainsBytes(id) { // an echo of the key: it must not reach a plan or the state
 		id = []byte(f.c.red.String(string(id)))
 	}
-	if !f.seen.add(id) {
-		return nil
+	if added, err := f.seen.add(id); !added {
+		return err
 	}
 	f.buf = append(f.buf, id...)
 	f.ends = append(f.ends, len(f.buf))

@@ -159,11 +159,13 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 			if next < len(ts) {
 				exp = &ts[next]
 			}
-			spare := entry{Result: &Result{}}
-			e, count := &spare, (*int)(nil)
+			var e *entry
+			var count *int
 			if n < most {
 				es = append(es, entry{Result: &rs[n]})
 				e, count = &es[n], &counts[n]
+			} else { // read to report the count, then dropped
+				e = &entry{Result: &Result{}}
 			}
 			if err := s.entry(e, exp, count); err != nil {
 				return fmt.Errorf("result %d: %w", n, err)

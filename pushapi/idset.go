@@ -3,6 +3,7 @@ package pushapi
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/maphash"
 )
 
@@ -10,36 +11,41 @@ import (
 // duplicates across pages. It costs about 22 bytes an id at ten million
 // (a map[string]struct{} costs 45 on top of the strings): the ids' bytes
 // are kept in arena blocks, and an open-addressing table holds where each
-// one is with the top 24 bits of its hash. Those bits are also where it
-// goes in the table (up to 2^24 slots), so growing the table needs no
-// hashing, and most probes never touch the arena.
+// one is with the top 32 bits of its hash. Those bits are also where it
+// goes in the table, so growing the table needs no hashing, and the bits
+// left over tell most neighbours apart without touching the arena.
 type idSet struct {
 	seed   maphash.Seed
 	blocks [][]byte // append-only, blockSize each: what is stored never moves
 	table  []uint64 // 0: empty; else tag<<refBits | (ref + 1)
 	bits   int      // len(table) == 1 << bits
 	n      int
-	// tagBits is how many top hash bits each entry keeps (64-refBits); a
-	// test lowers it to reach the path that hashes again.
-	tagBits int
+	// tagBits is how many top hash bits each entry keeps (64-refBits) and
+	// maxBlocks how many arena blocks refs can name; tests lower them to
+	// reach the paths that hash again and that refuse a list.
+	tagBits, maxBlocks int
 }
 
 const (
 	blockBits = 20 // 1 MiB blocks; an id is at most MaxUserIDBytes
 	blockSize = 1 << blockBits
-	refBits   = 40 // block<<blockBits | offset, plus one
+	refBits   = 32 // block<<blockBits | offset, plus one: a 4 GiB arena
 	refMask   = 1<<refBits - 1
+	maxBlocks = 1 << (refBits - blockBits)
 )
 
+// errTooManyIDs is a recipient list whose ids fill the arena.
+var errTooManyIDs = errors.New("the recipient list holds more than 4 GiB of user ids")
+
 func newIDSet() *idSet {
-	return &idSet{seed: maphash.MakeSeed(), table: make([]uint64, 1024), bits: 10, tagBits: 64 - refBits}
+	return &idSet{seed: maphash.MakeSeed(), table: make([]uint64, 1024), bits: 10, tagBits: 64 - refBits, maxBlocks: maxBlocks}
 }
 
 // home is the first slot to try for hash h in a table of 1<<bits slots.
 func home(h uint64, bits int) uint64 { return h >> (64 - bits) }
 
 // add stores id and reports whether it was new.
-func (s *idSet) add(id []byte) bool {
+func (s *idSet) add(id []byte) (bool, error) {
 	h := maphash.Bytes(s.seed, id)
 	tag := h >> refBits
 	mask := uint64(len(s.table) - 1)
@@ -50,20 +56,28 @@ func (s *idSet) add(id []byte) bool {
 				s.grow()
 				return s.add(id)
 			}
-			s.table[i] = tag<<refBits | (s.store(id) + 1)
+			ref, ok := s.store(id)
+			if !ok {
+				return false, errTooManyIDs
+			}
+			s.table[i] = tag<<refBits | (ref + 1)
 			s.n++
-			return true
+			return true, nil
 		}
 		if e>>refBits == tag && bytes.Equal(s.at(e&refMask-1), id) {
-			return false
+			return false, nil
 		}
 	}
 }
 
-// store appends id (length first) to the arena and returns where.
-func (s *idSet) store(id []byte) uint64 {
+// store appends id (length first) to the arena and returns where; false
+// when the arena is full.
+func (s *idSet) store(id []byte) (uint64, bool) {
 	need := binary.MaxVarintLen32 + len(id)
 	if len(s.blocks) == 0 || len(s.blocks[len(s.blocks)-1])+need > blockSize {
+		if len(s.blocks) == s.maxBlocks {
+			return 0, false
+		}
 		s.blocks = append(s.blocks, make([]byte, 0, blockSize))
 	}
 	k := len(s.blocks) - 1
@@ -71,7 +85,7 @@ func (s *idSet) store(id []byte) uint64 {
 	ref := uint64(k)<<blockBits | uint64(len(b))
 	b = binary.AppendUvarint(b, uint64(len(id)))
 	s.blocks[k] = append(b, id...)
-	return ref
+	return ref, true
 }
 
 // at returns the id stored at ref.

@@ -11,9 +11,23 @@ func TestIDSetAgreesWithAMap(t *testing.T) {
 	t.Run("tag bits place entries", func(t *testing.T) { testIDSet(t, newIDSet()) })
 	t.Run("hashing again past the tag bits", func(t *testing.T) {
 		s := newIDSet()
-		s.tagBits = 12 // as a table past 2^24 slots does
+		s.tagBits = 12 // as a table past 2^32 slots would
 		testIDSet(t, s)
 	})
+}
+
+func TestIDSetFull(t *testing.T) {
+	s := newIDSet()
+	s.maxBlocks = 2
+	big := strings.Repeat("x", MaxUserIDBytes)
+	for i := 0; ; i++ {
+		if _, err := s.add([]byte(big + fmt.Sprint(i))); err != nil {
+			if err != errTooManyIDs || i < 2*blockSize/MaxUserIDBytes-2 {
+				t.Fatalf("after %d ids: %v", i, err)
+			}
+			return
+		}
+	}
 }
 
 func testIDSet(t *testing.T, s *idSet) {
@@ -30,7 +44,7 @@ func testIDSet(t *testing.T, s *idSet) {
 		default:
 			id = fmt.Sprintf("u%d", i)
 		}
-		if got := s.add([]byte(id)); got == want[id] {
+		if got, err := s.add([]byte(id)); got == want[id] || err != nil {
 			t.Fatalf("add(%.20q) = %v, already there: %v", id, got, want[id])
 		}
 		want[id] = true
@@ -50,7 +64,9 @@ func BenchmarkIDSet(b *testing.B) {
 		for b.Loop() {
 			s := newIDSet()
 			for _, id := range ids {
-				s.add(id)
+				if _, err := s.add(id); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ids)), "ns/id")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRecipientsStreamBeyondTheBodyCap(t *testing.T) {
@@ -92,5 +93,23 @@ func TestRecipientsConnectionDroppedMidList(t *testing.T) {
 	}
 	if safe, _, _ := Retryable(err); !safe {
 		t.Error("reading the recipients again is safe")
+	}
+}
+
+func TestRecipientsIdleTimeout(t *testing.T) {
+	// A list that stops coming: the timeout counts from the last data.
+	srv, _ := hang(t, func(w http.ResponseWriter) {
+		w.Header().Set("x-request-id", "stalled")
+		io.WriteString(w, `["a","b",`)
+		w.(http.Flusher).Flush()
+	})
+	c := newClient(t, srv.URL, func(o *Options) { o.Timeout = 50 * time.Millisecond })
+	_, err := c.Recipients(context.Background())
+	var te *TransportError
+	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a timeout, got %T %v", err, err)
+	}
+	if te.RequestID == "stalled" && !strings.Contains(err.Error(), "no data from the service for 50ms") {
+		t.Errorf("message: %v", err)
 	}
 }
