@@ -37,6 +37,9 @@ type ServiceOptions struct {
 	Getenv func(string) string
 	// RequestTimeout bounds each call; 0 means the client's default.
 	RequestTimeout time.Duration
+	// RecipientsTimeout bounds fetching the whole recipients list; 0 means
+	// the client's default.
+	RecipientsTimeout time.Duration
 	// UserAgent names pushform and its version.
 	UserAgent string
 	// DevicesDir is where an embedded sandbox keeps its devices between
@@ -70,7 +73,7 @@ func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if key == "" {
 		return nil, fmt.Errorf("environment variable %s is empty: it must hold the API key for environment %q", svc.APIKeyEnv, svc.Environment)
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout, Log: o.Log})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout, RecipientsTimeout: o.RecipientsTimeout, Log: o.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +108,7 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded sandbox: %w", err)
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: o.UserAgent, Timeout: o.RequestTimeout, Log: o.Log})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: o.UserAgent, Timeout: o.RequestTimeout, RecipientsTimeout: o.RecipientsTimeout, Log: o.Log})
 	if err != nil {
 		stop()
 		return nil, err

@@ -226,7 +226,7 @@ func flagGroup(name string) string {
 		return "Variables"
 	case "state", "lock-timeout":
 		return "State options"
-	case "request-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after":
+	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after":
 		return "Service and retries"
 	case "out", "json", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
 		return "Output"

@@ -28,8 +28,29 @@ type planFlags struct {
 	retryUnknown bool
 	// maxUnknownResends: see planner.Options.MaxUnknownResends.
 	maxUnknownResends int
-	// requestTimeout bounds each call to the service.
-	requestTimeout time.Duration
+	serviceFlags
+}
+
+// serviceFlags bound the calls to the service: --request-timeout and
+// --recipients-timeout.
+type serviceFlags struct {
+	requestTimeout    time.Duration
+	recipientsTimeout time.Duration
+}
+
+func (sf *serviceFlags) bind(fs *pflag.FlagSet) {
+	fs.DurationVar(&sf.requestTimeout, "request-timeout", pushapi.DefaultTimeout, "give up on a call to the service that has not fully answered after `D`")
+	fs.DurationVar(&sf.recipientsTimeout, "recipients-timeout", pushapi.DefaultRecipientsTimeout, "give up on the recipients list when all its pages have not arrived after `D`")
+}
+
+func (sf *serviceFlags) check() error {
+	if sf.requestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout must be positive, not %s", sf.requestTimeout)
+	}
+	if sf.recipientsTimeout <= 0 {
+		return fmt.Errorf("--recipients-timeout must be positive, not %s", sf.recipientsTimeout)
+	}
+	return nil
 }
 
 func (pf *planFlags) bind(fs *pflag.FlagSet) {
@@ -41,7 +62,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	pf.stateFlags.bind(fs, true)
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
-	fs.DurationVar(&pf.requestTimeout, "request-timeout", pushapi.DefaultTimeout, "give up on a call to the service that has not fully answered after `D`")
+	pf.serviceFlags.bind(fs)
 }
 
 // check validates the flag values that pflag cannot, and returns the time
@@ -50,8 +71,8 @@ func (pf *planFlags) check() (time.Time, error) {
 	if pf.maxUnknownResends < 1 {
 		return time.Time{}, fmt.Errorf("--max-unknown-resends must be at least 1, not %d", pf.maxUnknownResends)
 	}
-	if pf.requestTimeout <= 0 {
-		return time.Time{}, fmt.Errorf("--request-timeout must be positive, not %s", pf.requestTimeout)
+	if err := pf.serviceFlags.check(); err != nil {
+		return time.Time{}, err
 	}
 	if pf.now == "" {
 		return time.Now(), nil
@@ -103,8 +124,9 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 }
 
 // serviceOptions says how commands reach the service.
-func (m *Meta) serviceOptions(requestTimeout time.Duration) backend.ServiceOptions {
-	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: requestTimeout, UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog()}
+func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
+	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
+		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog()}
 }
 
 // run is what plan and apply share: the loaded configuration, the locked
@@ -134,7 +156,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 		return nil, err
 	}
 	r.sess, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
-		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.requestTimeout),
+		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
 	})
 	if err != nil {
 		return nil, err

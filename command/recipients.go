@@ -9,7 +9,6 @@ import (
 
 	"pushform/backend"
 	"pushform/config"
-	"pushform/pushapi"
 	"pushform/termtext"
 	"pushform/views"
 )
@@ -20,6 +19,7 @@ type recipientsOptions struct {
 	configFlags
 	stateFlags
 	jsonFlags
+	serviceFlags
 }
 
 func cmdRecipients(ctx context.Context, m *Meta, args []string) int {
@@ -28,11 +28,15 @@ func cmdRecipients(ctx context.Context, m *Meta, args []string) int {
 	o.configFlags.bind(fs)
 	o.stateFlags.bind(fs, false)
 	o.jsonFlags.bind(fs, "the user ids")
+	o.serviceFlags.bind(fs)
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("recipients", err)
 	}
 	if fs.NArg() > 0 {
 		return m.usageError("recipients", errors.New("recipients takes no arguments"))
+	}
+	if err := o.serviceFlags.check(); err != nil {
+		return m.usageError("recipients", err)
 	}
 	return runRecipients(ctx, o)
 }
@@ -45,7 +49,7 @@ func runRecipients(ctx context.Context, o *recipientsOptions) int {
 		return ExitError
 	}
 	// The embedded sandbox keeps its devices beside a local state file.
-	sopts := m.serviceOptions(pushapi.DefaultTimeout)
+	sopts := m.serviceOptions(o.serviceFlags)
 	if cfg.Backend == nil && o.file != "" {
 		sopts.DevicesDir = filepath.Dir(m.path(o.file))
 	}

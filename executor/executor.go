@@ -127,6 +127,9 @@ func (c Counts) Total() int { return c.Delivered + c.Skipped + c.Failed + c.Unkn
 type Result struct {
 	Counts   Counts `json:"counts"`
 	Requests int    `json:"requests"` // requests that got an answer
+	// Sent counts the requests sent, retries not counted again: those
+	// whose answer was lost or unusable too.
+	Sent int `json:"sent"`
 	Retries  int    `json:"retries"`
 	// Failures lists failed targets (the first MaxListed), with why.
 	Failures []Failure `json:"failures,omitempty"`

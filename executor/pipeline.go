@@ -233,6 +233,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 		}
 		if attempt == 1 {
 			r.mu.Lock()
+			r.res.Sent++
 			r.emit(Event{Type: EventRequest, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets})
 			r.mu.Unlock()
 		}

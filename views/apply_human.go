@@ -114,9 +114,13 @@ func (v *ApplyHuman) Finish(p *planner.Plan, res *executor.Result, took time.Dur
 	if res.JournalError != "" {
 		head = "Apply stopped (a write to the state journal failed)"
 	}
+	requests := plural(max(res.Sent, res.Requests), "request", "requests")
+	if n := res.Sent - res.Requests; n > 0 {
+		requests += fmt.Sprintf(", %s without a usable answer", Count(n))
+	}
 	fmt.Fprintf(v.w, "\n%s: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n", head,
 		Count(c.Delivered), Count(c.Skipped), Count(c.Failed), Count(c.Unknown),
-		plural(res.Requests, "request", "requests"), took.Round(time.Millisecond))
+		requests, took.Round(time.Millisecond))
 	v.unrecorded(res)
 	for _, reason := range slices.Sorted(maps.Keys(res.Skipped)) {
 		n := res.Skipped[reason]
