@@ -129,8 +129,8 @@ type Result struct {
 	Requests int    `json:"requests"` // requests that got an answer
 	// Sent counts the requests sent, retries not counted again: those
 	// whose answer was lost or unusable too.
-	Sent int `json:"sent"`
-	Retries  int    `json:"retries"`
+	Sent    int `json:"sent"`
+	Retries int `json:"retries"`
 	// Failures lists failed targets (the first MaxListed), with why.
 	Failures []Failure `json:"failures,omitempty"`
 	// Skipped counts skipped targets by reason.
