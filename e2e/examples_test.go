@@ -164,7 +164,9 @@ func checkExampleDevices(t *testing.T, st *state.State, devs map[string]exampleD
 }
 
 // renderDevices lists every device's badge, received count, inbox and
-// pending notifications, sorted by device id.
+// pending notifications, sorted by device id. A device's notifications
+// are sorted too: those of one apply arrive in parallel requests, in any
+// order.
 func renderDevices(devs map[string]exampleDevice) string {
 	ids := make([]string, 0, len(devs))
 	for id := range devs {
@@ -175,12 +177,15 @@ func renderDevices(devs map[string]exampleDevice) string {
 	for _, id := range ids {
 		d := devs[id]
 		fmt.Fprintf(&b, "%s (user %q): badge %d, received %d\n", id, d.UserID, d.Badge, d.Received)
+		var lines []string
 		for _, e := range d.Inbox {
-			fmt.Fprintf(&b, "  shows   %q tag %q\n", e.Title, e.Tag)
+			lines = append(lines, fmt.Sprintf("  shows   %q tag %q\n", e.Title, e.Tag))
 		}
 		for _, e := range d.Pending {
-			fmt.Fprintf(&b, "  pending %q tag %q\n", e.Title, e.Tag)
+			lines = append(lines, fmt.Sprintf("  pending %q tag %q\n", e.Title, e.Tag))
 		}
+		slices.Sort(lines)
+		b.WriteString(strings.Join(lines, ""))
 	}
 	return b.String()
 }
