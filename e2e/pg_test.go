@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -399,4 +400,256 @@ func TestPGTwoAppliesAtOnce(t *testing.T) {
 
 func (o applyOutcome) String() string {
 	return [...]string{"sent", "nothing to send", "refused"}[o]
+}
+
+// waitUntil polls cond until it holds, at most d.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not happen within %s", what, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPGKillThenApplyFromOtherCheckout kills an apply with SIGKILL in the
+// middle of sending, then applies from the other checkout: it takes the
+// lock at once (the server released it with the killed run's connection),
+// names the dead holder, and carries on from the journal rows the killed
+// run wrote. Twice (A killed, then B), then A finishes: nothing lost,
+// nothing shown twice.
+func TestPGKillThenApplyFromOtherCheckout(t *testing.T) {
+	p := newPGState(t)
+	sb := startSandbox(t, crashSeed, "--latency", "100ms", "--quiet")
+	campaign := crashCampaign(1) // 40 requests: tagged, untagged, packed small ones, a badge
+	a := newPGWorkspace(t, sb, campaign, p)
+	b := newPGWorkspace(t, sb, campaign, p)
+	apply := []string{"apply", "--auto-approve", "--parallelism", "4", "--json"}
+
+	var notes []string
+	killedPid := 0
+	for i, w := range []*workspace{a, b} {
+		name := string(rune('A' + i))
+		before := sb.stats().SendRequests
+		proc := w.startProc(apply...)
+		// Mid-send: the sandbox has received some of this run's requests.
+		waitUntil(t, 2*time.Minute, "checkout "+name+"'s apply sending 6 requests", func() bool { return sb.stats().SendRequests >= before+6 })
+		if killedPid != 0 {
+			// This run took the lock at once (no --lock-timeout) and said
+			// who had died holding it.
+			if want := "(pid " + itoa(killedPid) + ") running apply"; !strings.Contains(proc.stderr.String(), "ended without releasing it") || !strings.Contains(proc.stderr.String(), want) {
+				t.Errorf("checkout %s's apply did not name the killed holder (pid %d):\n%s", name, killedPid, proc.stderr)
+			}
+		}
+		if !proc.kill(syscall.SIGKILL) {
+			t.Fatalf("checkout %s's apply ended before the kill:\n%s", name, proc.stderr)
+		}
+		sent := sb.stats().SendRequests - before
+		pid, backendPid, found := p.lockRow()
+		if !found || pid != proc.cmd.Process.Pid {
+			t.Fatalf("the killed apply (pid %d) left no lock row of its own (found %v, pid %d)", proc.cmd.Process.Pid, found, pid)
+		}
+		// The server ends the session when it reads the closed socket,
+		// and with it the lock: the next run needs no unlock and no wait.
+		gone := p.waitSessionGone(backendPid)
+		notes = append(notes, fmt.Sprintf("%s killed after %d requests reached the sandbox (server ended its session %s after the kill)", name, sent, gone.Round(time.Millisecond)))
+		killedPid = proc.cmd.Process.Pid
+	}
+	// A again: no --lock-timeout, no force-unlock.
+	r := a.mustRun(0, "apply", "--auto-approve", "--parallelism", "4")
+	if !strings.Contains(r.stderr, "(pid "+itoa(killedPid)+") running apply") {
+		t.Errorf("the last apply did not name the killed holder (pid %d):\n%s", killedPid, r.stderr)
+	}
+	plan := a.mustRun(0, "plan", "--detailed-exitcode", "--json")
+	b.mustRun(0, "plan", "--detailed-exitcode")
+
+	// Every target against what its device shows.
+	st := p.read(t)
+	targets := crashTargets(1)
+	var devIDs []string
+	seen := map[string]bool{}
+	for _, ct := range targets {
+		if !seen[ct.device] {
+			seen[ct.device] = true
+			devIDs = append(devIDs, ct.device)
+		}
+	}
+	devs := sb.devices(devIDs)
+	var delivered, held, heldReached, retried, lost, dups int
+	for _, ct := range targets {
+		m := st.Messages[ct.addr]
+		if m == nil {
+			t.Fatalf("%s is not in the state", ct.addr)
+		}
+		tg, ok := m.Targets[ct.id]
+		dev := devs[ct.device]
+		shown := 0
+		for _, e := range dev.Inbox {
+			if ct.badge < 0 && e.Title == ct.title {
+				shown++
+			}
+		}
+		switch {
+		case !ok:
+			lost++
+		case tg.Outcome == state.Delivered && ct.badge >= 0:
+			delivered++
+			if dev.Badge == nil || *dev.Badge != ct.badge {
+				lost++
+			}
+		case tg.Outcome == state.Delivered:
+			delivered++
+			if shown == 0 {
+				lost++
+			}
+		case tg.Outcome == state.Unknown && !ct.tagged:
+			held++
+			if shown > 0 {
+				heldReached++
+			}
+		default:
+			t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
+		}
+		if shown > 1 {
+			if dups++; dups <= 5 {
+				t.Errorf("%s shows %q %d times", ct.device, ct.title, shown)
+			}
+		}
+	}
+	for id, d := range devs {
+		tags := map[string]int{}
+		for _, e := range d.Inbox {
+			if e.Tag == "" {
+				continue
+			}
+			if tags[e.Tag]++; tags[e.Tag] == 2 {
+				dups++
+				t.Errorf("%s shows tag %s twice", id, e.Tag)
+			}
+		}
+		retried += max(0, d.Received-len(d.Inbox)) // replaced under the same tag
+	}
+	if lost > 0 || dups > 0 {
+		t.Errorf("%d targets lost, %d shown twice", lost, dups)
+	}
+	heldInPlan := 0
+	for _, n := range jsonPlanHeld(t, plan.stdout) {
+		heldInPlan += n
+	}
+	if heldInPlan != held {
+		t.Errorf("the plan holds %d targets, the state has %d unknown untagged", heldInPlan, held)
+	}
+	noStateFiles(t, a, b)
+	summary := fmt.Sprintf("pg kill -9 then apply from the other checkout: %s; then A finished. %d targets: delivered %d, lost %d, shown twice %d, "+
+		"unknown untagged held %d (%d of them reached the device), tagged copies replaced on devices %d",
+		strings.Join(notes, "; "), len(targets), delivered, lost, dups, held, heldReached, retried)
+	t.Log(summary)
+	fmt.Println(summary)
+}
+
+// TestPGStatePushThenNoChanges moves a file state to PostgreSQL as a team
+// would: state push, then plan has nothing to do, from this checkout and
+// from another.
+func TestPGStatePushThenNoChanges(t *testing.T) {
+	p := newPGState(t)
+	sb := startSandbox(t, slowSeed)
+	campaign := `
+notification "hello" {
+  user_ids = ["alice", "bob"]
+  title    = "Hello"
+  body     = "from a file state"
+}
+` + sUsers("news", 1000)
+	w := newWorkspace(t, sb, campaign)
+	w.apply()
+	fileState := w.readState()
+	before := sb.stats()
+
+	w.usePG(p)
+	r := w.mustRun(0, "state", "push", "pushform.state")
+	if !regexp.MustCompile(`Pushed \S*pushform.state to PostgreSQL state "team"`).MatchString(r.stdout) || !strings.Contains(r.stdout, "lineage "+fileState.Lineage) {
+		t.Fatalf("state push:\n%s", r.stdout)
+	}
+	// The files are no longer read: take them away (the state, its backup
+	// and lock files), as the README says.
+	old, _ := filepath.Glob(filepath.Join(w.dir, "pushform.state*"))
+	keep := t.TempDir()
+	for _, f := range old {
+		if err := os.Rename(f, filepath.Join(keep, filepath.Base(f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = w.mustRun(0, "plan", "--detailed-exitcode")
+	if !strings.Contains(r.stdout, "No changes.") {
+		t.Fatalf("plan after state push:\n%s", r.stdout)
+	}
+	other := newPGWorkspace(t, sb, campaign, p)
+	other.mustRun(0, "plan", "--detailed-exitcode")
+	other.mustRun(0, "apply", "--auto-approve")
+	if after := sb.stats(); after != before {
+		t.Fatalf("something was sent after the push: %+v, then %+v", before, after)
+	}
+	got := p.read(t)
+	if got.Lineage != fileState.Lineage || len(got.Messages) != len(fileState.Messages) {
+		t.Errorf("the pushed state has lineage %s and %d addresses, the file %s and %d", got.Lineage, len(got.Messages), fileState.Lineage, len(fileState.Messages))
+	}
+	checkReceived(t, sb, 1000, 1, "news")
+
+	// Another file state (another lineage) is refused without --force.
+	stranger := newWorkspace(t, sb, `
+notification "x" {
+  user_ids = ["carol"]
+  title    = "X"
+  body     = "x"
+}
+`)
+	stranger.apply()
+	data, err := os.ReadFile(filepath.Join(stranger.dir, "pushform.state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, "stranger.state"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = w.mustRun(1, "state", "push", "stranger.state")
+	if !strings.Contains(r.stderr, "holds another state") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("state push of another lineage:\n%s", r.stderr)
+	}
+	w.mustRun(0, "plan", "--detailed-exitcode")
+	noStateFiles(t, w, other)
+}
+
+// TestPGLeavesNoStateFiles: with a backend "pg" block, plan, apply and the
+// state commands write no pushform.state* file into the directory.
+func TestPGLeavesNoStateFiles(t *testing.T) {
+	p := newPGState(t)
+	sb := startSandbox(t, seed)
+	w := newPGWorkspace(t, sb, `
+notification "hello" {
+  user_ids = ["alice", "bob"]
+  title    = "Hello"
+  body     = "no files"
+  tag      = "hello"
+}
+`, p)
+	for _, c := range []struct {
+		code int
+		args []string
+	}{
+		{0, []string{"plan"}},
+		{0, []string{"plan", "--out", "hello.plan"}},
+		{0, []string{"apply", "hello.plan"}},
+		{0, []string{"apply", "--auto-approve", "--replace", "notification.hello"}},
+		{0, []string{"plan", "--detailed-exitcode"}},
+		{0, []string{"state", "list"}},
+		{0, []string{"state", "show", "notification.hello"}},
+		{0, []string{"state", "rm", "notification.hello"}},
+		{2, []string{"plan", "--detailed-exitcode"}},
+		{1, []string{"force-unlock", "--force", "0123456789abcdef"}},
+	} {
+		w.mustRun(c.code, c.args...)
+		noStateFiles(t, w)
+	}
 }
