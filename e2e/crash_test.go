@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,8 +107,10 @@ func crashTargets(waves int) []crashTarget {
 // TestCrashRecovery kills apply with SIGKILL at random moments, at least
 // minKills times, re-running it after each kill, then checks against the
 // sandbox's devices and the state that nothing was lost and nothing shown
-// twice.
-func TestCrashRecovery(t *testing.T) {
+// twice. TestCrashRecoveryPG runs it with the state in PostgreSQL.
+func TestCrashRecovery(t *testing.T) { crashRecovery(t, nil) }
+
+func crashRecovery(t *testing.T, pg *pgState) {
 	if testing.Short() {
 		t.Skip("crash test: kills apply 20+ times; skipped with -short")
 	}
@@ -122,6 +123,7 @@ func TestCrashRecovery(t *testing.T) {
 	sb := startSandbox(t, crashSeed, "--latency", "60ms", "--quiet")
 	waves := 1
 	w := newWorkspace(t, sb, crashCampaign(waves))
+	w.usePG(pg)
 	rng := rand.New(rand.NewPCG(seed, 5))
 
 	kills := map[string]int{} // by phase
@@ -214,8 +216,7 @@ func TestCrashRecovery(t *testing.T) {
 	killedAt := time.Since(began)
 
 	// Finish the campaign, then nothing must be left to do.
-	_, err := os.Stat(filepath.Join(w.dir, "pushform.state.lock.info"))
-	staleInfo := err == nil
+	staleInfo := w.lockInfoLeft()
 	r := w.mustRun(0, "apply", "--auto-approve", "--parallelism", parallelism)
 	if staleInfo && !strings.Contains(r.stderr, "ended without releasing it") {
 		t.Errorf("the run after a kill did not report the dead lock holder:\n%s", r.stderr)
@@ -321,9 +322,9 @@ func TestCrashRecovery(t *testing.T) {
 	for _, ph := range []string{"plan", "batches", "persist"} {
 		phases = append(phases, ph+" "+strconv.Itoa(kills[ph]))
 	}
-	summary := fmt.Sprintf("crash test: %d kills survived (%s; %d in the middle of writing the snapshot), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
+	summary := fmt.Sprintf("crash test%s: %d kills survived (%s; %d in the middle of writing the snapshot), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
 		"targets lost %d, duplicates seen %d, unknown targets left %d (untagged, held; %d of them did reach the device), delivered %d; kills took %s, whole test %s",
-		total, strings.Join(phases, ", "), midWrite, completed, waves, len(targets), lost, dups, unknown, unknownReceived, delivered,
+		map[bool]string{true: " (PostgreSQL state)"}[pg != nil], total, strings.Join(phases, ", "), midWrite, completed, waves, len(targets), lost, dups, unknown, unknownReceived, delivered,
 		killedAt.Round(time.Second), time.Since(began).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)

@@ -653,3 +653,8 @@ notification "hello" {
 		noStateFiles(t, w)
 	}
 }
+
+// The crash test (kill -9 at random moments, 24 times or more) and the
+// lock test with the state in PostgreSQL.
+func TestCrashRecoveryPG(t *testing.T)               { crashRecovery(t, newPGState(t)) }
+func TestSecondApplyIsRefusedOrWaitsPG(t *testing.T) { secondApplyIsRefusedOrWaits(t, newPGState(t)) }

@@ -81,9 +81,14 @@ notification "a" {
 	w.mustRun(0, "plan")
 }
 
-func TestSecondApplyIsRefusedOrWaits(t *testing.T) {
+func TestSecondApplyIsRefusedOrWaits(t *testing.T) { secondApplyIsRefusedOrWaits(t, nil) }
+
+// secondApplyIsRefusedOrWaits is TestSecondApplyIsRefusedOrWaits with the
+// state in pg when it is set (TestSecondApplyIsRefusedOrWaitsPG).
+func secondApplyIsRefusedOrWaits(t *testing.T, pg *pgState) {
 	sb := startSandbox(t, slowSeed, "--latency", "700ms", "--quiet")
 	w := newWorkspace(t, sb, slowCampaign("slow", "slow"))
+	w.usePG(pg)
 	first := w.startProc("apply", "--auto-approve", "--parallelism", "1", "--json")
 	if _, ok := first.waitLine(`"type":"request"`, 30*time.Second); !ok {
 		t.Fatalf("first apply sent nothing:\n%s", first.stderr)
