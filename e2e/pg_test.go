@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/jackc/pgx/v5"
 
+	"pushform/config"
 	"pushform/state"
 	"pushform/state/pg"
 	"pushform/state/pg/pgtest"
@@ -658,3 +661,37 @@ notification "hello" {
 // lock test with the state in PostgreSQL.
 func TestCrashRecoveryPG(t *testing.T)               { crashRecovery(t, newPGState(t)) }
 func TestSecondApplyIsRefusedOrWaitsPG(t *testing.T) { secondApplyIsRefusedOrWaits(t, newPGState(t)) }
+
+// pgExample points the backend "pg" block of the example copied into dir,
+// if it has one, at a schema of the test's own on the test server, and
+// returns the environment variable that reaches it. Without a block it
+// returns nil; without a reachable server it skips the test (pgtest), so
+// an example keeping its state in PostgreSQL still runs in every test.
+func pgExample(t *testing.T, dir string) []string {
+	t.Helper()
+	be, diags := config.NewLoader().LoadBackend(dir)
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s", dir, diags.Error())
+	}
+	if be == nil {
+		return nil
+	}
+	p := newPGState(t)
+	path := filepath.Join(dir, be.Pos.Filename)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, d := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+	if d.HasErrors() {
+		t.Fatal(d.Error())
+	}
+	if body := f.Body.(*hclsyntax.Body); len(body.Blocks) != 1 || len(body.Attributes) != 0 {
+		t.Fatalf("%s: keep an example's backend block alone in its file, so that tests can point it at the test database", path)
+	}
+	block := fmt.Sprintf("backend %q {\n  conn_str_env = %q\n  schema_name  = %q\n  state_name   = %q\n}\n", be.Type, be.ConnStrEnv, p.schema, be.StateName)
+	if err := os.WriteFile(path, []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{be.ConnStrEnv + "=" + p.url}
+}
