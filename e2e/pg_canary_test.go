@@ -116,6 +116,7 @@ func echoPassword(c net.Conn) {
 // stderr, PUSHFORM_LOG=debug) or in any file of the campaign directory:
 // plan files, the embedded sandbox's devices file, pulled states.
 func TestPGCanaryPasswordNeverLeaks(t *testing.T) {
+	t.Parallel()
 	p := newPGState(t)
 	u, err := url.Parse(p.url)
 	if err != nil {

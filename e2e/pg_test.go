@@ -223,6 +223,7 @@ notification %[1]q {
 // saving its plan; the first is applied from one checkout; the second's
 // plan, applied from another checkout, is refused before anything is sent.
 func TestPGStalePlanFromOtherCheckout(t *testing.T) {
+	t.Parallel()
 	p := newPGState(t)
 	sb := startSandbox(t, slowSeed)
 	base := `
@@ -325,6 +326,7 @@ func classify(t *testing.T, p *proc, code int, other, targets int) applyOutcome 
 // the other is refused naming it, or (with --lock-timeout) waits for it
 // and then has nothing to send. No device ever shows anything twice.
 func TestPGTwoAppliesAtOnce(t *testing.T) {
+	t.Parallel()
 	p := newPGState(t)
 	rounds := 20
 	if testing.Short() {
@@ -424,6 +426,7 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 // run wrote. Twice (A killed, then B), then A finishes: nothing lost,
 // nothing shown twice.
 func TestPGKillThenApplyFromOtherCheckout(t *testing.T) {
+	t.Parallel()
 	p := newPGState(t)
 	sb := startSandbox(t, crashSeed, "--latency", "100ms", "--quiet")
 	campaign := crashCampaign(1) // 40 requests: tagged, untagged, packed small ones, a badge
@@ -556,6 +559,7 @@ func TestPGKillThenApplyFromOtherCheckout(t *testing.T) {
 // would: state push, then plan has nothing to do, from this checkout and
 // from another.
 func TestPGStatePushThenNoChanges(t *testing.T) {
+	t.Parallel()
 	p := newPGState(t)
 	sb := startSandbox(t, slowSeed)
 	campaign := `
@@ -627,6 +631,7 @@ notification "x" {
 // TestPGLeavesNoStateFiles: with a backend "pg" block, plan, apply and the
 // state commands write no pushform.state* file into the directory.
 func TestPGLeavesNoStateFiles(t *testing.T) {
+	t.Parallel()
 	p := newPGState(t)
 	sb := startSandbox(t, seed)
 	w := newPGWorkspace(t, sb, `
@@ -659,8 +664,20 @@ notification "hello" {
 
 // The crash test (kill -9 at random moments, 24 times or more) and the
 // lock test with the state in PostgreSQL.
-func TestCrashRecoveryPG(t *testing.T)               { crashRecovery(t, newPGState(t)) }
-func TestSecondApplyIsRefusedOrWaitsPG(t *testing.T) { secondApplyIsRefusedOrWaits(t, newPGState(t)) }
+//
+// The PostgreSQL tests run in parallel with each other (after the other
+// tests of the package): each has its own sandbox and schema, and they
+// mostly wait on the sandbox's latency, so the package stays well within
+// go test's default 10 minutes on a busy machine.
+func TestCrashRecoveryPG(t *testing.T) {
+	t.Parallel()
+	crashRecovery(t, newPGState(t))
+}
+
+func TestSecondApplyIsRefusedOrWaitsPG(t *testing.T) {
+	t.Parallel()
+	secondApplyIsRefusedOrWaits(t, newPGState(t))
+}
 
 // pgExample points the backend "pg" block of the example copied into dir,
 // if it has one, at a schema of the test's own on the test server, and
