@@ -57,6 +57,7 @@ type options struct {
 	seqRequests int
 	keep        string
 	verbose     bool
+	pgURL       string // the PostgreSQL server for the pg rows; "" skips them
 }
 
 func main() {
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&o.seqRequests, "seq-requests", 40, "requests the sequential sender sends (its rate does not depend on the campaign size)")
 	flag.StringVar(&o.keep, "keep", "", "work in `DIR` and keep it (default: a temporary directory, removed)")
 	flag.BoolVar(&o.verbose, "v", false, "log every command run")
+	flag.StringVar(&o.pgURL, "pg", os.Getenv(pgURLEnv), "postgres:// `URL` of a server for the PostgreSQL backend rows (default $"+pgURLEnv+"; none: skipped)")
 	flag.Parse()
 	if o.scale <= 0 || o.scale > 10 || o.runs < 1 || o.parallelism < 1 || o.latency <= 0 || o.seqRequests < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -scale must be in (0, 10], -runs, -parallelism and -seq-requests at least 1, -latency positive")
@@ -140,7 +142,7 @@ func run(ctx context.Context, o options) ([]Row, error) {
 	defer stopSandbox()
 
 	var rows []Row
-	steps := []func(context.Context) ([]Row, error){b.apply, b.plans, b.packing}
+	steps := []func(context.Context) ([]Row, error){b.apply, b.plans, b.packing, b.pgApply}
 	for _, step := range steps {
 		r, err := step(ctx)
 		rows = append(rows, r...)
@@ -220,6 +222,7 @@ user_range "u%%07d" {
 // runResult is what one pushform process did.
 type runResult struct {
 	code   int
+	start  time.Time
 	wall   time.Duration
 	maxRSS int64 // bytes
 	disk   int64 // bytes the process caused to be written to storage
@@ -234,7 +237,7 @@ func (b *bench) pushform(ctx context.Context, dir string, onLine func([]byte), a
 		b.logf("pushform %s (in %s)", strings.Join(args, " "), filepath.Base(dir))
 	}
 	cmd := exec.CommandContext(ctx, b.bin, append([]string{"--chdir", dir, "--no-color"}, args...)...)
-	cmd.Env = append(os.Environ(), keyEnv+"="+apiKey)
+	cmd.Env = append(os.Environ(), keyEnv+"="+apiKey, pgConnEnv+"="+b.o.pgURL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
@@ -256,7 +259,7 @@ func (b *bench) pushform(ctx context.Context, dir string, onLine func([]byte), a
 		stdout.WriteByte('\n')
 	}
 	werr := cmd.Wait()
-	r := &runResult{wall: time.Since(start), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	r := &runResult{start: start, wall: time.Since(start), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
 	var exit *exec.ExitError
 	switch {
 	case werr == nil:

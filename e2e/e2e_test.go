@@ -154,6 +154,7 @@ type workspace struct {
 	t   *testing.T
 	dir string
 	env []string
+	pg  *pgState // the state in PostgreSQL (usePG); nil: pushform.state
 }
 
 const testKey = "k-test-canary-0123456789"

@@ -62,6 +62,7 @@ func TestExamples(t *testing.T) {
 			for _, leftover := range []string{"pushform.state", "pushform.sandbox.json", "pushform.state.backup", "pushform.state.journal"} {
 				os.Remove(filepath.Join(w.dir, leftover))
 			}
+			w.env = append(w.env, pgExample(t, w.dir)...)
 			w.mustRun(0, "validate")
 			r := w.mustRun(0, "apply", "--auto-approve")
 			if !strings.Contains(r.stdout, "Apply complete") {

@@ -139,6 +139,7 @@ func TestReadmeCommands(t *testing.T) {
 			}
 			root := t.TempDir()
 			copyRepository(t, root)
+			env := append(env[:len(env):len(env)], pgExample(t, filepath.Join(root, "examples", name))...)
 			for _, c := range cmds {
 				if strings.HasPrefix(c.text, "export ") {
 					t.Errorf("%s:%d exports a variable; the examples need none: %s", readme, c.line, c.text)

@@ -226,6 +226,9 @@ func (p *proc) waitStderr(substr string, d time.Duration) {
 // the journal replayed over it.
 func (w *workspace) readState() *state.State {
 	w.t.Helper()
+	if w.pg != nil {
+		return w.pg.read(w.t)
+	}
 	s, err := local.NewFile(filepath.Join(w.dir, "pushform.state")).Read()
 	if err != nil {
 		w.t.Fatalf("reading the state: %v", err)

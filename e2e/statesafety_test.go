@@ -84,10 +84,15 @@ notification "a" {
 // TestSecondApplyIsRefusedOrWaits: a second run is refused naming the
 // holder, or waits with --lock-timeout. The gate holds the first apply's
 // requests, so it holds the lock for as long as the test needs.
-func TestSecondApplyIsRefusedOrWaits(t *testing.T) {
+func TestSecondApplyIsRefusedOrWaits(t *testing.T) { secondApplyIsRefusedOrWaits(t, nil) }
+
+// secondApplyIsRefusedOrWaits is TestSecondApplyIsRefusedOrWaits with the
+// state in pg when it is set (TestSecondApplyIsRefusedOrWaitsPG).
+func secondApplyIsRefusedOrWaits(t *testing.T, pg *pgState) {
 	sb := startSandbox(t, slowSeed, "--quiet")
 	g := startGate(t, sb)
 	w := newWorkspace(t, g.base(), slowCampaign("slow", "slow"))
+	w.usePG(pg)
 	g.holdSends()
 	first := w.startProc("apply", "--auto-approve", "--parallelism", "1", "--json")
 	g.waitArrivals(1, time.Minute)

@@ -1,7 +1,8 @@
 # The campaign the example workflow (.github/workflows/pushform.yml) plans in
 # pull requests and applies on merge. Locally it runs against the embedded
 # sandbox; in CI, PUSHFORM_BASE_URL (a repository variable) points it at the
-# real service, with the key the workflow puts in PUSHFORM_API_KEY.
+# real service, with the key the workflow puts in PUSHFORM_API_KEY. Its
+# state is in PostgreSQL (backend.hcl).
 service {
   sandbox     = "sandbox.hcl"
   environment = "test"

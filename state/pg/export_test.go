@@ -7,3 +7,6 @@ func BackendPID(m *Manager) uint32 {
 	defer m.mu.Unlock()
 	return m.conn.PgConn().PID()
 }
+
+// LockKey returns the key of m's advisory lock.
+func LockKey(m *Manager) int64 { return m.key }

@@ -72,16 +72,25 @@ func (m *Manager) tryLock(info state.LockInfo) (*state.LockInfo, error) {
 		return &holder, nil
 	}
 	ctx := context.Background()
-	got, err := m.tryAdvisory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !got {
-		holder, _, err := m.readLock(ctx)
+	for try := 1; ; try++ {
+		got, err := m.tryAdvisory(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return &holder, nil
+		if got {
+			break
+		}
+		// A holder writes its row right after it takes the lock: until
+		// then the row is missing, or is a dead holder's. Name the holder
+		// only from its own row.
+		holder, current, err := m.readHolder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if current || try == holderTries {
+			return &holder, nil
+		}
+		time.Sleep(holderRetry)
 	}
 	// Holding the advisory lock, a row left is from a holder whose
 	// connection ended without Unlock.
@@ -119,21 +128,60 @@ func (m *Manager) releaseAdvisory(ctx context.Context) (bool, error) {
 	return released, nil
 }
 
-// readLock reads the lock info row; found is false when there is none.
-func (m *Manager) readLock(ctx context.Context) (info state.LockInfo, found bool, err error) {
-	var pid, backendPid int32
-	err = m.conn.QueryRow(ctx, m.q.readLock, m.name).Scan(&info.ID, &info.Who, &info.Operation, &info.Created, &pid, &backendPid)
-	if errors.Is(err, pgx.ErrNoRows) {
+// While the lock is refused and its row is not yet the holder's own,
+// tryLock reads it again this often, this many times (a holder writes it
+// within a round trip or two).
+const (
+	holderTries = 50
+	holderRetry = 20 * time.Millisecond
+)
+
+// readHolder reads the lock info row and reports whether it is the row of
+// the session holding the advisory lock now. When it is not (the holder
+// has not written its row yet, or the lock was just released), the info is
+// not returned: it would name someone else.
+func (m *Manager) readHolder(ctx context.Context) (info state.LockInfo, current bool, err error) {
+	info, backendPid, found, err := m.readLockRow(ctx)
+	if err != nil || !found {
+		return state.LockInfo{}, false, err
+	}
+	k := uint64(m.key)
+	var holds bool
+	err = m.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks
+WHERE locktype = 'advisory' AND granted AND pid = $1
+  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND classid::int8 = $2 AND objid::int8 = $3 AND objsubid = 1)`, backendPid, int64(k>>32), int64(k&0xffffffff)).Scan(&holds)
+	if err != nil {
+		return state.LockInfo{}, false, m.dbErr("reading the lock holder", err)
+	}
+	if !holds {
 		return state.LockInfo{}, false, nil
 	}
+	return info, true, nil
+}
+
+// readLock reads the lock info row; found is false when there is none.
+func (m *Manager) readLock(ctx context.Context) (info state.LockInfo, found bool, err error) {
+	info, _, found, err = m.readLockRow(ctx)
+	return info, found, err
+}
+
+// readLockRow is readLock with the server process of the connection that
+// wrote the row.
+func (m *Manager) readLockRow(ctx context.Context) (info state.LockInfo, backendPid int32, found bool, err error) {
+	var pid int32
+	err = m.conn.QueryRow(ctx, m.q.readLock, m.name).Scan(&info.ID, &info.Who, &info.Operation, &info.Created, &pid, &backendPid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return state.LockInfo{}, 0, false, nil
+	}
 	if err != nil {
-		return state.LockInfo{}, false, m.dbErr("reading the lock info", err)
+		return state.LockInfo{}, 0, false, m.dbErr("reading the lock info", err)
 	}
 	// Another process wrote these: they reach a terminal in messages.
 	info.ID, info.Who, info.Operation = m.red.clean(info.ID), m.red.clean(info.Who), m.red.clean(info.Operation)
 	info.Created = info.Created.UTC()
 	info.Pid = int(pid)
-	return info, true, nil
+	return info, backendPid, true, nil
 }
 
 // StaleLock returns the lock info that the last successful Lock found left
@@ -222,7 +270,7 @@ func (m *Manager) ForceUnlock(id string) (state.LockInfo, error) {
 		return info, err
 	}
 	if !got {
-		return info, fmt.Errorf("force-unlock: %w; its holder is still connected to the server and the lock is released when that connection ends (stop the process rather than unlocking)", &state.LockError{Info: info})
+		return info, fmt.Errorf("force-unlock: %w; it is held by a running process, still connected to the server, and is released when that connection ends (stop the process rather than unlocking)", &state.LockError{Info: info})
 	}
 	_, err = m.conn.Exec(ctx, m.q.deleteLock, m.name, id)
 	if err != nil {
