@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,6 +22,7 @@ import (
 
 	"pushform/state"
 	"pushform/state/local"
+	"pushform/state/statefile"
 )
 
 // proc is a pushform process started in a workspace whose stdout is read
@@ -229,7 +232,18 @@ func (w *workspace) readState() *state.State {
 	if w.pg != nil {
 		return w.pg.read(w.t)
 	}
-	s, err := local.NewFile(filepath.Join(w.dir, "pushform.state")).Read()
+	path := filepath.Join(w.dir, "pushform.state")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		// A configuration with its own backend block (an example): ask
+		// pushform for the state in the local file format.
+		r := w.mustRun(0, "state", "pull")
+		s, err := statefile.Decode(strings.NewReader(r.stdout))
+		if err != nil {
+			w.t.Fatalf("decoding state pull: %v", err)
+		}
+		return s
+	}
+	s, err := local.NewFile(path).Read()
 	if err != nil {
 		w.t.Fatalf("reading the state: %v", err)
 	}
