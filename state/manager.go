@@ -81,6 +81,23 @@ func NewLockInfo(operation string) LockInfo {
 	}
 }
 
+// ForNewLock returns info with a new lock id and the fields the caller left
+// empty (Who, Created, Pid) filled in with this process's.
+func (i LockInfo) ForNewLock() LockInfo {
+	def := NewLockInfo(i.Operation)
+	if i.Who == "" {
+		i.Who = def.Who
+	}
+	if i.Created.IsZero() {
+		i.Created = def.Created
+	}
+	if i.Pid == 0 {
+		i.Pid = def.Pid
+	}
+	i.ID = NewLockID()
+	return i
+}
+
 func whoAmI() string {
 	name := "unknown"
 	if u, err := user.Current(); err == nil && u.Username != "" {

@@ -607,17 +607,7 @@ func copyFile(src, dst string) error {
 // the kernel releases when the holding process exits, however it exits.
 // Missing fields of info (Who, Created, Pid) are filled in.
 func (f *File) Lock(ctx context.Context, info state.LockInfo) (string, error) {
-	def := state.NewLockInfo(info.Operation)
-	if info.Who == "" {
-		info.Who = def.Who
-	}
-	if info.Created.IsZero() {
-		info.Created = def.Created
-	}
-	if info.Pid == 0 {
-		info.Pid = def.Pid
-	}
-	info.ID = state.NewLockID()
+	info = info.ForNewLock()
 
 	start := time.Now()
 	wait := 50 * time.Millisecond

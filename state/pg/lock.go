@@ -20,17 +20,7 @@ import (
 // Lock tries once when ctx has no deadline and retries until the deadline
 // otherwise; a state that stays locked returns a *state.LockError.
 func (m *Manager) Lock(ctx context.Context, info state.LockInfo) (string, error) {
-	def := state.NewLockInfo(info.Operation)
-	if info.Who == "" {
-		info.Who = def.Who
-	}
-	if info.Created.IsZero() {
-		info.Created = def.Created
-	}
-	if info.Pid == 0 {
-		info.Pid = def.Pid
-	}
-	info.ID = state.NewLockID()
+	info = info.ForNewLock()
 
 	start := time.Now()
 	wait := 50 * time.Millisecond
