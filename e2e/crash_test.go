@@ -296,65 +296,9 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	devs := sb.devices(devIDs)
 
-	var targets, delivered, unknown, unknownReceived, lost, dups, wrongOutcome, missingBadge int
+	var tally crashTally
 	for _, f := range finished {
-		st, waveUnknown := f.st, 0
-		for _, ct := range crashTargets(f.wave) {
-			targets++
-			m := st.Messages[ct.addr]
-			if m == nil {
-				t.Fatalf("%s is not in the state", ct.addr)
-			}
-			tg, ok := m.Targets[ct.id]
-			dev := devs[ct.device]
-			shown := 0
-			if ct.badge < 0 {
-				for _, e := range dev.Inbox {
-					if e.Title == ct.title {
-						shown++
-					}
-				}
-			}
-			switch {
-			case !ok:
-				lost++
-				t.Errorf("%s %s: not in the state", ct.addr, ct.id)
-			case tg.Outcome == state.Delivered:
-				delivered++
-				if ct.badge >= 0 && (dev.Badge == nil || *dev.Badge != ct.badge) {
-					missingBadge++
-				}
-				if ct.badge < 0 && shown == 0 {
-					lost++
-					if lost < 10 {
-						t.Errorf("%s %s: delivered in state, but %s does not show it", ct.addr, ct.id, ct.device)
-					}
-				}
-			case tg.Outcome == state.Unknown && !ct.tagged:
-				unknown++
-				waveUnknown++
-				if shown > 0 {
-					unknownReceived++
-				}
-			default:
-				wrongOutcome++
-				if wrongOutcome < 10 {
-					t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
-				}
-			}
-			if shown > 1 {
-				dups++
-				if dups < 10 {
-					var reqs []string
-					for _, e := range dev.Inbox {
-						if e.Title == ct.title {
-							reqs = append(reqs, e.RequestID)
-						}
-					}
-					t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
-				}
-			}
-		}
+		waveUnknown := tally.check(t, f.st, crashTargets(f.wave), devs)
 		// Unknown targets must be reported by the plan, held with a warning.
 		held := 0
 		for _, c := range jsonPlanHeld(t, f.plan) {
@@ -367,22 +311,7 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("wave %d: the plan does not explain the held targets:\n%.2000s", f.wave, f.plan)
 		}
 	}
-	// One inbox entry per tag on every device.
-	for id, d := range devs {
-		tags := map[string]int{}
-		for _, e := range d.Inbox {
-			if e.Tag != "" {
-				tags[e.Tag]++
-				if tags[e.Tag] == 2 {
-					dups++
-					t.Errorf("%s shows tag %s twice", id, e.Tag)
-				}
-			}
-		}
-	}
-	if missingBadge > 0 {
-		t.Errorf("%d devices do not show the badge their state says was delivered", missingBadge)
-	}
+	tally.checkDevices(t, devs)
 	phases := make([]string, 0, len(kills))
 	for _, ph := range []string{"plan", "batches", "persist-write", "persist-renamed", "exit"} {
 		phases = append(phases, ph+" "+strconv.Itoa(kills[ph]))
@@ -390,8 +319,8 @@ func TestCrashRecovery(t *testing.T) {
 	summary := fmt.Sprintf("crash test: %d kills survived (%s), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
 		"per kill at most %d requests recorded as sent and unanswered (bound %d; %d in all, %d more answered but not yet recorded); "+
 		"targets lost %d, duplicates seen %d, unknown targets left %d (untagged, held; %d of them did reach the device), delivered %d; kills took %s, whole test %s",
-		total, strings.Join(phases, ", "), completed, len(finished), targets, maxSeen, maxUnanswered, unanswered, answeredUnrecorded,
-		lost, dups, unknown, unknownReceived, delivered, killedAt.Round(time.Second), time.Since(began).Round(time.Second))
+		total, strings.Join(phases, ", "), completed, len(finished), tally.targets, maxSeen, maxUnanswered, unanswered, answeredUnrecorded,
+		tally.lost, tally.dups, tally.unknown, tally.unknownReceived, tally.delivered, killedAt.Round(time.Second), time.Since(began).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
 	if tmps, _ := filepath.Glob(filepath.Join(w.dir, ".pushform.state.tmp-*")); len(tmps) > 0 {
@@ -552,4 +481,95 @@ func jsonPlanHeld(t *testing.T, out string) map[string]int {
 		}
 	}
 	return held
+}
+
+// crashTally counts how the targets of the crash campaign ended, against
+// what their devices show.
+type crashTally struct {
+	targets, delivered, unknown, unknownReceived, lost, dups, wrongOutcome, missingBadge int
+}
+
+// check compares the state's record of every target with its device,
+// counting into c and reporting the first problems of each kind. It
+// returns how many of these targets are unknown (held, untagged).
+func (c *crashTally) check(t *testing.T, st *state.State, targets []crashTarget, devs map[string]deviceView) (unknown int) {
+	t.Helper()
+	for _, ct := range targets {
+		c.targets++
+		m := st.Messages[ct.addr]
+		if m == nil {
+			t.Fatalf("%s is not in the state", ct.addr)
+		}
+		tg, ok := m.Targets[ct.id]
+		dev := devs[ct.device]
+		shown := 0
+		if ct.badge < 0 {
+			for _, e := range dev.Inbox {
+				if e.Title == ct.title {
+					shown++
+				}
+			}
+		}
+		switch {
+		case !ok:
+			c.lost++
+			t.Errorf("%s %s: not in the state", ct.addr, ct.id)
+		case tg.Outcome == state.Delivered:
+			c.delivered++
+			if ct.badge >= 0 && (dev.Badge == nil || *dev.Badge != ct.badge) {
+				c.missingBadge++
+			}
+			if ct.badge < 0 && shown == 0 {
+				c.lost++
+				if c.lost < 10 {
+					t.Errorf("%s %s: delivered in state, but %s does not show it", ct.addr, ct.id, ct.device)
+				}
+			}
+		case tg.Outcome == state.Unknown && !ct.tagged:
+			c.unknown++
+			unknown++
+			if shown > 0 {
+				c.unknownReceived++
+			}
+		default:
+			c.wrongOutcome++
+			if c.wrongOutcome < 10 {
+				t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
+			}
+		}
+		if shown > 1 {
+			c.dups++
+			if c.dups < 10 {
+				var reqs []string
+				for _, e := range dev.Inbox {
+					if e.Title == ct.title {
+						reqs = append(reqs, e.RequestID)
+					}
+				}
+				t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
+			}
+		}
+	}
+	return unknown
+}
+
+// checkDevices checks that every device shows one inbox entry per tag and
+// the badge the state says it was delivered.
+func (c *crashTally) checkDevices(t *testing.T, devs map[string]deviceView) {
+	t.Helper()
+	for id, d := range devs {
+		tags := map[string]int{}
+		for _, e := range d.Inbox {
+			if e.Tag != "" {
+				tags[e.Tag]++
+				if tags[e.Tag] == 2 {
+					c.dups++
+					t.Errorf("%s shows tag %s twice", id, e.Tag)
+				}
+			}
+		}
+	}
+	if c.missingBadge > 0 {
+		t.Errorf("%d devices do not show the badge their state says was delivered", c.missingBadge)
+	}
 }

@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
-	"pushform/state"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,7 +34,6 @@ func crashRecoveryRandomKills(t *testing.T, pg *pgState) {
 
 	kills := map[string]int{} // by phase
 	total, completed := 0, 0
-	tmpLeft, midWrite := 0, 0             // snapshot temp files: a kill in the middle of writing one leaves one
 	planTime := 800 * time.Millisecond    // start to first request, updated as seen
 	persistTime := 300 * time.Millisecond // last response to exit, updated as seen
 	for round := 0; total < minKills; round++ {
@@ -97,12 +94,7 @@ func crashRecoveryRandomKills(t *testing.T, pg *pgState) {
 		if p.kill(syscall.SIGKILL) {
 			kills[phase]++
 			total++
-			tmps, _ := filepath.Glob(filepath.Join(w.dir, ".pushform.state.tmp-*"))
-			if len(tmps) > tmpLeft {
-				midWrite++
-			}
-			tmpLeft = len(tmps)
-			t.Logf("round %d: %s kill after %s (%d snapshot temp files left)", round, phase, time.Since(p.start).Round(time.Millisecond), len(tmps))
+			t.Logf("round %d: %s kill after %s", round, phase, time.Since(p.start).Round(time.Millisecond))
 			continue
 		}
 		// It finished first: a run with nothing left means the campaign is
@@ -144,77 +136,9 @@ func crashRecoveryRandomKills(t *testing.T, pg *pgState) {
 	}
 	devs := sb.devices(devIDs)
 
-	var delivered, unknown, unknownReceived, lost, dups, wrongOutcome, missingBadge int
-	for _, ct := range targets {
-		m := st.Messages[ct.addr]
-		if m == nil {
-			t.Fatalf("%s is not in the state", ct.addr)
-		}
-		tg, ok := m.Targets[ct.id]
-		dev := devs[ct.device]
-		shown := 0
-		if ct.badge < 0 {
-			for _, e := range dev.Inbox {
-				if e.Title == ct.title {
-					shown++
-				}
-			}
-		}
-		switch {
-		case !ok:
-			lost++
-			t.Errorf("%s %s: not in the state", ct.addr, ct.id)
-		case tg.Outcome == state.Delivered:
-			delivered++
-			if ct.badge >= 0 && (dev.Badge == nil || *dev.Badge != ct.badge) {
-				missingBadge++
-			}
-			if ct.badge < 0 && shown == 0 {
-				lost++
-				if lost < 10 {
-					t.Errorf("%s %s: delivered in state, but %s does not show it", ct.addr, ct.id, ct.device)
-				}
-			}
-		case tg.Outcome == state.Unknown && !ct.tagged:
-			unknown++
-			if shown > 0 {
-				unknownReceived++
-			}
-		default:
-			wrongOutcome++
-			if wrongOutcome < 10 {
-				t.Errorf("%s %s: outcome %s (tagged %v)", ct.addr, ct.id, tg.Outcome, ct.tagged)
-			}
-		}
-		if shown > 1 {
-			dups++
-			if dups < 10 {
-				var reqs []string
-				for _, e := range dev.Inbox {
-					if e.Title == ct.title {
-						reqs = append(reqs, e.RequestID)
-					}
-				}
-				t.Errorf("%s shows %q %d times (requests %v); the state has %s -> %s %+v", ct.device, ct.title, shown, reqs, ct.addr, ct.id, tg)
-			}
-		}
-	}
-	// One inbox entry per tag on every device.
-	for id, d := range devs {
-		tags := map[string]int{}
-		for _, e := range d.Inbox {
-			if e.Tag != "" {
-				tags[e.Tag]++
-				if tags[e.Tag] == 2 {
-					dups++
-					t.Errorf("%s shows tag %s twice", id, e.Tag)
-				}
-			}
-		}
-	}
-	if missingBadge > 0 {
-		t.Errorf("%d devices do not show the badge their state says was delivered", missingBadge)
-	}
+	var tally crashTally
+	unknown := tally.check(t, st, targets, devs)
+	tally.checkDevices(t, devs)
 	// Unknown targets must be reported by the plan, held with a warning.
 	held := 0
 	for _, c := range jsonPlanHeld(t, plan.stdout) {
@@ -230,9 +154,9 @@ func crashRecoveryRandomKills(t *testing.T, pg *pgState) {
 	for _, ph := range []string{"plan", "batches", "persist"} {
 		phases = append(phases, ph+" "+strconv.Itoa(kills[ph]))
 	}
-	summary := fmt.Sprintf("crash test%s: %d kills survived (%s; %d in the middle of writing the snapshot), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
+	summary := fmt.Sprintf("crash test (PostgreSQL state): %d kills survived (aimed at %s), %d runs finished before their kill, %d waves of 20,000 user ids (%d targets); "+
 		"targets lost %d, duplicates seen %d, unknown targets left %d (untagged, held; %d of them did reach the device), delivered %d; kills took %s, whole test %s",
-		map[bool]string{true: " (PostgreSQL state)"}[pg != nil], total, strings.Join(phases, ", "), midWrite, completed, waves, len(targets), lost, dups, unknown, unknownReceived, delivered,
+		total, strings.Join(phases, ", "), completed, waves, len(targets), tally.lost, tally.dups, unknown, tally.unknownReceived, tally.delivered,
 		killedAt.Round(time.Second), time.Since(began).Round(time.Second))
 	t.Log(summary)
 	fmt.Println(summary)
