@@ -133,7 +133,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 		return nil, err
 	}
 	r.sess, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
-		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.requestTimeout),
+		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.requestTimeout), Compact: true,
 	})
 	if err != nil {
 		return nil, err
@@ -222,10 +222,12 @@ func hasSkippedUsers(st *state.State) bool {
 		if m.TargetKind != config.TargetUsers {
 			continue
 		}
-		for _, t := range m.Targets {
-			if t.Outcome == state.Skipped {
+		var last *state.Target
+		for _, t := range m.AllTargets() {
+			if t != last && t.Outcome == state.Skipped { // records are shared: check each once
 				return true
 			}
+			last = t
 		}
 	}
 	return false

@@ -194,7 +194,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	c.Targets.Total = len(ids)
 	if prior != nil && prior.TargetKind != c.TargetKind {
 		// Ids of another kind name other things: start afresh.
-		c.Forget = sortedKeys(prior.Targets)
+		c.Forget = sortedIDs(prior)
 		c.Targets.Forget = len(c.Forget)
 		prior = nil
 	}
@@ -215,7 +215,9 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	var cc *changeContext
 	var cl classified
 	if prior == nil { // every target is new
-		cl.counts.New, cl.send = len(ids), slices.Clone(ids)
+		// The list is shared, not copied: it may hold millions of ids,
+		// and neither the plan nor its readers write to it.
+		cl.counts.New, cl.send = len(ids), ids
 	} else {
 		cc = newChangeContext(m, prior, c.Fingerprint, pl.replace[m.Address])
 		cl = pl.classifyAll(ids, cc)
@@ -460,13 +462,16 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 	n := &cl.counts
 	ne := len(cc.earlier)
 	prior, fp := cc.prior, cc.fp
+	var find *state.TargetFinder
+	if prior != nil {
+		find = prior.Finder()
+	}
 	for _, id := range ids {
 		var t *state.Target // nil unless ok: the !ok case comes first below
 		var ok bool
-		if prior != nil {
-			if pt, found := prior.Targets[id]; found && pt != nil {
-				t, ok = pt, true
-			}
+		if find != nil {
+			t = find.Find(id)
+			ok = t != nil
 		}
 		if ok {
 			cl.found++
@@ -689,8 +694,8 @@ func forgetChange(m *state.Message) *Change {
 		TargetKind:  m.TargetKind,
 		Fingerprint: m.Fingerprint,
 		Content:     m.Content,
-		Forget:      sortedKeys(m.Targets),
-		Targets:     TargetCounts{Forget: len(m.Targets)},
+		Forget:      sortedIDs(m),
+		Targets:     TargetCounts{Forget: m.TargetCount()},
 	}
 }
 
@@ -813,12 +818,26 @@ func checkAddresses(cfg *config.Config, st *state.State, opts Options) error {
 // ids found every recorded target, nothing is forgotten, and a set of a
 // million ids need not be built to learn that.
 func forgotten(ids []string, prior *state.Message, found int) []string {
-	if found == len(prior.Targets) && distinct(ids) {
+	sorted := distinct(ids)
+	if found == prior.TargetCount() && sorted {
 		return nil
 	}
-	inConfig := toSet(ids)
+	recorded, _ := prior.SortedTargets()
 	var out []string
-	for _, id := range sortedKeys(prior.Targets) {
+	if sorted { // both in order: one pass over each
+		i := 0
+		for _, id := range recorded {
+			for i < len(ids) && ids[i] < id {
+				i++
+			}
+			if i == len(ids) || ids[i] != id {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	inConfig := toSet(ids)
+	for _, id := range recorded {
 		if !inConfig[id] {
 			out = append(out, id)
 		}
@@ -845,11 +864,8 @@ func toSet(xs []string) map[string]bool {
 	return s
 }
 
-func sortedKeys(m map[string]*state.Target) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+// sortedIDs returns the ids of m's targets in order, in a slice of its own.
+func sortedIDs(m *state.Message) []string {
+	ids, _ := m.SortedTargets()
+	return slices.Clone(ids)
 }

@@ -29,6 +29,11 @@ type State struct {
 	// --refresh=false.
 	Recipients *Snapshot           `json:"recipients,omitempty"`
 	Messages   map[string]*Message `json:"messages"`
+	// Compact makes the messages ApplyEntry creates hold their targets in
+	// a compact table rather than in Message.Targets (see targets.go):
+	// plan and apply read states this way, so ten million targets need no
+	// map. Code that may meet such a state uses the accessor methods.
+	Compact bool `json:"-"`
 }
 
 // Snapshot is a recipients list as fetched at one moment.
@@ -48,7 +53,9 @@ type Message struct {
 	Content     message.Content `json:"content"`
 	// Targets by target id (a user id, device id, or a topic name). Equal
 	// records are shared between targets to keep millions of them small:
-	// never modify a *Target in place, store a new one.
+	// never modify a *Target in place, store a new one. Nil when the
+	// message is compact (see State.Compact): the accessor methods
+	// (Target, SortedTargets, AllTargets, ...) work either way.
 	Targets map[string]*Target `json:"targets"`
 	// EarlierTags maps the fingerprint of content sent to this address
 	// before Content to that content's tag ("" for none), so the planner
@@ -56,6 +63,9 @@ type Message struct {
 	// notification only with one of the same tag (spec 2.1 rule 5). A
 	// fingerprint missing here, and not Fingerprint, has an unknown tag.
 	EarlierTags map[string]string `json:"earlier_tags,omitempty"`
+
+	// table holds the targets of a compact message (see targets.go).
+	table *targetTable
 }
 
 // TagOf returns the tag of the content with fingerprint fp sent to this
@@ -193,10 +203,10 @@ func (s *State) ApplyEntry(e Entry) error {
 			m := s.Messages[it.Address]
 			if m == nil {
 				m = &Message{Address: it.Address, Targets: map[string]*Target{}}
+				if s.Compact {
+					m.makeCompact()
+				}
 				s.Messages[it.Address] = m
-			}
-			if m.Targets == nil {
-				m.Targets = map[string]*Target{}
 			}
 			if it.Kind != "" {
 				m.Kind = it.Kind
@@ -220,19 +230,17 @@ func (s *State) ApplyEntry(e Entry) error {
 			}
 			m.Fingerprint = it.Fingerprint
 			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
-			fresh := len(m.Targets) == 0
 			var carried []*Target // by Unanswered count, shared
-			for _, id := range it.Targets {
-				rec := t
+			m.updateTargets(it.Targets, func(_ int, prev *Target) *Target {
 				// A target still unknown keeps its count of unanswered
 				// requests across the new send.
-				if !fresh {
-					if prev := m.Targets[id]; prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
-						rec, carried = withUnanswered(t, prev.Unanswered, carried)
-					}
+				if prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
+					var rec *Target
+					rec, carried = withUnanswered(t, prev.Unanswered, carried)
+					return rec
 				}
-				m.Targets[id] = rec
-			}
+				return t
+			})
 		}
 	case EntryOutcome:
 		for _, it := range e.Items {
@@ -243,11 +251,8 @@ func (s *State) ApplyEntry(e Entry) error {
 			if len(it.Outcomes) != len(it.Targets) {
 				return fmt.Errorf("journal: outcome for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
 			}
-			if m.Targets == nil {
-				m.Targets = map[string]*Target{}
-			}
 			var prev *Target
-			for i, id := range it.Targets {
+			m.updateTargets(it.Targets, func(i int, cur *Target) *Target {
 				t := it.Outcomes[i]
 				if t.RequestID == "" {
 					t.RequestID = e.RequestID
@@ -263,7 +268,7 @@ func (s *State) ApplyEntry(e Entry) error {
 					// Sent, and no usable answer: one more unanswered
 					// request on top of those before it.
 					t.Unanswered = 1
-					if cur := m.Targets[id]; cur != nil && cur.Outcome == Unknown {
+					if cur != nil && cur.Outcome == Unknown {
 						t.Unanswered += cur.Unanswered
 					}
 				}
@@ -271,8 +276,8 @@ func (s *State) ApplyEntry(e Entry) error {
 				if prev == nil || *prev != t {
 					prev = &t
 				}
-				m.Targets[id] = prev
-			}
+				return prev
+			})
 		}
 	case EntryForget:
 		for _, it := range e.Items {
@@ -282,7 +287,7 @@ func (s *State) ApplyEntry(e Entry) error {
 			}
 			if m := s.Messages[it.Address]; m != nil {
 				for _, id := range it.Targets {
-					delete(m.Targets, id)
+					m.DeleteTarget(id)
 				}
 			}
 		}

@@ -1,0 +1,176 @@
+package state
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sameTargets fails unless the compact message c holds what the map
+// message m holds, through every accessor.
+func sameTargets(t *testing.T, step string, c, m *Message) {
+	t.Helper()
+	if c.TargetCount() != m.TargetCount() {
+		t.Fatalf("%s: compact holds %d targets, map %d", step, c.TargetCount(), m.TargetCount())
+	}
+	cids, crecs := c.SortedTargets()
+	mids, mrecs := m.SortedTargets()
+	if !slices.Equal(cids, mids) || !slices.Equal(crecs, mrecs) {
+		t.Fatalf("%s: sorted targets differ:\ncompact %v\nmap     %v", step, cids, mids)
+	}
+	f := c.Finder()
+	for id, rec := range m.Targets {
+		if got := c.Target(id); got != rec {
+			t.Fatalf("%s: Target(%q) = %v, want %v", step, id, got, rec)
+		}
+		if got := f.Find(id); got != rec {
+			t.Fatalf("%s: Find(%q) = %v, want %v", step, id, got, rec)
+		}
+	}
+	for _, id := range []string{"", "zzzz", "u-missing"} {
+		if c.Target(id) != m.Target(id) {
+			t.Fatalf("%s: Target(%q) differs", step, id)
+		}
+	}
+	n := 0
+	prev := ""
+	for id, rec := range c.AllTargets() {
+		if n > 0 && id <= prev {
+			t.Fatalf("%s: AllTargets not in order: %q after %q", step, id, prev)
+		}
+		if m.Targets[id] != rec {
+			t.Fatalf("%s: AllTargets gave %q = %v, want %v", step, id, rec, m.Targets[id])
+		}
+		prev = id
+		n++
+	}
+}
+
+// TestCompactTargetsMatchMap drives a compact message and a map message
+// through the same random writes (appends in order, as apply makes them;
+// rewrites; ids out of order; removals) and compares them after each.
+func TestCompactTargetsMatchMap(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			recs := make([]*Target, 5)
+			for i := range recs {
+				recs[i] = &Target{Outcome: Delivered, RequestID: fmt.Sprint("r", i)}
+			}
+			c := &Message{}
+			c.makeCompact()
+			m := &Message{Targets: map[string]*Target{}}
+			// A send list whose pieces the compact table may borrow.
+			list := make([]string, 3000)
+			for i := range list {
+				list[i] = fmt.Sprintf("u%05d", i*2)
+			}
+			next := 0
+			for step := range 200 {
+				name := fmt.Sprintf("step %d", step)
+				rec := recs[rng.IntN(len(recs))]
+				var ids []string
+				switch op := rng.IntN(6); {
+				case op <= 1 && next < len(list): // the next piece of the list
+					k := min(1+rng.IntN(40), len(list)-next)
+					ids = list[next : next+k]
+					next += k
+				case op == 2: // ids already held, or in between
+					for range rng.IntN(30) {
+						ids = append(ids, fmt.Sprintf("u%05d", rng.IntN(2*next+10)))
+					}
+				case op == 3: // removals
+					for range rng.IntN(20) {
+						id := fmt.Sprintf("u%05d", rng.IntN(2*next+10))
+						c.DeleteTarget(id)
+						m.DeleteTarget(id)
+					}
+				case op == 4: // single sets
+					id := fmt.Sprintf("u%05d", rng.IntN(7000))
+					c.SetTarget(id, rec)
+					m.SetTarget(id, rec)
+				default: // a run in order, some new
+					from := rng.IntN(2*next + 10)
+					for i := range rng.IntN(50) {
+						ids = append(ids, fmt.Sprintf("u%05d", from+i))
+					}
+				}
+				if len(ids) > 0 {
+					f := func(i int, prev *Target) *Target {
+						if prev == recs[0] {
+							return recs[1] // depends on what was there
+						}
+						return rec
+					}
+					c.updateTargets(ids, f)
+					m.updateTargets(ids, f)
+				}
+				sameTargets(t, name, c, m)
+			}
+			// The borrowed list was never written.
+			for i, id := range list {
+				if id != fmt.Sprintf("u%05d", i*2) {
+					t.Fatalf("the send list was written: [%d] = %q", i, id)
+				}
+			}
+		})
+	}
+}
+
+// TestCompactTargetsBorrow: the consecutive pieces of one list, as an
+// apply records them, extend the table without copying the ids.
+func TestCompactTargetsBorrow(t *testing.T) {
+	list := make([]string, 2000)
+	for i := range list {
+		list[i] = fmt.Sprintf("u%05d", i)
+	}
+	rec := &Target{Outcome: Unknown}
+	m := &Message{}
+	m.makeCompact()
+	for from := 0; from < len(list); from += 500 {
+		m.updateTargets(list[from:from+500], func(int, *Target) *Target { return rec })
+	}
+	ids, _ := m.SortedTargets()
+	if &ids[0] != &list[0] || len(ids) != len(list) {
+		t.Errorf("the table copied the ids (len %d)", len(ids))
+	}
+	// A write in the middle does not touch the list.
+	m.DeleteTarget("u00100")
+	m.SetTarget("u00100x", rec)
+	ids, _ = m.SortedTargets()
+	if &ids[0] == &list[0] || list[100] != "u00100" || list[101] != "u00101" {
+		t.Errorf("merging wrote to the borrowed list")
+	}
+	if m.TargetCount() != 2000 {
+		t.Errorf("count %d, want 2000", m.TargetCount())
+	}
+}
+
+// TestFinderUnordered: lookups in no order over a large table switch to a
+// hash index and still find every target.
+func TestFinderUnordered(t *testing.T) {
+	n := indexFrom
+	ids := make([]string, n)
+	recs := make([]*Target, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("u%06d", i)
+		recs[i] = &Target{DeviceCount: i}
+	}
+	m := &Message{}
+	m.SetSortedTargets(ids, recs)
+	f := m.Finder()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3 * indexAfter {
+		i := rng.IntN(n)
+		if got := f.Find(ids[i]); got != recs[i] {
+			t.Fatalf("Find(%q) = %v", ids[i], got)
+		}
+	}
+	if f.index == nil {
+		t.Error("no index after many lookups out of order")
+	}
+	if f.Find("nope") != nil {
+		t.Error("found a target that is not there")
+	}
+}
