@@ -10,14 +10,14 @@ import (
 
 // The targets of a message are held in one of two ways. A Go map
 // (Message.Targets) is what tests and small tools read and write directly.
-// A compact table (sorted ids with their records, no hashing) is what plan
-// and apply use: at ten million targets a map costs about 40 bytes and a
-// cache miss a target for every insert and lookup, and its keys must be
-// sorted again for every snapshot, while a table costs 24 bytes (often
-// less: its ids may share the plan's list), is read and written in
-// sequence, and is already in the snapshot's order. The accessor methods
-// below work on both; code that may meet a compact state (see
-// State.Compact) uses only them.
+// A compact table (ids in order with their records, no hashing) is what
+// plan and apply use: at ten million targets a map costs about 40 bytes
+// and a cache miss a target for every insert and lookup, and its keys must
+// be sorted again for every snapshot, while a table costs 24 bytes (its
+// ids usually share the memory of the plan's or the snapshot's list), is
+// read and written in sequence, and is already in the snapshot's order.
+// The accessor methods below work on both; code that may meet a compact
+// state (see State.Compact) uses only them.
 
 // Target returns the record of target id, or nil when m has none. It is
 // safe for concurrent use with other readers.
@@ -41,11 +41,12 @@ func (m *Message) TargetCount() int {
 func (m *Message) Compact() bool { return m.table != nil }
 
 // SortedTargets returns m's target ids in increasing order and, at the
-// same index, their records. The slices belong to m (of a compact
-// message) and must not be modified; they are valid until m changes.
+// same index, their records. The slices belong to m and must not be
+// modified; they are valid until m changes. A compact message may have to
+// gather its targets into one list first: AllTargets never does.
 func (m *Message) SortedTargets() (ids []string, recs []*Target) {
 	if m.table != nil {
-		return m.table.sorted()
+		return m.table.flat()
 	}
 	ids = make([]string, 0, len(m.Targets))
 	for id := range m.Targets {
@@ -62,18 +63,12 @@ func (m *Message) SortedTargets() (ids []string, recs []*Target) {
 // AllTargets yields every target and its record: in id order for a
 // compact message, in no particular order otherwise.
 func (m *Message) AllTargets() iter.Seq2[string, *Target] {
+	if m.table != nil {
+		return m.table.all()
+	}
 	return func(yield func(string, *Target) bool) {
-		if m.table == nil {
-			for id, t := range m.Targets {
-				if !yield(id, t) {
-					return
-				}
-			}
-			return
-		}
-		ids, recs := m.table.sorted()
-		for i, id := range ids {
-			if !yield(id, recs[i]) {
+		for id, t := range m.Targets {
+			if !yield(id, t) {
 				return
 			}
 		}
@@ -82,14 +77,7 @@ func (m *Message) AllTargets() iter.Seq2[string, *Target] {
 
 // SetTarget records t for target id.
 func (m *Message) SetTarget(id string, t *Target) {
-	switch {
-	case m.table != nil:
-		m.table.set(id, t)
-	case m.Targets == nil:
-		m.Targets = map[string]*Target{id: t}
-	default:
-		m.Targets[id] = t
-	}
+	m.updateTargets([]string{id}, func(int, *Target) *Target { return t })
 }
 
 // DeleteTarget removes target id.
@@ -103,14 +91,18 @@ func (m *Message) DeleteTarget(id string) {
 
 // SetSortedTargets makes m compact, holding exactly ids (strictly
 // increasing) with the records recs (parallel, none nil). m keeps both
-// slices and never writes to ids: they may be shared with other readers.
+// slices; it never writes to ids, which may be shared with other readers.
 // It panics when the lengths differ; the caller has checked the order.
 func (m *Message) SetSortedTargets(ids []string, recs []*Target) {
 	if len(ids) != len(recs) {
 		panic("state: SetSortedTargets with ids and records of different lengths")
 	}
 	m.Targets = nil
-	m.table = &targetTable{ids: ids, recs: recs, borrowed: true}
+	m.table = &targetTable{}
+	if len(ids) > 0 {
+		m.table.segs = []segment{{ids: ids, recs: recs, borrowed: true}}
+		m.table.n = len(ids)
+	}
 }
 
 // makeCompact gives a new message m an empty table.
@@ -121,7 +113,8 @@ func (m *Message) makeCompact() {
 
 // updateTargets sets the record of each of ids to f(i, prev), where prev
 // is the record it had (nil for none). Ids may repeat; a later one sees
-// what f returned for an earlier one.
+// what f returned for an earlier one. A compact message may keep ids: the
+// caller never writes to them.
 func (m *Message) updateTargets(ids []string, f func(i int, prev *Target) *Target) {
 	if m.table != nil {
 		m.table.update(ids, f)
@@ -141,10 +134,10 @@ func (m *Message) updateTargets(ids []string, f func(i int, prev *Target) *Targe
 // goroutine; several may read the same message at once.
 type TargetFinder struct {
 	m     *Message
-	hint  int
+	hint  pos
 	last  string
 	back  int // lookups that went backwards
-	index map[string]int32
+	index map[string]pos
 }
 
 // Finder returns a TargetFinder over m's targets, valid until m changes.
@@ -152,8 +145,8 @@ func (m *Message) Finder() *TargetFinder {
 	return &TargetFinder{m: m}
 }
 
-// indexAfter is how many backward lookups a finder over a table of at
-// least indexFrom targets tolerates before it looks ids up in a hash index
+// A finder over a table of at least indexFrom targets that has gone
+// backwards more than indexAfter times looks ids up in a hash index
 // instead (built once per table): ids in no order would otherwise cost a
 // binary search each.
 const (
@@ -168,55 +161,121 @@ func (f *TargetFinder) Find(id string) *Target {
 		return f.m.Targets[id]
 	}
 	if f.index != nil {
-		if i, ok := f.index[id]; ok {
-			return t.recs[i]
+		if p, ok := f.index[id]; ok {
+			return t.segs[p.s].recs[p.i]
 		}
 		return t.more[id]
 	}
 	if id < f.last {
 		f.back++
-		if f.back > indexAfter && len(t.ids) >= indexFrom {
+		if f.back > indexAfter && t.n >= indexFrom {
 			f.index = t.hashIndex()
 			return f.Find(id)
 		}
 	}
 	f.last = id
-	i, ok := t.search(id, f.hint)
-	f.hint = i
+	p, ok := t.search(id, f.hint)
+	f.hint = p
 	if ok {
-		return t.recs[i]
+		return t.segs[p.s].recs[p.i]
 	}
 	return t.more[id]
 }
 
-// targetTable holds targets sorted by id, each with its record; targets
-// added out of order wait in more until there are enough to merge in.
+// targetTable holds targets in segments: runs of ids in increasing order
+// with their records, every id of a segment after every id of the one
+// before. Apply's requests arrive as consecutive pieces of its send lists,
+// and each becomes (or extends) a segment without copying its ids.
+// Targets added out of order wait in more until there are enough to merge
+// everything into one segment.
 type targetTable struct {
-	ids  []string
-	recs []*Target // parallel to ids; nil for a removed target
-	dead int       // nil records in recs
+	segs []segment
+	n    int // ids in segs, removed ones included
+	dead int // nil records in segs: removed targets
 	more map[string]*Target
+	hint pos // where the last write's search ended
+
+	imu   sync.Mutex
+	index map[string]pos // id -> where; nil until needed
+}
+
+// segment is a run of ids in increasing order and their records (nil for
+// a removed target).
+type segment struct {
+	ids  []string
+	recs []*Target
 	// borrowed: ids' backing array is not the table's (a plan's send
 	// list, a decoded snapshot): it is never written, only extended in
 	// place when the ids appended are the very elements that follow.
 	borrowed bool
-	hint     int // where the last write's search ended
-
-	imu   sync.Mutex
-	index map[string]int32 // id -> position in ids; nil until needed
 }
+
+// pos is where an id is: segment s, index i in it.
+type pos struct{ s, i int }
 
 // mergeAt is how many out-of-order targets wait in more before a merge:
 // a share of the table, so merging stays linear overall.
-func (t *targetTable) mergeAt() int { return max(4096, (len(t.ids)-t.dead)/2) }
+func (t *targetTable) mergeAt() int { return max(4096, (t.n-t.dead)/2) }
 
-func (t *targetTable) count() int { return len(t.ids) - t.dead + len(t.more) }
+func (t *targetTable) count() int { return t.n - t.dead + len(t.more) }
 
-// search returns where id is, or would be inserted, in ids, starting from
-// hint: a gallop forward when id comes after ids[hint], a binary search
-// otherwise.
-func (t *targetTable) search(id string, hint int) (int, bool) {
-	ids := t.ids
+// lastID is the greatest id in segs, "" when there is none.
+func (t *targetTable) lastID() (string, bool) {
+	if len(t.segs) == 0 {
+		return "", false
+	}
+	ids := t.segs[len(t.segs)-1].ids
+	return ids[len(ids)-1], true
+}
+
+// search returns where id is in segs, starting from hint; found is false
+// when it is not there (p is then meaningless).
+func (t *targetTable) search(id string, hint pos) (p pos, found bool) {
+	if len(t.segs) == 0 {
+		return pos{}, false
+	}
+	s := hint.s
+	if s >= len(t.segs) {
+		s = 0
+	}
+	seg := t.segs[s].ids
+	switch {
+	case id < seg[0]:
+		s = t.segmentOf(id, 0, s)
+		hint.i = 0
+	case id > seg[len(seg)-1]:
+		// Usually the next segment: apply's requests come in order.
+		if s+1 < len(t.segs) && id <= t.segs[s+1].ids[len(t.segs[s+1].ids)-1] {
+			s++
+		} else {
+			s = t.segmentOf(id, s+1, len(t.segs))
+		}
+		hint.i = 0
+	default:
+		if hint.s != s {
+			hint.i = 0
+		}
+	}
+	if s >= len(t.segs) {
+		return pos{}, false
+	}
+	i, ok := gallop(t.segs[s].ids, id, hint.i)
+	return pos{s, i}, ok
+}
+
+// segmentOf returns the first segment in [lo, hi) whose last id is not
+// less than id; hi when there is none.
+func (t *targetTable) segmentOf(id string, lo, hi int) int {
+	return lo + sort.Search(hi-lo, func(k int) bool {
+		ids := t.segs[lo+k].ids
+		return ids[len(ids)-1] >= id
+	})
+}
+
+// gallop returns where id is, or would go, in the increasing ids,
+// starting from hint: forward in growing steps when id comes after
+// ids[hint], a binary search before it.
+func gallop(ids []string, id string, hint int) (int, bool) {
 	lo, hi := 0, len(ids)
 	if hint < len(ids) {
 		switch h := ids[hint]; {
@@ -244,45 +303,40 @@ func (t *targetTable) search(id string, hint int) (int, bool) {
 }
 
 func (t *targetTable) get(id string) *Target {
-	if i, ok := slices.BinarySearch(t.ids, id); ok {
-		return t.recs[i]
+	if s := t.segmentOf(id, 0, len(t.segs)); s < len(t.segs) {
+		if i, ok := slices.BinarySearch(t.segs[s].ids, id); ok {
+			return t.segs[s].recs[i]
+		}
 	}
 	return t.more[id]
 }
 
-// hashIndex returns the index of ids, building it on first use.
-func (t *targetTable) hashIndex() map[string]int32 {
+// hashIndex returns the index of segs, building it on first use.
+func (t *targetTable) hashIndex() map[string]pos {
 	t.imu.Lock()
 	defer t.imu.Unlock()
 	if t.index == nil {
-		t.index = make(map[string]int32, len(t.ids))
-		for i, id := range t.ids {
-			t.index[id] = int32(i)
+		t.index = make(map[string]pos, t.n)
+		for s, seg := range t.segs {
+			for i, id := range seg.ids {
+				t.index[id] = pos{s, i}
+			}
 		}
 	}
 	return t.index
 }
 
-// changed drops what depends on the positions in ids.
-func (t *targetTable) changed() {
-	t.index = nil
-}
-
-func (t *targetTable) set(id string, rec *Target) {
-	t.update([]string{id}, func(int, *Target) *Target { return rec })
-}
-
 func (t *targetTable) remove(id string) {
-	i, ok := t.search(id, t.hint)
-	t.hint = i
-	if ok {
-		if t.recs[i] != nil {
-			t.recs[i] = nil
-			t.dead++
-		}
+	p, ok := t.search(id, t.hint)
+	if !ok {
+		delete(t.more, id)
 		return
 	}
-	delete(t.more, id)
+	t.hint = p
+	if recs := t.segs[p.s].recs; recs[p.i] != nil {
+		recs[p.i] = nil
+		t.dead++
+	}
 }
 
 // update sets each of ids to f(i, its record or nil). Ids that all come
@@ -297,25 +351,30 @@ func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) 
 		return
 	}
 	for i, id := range ids {
-		j, ok := t.search(id, t.hint)
-		t.hint = j
-		switch {
-		case ok:
-			rec := f(i, t.recs[j])
-			if t.recs[j] == nil {
+		p, ok := t.search(id, t.hint)
+		if ok {
+			t.hint = p
+			recs := t.segs[p.s].recs
+			old := recs[p.i]
+			recs[p.i] = f(i, old)
+			switch {
+			case old == nil && recs[p.i] != nil:
 				t.dead--
+			case old != nil && recs[p.i] == nil:
+				t.dead++
 			}
-			t.recs[j] = rec
-		case len(t.more) == 0 && j == len(t.ids):
+			continue
+		}
+		if last, any := t.lastID(); len(t.more) == 0 && (!any || id > last) {
 			t.appendNew(ids[i:i+1], func(int, *Target) *Target { return f(i, nil) })
-		default:
-			if t.more == nil {
-				t.more = map[string]*Target{}
-			}
-			t.more[id] = f(i, t.more[id])
-			if len(t.more) >= t.mergeAt() {
-				t.merge()
-			}
+			continue
+		}
+		if t.more == nil {
+			t.more = map[string]*Target{}
+		}
+		t.more[id] = f(i, t.more[id])
+		if len(t.more) >= t.mergeAt() {
+			t.merge()
 		}
 	}
 }
@@ -323,7 +382,7 @@ func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) 
 // appendable reports whether ids are strictly increasing and all after
 // the last id held.
 func (t *targetTable) appendable(ids []string) bool {
-	if n := len(t.ids); n > 0 && ids[0] <= t.ids[n-1] {
+	if last, ok := t.lastID(); ok && ids[0] <= last {
 		return false
 	}
 	for i := 1; i < len(ids); i++ {
@@ -334,85 +393,102 @@ func (t *targetTable) appendable(ids []string) bool {
 	return true
 }
 
-// appendNew appends ids, none of them held, with records f(i, nil).
+// borrowFrom is how many ids a new segment must have to borrow them
+// rather than copy them into the last segment.
+const borrowFrom = 64
+
+// appendNew appends ids, increasing and after every id held, with records
+// f(i, nil): as a new segment that borrows them, by extending the last
+// segment when they are the very elements that follow its ids, or by
+// copying a few into the last segment.
 func (t *targetTable) appendNew(ids []string, f func(i int, prev *Target) *Target) {
-	n := len(t.ids)
+	var last *segment
+	if k := len(t.segs); k > 0 {
+		last = &t.segs[k-1]
+	}
 	switch {
-	case n == 0 && t.ids == nil:
-		// Borrow the caller's list: an apply's requests are consecutive
-		// pieces of one send list, which then grows in place below.
-		t.ids, t.borrowed = ids, true
-	case t.borrowed && cap(t.ids)-n >= len(ids) && unsafe.SliceData(ids) == &t.ids[:n+1][n]:
-		t.ids = t.ids[:n+len(ids)]
+	case last != nil && last.borrowed && cap(last.ids)-len(last.ids) >= len(ids) &&
+		unsafe.SliceData(ids) == &last.ids[:len(last.ids)+1][len(last.ids)]:
+		last.ids = last.ids[:len(last.ids)+len(ids)]
+	case len(ids) >= borrowFrom:
+		// The capacity after ids is kept: the next request's ids may be
+		// the very elements that follow.
+		t.segs = append(t.segs, segment{ids: ids, borrowed: true})
+		last = &t.segs[len(t.segs)-1]
+	case last != nil && !last.borrowed:
+		last.ids = append(last.ids, ids...)
 	default:
-		t.own(len(ids))
-		t.ids = append(t.ids, ids...)
+		t.segs = append(t.segs, segment{ids: slices.Clone(ids)})
+		last = &t.segs[len(t.segs)-1]
 	}
-	t.recs = slices.Grow(t.recs, len(ids))
+	last.recs = slices.Grow(last.recs, len(ids))
 	for i := range ids {
-		t.recs = append(t.recs, f(i, nil))
+		last.recs = append(last.recs, f(i, nil))
 	}
-	t.hint = len(t.ids) - 1
-	t.changed()
+	t.n += len(ids)
+	t.hint = pos{len(t.segs) - 1, len(last.ids) - 1}
+	t.index = nil
 }
 
-// own copies a borrowed ids into the table's own array, with room for
-// extra more.
-func (t *targetTable) own(extra int) {
-	if !t.borrowed {
-		return
-	}
-	n := len(t.ids)
-	ids := make([]string, n, n+max(extra, n/4))
-	copy(ids, t.ids)
-	t.ids, t.borrowed = ids, false
-}
-
-// merge folds more into ids and drops removed targets, in place: those
-// kept move left, then both sorted lists are merged from the back.
+// merge gathers every segment and the targets waiting in more into one
+// segment of the table's own, leaving out removed targets.
 func (t *targetTable) merge() {
-	if len(t.more) == 0 && t.dead == 0 {
-		return
+	keys := make([]string, 0, len(t.more))
+	for id := range t.more {
+		keys = append(keys, id)
 	}
-	t.own(len(t.more))
-	if t.dead > 0 {
-		w := 0
-		for i, r := range t.recs {
-			if r != nil {
-				t.ids[w], t.recs[w] = t.ids[i], r
-				w++
+	slices.Sort(keys)
+	n := t.n - t.dead + len(keys)
+	ids, recs := make([]string, 0, n), make([]*Target, 0, n)
+	k := 0
+	for _, seg := range t.segs {
+		for i, id := range seg.ids {
+			r := seg.recs[i]
+			if r == nil {
+				continue
 			}
-		}
-		clear(t.ids[w:])
-		clear(t.recs[w:])
-		t.ids, t.recs, t.dead = t.ids[:w], t.recs[:w], 0
-	}
-	if k := len(t.more); k > 0 {
-		keys := make([]string, 0, k)
-		for id := range t.more {
-			keys = append(keys, id)
-		}
-		slices.Sort(keys)
-		i := len(t.ids) - 1
-		t.ids = append(t.ids, make([]string, k)...)
-		t.recs = append(t.recs, make([]*Target, k)...)
-		for w, j := len(t.ids)-1, k-1; j >= 0; w-- {
-			if i >= 0 && t.ids[i] > keys[j] {
-				t.ids[w], t.recs[w] = t.ids[i], t.recs[i]
-				i--
-			} else {
-				t.ids[w], t.recs[w] = keys[j], t.more[keys[j]]
-				j--
+			for k < len(keys) && keys[k] < id {
+				ids, recs = append(ids, keys[k]), append(recs, t.more[keys[k]])
+				k++
 			}
+			ids, recs = append(ids, id), append(recs, r)
 		}
-		t.more = nil
 	}
-	t.hint = 0
-	t.changed()
+	for ; k < len(keys); k++ {
+		ids, recs = append(ids, keys[k]), append(recs, t.more[keys[k]])
+	}
+	t.segs, t.n, t.dead, t.more = nil, len(ids), 0, nil
+	if len(ids) > 0 {
+		t.segs = []segment{{ids: ids, recs: recs}}
+	}
+	t.hint = pos{}
+	t.index = nil
 }
 
-// sorted returns every target in id order.
-func (t *targetTable) sorted() ([]string, []*Target) {
-	t.merge()
-	return t.ids, t.recs
+// flat returns every target in id order as one list.
+func (t *targetTable) flat() ([]string, []*Target) {
+	if len(t.more) > 0 || t.dead > 0 || len(t.segs) > 1 {
+		t.merge()
+	}
+	if len(t.segs) == 0 {
+		return nil, nil
+	}
+	return t.segs[0].ids, t.segs[0].recs
+}
+
+// all yields every target in id order, gathering the targets waiting in
+// more into the segments first.
+func (t *targetTable) all() iter.Seq2[string, *Target] {
+	return func(yield func(string, *Target) bool) {
+		if len(t.more) > 0 {
+			t.merge()
+		}
+		for _, seg := range t.segs {
+			for i, id := range seg.ids {
+				if r := seg.recs[i]; r != nil && !yield(id, r) {
+					return
+				}
+			}
+		}
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"pushform/message"
@@ -524,9 +525,14 @@ func (e *encoder) time(t time.Time) {
 // the previous one and the rest. Prefix and rest lengths below 15 and 16
 // share one byte; 0xff escapes to two varints.
 func (e *encoder) ids(ids []string) {
-	e.uvarint(uint64(len(ids)))
+	e.idSeq(len(ids), slices.Values(ids))
+}
+
+// idSeq is ids for the n ids of seq.
+func (e *encoder) idSeq(n int, seq iter.Seq[string]) {
+	e.uvarint(uint64(n))
 	prev := ""
-	for _, id := range ids {
+	for id := range seq {
 		p := 0
 		for p < len(prev) && p < len(id) && prev[p] == id[p] {
 			p++
@@ -587,6 +593,17 @@ func keyOf(t state.Target) recordKey {
 // records. Targets that share one record (the same pointer) are one run
 // without comparing the records.
 func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Target {
+	return e.outcomeSeq(func(yield func(*state.Target) bool) {
+		for i := range n {
+			if !yield(target(i)) {
+				return
+			}
+		}
+	})
+}
+
+// outcomeSeq is outcomes for the targets of seq, in order.
+func (e *encoder) outcomeSeq(seq iter.Seq[*state.Target]) []state.Target {
 	strs := map[string]uint64{"": 0}
 	var strList []string
 	idx := func(s string) uint64 {
@@ -605,8 +622,9 @@ func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Targ
 	var prev state.Target
 	var prevPtr *state.Target
 	var prevRec uint64
-	for i := range n {
-		p := target(i)
+	i := -1
+	for p := range seq {
+		i++
 		if i > 0 && p == prevPtr {
 			runs[len(runs)-1].n++
 			continue
@@ -707,9 +725,33 @@ func (e *encoder) stateBody(s *state.State) {
 		e.str(string(m.TargetKind))
 		e.str(m.Fingerprint)
 		e.content(m.Content)
-		ids, targets := m.SortedTargets()
-		e.ids(ids)
-		recs := e.outcomes(len(ids), func(i int) *state.Target { return targets[i] })
+		// A compact message yields its targets in order, without
+		// gathering them into one list.
+		n, all := m.TargetCount(), m.AllTargets()
+		if !m.Compact() {
+			ids, targets := m.SortedTargets()
+			all = func(yield func(string, *state.Target) bool) {
+				for i, id := range ids {
+					if !yield(id, targets[i]) {
+						return
+					}
+				}
+			}
+		}
+		e.idSeq(n, func(yield func(string) bool) {
+			for id := range all {
+				if !yield(id) {
+					return
+				}
+			}
+		})
+		recs := e.outcomeSeq(func(yield func(*state.Target) bool) {
+			for _, t := range all {
+				if !yield(t) {
+					return
+				}
+			}
+		})
 		if e.snapshot >= 3 {
 			e.earlierTags(m, recs)
 		}
