@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"pushform/message"
 	"sort"
 	"time"
@@ -34,6 +35,34 @@ type State struct {
 	// plan and apply read states this way, so ten million targets need no
 	// map. Code that may meet such a state uses the accessor methods.
 	Compact bool `json:"-"`
+
+	// owned is set on a fork (see Fork): the addresses whose messages
+	// the fork has copied, and may write to.
+	owned map[string]bool
+}
+
+// Fork returns a state equal to s that ApplyEntry may change while s is
+// read, unchanged, by others: it shares s's messages, and copies one the
+// first time an entry writes to it. apply uses one when it sends while the
+// plan is still being made from s. s must not change while the fork lives.
+func (s *State) Fork() *State {
+	f := *s
+	f.Messages = maps.Clone(s.Messages)
+	f.owned = map[string]bool{}
+	return &f
+}
+
+// writable returns the message at addr, copied first on a fork that does
+// not own it yet; nil when there is none.
+func (s *State) writable(addr string) *Message {
+	m := s.Messages[addr]
+	if m == nil || s.owned == nil || s.owned[addr] {
+		return m
+	}
+	m = m.clone()
+	s.Messages[addr] = m
+	s.owned[addr] = true
+	return m
 }
 
 // Snapshot is a recipients list as fetched at one moment.
@@ -167,7 +196,8 @@ const (
 	EntryOutcome EntryType = "outcome"
 	// Forget removes addresses (Items[].Address) or targets from state.
 	EntryForget EntryType = "forget"
-	// Snapshot records a recipients list (Items[0].Targets) fetched for the run.
+	// Snapshot records a recipients list (Items[0].Targets) fetched for the
+	// run; without items, that the list recorded last no longer holds.
 	EntrySnapshot EntryType = "snapshot"
 	// Move renames addresses: the state recorded under Items[].Address
 	// now belongs to Items[].To (a moved block, or state mv). Nothing is
@@ -200,13 +230,16 @@ func (s *State) ApplyEntry(e Entry) error {
 	switch e.Type {
 	case EntryIntent:
 		for _, it := range e.Items {
-			m := s.Messages[it.Address]
+			m := s.writable(it.Address)
 			if m == nil {
 				m = &Message{Address: it.Address, Targets: map[string]*Target{}}
 				if s.Compact {
 					m.makeCompact()
 				}
 				s.Messages[it.Address] = m
+				if s.owned != nil {
+					s.owned[it.Address] = true
+				}
 			}
 			if it.Kind != "" {
 				m.Kind = it.Kind
@@ -244,7 +277,7 @@ func (s *State) ApplyEntry(e Entry) error {
 		}
 	case EntryOutcome:
 		for _, it := range e.Items {
-			m := s.Messages[it.Address]
+			m := s.writable(it.Address)
 			if m == nil {
 				return fmt.Errorf("journal: outcome for %s without an intent", it.Address)
 			}
@@ -285,7 +318,7 @@ func (s *State) ApplyEntry(e Entry) error {
 				delete(s.Messages, it.Address)
 				continue
 			}
-			if m := s.Messages[it.Address]; m != nil {
+			if m := s.writable(it.Address); m != nil {
 				for _, id := range it.Targets {
 					m.DeleteTarget(id)
 				}
@@ -294,7 +327,13 @@ func (s *State) ApplyEntry(e Entry) error {
 	case EntryMove:
 		return s.move(e.Items)
 	case EntrySnapshot:
-		if len(e.Items) == 1 {
+		switch len(e.Items) {
+		case 0:
+			// The list is being fetched again while requests go out
+			// (apply streams it): the last one no longer describes what
+			// was sent, and none stands until the new one is recorded.
+			s.Recipients = nil
+		case 1:
 			s.Recipients = &Snapshot{FetchedAt: e.Time, UserIDs: e.Items[0].Targets}
 		}
 	default:
@@ -324,10 +363,20 @@ func (s *State) move(items []Item) error {
 		moved[i] = s.Messages[it.Address]
 		delete(s.Messages, it.Address)
 	}
+	// On a fork, a message not owned yet keeps sharing its targets under
+	// its new address.
+	owned := make([]bool, len(items))
+	for i, it := range items {
+		owned[i] = s.owned[it.Address]
+		delete(s.owned, it.Address)
+	}
 	for i, it := range items {
 		c := *moved[i]
 		c.Address = it.To
 		s.Messages[it.To] = &c
+		if s.owned != nil {
+			s.owned[it.To] = owned[i]
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -43,7 +44,8 @@ func (m *Message) Compact() bool { return m.table != nil }
 // SortedTargets returns m's target ids in increasing order and, at the
 // same index, their records. The slices belong to m and must not be
 // modified; they are valid until m changes. A compact message may have to
-// gather its targets into one list first: AllTargets never does.
+// gather its targets into one list first, which is a change: readers that
+// share a message use AllTargets, which never does.
 func (m *Message) SortedTargets() (ids []string, recs []*Target) {
 	if m.table != nil {
 		return m.table.flat()
@@ -61,7 +63,8 @@ func (m *Message) SortedTargets() (ids []string, recs []*Target) {
 }
 
 // AllTargets yields every target and its record: in id order for a
-// compact message, in no particular order otherwise.
+// compact message, in no particular order otherwise. It changes nothing:
+// several goroutines may read a message at once this way.
 func (m *Message) AllTargets() iter.Seq2[string, *Target] {
 	if m.table != nil {
 		return m.table.all()
@@ -476,19 +479,58 @@ func (t *targetTable) flat() ([]string, []*Target) {
 	return t.segs[0].ids, t.segs[0].recs
 }
 
-// all yields every target in id order, gathering the targets waiting in
-// more into the segments first.
+// all yields every target in id order, those waiting in more merged in
+// on the way: it changes nothing, so readers may share the table.
 func (t *targetTable) all() iter.Seq2[string, *Target] {
 	return func(yield func(string, *Target) bool) {
-		if len(t.more) > 0 {
-			t.merge()
+		keys := make([]string, 0, len(t.more))
+		for id := range t.more {
+			keys = append(keys, id)
 		}
+		slices.Sort(keys)
+		k := 0
 		for _, seg := range t.segs {
 			for i, id := range seg.ids {
-				if r := seg.recs[i]; r != nil && !yield(id, r) {
+				r := seg.recs[i]
+				if r == nil {
+					continue
+				}
+				for ; k < len(keys) && keys[k] < id; k++ {
+					if !yield(keys[k], t.more[keys[k]]) {
+						return
+					}
+				}
+				if !yield(id, r) {
 					return
 				}
 			}
 		}
+		for ; k < len(keys); k++ {
+			if !yield(keys[k], t.more[keys[k]]) {
+				return
+			}
+		}
 	}
+}
+
+// clone returns a copy of t to write to, sharing the ids, which neither
+// writes.
+func (t *targetTable) clone() *targetTable {
+	c := &targetTable{n: t.n, dead: t.dead, more: maps.Clone(t.more), segs: make([]segment, len(t.segs))}
+	for i, sg := range t.segs {
+		c.segs[i] = segment{ids: sg.ids, recs: slices.Clone(sg.recs), borrowed: true}
+	}
+	return c
+}
+
+// clone returns a copy of m to write to: its targets copied (the records
+// themselves are never written, and are shared).
+func (m *Message) clone() *Message {
+	c := *m
+	c.EarlierTags = maps.Clone(m.EarlierTags)
+	c.Targets = maps.Clone(m.Targets)
+	if m.table != nil {
+		c.table = m.table.clone()
+	}
+	return &c
 }

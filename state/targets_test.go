@@ -192,3 +192,73 @@ func TestFinderUnordered(t *testing.T) {
 		t.Error("found a target that is not there")
 	}
 }
+
+// TestFork: entries applied to a fork leave the state it was made from as
+// it was, and give what they give applied to that state itself; for
+// compact and map states.
+func TestFork(t *testing.T) {
+	for _, compact := range []bool{false, true} {
+		t.Run(fmt.Sprint("compact=", compact), func(t *testing.T) {
+			build := func() *State {
+				s := New("test")
+				s.Compact = compact
+				for _, e := range []Entry{
+					intent("fp", "t", "u1", "u2", "u3"), outcome("r1", Delivered, "u1", "u2"),
+					{Type: EntryIntent, Time: t0, Items: []Item{{Address: "b", Fingerprint: "fb", Targets: []string{"x1", "x2"}}}},
+				} {
+					if err := s.ApplyEntry(e); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return s
+			}
+			entries := []Entry{
+				intent("fp2", "t", "u2", "u4"), outcome("r2", Unknown, "u2", "u4"),
+				{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"u1"}}}},
+				{Type: EntryMove, Items: []Item{{Address: "b", To: "c"}}},
+				{Type: EntryOutcome, Time: t0, RequestID: "r3", Items: []Item{{Address: "c", Targets: []string{"x1"}, Outcomes: []Target{{Outcome: Delivered}}}}},
+				{Type: EntryForget, Items: []Item{{Address: "a"}}},
+				{Type: EntrySnapshot, Time: t0},
+			}
+			orig, want := build(), build()
+			before := dump(orig)
+			f := orig.Fork()
+			for i, e := range entries {
+				if err := f.ApplyEntry(e); err != nil {
+					t.Fatal(err)
+				}
+				if err := want.ApplyEntry(e); err != nil {
+					t.Fatal(err)
+				}
+				if got := dump(orig); got != before {
+					t.Fatalf("entry %d changed the state the fork was made from:\n%s\nwas\n%s", i, got, before)
+				}
+				if got, w := dump(f), dump(want); got != w {
+					t.Fatalf("entry %d: fork\n%s\nwant\n%s", i, got, w)
+				}
+			}
+		})
+	}
+}
+
+// dump renders s's messages and targets in order.
+func dump(s *State) string {
+	var b []byte
+	for _, addr := range s.Addresses() {
+		m := s.Messages[addr]
+		b = fmt.Appendf(b, "%s %s %v:", addr, m.Fingerprint, m.EarlierTags)
+		ids := slices.Sorted(func(yield func(string) bool) {
+			for id := range m.AllTargets() {
+				if !yield(id) {
+					return
+				}
+			}
+		})
+		for _, id := range ids {
+			tg := m.Target(id)
+			b = fmt.Appendf(b, " %s=%s/%s/%d", id, tg.Outcome, tg.Fingerprint, tg.Unanswered)
+		}
+		b = append(b, '\n')
+	}
+	return fmt.Sprintf("%s recipients=%v", b, s.Recipients != nil)
+}
