@@ -305,9 +305,11 @@ func (s *State) ApplyEntry(e Entry) error {
 						t.Unanswered += cur.Unanswered
 					}
 				}
-				// Most outcomes of a request are equal: share one record.
+				// Most outcomes of a request are equal: share one record
+				// (copied only when it differs, so t stays on the stack).
 				if prev == nil || *prev != t {
-					prev = &t
+					rec := t
+					prev = &rec
 				}
 				return prev
 			})
