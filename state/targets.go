@@ -103,9 +103,23 @@ func (m *Message) SetSortedTargets(ids []string, recs []*Target) {
 	m.Targets = nil
 	m.table = &targetTable{}
 	if len(ids) > 0 {
-		m.table.segs = []segment{{ids: ids, recs: recs, borrowed: true}}
+		m.table.segs = []segment{{ids: ids, recs: m.table.internAll(recs), borrowed: true}}
 		m.table.n = len(ids)
 	}
+}
+
+// SetSortedTargetsFunc is SetSortedTargets with the records given by fill,
+// which calls set(i, rec) for every i of ids in order: a decoder then
+// needs no list of ten million pointers on the side.
+func (m *Message) SetSortedTargetsFunc(ids []string, fill func(set func(i int, rec *Target))) {
+	t := &targetTable{}
+	recs := make([]uint32, len(ids))
+	fill(func(i int, rec *Target) { recs[i] = t.number(rec) })
+	if len(ids) > 0 {
+		t.segs = []segment{{ids: ids, recs: recs, borrowed: true}}
+		t.n = len(ids)
+	}
+	m.Targets, m.table = nil, t
 }
 
 // makeCompact gives a new message m an empty table.
@@ -165,7 +179,7 @@ func (f *TargetFinder) Find(id string) *Target {
 	}
 	if f.index != nil {
 		if p, ok := f.index[id]; ok {
-			return t.segs[p.s].recs[p.i]
+			return t.rec(p)
 		}
 		return t.more[id]
 	}
@@ -180,7 +194,7 @@ func (f *TargetFinder) Find(id string) *Target {
 	p, ok := t.search(id, f.hint)
 	f.hint = p
 	if ok {
-		return t.segs[p.s].recs[p.i]
+		return t.rec(p)
 	}
 	return t.more[id]
 }
@@ -194,19 +208,27 @@ func (f *TargetFinder) Find(id string) *Target {
 type targetTable struct {
 	segs []segment
 	n    int // ids in segs, removed ones included
-	dead int // nil records in segs: removed targets
+	dead int // removed targets in segs (record 0)
 	more map[string]*Target
 	hint pos // where the last write's search ended
+
+	// records are the distinct records of segs, by number (0 is none): a
+	// segment holds numbers, not pointers, so ten million targets cost
+	// 4 bytes each and nothing for the garbage collector to scan.
+	records []*Target
+	numbers map[*Target]uint32
+	last    *Target // the record numbered last, and its number: most
+	lastNo  uint32  // targets of a request share one
 
 	imu   sync.Mutex
 	index map[string]pos // id -> where; nil until needed
 }
 
-// segment is a run of ids in increasing order and their records (nil for
-// a removed target).
+// segment is a run of ids in increasing order and the numbers of their
+// records (0 for a removed target).
 type segment struct {
 	ids  []string
-	recs []*Target
+	recs []uint32
 	// borrowed: ids' backing array is not the table's (a plan's send
 	// list, a decoded snapshot): it is never written, only extended in
 	// place when the ids appended are the very elements that follow.
@@ -221,6 +243,40 @@ type pos struct{ s, i int }
 func (t *targetTable) mergeAt() int { return max(4096, (t.n-t.dead)/2) }
 
 func (t *targetTable) count() int { return t.n - t.dead + len(t.more) }
+
+// rec returns the record of the target at p.
+func (t *targetTable) rec(p pos) *Target { return t.records[t.segs[p.s].recs[p.i]] }
+
+// number returns r's number, numbering it when new; nil is 0.
+func (t *targetTable) number(r *Target) uint32 {
+	switch {
+	case r == nil:
+		return 0
+	case r == t.last:
+		return t.lastNo
+	}
+	no, ok := t.numbers[r]
+	if !ok {
+		if t.numbers == nil {
+			t.numbers = map[*Target]uint32{}
+			t.records = append(t.records, nil)
+		}
+		no = uint32(len(t.records))
+		t.records = append(t.records, r)
+		t.numbers[r] = no
+	}
+	t.last, t.lastNo = r, no
+	return no
+}
+
+// internAll returns the numbers of recs.
+func (t *targetTable) internAll(recs []*Target) []uint32 {
+	out := make([]uint32, len(recs))
+	for i, r := range recs {
+		out[i] = t.number(r)
+	}
+	return out
+}
 
 // lastID is the greatest id in segs, "" when there is none.
 func (t *targetTable) lastID() (string, bool) {
@@ -308,7 +364,7 @@ func gallop(ids []string, id string, hint int) (int, bool) {
 func (t *targetTable) get(id string) *Target {
 	if s := t.segmentOf(id, 0, len(t.segs)); s < len(t.segs) {
 		if i, ok := slices.BinarySearch(t.segs[s].ids, id); ok {
-			return t.segs[s].recs[i]
+			return t.rec(pos{s, i})
 		}
 	}
 	return t.more[id]
@@ -336,8 +392,8 @@ func (t *targetTable) remove(id string) {
 		return
 	}
 	t.hint = p
-	if recs := t.segs[p.s].recs; recs[p.i] != nil {
-		recs[p.i] = nil
+	if recs := t.segs[p.s].recs; recs[p.i] != 0 {
+		recs[p.i] = 0
 		t.dead++
 	}
 }
@@ -359,11 +415,11 @@ func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) 
 			t.hint = p
 			recs := t.segs[p.s].recs
 			old := recs[p.i]
-			recs[p.i] = f(i, old)
+			recs[p.i] = t.number(f(i, t.records[old]))
 			switch {
-			case old == nil && recs[p.i] != nil:
+			case old == 0 && recs[p.i] != 0:
 				t.dead--
-			case old != nil && recs[p.i] == nil:
+			case old != 0 && recs[p.i] == 0:
 				t.dead++
 			}
 			continue
@@ -426,7 +482,7 @@ func (t *targetTable) appendNew(ids []string, f func(i int, prev *Target) *Targe
 	}
 	last.recs = slices.Grow(last.recs, len(ids))
 	for i := range ids {
-		last.recs = append(last.recs, f(i, nil))
+		last.recs = append(last.recs, t.number(f(i, nil)))
 	}
 	t.n += len(ids)
 	t.hint = pos{len(t.segs) - 1, len(last.ids) - 1}
@@ -442,23 +498,23 @@ func (t *targetTable) merge() {
 	}
 	slices.Sort(keys)
 	n := t.n - t.dead + len(keys)
-	ids, recs := make([]string, 0, n), make([]*Target, 0, n)
+	ids, recs := make([]string, 0, n), make([]uint32, 0, n)
 	k := 0
 	for _, seg := range t.segs {
 		for i, id := range seg.ids {
 			r := seg.recs[i]
-			if r == nil {
+			if r == 0 {
 				continue
 			}
 			for k < len(keys) && keys[k] < id {
-				ids, recs = append(ids, keys[k]), append(recs, t.more[keys[k]])
+				ids, recs = append(ids, keys[k]), append(recs, t.number(t.more[keys[k]]))
 				k++
 			}
 			ids, recs = append(ids, id), append(recs, r)
 		}
 	}
 	for ; k < len(keys); k++ {
-		ids, recs = append(ids, keys[k]), append(recs, t.more[keys[k]])
+		ids, recs = append(ids, keys[k]), append(recs, t.number(t.more[keys[k]]))
 	}
 	t.segs, t.n, t.dead, t.more = nil, len(ids), 0, nil
 	if len(ids) > 0 {
@@ -468,7 +524,8 @@ func (t *targetTable) merge() {
 	t.index = nil
 }
 
-// flat returns every target in id order as one list.
+// flat returns every target in id order as one list, and their records
+// (a list of its own).
 func (t *targetTable) flat() ([]string, []*Target) {
 	if len(t.more) > 0 || t.dead > 0 || len(t.segs) > 1 {
 		t.merge()
@@ -476,7 +533,12 @@ func (t *targetTable) flat() ([]string, []*Target) {
 	if len(t.segs) == 0 {
 		return nil, nil
 	}
-	return t.segs[0].ids, t.segs[0].recs
+	seg := t.segs[0]
+	recs := make([]*Target, len(seg.recs))
+	for i, r := range seg.recs {
+		recs[i] = t.records[r]
+	}
+	return seg.ids, recs
 }
 
 // all yields every target in id order, those waiting in more merged in
@@ -492,7 +554,7 @@ func (t *targetTable) all() iter.Seq2[string, *Target] {
 		for _, seg := range t.segs {
 			for i, id := range seg.ids {
 				r := seg.recs[i]
-				if r == nil {
+				if r == 0 {
 					continue
 				}
 				for ; k < len(keys) && keys[k] < id; k++ {
@@ -500,7 +562,7 @@ func (t *targetTable) all() iter.Seq2[string, *Target] {
 						return
 					}
 				}
-				if !yield(id, r) {
+				if !yield(id, t.records[r]) {
 					return
 				}
 			}
@@ -516,7 +578,8 @@ func (t *targetTable) all() iter.Seq2[string, *Target] {
 // clone returns a copy of t to write to, sharing the ids, which neither
 // writes.
 func (t *targetTable) clone() *targetTable {
-	c := &targetTable{n: t.n, dead: t.dead, more: maps.Clone(t.more), segs: make([]segment, len(t.segs))}
+	c := &targetTable{n: t.n, dead: t.dead, more: maps.Clone(t.more), segs: make([]segment, len(t.segs)),
+		records: slices.Clip(t.records), numbers: maps.Clone(t.numbers)}
 	for i, sg := range t.segs {
 		c.segs[i] = segment{ids: sg.ids, recs: slices.Clone(sg.recs), borrowed: true}
 	}

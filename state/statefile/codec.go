@@ -1129,11 +1129,6 @@ func (d *decoder) stateBody(s *state.State) {
 // compactTargets reads the records of ids into a sorted table. Encode
 // writes ids sorted; a file that does not is sorted here.
 func (d *decoder) compactTargets(m *state.Message, ids []string) {
-	recs := make([]*state.Target, len(ids))
-	d.outcomes(len(ids), func(i int, t *state.Target) { recs[i] = t })
-	if d.err != nil {
-		return
-	}
 	sorted := true
 	for i := 1; i < len(ids); i++ {
 		if ids[i] <= ids[i-1] {
@@ -1141,23 +1136,29 @@ func (d *decoder) compactTargets(m *state.Message, ids []string) {
 			break
 		}
 	}
-	if !sorted {
-		order := make([]int, len(ids))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
-		sids, srecs := make([]string, len(ids)), make([]*state.Target, len(ids))
-		for i, o := range order {
-			sids[i], srecs[i] = ids[o], recs[o]
-			if i > 0 && sids[i] == sids[i-1] {
-				d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
-				return
-			}
-		}
-		ids, recs = sids, srecs
+	if sorted {
+		m.SetSortedTargetsFunc(ids, func(set func(int, *state.Target)) { d.outcomes(len(ids), set) })
+		return
 	}
-	m.SetSortedTargets(ids, recs)
+	recs := make([]*state.Target, len(ids))
+	d.outcomes(len(ids), func(i int, t *state.Target) { recs[i] = t })
+	if d.err != nil {
+		return
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	sids, srecs := make([]string, len(ids)), make([]*state.Target, len(ids))
+	for i, o := range order {
+		sids[i], srecs[i] = ids[o], recs[o]
+		if i > 0 && sids[i] == sids[i-1] {
+			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
+			return
+		}
+	}
+	m.SetSortedTargets(sids, srecs)
 }
 
 func (d *decoder) earlierTags(m *state.Message) {
