@@ -118,13 +118,37 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	}}, nil
 }
 
-// Recipients fetches the recipients list for the data sources.
+// Recipients fetches the recipients list for the data sources. The ids
+// arrive in chunks (the body is never held whole) and are gathered into
+// one list of exactly their number at the end: ten million ids are never
+// copied again and again into a growing list.
 func (s *Service) Recipients(ctx context.Context) ([]string, error) {
-	r, err := s.Client.Recipients(ctx)
+	var chunks [][]string
+	total := 0
+	err := s.RecipientsFunc(ctx, func(ids []string) error {
+		chunks = append(chunks, ids)
+		total += len(ids)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("fetching recipients: %w", err)
+		return nil, err
 	}
-	return r.UserIDs, nil
+	out := make([]string, 0, total)
+	for i, c := range chunks {
+		out = append(out, c...)
+		chunks[i] = nil // the chunk's strings live on in out; its slice can go
+	}
+	return out, nil
+}
+
+// RecipientsFunc streams the recipients list: fn gets the ids in chunks,
+// in the order served, each id once (see pushapi.Client.RecipientsFunc);
+// it may keep them. An error from fn stops the fetch and is returned.
+func (s *Service) RecipientsFunc(ctx context.Context, fn func(ids []string) error) error {
+	if _, err := s.Client.RecipientsFunc(ctx, fn); err != nil {
+		return fmt.Errorf("fetching recipients: %w", err)
+	}
+	return nil
 }
 
 // DiagError flattens diagnostics into one error for places that cannot

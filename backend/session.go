@@ -26,6 +26,7 @@ type Session struct {
 	StaleLock *state.LockInfo
 
 	svcOpts ServiceOptions
+	compact bool
 	closed  bool
 	lockID  string
 	svc     *Service
@@ -40,6 +41,9 @@ type SessionOptions struct {
 	LockTimeout time.Duration
 	// Service says how to reach the service when the run needs it.
 	Service ServiceOptions
+	// Compact reads the state compact (state.State.Compact): no map of
+	// targets, for runs that only plan and record (plan, apply).
+	Compact bool
 }
 
 // Open locks and reads the state of be for a run over cfg (which may be nil
@@ -47,7 +51,7 @@ type SessionOptions struct {
 // another environment before anything talks to the service. The session
 // owns be from here: Close closes it, also when Open fails.
 func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (*Session, error) {
-	s := &Session{Config: cfg, Backend: be, svcOpts: o.Service}
+	s := &Session{Config: cfg, Backend: be, svcOpts: o.Service, compact: o.Compact}
 	if s.svcOpts.DevicesDir == "" {
 		s.svcOpts.DevicesDir = be.Dir()
 	}
@@ -59,7 +63,7 @@ func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (
 	if info, ok := be.StaleLock(); ok {
 		s.StaleLock = &info
 	}
-	st, err := be.Read()
+	st, err := s.read()
 	if err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
@@ -74,6 +78,21 @@ func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (
 		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil
+}
+
+// read reads the state, compact when the session is.
+func (s *Session) read() (*state.State, error) {
+	if !s.compact {
+		return s.Backend.Read()
+	}
+	if cr, ok := s.Backend.(interface{ ReadCompact() (*state.State, error) }); ok {
+		return cr.ReadCompact()
+	}
+	st, err := s.Backend.Read()
+	if st != nil {
+		st.Compact = true // what apply records is compact, what was read stays in maps
+	}
+	return st, err
 }
 
 // Service connects to the service on first use.
@@ -119,6 +138,7 @@ func (s *Session) Recorder(environment string) (*state.Recorder, error) {
 	}
 	if s.State == nil {
 		st := state.New(environment)
+		st.Compact = s.compact
 		if err := s.Backend.Persist(st); err != nil {
 			return nil, fmt.Errorf("creating state: %w", err)
 		}

@@ -1,8 +1,10 @@
-// Command bench measures pushform at scale against the figures of issue 7
-// and prints them as a table: figure, goal, measured, ratio.
+// Command bench measures pushform at scale against the figures of issues
+// 7 and 15 and prints them as a table: figure, goal, measured, ratio.
 //
 //	go run ./bench              # the full run: a million users (a few minutes)
 //	go run ./bench -scale 0.1   # a tenth of every size, for a quick look
+//	go run ./bench -scale 10    # ten million users (-targets 10000000 too)
+//	go run ./bench -only apply,peer   # some steps only
 //
 // It builds the pushform binary and runs both the sandbox and every
 // pushform command as separate processes, as a user would: the sandbox
@@ -24,6 +26,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -34,27 +37,38 @@ import (
 	"pushform/state/local"
 )
 
-// Goals of issue 7.
+// Goals of issues 7 and 15.
 const (
-	goalThroughputShare = 0.90    // of the service-latency bound
+	goalThroughputShare = 0.90    // send phase, of the service-latency bound
+	goalWholeShare      = 0.90    // the whole apply command, of the same bound
+	goalPeerShare       = 0.95    // send phase, of the bare Go sender's rate
 	goalPlanTime        = 1.5     // seconds, no-op plan over 1M targets
-	goalPlanRSS         = 1 << 30 // bytes
-	goalPlanGrowth      = 11.0    // 1M vs 100k plan time
+	goalPlanTimeLarge   = 3.0     // seconds, no-op plan over 10M targets
+	goalRSS             = 1 << 30 // bytes, apply and plan at any size
+	goalPlanGrowth      = 11.0    // N vs N/10 plan time
 	goalPackedRequests  = 20      // for 10,000 one-user notifications
-	goalStateBytes      = 64.0    // per target, on disk
+	goalStateBytes      = 5.0     // per target, on disk
 	goalWriteAmp        = 3.0     // bytes written during apply / final state
+	goalForEachTime     = 3.0     // seconds, plan of a for_each over 100,000 CSV rows
 	batchLimit          = planner.DefaultBatchLimit
 	apiKey              = "k-bench"
 	keyEnv              = "PUSHFORM_API_KEY"
 	packedNotifications = 10_000
+	forEachRows         = 100_000
+	bigMapRows          = 1_000_000
+	peerWorkers         = 10
+	peerMaxTargets      = 2_000_000
 )
 
 type options struct {
 	scale       float64
+	targets     int
 	latency     time.Duration
 	parallelism int
 	runs        int
 	seqRequests int
+	peerTargets int
+	only        string
 	keep        string
 	verbose     bool
 	pgURL       string // the PostgreSQL server for the pg rows; "" skips them
@@ -62,7 +76,10 @@ type options struct {
 
 func main() {
 	var o options
-	flag.Float64Var(&o.scale, "scale", 1, "fraction of the issue's sizes to run (1 = a million users)")
+	flag.Float64Var(&o.scale, "scale", 1, "fraction of the issue's sizes to run (1 = a million users, 10 = ten million)")
+	flag.IntVar(&o.targets, "targets", 0, "users of the big campaign `N` (default 1,000,000 x -scale); the other sizes follow -scale")
+	flag.IntVar(&o.peerTargets, "peer-targets", 0, "targets the bare Go sender sends (default the big campaign's, at most 2,000,000: its rate does not depend on the size)")
+	flag.StringVar(&o.only, "only", "", "run only these `STEPS`, comma-separated: "+strings.Join(stepNames, ","))
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "sandbox --latency")
 	flag.IntVar(&o.parallelism, "parallelism", 10, "apply --parallelism")
 	flag.IntVar(&o.runs, "runs", 3, "repetitions of each plan measurement")
@@ -71,17 +88,23 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "log every command run")
 	flag.StringVar(&o.pgURL, "pg", os.Getenv(pgURLEnv), "postgres:// `URL` of a server for the PostgreSQL backend rows (default $"+pgURLEnv+"; none: skipped)")
 	flag.Parse()
-	if o.scale <= 0 || o.scale > 10 || o.runs < 1 || o.parallelism < 1 || o.latency <= 0 || o.seqRequests < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -scale must be in (0, 10], -runs, -parallelism and -seq-requests at least 1, -latency positive")
+	if o.scale <= 0 || o.scale > 10 || o.runs < 1 || o.parallelism < 1 || o.latency <= 0 || o.seqRequests < 1 || o.targets < 0 || o.targets > 10_000_000 || o.peerTargets < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -scale must be in (0, 10], -targets at most 10,000,000, -runs, -parallelism and -seq-requests at least 1, -latency positive, -peer-targets not negative")
 		os.Exit(2)
+	}
+	for _, name := range strings.Split(o.only, ",") {
+		if name != "" && !slices.Contains(stepNames, name) {
+			fmt.Fprintf(os.Stderr, "bench: unknown step %q in -only; the steps are %s\n", name, strings.Join(stepNames, ","))
+			os.Exit(2)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	loadBefore := loadAverage()
 	rows, err := run(ctx, o)
 	if len(rows) > 0 {
-		fmt.Printf("\npushform benchmarks, %s, scale %g, latency %s, parallelism %d, load average %s before, %s after\n\n",
-			time.Now().Format("2006-01-02"), o.scale, o.latency, o.parallelism, loadBefore, loadAverage())
+		fmt.Printf("\npushform benchmarks, %s, %s users, scale %g, latency %s, parallelism %d, load average %s before, %s after\n\n",
+			time.Now().Format("2006-01-02"), group(int64(o.size())), o.scale, o.latency, o.parallelism, loadBefore, loadAverage())
 		WriteTable(os.Stdout, rows)
 	}
 	if err != nil {
@@ -100,6 +123,20 @@ func loadAverage() string {
 	return strings.Fields(string(data) + " unknown")[0]
 }
 
+// size is the number of users, and targets of the big campaign.
+func (o options) size() int {
+	if o.targets > 0 {
+		return o.targets
+	}
+	return int(1_000_000*o.scale + 0.5)
+}
+
+// scaled is n times -scale, at most n (the for_each sizes are the issue's
+// at scale 1 and above).
+func (o options) scaled(n int) int {
+	return int(float64(n)*min(o.scale, 1) + 0.5)
+}
+
 type bench struct {
 	o    options
 	dir  string
@@ -107,10 +144,32 @@ type bench struct {
 	base string // the sandbox's base URL
 	n    int    // users, and targets of the big campaign
 	log  io.Writer
+	// sandbox is the sandbox process, for its memory and CPU.
+	sandbox *os.Process
+	// sent is pushform's send phase in the apply step: its rate is what
+	// the peer is compared with.
+	sent *sendPhase
+}
+
+// sendPhase is a measured send phase.
+type sendPhase struct {
+	targets int
+	took    time.Duration
+}
+
+func (p *sendPhase) rate() float64 { return float64(p.targets) / p.took.Seconds() }
+
+// stepNames are the steps, in the order they run.
+var stepNames = []string{"apply", "peer", "plans", "packing", "foreach", "pg", "sandbox"}
+
+func (b *bench) steps() map[string]func(context.Context) ([]Row, error) {
+	return map[string]func(context.Context) ([]Row, error){
+		"apply": b.apply, "peer": b.peer, "plans": b.plans, "packing": b.packing, "foreach": b.forEach, "pg": b.pgApply, "sandbox": b.sandboxRows,
+	}
 }
 
 func run(ctx context.Context, o options) ([]Row, error) {
-	b := &bench{o: o, n: int(1_000_000*o.scale + 0.5), log: os.Stderr}
+	b := &bench{o: o, n: o.size(), log: os.Stderr}
 	if b.n < 10*batchLimit {
 		return nil, fmt.Errorf("-scale %g gives %d users; use at least %g", o.scale, b.n, float64(10*batchLimit)/1e6)
 	}
@@ -142,12 +201,15 @@ func run(ctx context.Context, o options) ([]Row, error) {
 	defer stopSandbox()
 
 	var rows []Row
-	steps := []func(context.Context) ([]Row, error){b.apply, b.plans, b.packing, b.pgApply}
-	for _, step := range steps {
-		r, err := step(ctx)
+	steps := b.steps()
+	for _, name := range stepNames {
+		if o.only != "" && !slices.Contains(strings.Split(o.only, ","), name) {
+			continue
+		}
+		r, err := steps[name](ctx)
 		rows = append(rows, r...)
 		if err != nil {
-			return rows, err
+			return rows, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return rows, nil
@@ -215,8 +277,50 @@ user_range "u%%07d" {
 	}
 	go io.Copy(io.Discard, out)
 	b.base = base
+	b.sandbox = cmd.Process
 	b.logf("sandbox with %s users at %s, started in %s", group(int64(b.n)), base, time.Since(start).Round(time.Millisecond))
 	return stop, nil
+}
+
+// sandboxRows says what the sandbox process used over the whole run, from
+// the kernel's accounting of it (/proc): peak memory and CPU time.
+func (b *bench) sandboxRows(context.Context) ([]Row, error) {
+	hwm, cpu, err := procUsage(b.sandbox.Pid)
+	if err != nil {
+		return nil, err
+	}
+	return []Row{info(fmt.Sprintf("sandbox process (%s users: seeding, recipients lists, every send above)", group(int64(b.n))),
+		fmt.Sprintf("%s max RSS, %s CPU", mib(hwm), secs(cpu)), "not the limit: see What limits each figure")}, nil
+}
+
+// procUsage reads a running process's peak resident memory and its CPU
+// time (user and system) so far.
+func procUsage(pid int) (hwm int64, cpu time.Duration, err error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb)
+			hwm = kb * 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// Fields after the command name, which is in parentheses: utime and
+	// stime are the 12th and 13th of them, in clock ticks (100 a second).
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return hwm, time.Duration(ut+st) * 10 * time.Millisecond, nil
 }
 
 // runResult is what one pushform process did.
@@ -224,8 +328,9 @@ type runResult struct {
 	code   int
 	start  time.Time
 	wall   time.Duration
-	maxRSS int64 // bytes
-	disk   int64 // bytes the process caused to be written to storage
+	cpu    time.Duration // user and system time: what wall time is on a quiet machine
+	maxRSS int64         // bytes
+	disk   int64         // bytes the process caused to be written to storage
 	stdout []byte
 	stderr []byte
 }
@@ -272,6 +377,7 @@ func (b *bench) pushform(ctx context.Context, dir string, onLine func([]byte), a
 		r.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 		r.disk = ru.Oublock * 512
 	}
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return r, nil
 }
 
@@ -329,7 +435,7 @@ func (b *bench) apply(ctx context.Context) ([]Row, error) {
 	statePath := filepath.Join(dir, "pushform.state")
 	w := watchJournal(statePath)
 	b.logf("apply: %s targets, --parallelism %d", group(int64(b.n)), b.o.parallelism)
-	var ev eventTimes
+	ev := eventTimes{start: time.Now()}
 	r, err := b.pushform(ctx, dir, ev.line, "apply", "--auto-approve", "--json", "--parallelism", fmt.Sprint(b.o.parallelism))
 	w.stop()
 	if err != nil {
@@ -348,6 +454,11 @@ func (b *bench) apply(ctx context.Context) ([]Row, error) {
 	sendTime := ev.last.Sub(ev.first)
 	par := float64(b.n) / sendTime.Seconds()
 	bound := float64(b.o.parallelism*batchLimit) / b.o.latency.Seconds()
+	b.sent = &sendPhase{targets: b.n, took: sendTime}
+	// The latency bound of the whole command: its requests, parallelism at
+	// a time, each taking the service's latency.
+	requests := (b.n + batchLimit - 1) / batchLimit
+	wholeBound := time.Duration((requests + b.o.parallelism - 1) / b.o.parallelism * int(b.o.latency))
 
 	// The sequential sender: the same pushform, one request at a time, over
 	// the first users (its rate does not depend on the campaign size).
@@ -384,13 +495,18 @@ notification "sequential" {
 	stateSize := fi.Size()
 	written := w.initial + w.journalSize() + stateSize
 	perTarget := float64(stateSize) / float64(b.n)
+	share := wholeBound.Seconds() / r.wall.Seconds()
 	return []Row{
 		atLeast(fmt.Sprintf("apply throughput, %s targets, --parallelism %d (send phase)", group(int64(b.n)), b.o.parallelism),
 			fmt.Sprintf(">= %.0f%% of %s", goalThroughputShare*100, rate(bound)),
 			fmt.Sprintf("%s = %.0f%% of the bound (%s for %s requests)", rate(par), 100*par/bound, secs(sendTime), group(int64(ev.responses))),
 			par, goalThroughputShare*bound),
-		info("whole apply command (config, recipients, plan, send, final snapshot)",
-			fmt.Sprintf("%s wall, %s max RSS", secs(r.wall), mib(r.maxRSS)), fmt.Sprintf("%s end to end", rate(float64(b.n)/r.wall.Seconds()))),
+		atLeast("whole apply command (config, recipients fetched by it, plan, send, final snapshot)",
+			fmt.Sprintf(">= %.2f of the latency bound (%s)", goalWholeShare, secs(wholeBound)),
+			fmt.Sprintf("%s wall = %.2f of the bound; first request after %s; %s after the last response", secs(r.wall), share, secs(ev.first.Sub(ev.start)), secs(ev.end.Sub(ev.last))),
+			share, goalWholeShare),
+		atMost("  its peak memory (max RSS)", "<= 1 GiB", mib(r.maxRSS), float64(r.maxRSS), goalRSS),
+		info("  its CPU time (user + system)", secs(r.cpu), fmt.Sprintf("%.0f%% of its wall time", 100*r.cpu.Seconds()/r.wall.Seconds())),
 		info("sequential sender (--parallelism 1)", fmt.Sprintf("%s (%s targets)", rate(seq), group(int64(seqN))),
 			fmt.Sprintf("parallel/sequential %.1fx", par/seq)),
 		atMost("state on disk per target (after the apply)", fmt.Sprintf("<= %.0f bytes", goalStateBytes),
@@ -403,20 +519,24 @@ notification "sequential" {
 }
 
 // eventTimes timestamps apply --json events as they arrive: the send phase
-// runs from the first request event to the last response.
+// runs from the first request event to the last response. start is set
+// by the caller when it starts the process; end is the last line.
 type eventTimes struct {
+	start, end  time.Time
 	first, last time.Time
 	responses   int
 }
 
 func (e *eventTimes) line(l []byte) {
+	now := time.Now()
+	e.end = now
 	switch {
 	case bytes.HasPrefix(l, []byte(`{"type":"request"`)):
 		if e.first.IsZero() {
-			e.first = time.Now()
+			e.first = now
 		}
 	case bytes.HasPrefix(l, []byte(`{"type":"response"`)):
-		e.last = time.Now()
+		e.last = now
 		e.responses++
 	}
 }
@@ -504,79 +624,98 @@ func userID(i int) string { return fmt.Sprintf("u%07d", i) }
 // plans measures no-op plans over states of n and n/10 delivered targets,
 // made the same way, and the plan after the real apply.
 func (b *bench) plans(ctx context.Context) ([]Row, error) {
-	big, bigRSS, err := b.noopPlan(ctx, b.n)
+	big, err := b.noopPlan(ctx, b.n)
 	if err != nil {
 		return nil, err
 	}
-	small, _, err := b.noopPlan(ctx, b.n/10)
+	small, err := b.noopPlan(ctx, b.n/10)
 	if err != nil {
 		return nil, err
 	}
-	growth := median(sortedCopy(big)) / median(sortedCopy(small))
-	rss := sortedCopy(bigRSS)
-	peak := rss[len(rss)-1]
+	growth := median(sortedCopy(big.wall)) / median(sortedCopy(small.wall))
+	goal := goalPlanTime
+	if b.n > 1_000_000 {
+		goal = goalPlanTimeLarge
+	}
+	s := func(x float64) string { return fmt.Sprintf("%.2f s", x) }
+	rows := []Row{
+		atMost(fmt.Sprintf("no-op plan, %s delivered targets (--refresh=false)", group(int64(b.n))), fmt.Sprintf("<= %.1f s", goal),
+			spread(big.wall, s), median(sortedCopy(big.wall)), goal),
+		atMost("  its peak memory (max RSS)", "<= 1 GiB", mib(int64(big.peak())), big.peak(), goalRSS),
+		info("  its CPU time (user + system)", spread(big.cpu, s), ""),
+		atMost(fmt.Sprintf("no-op plan time, %s vs %s targets", group(int64(b.n)), group(int64(b.n/10))), fmt.Sprintf("<= %.0fx", goalPlanGrowth),
+			fmt.Sprintf("%.1fx (%s: %s)", growth, group(int64(b.n/10)), spread(small.wall, s)), growth, goalPlanGrowth),
+	}
 
 	// The state the real apply left, planned with and without fetching
 	// the recipients again.
 	dir := filepath.Join(b.dir, "apply")
-	var after, refreshed []float64
-	for range b.o.runs {
-		r, err := b.pushform(ctx, dir, nil, "plan", "--refresh=false", "--detailed-exitcode")
-		if err != nil {
-			return nil, err
-		}
-		if err := r.check(0, "no-op plan after the apply"); err != nil {
-			return nil, err
-		}
-		after = append(after, r.wall.Seconds())
-		r, err = b.pushform(ctx, dir, nil, "plan", "--detailed-exitcode")
-		if err != nil {
-			return nil, err
-		}
-		if err := r.check(0, "refreshed no-op plan after the apply"); err != nil {
-			return nil, err
-		}
-		refreshed = append(refreshed, r.wall.Seconds())
+	if _, err := os.Stat(filepath.Join(dir, "pushform.state")); err != nil {
+		return rows, nil // the apply step did not run
 	}
-	s := func(x float64) string { return fmt.Sprintf("%.2f s", x) }
-	return []Row{
-		atMost(fmt.Sprintf("no-op plan, %s delivered targets (--refresh=false)", group(int64(b.n))), fmt.Sprintf("<= %.1f s", goalPlanTime),
-			spread(big, s), median(sortedCopy(big)), goalPlanTime),
-		atMost("  its peak memory (max RSS)", "<= 1 GiB", mib(int64(peak)), peak, goalPlanRSS),
-		atMost(fmt.Sprintf("no-op plan time, %s vs %s targets", group(int64(b.n)), group(int64(b.n/10))), fmt.Sprintf("<= %.0fx", goalPlanGrowth),
-			fmt.Sprintf("%.1fx (%s: %s)", growth, group(int64(b.n/10)), spread(small, s)), growth, goalPlanGrowth),
-		info("no-op plan over the applied state (--refresh=false)", spread(after, s), ""),
-		info("  same, fetching the recipients from the sandbox", spread(refreshed, s), ""),
-	}, nil
+	after, err := b.timePlans(ctx, dir, "no-op plan after the apply", "plan", "--refresh=false", "--detailed-exitcode")
+	if err != nil {
+		return rows, err
+	}
+	refreshed, err := b.timePlans(ctx, dir, "refreshed no-op plan after the apply", "plan", "--detailed-exitcode")
+	if err != nil {
+		return rows, err
+	}
+	return append(rows,
+		atMost(fmt.Sprintf("no-op plan over the applied state, %s targets (--refresh=false)", group(int64(b.n))), fmt.Sprintf("<= %.1f s", goal),
+			spread(after.wall, s), median(sortedCopy(after.wall)), goal),
+		atMost("  its peak memory (max RSS)", "<= 1 GiB", mib(int64(after.peak())), after.peak(), goalRSS),
+		info("  same, fetching the recipients from the sandbox", spread(refreshed.wall, s),
+			fmt.Sprintf("%s max RSS, %s CPU", mib(int64(refreshed.peak())), s(median(sortedCopy(refreshed.cpu))))),
+	), nil
+}
+
+// timings are the measurements of repeated runs of one command.
+type timings struct {
+	wall, cpu, rss []float64 // seconds, seconds, bytes
+}
+
+func (t *timings) peak() float64 {
+	s := sortedCopy(t.rss)
+	return s[len(s)-1]
+}
+
+// timePlans runs a plan command -runs times in dir; it must exit 0.
+func (b *bench) timePlans(ctx context.Context, dir, what string, args ...string) (*timings, error) {
+	var t timings
+	for range b.o.runs {
+		r, err := b.pushform(ctx, dir, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.check(0, what); err != nil {
+			return nil, err
+		}
+		t.wall = append(t.wall, r.wall.Seconds())
+		t.cpu = append(t.cpu, r.cpu.Seconds())
+		t.rss = append(t.rss, float64(r.maxRSS))
+	}
+	return &t, nil
 }
 
 // noopPlan writes a state of n targets delivered with the big campaign's
 // content and a configuration that wants exactly that, then times plan.
-func (b *bench) noopPlan(ctx context.Context, n int) (times, rss []float64, err error) {
+func (b *bench) noopPlan(ctx context.Context, n int) (*timings, error) {
 	dir, err := b.campaign(fmt.Sprintf("plan-%d", n), announceHCL)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := local.NewFile(filepath.Join(dir, "pushform.state")).Persist(syntheticState(n)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	b.logf("no-op plan over %s targets, %d runs", group(int64(n)), b.o.runs)
-	for range b.o.runs {
-		r, err := b.pushform(ctx, dir, nil, "plan", "--refresh=false", "--detailed-exitcode")
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := r.check(0, "no-op plan"); err != nil {
-			return nil, nil, err
-		}
-		times = append(times, r.wall.Seconds())
-		rss = append(rss, float64(r.maxRSS))
-	}
-	return times, rss, nil
+	return b.timePlans(ctx, dir, "no-op plan", "plan", "--refresh=false", "--detailed-exitcode")
 }
 
 // syntheticState is what applying the big campaign to n users records:
 // every target delivered, in requests of 500 with their ids and times.
+// It is built compact (the targets of a request share one record), so
+// ten million take seconds, not minutes.
 func syntheticState(n int) *state.State {
 	s := state.New("test")
 	t0 := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
@@ -588,14 +727,114 @@ func syntheticState(n int) *state.State {
 	content := announce
 	fp := planner.Fingerprint(config.KindNotification, content)
 	m := &state.Message{Address: "notification.announce", Kind: config.KindNotification, TargetKind: config.TargetUsers,
-		Fingerprint: fp, Content: content, Targets: make(map[string]*state.Target, n)}
-	for i, id := range ids {
+		Fingerprint: fp, Content: content}
+	recs := make([]*state.Target, n)
+	for i := range recs {
 		batch := i / batchLimit
-		m.Targets[id] = &state.Target{Outcome: state.Delivered, Fingerprint: fp, DeviceCount: 1,
-			RequestID: fmt.Sprintf("req-%016x", batch), Time: t0.Add(time.Duration(batch) * 5 * time.Millisecond)}
+		if i%batchLimit == 0 {
+			recs[i] = &state.Target{Outcome: state.Delivered, Fingerprint: fp, DeviceCount: 1,
+				RequestID: fmt.Sprintf("req-%016x", batch), Time: t0.Add(time.Duration(batch) * 5 * time.Millisecond)}
+		} else {
+			recs[i] = recs[i-1]
+		}
 	}
+	m.SetSortedTargets(ids, recs) // userID sorts as it counts
 	s.Messages[m.Address] = m
 	return s
+}
+
+// peer runs the bare Go sender (peer.go) against the same sandbox and
+// compares pushform's send phase with it.
+func (b *bench) peer(ctx context.Context) ([]Row, error) {
+	n := b.o.peerTargets
+	if n == 0 {
+		n = min(b.n, peerMaxTargets)
+	}
+	n = min(n, b.n)
+	b.logf("peer: a bare Go sender, %s targets, %d goroutines", group(int64(n)), peerWorkers)
+	p, err := runPeer(ctx, b.base, apiKey, n, batchLimit, peerWorkers)
+	if err != nil {
+		return nil, err
+	}
+	pr := float64(p.targets) / p.took.Seconds()
+	rows := []Row{info(fmt.Sprintf("bare Go sender (bench/peer.go: net/http, %d goroutines, requests of %d, nothing recorded)", peerWorkers, batchLimit),
+		fmt.Sprintf("%s (%s targets in %s)", rate(pr), group(int64(p.targets)), secs(p.took)), "the floor a hand-written script reaches")}
+	if b.sent != nil {
+		rows = append(rows, atLeast("pushform's send phase / the bare Go sender's (same run, same sandbox)", fmt.Sprintf(">= %.2f", goalPeerShare),
+			fmt.Sprintf("%s / %s = %.2f", rate(b.sent.rate()), rate(pr), b.sent.rate()/pr), b.sent.rate()/pr, goalPeerShare))
+	}
+	return rows, nil
+}
+
+// forEach plans a notification per row of a CSV file, with for_each
+// written as a map and with toset, and a map of a million rows.
+func (b *bench) forEach(ctx context.Context) ([]Row, error) {
+	rows := b.o.scaled(forEachRows)
+	forms := []struct{ name, hcl string }{
+		{"a map ({ for o in ... : o.order_id => o })", `
+locals {
+  orders = { for o in csvdecode(file("orders.csv")) : o.order_id => o }
+}
+notification "order_shipped" {
+  for_each = local.orders
+  user_ids = [each.value.user_id]
+  title    = "Order ${each.key} shipped"
+  body     = "It arrives ${each.value.eta}."
+  tag      = "order-${each.key}"
+}
+`},
+		{"toset(...)", `
+notification "order_shipped" {
+  for_each = toset([for o in csvdecode(file("orders.csv")) : o.order_id])
+  user_ids = ["u${substr(each.key, 2, 7)}"]
+  title    = "Order ${each.key} shipped"
+  body     = "It arrives soon."
+  tag      = "order-${each.key}"
+}
+`},
+	}
+	s := func(x float64) string { return fmt.Sprintf("%.2f s", x) }
+	var out []Row
+	for i, f := range forms {
+		dir, err := b.forEachDir(fmt.Sprintf("foreach-%d", i), f.hcl, rows)
+		if err != nil {
+			return out, err
+		}
+		b.logf("for_each over %s CSV rows, %s, %d runs", group(int64(rows)), f.name, b.o.runs)
+		t, err := b.timePlans(ctx, dir, "for_each plan", "plan", "--refresh=false")
+		if err != nil {
+			return out, err
+		}
+		out = append(out, atMost(fmt.Sprintf("plan, for_each over %s CSV rows written as %s", group(int64(rows)), f.name),
+			fmt.Sprintf("<= %.0f s", goalForEachTime), spread(t.wall, s)+", "+mib(int64(t.peak()))+" max RSS", median(sortedCopy(t.wall)), goalForEachTime))
+	}
+	big := b.o.scaled(bigMapRows)
+	dir, err := b.forEachDir("foreach-big", forms[0].hcl, big)
+	if err != nil {
+		return out, err
+	}
+	b.logf("for_each over a map of %s rows", group(int64(big)))
+	t, err := b.timePlans(ctx, dir, "for_each plan", "plan", "--refresh=false")
+	if err != nil {
+		return out, err
+	}
+	return append(out, info(fmt.Sprintf("plan, for_each over a map of %s CSV rows", group(int64(big))),
+		fmt.Sprintf("%s, %s max RSS", spread(t.wall, s), mib(int64(t.peak()))), fmt.Sprintf("%s CPU", s(median(sortedCopy(t.cpu)))))), nil
+}
+
+// forEachDir writes a configuration of notifications with src and a CSV
+// file of n orders, one per user.
+func (b *bench) forEachDir(name, src string, n int) (string, error) {
+	dir, err := b.campaign(name, src)
+	if err != nil {
+		return "", err
+	}
+	var csv bytes.Buffer
+	csv.WriteString("order_id,user_id,eta\n")
+	for i := range n {
+		fmt.Fprintf(&csv, "A-%07d,%s,Tuesday\n", i, userID(i))
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "orders.csv"), csv.Bytes(), 0o644)
 }
 
 // packing plans 10,000 one-user notifications and counts the requests.

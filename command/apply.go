@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -98,6 +99,12 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		out = views.NewApplyHuman(m.Stdout, m.Stderr, m.Color(), m.StdoutTerminal, time.Now)
 	}
 
+	if saved == nil && o.autoApprove {
+		if s := r.stream(); s != nil {
+			return o.applyStream(ctx, r, s, out)
+		}
+	}
+
 	p := saved
 	if p != nil {
 		if err := sess.CheckPlan(p); err != nil {
@@ -137,15 +144,99 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	}
 	out.Start(p)
 	start := time.Now()
-	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, executor.Options{
+	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, o.executorOptions(r, out.Event, start))
+	return o.finish(r, out, p, rec, res, applyErr, start)
+}
+
+func (o *applyOptions) executorOptions(r *run, events func(executor.Event), start time.Time) executor.Options {
+	return executor.Options{
 		Parallelism:   o.parallelism,
 		MaxAttempts:   o.maxAttempts,
 		BaseDelay:     o.baseDelay,
 		MaxDelay:      o.maxDelay,
 		MaxRetryAfter: o.maxRetryAfter,
-		Events:        out.Event,
+		Events:        events,
 		Now:           o.clock(r.now, start),
-	})
+	}
+}
+
+// applyStream applies with --auto-approve while the recipients list is
+// still arriving: the requests whose targets are known go out as the rest
+// of the list is fetched and planned (planner.Stream says when that is
+// the plan's start, exactly). The plan is shown once whole, before the
+// progress of the requests already sent; nothing is sent that the plan
+// made from the whole list would not send, and a list that breaks off
+// stops the run after the requests sent, which are recorded.
+func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Stream, out views.Apply) int {
+	m, sess := o.Meta, r.sess
+	svc, err := sess.Service()
+	if err != nil {
+		return m.fail(err)
+	}
+	// The stream plans from the state as read while apply records into a
+	// fork of it.
+	if sess.State != nil {
+		sess.State = sess.State.Fork()
+	}
+	// The state is created (when there is none) with the first entry, as
+	// apply without streaming creates it only for a plan with changes.
+	rec := &lazyRecorder{open: func() (*state.Recorder, error) { return sess.Recorder(sess.Config.Service.Environment) }}
+	fetch, stopFetch := context.WithCancel(ctx)
+	defer stopFetch()
+	go r.fetchInto(fetch, s)
+
+	// A human view shows the plan first: its events wait until then.
+	events := &heldEvents{to: out.Event, hold: !o.json}
+	start := time.Now()
+	type result struct {
+		res *executor.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := executor.ApplyStream(ctx, s, rec, svc.Client, o.executorOptions(r, events.event, start))
+		done <- result{res, err}
+	}()
+	p, _ := s.WaitPlan(ctx)
+	if p != nil {
+		if err := out.Plan(p); err != nil {
+			m.Errorf("%v", err)
+		}
+		if p.HasChanges() {
+			out.Start(p)
+		}
+		events.release()
+	}
+	rs := <-done
+	if p == nil {
+		// The list broke off (or the run was interrupted) before the plan
+		// was whole: what was sent is recorded, nothing is shown as a plan.
+		events.release()
+		if err := persistAfterApply(sess, rec.opened(), rs.res); err != nil {
+			return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, err))
+		}
+		if ctx.Err() != nil {
+			rs.res.Interrupted = true
+			return m.Errorf("%s", interruptedMessage(rs.res, sess.Backend.String()))
+		}
+		if _, serr := s.Plan(); serr != nil && !errors.Is(rs.err, serr) {
+			rs.err = errors.Join(serr, rs.err)
+		}
+		if rs.res.Requests == 0 {
+			return m.fail(rs.err)
+		}
+		return m.fail(fmt.Errorf("%w (the %s requests answered before are recorded in %s; apply again to go on)", rs.err, views.Count(rs.res.Requests), sess.Backend))
+	}
+	if !p.HasChanges() {
+		out.NoChanges()
+		return ExitOK
+	}
+	return o.finish(r, out, p, rec.opened(), rs.res, rs.err, start)
+}
+
+// finish saves the state after a run and shows how it went.
+func (o *applyOptions) finish(r *run, out views.Apply, p *planner.Plan, rec *state.Recorder, res *executor.Result, applyErr error, start time.Time) int {
+	m, sess := o.Meta, r.sess
 	// Save whatever happened: the journal already holds what was recorded,
 	// the snapshot makes it compact. The summary follows whatever failed:
 	// notifications may have reached devices.
@@ -173,6 +264,64 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		return ExitError
 	}
 	return ExitOK
+}
+
+// lazyRecorder opens the recorder on the first entry.
+type lazyRecorder struct {
+	open func() (*state.Recorder, error)
+	mu   sync.Mutex
+	rec  *state.Recorder
+}
+
+// opened returns the recorder once opened, or nil: then nothing was sent.
+func (l *lazyRecorder) opened() *state.Recorder {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rec
+}
+
+func (l *lazyRecorder) Record(entries ...state.Entry) error {
+	l.mu.Lock()
+	if l.rec == nil {
+		rec, err := l.open()
+		if err != nil {
+			l.mu.Unlock()
+			return err
+		}
+		l.rec = rec
+	}
+	rec := l.rec
+	l.mu.Unlock()
+	return rec.Record(entries...)
+}
+
+// heldEvents passes executor events on, holding them back while hold is
+// set and until release: a human view draws progress only after the plan.
+type heldEvents struct {
+	to   func(executor.Event)
+	mu   sync.Mutex
+	hold bool
+	held []executor.Event
+}
+
+func (h *heldEvents) event(e executor.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hold {
+		h.held = append(h.held, e)
+		return
+	}
+	h.to(e)
+}
+
+// release passes on the events held and every later one.
+func (h *heldEvents) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.held {
+		h.to(e)
+	}
+	h.held, h.hold = nil, false
 }
 
 // clock is the executor's clock: the real one, or with --now one that
@@ -234,7 +383,7 @@ func interruptedMessage(res *executor.Result, where string) string {
 // is cleared.
 func persistAfterApply(sess *backend.Session, rec *state.Recorder, res *executor.Result) error {
 	u := res.Unrecorded
-	if u == nil || len(u.Entries) == 0 {
+	if u == nil || len(u.Entries) == 0 || rec == nil {
 		return sess.Persist()
 	}
 	var foldErr error

@@ -156,7 +156,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 		return nil, err
 	}
 	r.sess, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
-		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
+		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags), Compact: true,
 	})
 	if err != nil {
 		return nil, err
@@ -171,33 +171,92 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := r.sess.Config
-	if snap != nil && len(cfg.DataSources) > 0 {
-		byName := make(map[string][]string, len(cfg.DataSources))
-		for _, name := range cfg.DataSources {
-			byName[name] = snap.UserIDs // the endpoint takes no parameters
-		}
-		// Resolve evaluates only what reads the recipients and returns only
-		// new diagnostics; as before, print the errors among them.
-		resolved, diags := r.loader.Resolve(cfg, byName)
-		if diags.HasErrors() {
-			var errs hcl.Diagnostics
-			for _, d := range diags {
-				if d.Severity == hcl.DiagError {
-					errs = append(errs, d)
-				}
-			}
-			if err := r.loader.WriteDiagnostics(r.m.Stderr, errs, 0, r.m.Color()); err != nil {
-				return nil, err
-			}
-			return nil, errReported
-		}
-		cfg = resolved
+	cfg, err := r.resolve(snap)
+	if err != nil {
+		return nil, err
 	}
-	return planner.Make(planner.Input{Config: cfg, State: r.sess.State, Recipients: snap, Refreshed: refreshed}, planner.Options{
+	return planner.Make(planner.Input{Config: cfg, State: r.sess.State, Recipients: snap, Refreshed: refreshed}, r.planOptions())
+}
+
+func (r *run) planOptions() planner.Options {
+	return planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
 		MaxUnknownResends: r.pf.maxUnknownResends,
+	}
+}
+
+// resolve completes the configuration with the recipients list snap (nil:
+// none fetched), printing the errors that only the list reveals.
+func (r *run) resolve(snap *state.Snapshot) (*config.Config, error) {
+	cfg := r.sess.Config
+	if snap == nil || len(cfg.DataSources) == 0 {
+		return cfg, nil
+	}
+	byName := make(map[string][]string, len(cfg.DataSources))
+	for _, name := range cfg.DataSources {
+		byName[name] = snap.UserIDs // the endpoint takes no parameters
+	}
+	// Resolve evaluates only what reads the recipients and returns only
+	// new diagnostics; as before, print the errors among them.
+	resolved, diags := r.loader.Resolve(cfg, byName)
+	if diags.HasErrors() {
+		var errs hcl.Diagnostics
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				errs = append(errs, d)
+			}
+		}
+		if err := r.loader.WriteDiagnostics(r.m.Stderr, errs, 0, r.m.Color()); err != nil {
+			return nil, err
+		}
+		return nil, errReported
+	}
+	return resolved, nil
+}
+
+// stream returns a planner.Stream when the plan can be made while the
+// recipients list arrives (see planner.NewStream), nil when the list must
+// be whole first: also with --refresh=false (there is nothing to fetch),
+// and when a block reads the list other than as a bare reference.
+func (r *run) stream() *planner.Stream {
+	if !r.pf.refresh || !r.loader.ResolvesByReference(r.sess.Config) {
+		return nil
+	}
+	return planner.NewStream(r.sess.Config, r.sess.State, r.planOptions())
+}
+
+// fetchInto streams the recipients list into s and finishes its plan: the
+// list is also gathered whole (the plan and the state record it). A
+// failure stops the stream.
+func (r *run) fetchInto(ctx context.Context, s *planner.Stream) {
+	svc, err := r.sess.Service()
+	if err != nil {
+		s.Fail(err)
+		return
+	}
+	var chunks [][]string
+	total := 0
+	err = svc.RecipientsFunc(ctx, func(ids []string) error {
+		s.Add(ids)
+		chunks = append(chunks, ids)
+		total += len(ids)
+		return nil
 	})
+	if err != nil {
+		s.Fail(err)
+		return
+	}
+	ids := make([]string, 0, total)
+	for _, c := range chunks {
+		ids = append(ids, c...)
+	}
+	snap := &state.Snapshot{FetchedAt: r.now.UTC(), UserIDs: ids}
+	cfg, err := r.resolve(snap)
+	if err != nil {
+		s.Fail(err)
+		return
+	}
+	s.Finish(cfg, snap)
 }
 
 // recipients returns the snapshot to plan with: fetched when the
@@ -245,10 +304,12 @@ func hasSkippedUsers(st *state.State) bool {
 		if m.TargetKind != config.TargetUsers {
 			continue
 		}
-		for _, t := range m.Targets {
-			if t.Outcome == state.Skipped {
+		var last *state.Target
+		for _, t := range m.AllTargets() {
+			if t != last && t.Outcome == state.Skipped { // records are shared: check each once
 				return true
 			}
+			last = t
 		}
 	}
 	return false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -100,6 +101,9 @@ func forEachInstances(mb *messageBlock, ctx *hcl.EvalContext) ([]instance, bool,
 	if dependsOnData(a.Expr) {
 		return bad("for_each must be known at validate time, so it cannot use data sources. To send to every recipient, use one block with user_ids = data.recipients.NAME.user_ids instead.")
 	}
+	if out, ok := toSetOfStrings(a.Expr, ctx); ok {
+		return out, true, nil
+	}
 	v, diags := a.Expr.Value(ctx)
 	if diags.HasErrors() {
 		return nil, false, diags
@@ -107,13 +111,16 @@ func forEachInstances(mb *messageBlock, ctx *hcl.EvalContext) ([]instance, bool,
 	withDiags := func(out []instance, ok bool, d hcl.Diagnostics) ([]instance, bool, hcl.Diagnostics) {
 		return out, ok, append(diags, d...)
 	}
-	if !v.IsWhollyKnown() {
-		return withDiags(bad("The for_each value is not known at validate time; it must come from literals, variables, locals or files."))
+	notKnown := "The for_each value is not known at validate time; it must come from literals, variables, locals or files."
+	ty := v.Type()
+	// A set is walked once: every walk of a cty set sorts it, which takes
+	// most of a second at 100,000 elements.
+	if !v.IsKnown() || !ty.IsSetType() && !v.IsWhollyKnown() {
+		return withDiags(bad(notKnown))
 	}
 	if v.IsNull() {
 		return withDiags(bad("for_each must be a map or a set of strings, not null."))
 	}
-	ty := v.Type()
 	var out []instance
 	switch {
 	case ty.IsMapType() || ty.IsObjectType():
@@ -125,8 +132,10 @@ func forEachInstances(mb *messageBlock, ctx *hcl.EvalContext) ([]instance, bool,
 		if !ty.ElementType().Equals(cty.String) {
 			return withDiags(bad(fmt.Sprintf("for_each takes a set of strings; this is a set of %s.", ty.ElementType().FriendlyName())))
 		}
-		for it := v.ElementIterator(); it.Next(); {
-			_, ev := it.Element()
+		for _, ev := range v.AsValueSlice() {
+			if !ev.IsKnown() {
+				return withDiags(bad(notKnown))
+			}
 			if ev.IsNull() {
 				return withDiags(bad("for_each sets must not contain null."))
 			}
@@ -138,6 +147,59 @@ func forEachInstances(mb *messageBlock, ctx *hcl.EvalContext) ([]instance, bool,
 		return withDiags(bad(fmt.Sprintf("for_each takes a map or a set of strings, not %s.", ty.FriendlyName())))
 	}
 	return out, true, diags
+}
+
+// toSetOfStrings evaluates for_each = toset(LIST) when LIST is a known
+// list or tuple of strings, without making the set: its instances are
+// the distinct strings, exactly as of the set toset would make, whose
+// every walk sorts it (most of a second at 100,000 strings). ok is false
+// for anything else, which is evaluated as usual.
+func toSetOfStrings(expr hcl.Expression, ctx *hcl.EvalContext) ([]instance, bool) {
+	call, isCall := expr.(*hclsyntax.FunctionCallExpr)
+	if !isCall || call.Name != "toset" || len(call.Args) != 1 || call.ExpandFinal || !hasFunction(ctx, "toset") {
+		return nil, false
+	}
+	v, diags := call.Args[0].Value(ctx)
+	if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.IsMarked() || v.ContainsMarked() {
+		return nil, false
+	}
+	ty := v.Type()
+	switch {
+	case ty.IsListType() && ty.ElementType().Equals(cty.String):
+	case ty.IsTupleType() && len(ty.TupleElementTypes()) > 0: // toset([]) is a set of dynamic
+		for _, et := range ty.TupleElementTypes() {
+			if !et.Equals(cty.String) {
+				return nil, false
+			}
+		}
+	default:
+		return nil, false
+	}
+	seen := make(map[string]bool, v.LengthInt())
+	out := make([]instance, 0, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		_, ev := it.Element()
+		if !ev.IsKnown() || ev.IsNull() {
+			return nil, false
+		}
+		k := ev.AsString()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, instance{keyed: true, key: k, value: ev})
+	}
+	return out, true
+}
+
+// hasFunction reports whether ctx (or a parent) defines function name.
+func hasFunction(ctx *hcl.EvalContext, name string) bool {
+	for ; ctx != nil; ctx = ctx.Parent() {
+		if _, ok := ctx.Functions[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // blockSettings are the values of blockAttrs.

@@ -89,6 +89,24 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	return &out, sortDiags(fresh)
 }
 
+// ResolvesByReference reports whether Resolve would complete cfg (the
+// Config of this Loader's last Load) only by giving each message that
+// waits for recipients the fetched list itself: no block reads a data
+// source other than through a bare data.recipients.NAME.user_ids. A plan
+// can then be made while the list is still arriving.
+func (l *Loader) ResolvesByReference(cfg *Config) bool {
+	e := l.last
+	if e == nil || cfg != e.cfg {
+		return false
+	}
+	for _, br := range e.blocks {
+		if br.dataDependent && !br.mb.duplicate {
+			return false
+		}
+	}
+	return true
+}
+
 // dataContext is the evaluation context with the recipients supplied: the
 // locals that read data are evaluated again, the others kept.
 func (e *evaluation) dataContext(recipients map[string][]string) (*hcl.EvalContext, hcl.Diagnostics) {

@@ -219,12 +219,108 @@ func (e *UnattributedError) Error() string {
 // service blames fail, the others are sent again as new requests.
 func Apply(ctx context.Context, p *planner.Plan, rec Recorder, s Sender, opts Options) (*Result, error) {
 	opts.defaults()
-	r := &run{plan: p, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}, pacer: newPacer(p)}
+	r := &run{src: wholePlan{p}, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}, pacer: newPacer(p)}
 	r.nextBatch.Store(int64(len(p.Batches)))
-	if err := r.prelude(); err != nil {
+	r.partsOnce.Do(func() {})
+	if err := r.prelude(p); err != nil {
 		return r.res, err
 	}
 	return r.res, r.sendAll(ctx)
+}
+
+// ApplyStream is Apply for a plan still being made (planner.Stream): each
+// request is sent once planned, while the recipients list is still
+// arriving. Before the first intent the journal records that the last
+// recipients list no longer holds (a crash before the new one is recorded
+// leaves none, so plan --refresh=false cannot plan with a list older than
+// what was sent); once the plan is whole, the new list and the targets it
+// forgets are recorded, as Apply records them first. If the stream fails
+// (the list breaks off), the requests sent are recorded, no other is sent,
+// and the stream's error is returned. A stream never paces, moves or
+// forgets whole addresses (see planner.NewStream).
+func ApplyStream(ctx context.Context, st *planner.Stream, rec Recorder, s Sender, opts Options) (*Result, error) {
+	opts.defaults()
+	r := &run{src: streamed{st}, streaming: true, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}},
+		pacer: newPacer(&planner.Plan{})}
+	return r.res, r.sendAll(ctx)
+}
+
+// requests is where a run takes its requests: a whole plan, or a plan
+// being made.
+type requests interface {
+	// request returns request b, if it is planned.
+	request(b int) (planner.Request, planner.RequestStatus)
+	// wait returns once request b is no longer pending, or ctx ends.
+	wait(ctx context.Context, b int) error
+	// final returns the whole plan once made; nil and why when it will
+	// not be; nil, nil while it is being made.
+	final() (*planner.Plan, error)
+	// known is how many requests are known now.
+	known() int
+}
+
+type wholePlan struct{ p *planner.Plan }
+
+func (w wholePlan) request(b int) (planner.Request, planner.RequestStatus) {
+	if b < len(w.p.Batches) {
+		return w.p.Request(b), planner.RequestReady
+	}
+	return planner.Request{}, planner.RequestNone
+}
+func (w wholePlan) wait(context.Context, int) error { return nil }
+func (w wholePlan) final() (*planner.Plan, error)   { return w.p, nil }
+func (w wholePlan) known() int                      { return len(w.p.Batches) }
+
+type streamed struct{ s *planner.Stream }
+
+func (st streamed) request(b int) (planner.Request, planner.RequestStatus) { return st.s.Request(b) }
+func (st streamed) wait(ctx context.Context, b int) error                  { return st.s.Wait(ctx, b) }
+func (st streamed) final() (*planner.Plan, error)                          { return st.s.Plan() }
+func (st streamed) known() int                                             { return 1 << 30 }
+
+// beforeIntents returns what a streamed run journals before its first
+// intent, once: that the recipients list recorded last no longer holds.
+func (r *run) beforeIntents() []state.Entry {
+	if !r.streaming || r.cleared || r.preluded {
+		return nil
+	}
+	r.cleared = true
+	return []state.Entry{{Type: state.EntrySnapshot, Time: r.opts.Now().UTC()}}
+}
+
+// planned records, once the plan being streamed is whole, what Apply
+// records before sending: the recipients list and the targets forgotten.
+func (r *run) planned() error {
+	if !r.streaming || r.preluded {
+		return nil
+	}
+	p, _ := r.src.final()
+	if p == nil {
+		return nil
+	}
+	r.preluded = true
+	if !p.HasChanges() {
+		return nil // as apply records nothing for a plan without changes
+	}
+	return r.prelude(p)
+}
+
+// partBase is the number of the first request sent again in parts: after
+// every request of the plan, which a streamed run waits for.
+func (r *run) partBase(stop context.Context) {
+	r.partsOnce.Do(func() {
+		if st, ok := r.src.(streamed); ok {
+			st.s.WaitPlan(stop)
+		}
+		n := 0
+		for {
+			if _, st := r.src.request(n); st != planner.RequestReady {
+				break
+			}
+			n++
+		}
+		r.nextBatch.Store(int64(n))
+	})
 }
 
 func (o *Options) defaults() {
@@ -252,10 +348,15 @@ func (o *Options) defaults() {
 }
 
 type run struct {
-	plan   *planner.Plan
-	rec    Recorder
-	sender Sender
-	opts   Options
+	src       requests
+	streaming bool
+	// cleared and preluded: a streamed run journaled that the last
+	// recipients list no longer holds, and what the whole plan records
+	// first (only the dispatcher touches them).
+	cleared, preluded bool
+	rec               Recorder
+	sender            Sender
+	opts              Options
 
 	mu  sync.Mutex // guards res, journalErr and events
 	res *Result
@@ -263,8 +364,10 @@ type run struct {
 	pacer *pacer
 	// journalErr is the first failed journal write.
 	journalErr error
-	// nextBatch numbers the parts of refused requests sent again.
+	// nextBatch numbers the parts of refused requests sent again, from
+	// the number partsOnce sets.
 	nextBatch atomic.Int64
+	partsOnce sync.Once
 }
 
 // record journals entries and folds them into the state. The first
@@ -313,12 +416,12 @@ func (r *run) emit(e Event) {
 // prelude records the moves, the recipients snapshot and the forgets,
 // which send nothing. Moves come first: what follows uses the new
 // addresses.
-func (r *run) prelude() error {
+func (r *run) prelude(p *planner.Plan) error {
 	now := r.opts.Now().UTC()
 	var entries []state.Entry
 	move := state.Entry{Type: state.EntryMove, Time: now}
 	var movedTo, movedFrom []string
-	for _, c := range r.plan.Changes {
+	for _, c := range p.Changes {
 		if c.MovedFrom != "" {
 			move.Items = append(move.Items, state.Item{Address: c.MovedFrom, To: c.Address})
 			movedTo, movedFrom = append(movedTo, c.Address), append(movedFrom, c.MovedFrom)
@@ -328,12 +431,12 @@ func (r *run) prelude() error {
 		// One entry: all the moves or none (a chain may swap addresses).
 		entries = append(entries, move)
 	}
-	if r.plan.Refreshed && r.plan.Recipients != nil {
-		entries = append(entries, state.Entry{Type: state.EntrySnapshot, Time: r.plan.Recipients.FetchedAt,
-			Items: []state.Item{{Targets: r.plan.Recipients.UserIDs}}})
+	if p.Refreshed && p.Recipients != nil {
+		entries = append(entries, state.Entry{Type: state.EntrySnapshot, Time: p.Recipients.FetchedAt,
+			Items: []state.Item{{Targets: p.Recipients.UserIDs}}})
 	}
 	var forgot []string
-	for _, c := range r.plan.Changes {
+	for _, c := range p.Changes {
 		switch {
 		case c.Action == planner.ActionForget:
 			entries = append(entries, state.Entry{Type: state.EntryForget, Time: now, Items: []state.Item{{Address: c.Address}}})

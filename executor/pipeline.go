@@ -3,10 +3,12 @@ package executor
 import (
 	"context"
 	"errors"
-	"pushform/pushapi"
-	"pushform/state"
 	"sync"
 	"time"
+
+	"pushform/planner"
+	"pushform/pushapi"
+	"pushform/state"
 )
 
 // The pipeline: intents journaled ahead by a dispatcher, requests sent by
@@ -65,7 +67,7 @@ func (r *run) sendAll(ctx context.Context) error {
 	// crash leaves recorded as sent but never sent.
 	ready := make(chan *prepared, min(r.opts.Parallelism, 2))
 	var workers, recorders sync.WaitGroup
-	for range min(r.opts.Parallelism, max(len(r.plan.Batches), 1)) {
+	for range min(r.opts.Parallelism, max(r.src.known(), 1)) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
@@ -88,8 +90,12 @@ func (r *run) sendAll(ctx context.Context) error {
 	close(ready)
 	workers.Wait()
 	recorders.Wait()
-	for b := sent; b < len(r.plan.Batches); b++ {
-		r.res.NotStarted += r.batchTargets(b)
+	for b := sent; ; b++ {
+		req, st := r.src.request(b)
+		if st != planner.RequestReady {
+			break
+		}
+		r.res.NotStarted += requestTargets(req)
 	}
 	r.res.Interrupted = ctx.Err() != nil
 	if err := context.Cause(fatalCtx); err != nil && !errors.Is(err, context.Canceled) {
@@ -103,25 +109,43 @@ func (r *run) sendAll(ctx context.Context) error {
 }
 
 // dispatch journals intents ahead of the workers and hands the batches
-// out; it returns how many batches it handed out.
+// out; it returns how many batches it handed out. The batches of a plan
+// still being made are taken as they are planned: the dispatcher waits
+// for the next one, then takes along those planned by then.
 func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal context.CancelCauseFunc) int {
-	n := len(r.plan.Batches)
 	next := 0
-	for next < n && stop.Err() == nil {
-		k := min(max(cap(ready)-len(ready), 1), n-next)
-		group := make([]*prepared, k)
+	for stop.Err() == nil {
+		if err := r.src.wait(stop, next); err != nil {
+			break // interrupted while the plan was being made
+		}
+		if err := r.planned(); err != nil {
+			fatal(err)
+			break
+		}
+		var group []*prepared
 		var entries []state.Entry
 		now := r.opts.Now().UTC()
-		for i := range group {
-			pb := r.prepare(next+i, now)
+		for k := max(cap(ready)-len(ready), 1); len(group) < k; {
+			req, st := r.src.request(next + len(group))
+			if st != planner.RequestReady {
+				break
+			}
+			pb := r.prepare(next+len(group), req, now)
 			if len(pb.paces) == 0 {
 				pb.journaled = true
 				entries = append(entries, pb.intent)
 			}
-			group[i] = pb
+			group = append(group, pb)
+		}
+		if len(group) == 0 {
+			if _, st := r.src.request(next); st == planner.RequestFailed {
+				_, err := r.src.final()
+				fatal(err)
+			}
+			break
 		}
 		if len(entries) > 0 {
-			if err := r.record(entries...); err != nil {
+			if err := r.record(append(r.beforeIntents(), entries...)...); err != nil {
 				fatal(err)
 				break
 			}
@@ -129,31 +153,30 @@ func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal conte
 		for _, pb := range group {
 			ready <- pb // workers drain it, recording not-sent after a stop
 		}
-		next += k
+		next += len(group)
 	}
 	return next
 }
 
-func (r *run) batchTargets(b int) int {
+func requestTargets(req planner.Request) int {
 	n := 0
-	for _, pt := range r.plan.Batches[b].Parts {
-		n += pt.To - pt.From
+	for _, pt := range req.Parts {
+		n += len(pt.Targets)
 	}
 	return n
 }
 
-// prepare builds batch b's request and intent.
-func (r *run) prepare(b int, now time.Time) *prepared {
-	p := r.plan
-	parts := p.Batches[b].Parts
+// prepare builds request b's notifications and intent.
+func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
+	parts := req.Parts
 	pb := &prepared{b: b, req: make([]pushapi.Notification, len(parts)), addrs: make([]string, len(parts)),
-		targets: r.batchTargets(b), idempotent: true, windows: make([]*time.Time, len(parts)),
-		paces:  p.Changes[parts[0].Change].Paces,
+		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, len(parts)),
+		paces:  parts[0].Change.Paces,
 		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, len(parts))}}
 	for i, pt := range parts {
-		c := p.Changes[pt.Change]
+		c := pt.Change
 		pb.windows[i] = c.SendBefore
-		ids := p.Targets(pt)
+		ids := pt.Targets
 		pb.req[i] = notification(c, ids)
 		content := c.Content
 		pb.intent.Items[i] = state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,

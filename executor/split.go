@@ -95,6 +95,9 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 	}
 	subs := make([]*prepared, len(parts))
 	numbers := make([]int, len(parts))
+	if len(parts) > 0 {
+		r.partBase(stop)
+	}
 	for i, idx := range parts {
 		subs[i] = r.part(pb, idx)
 		numbers[i] = subs[i].b

@@ -44,7 +44,7 @@ func newCapCounter(fc *config.FrequencyCap, st *state.State, now time.Time, in f
 	size := 0
 	for addr, m := range st.Messages {
 		if counted(addr, m) {
-			size = max(size, len(m.Targets))
+			size = max(size, m.TargetCount())
 		}
 	}
 	cc.counts = make(map[string]int32, size)
@@ -56,7 +56,7 @@ func newCapCounter(fc *config.FrequencyCap, st *state.State, now time.Time, in f
 		// Equal records are shared between targets: decide once each.
 		var last *state.Target
 		lastIn := false
-		for id, t := range m.Targets {
+		for id, t := range m.AllTargets() {
 			if t != last {
 				last, lastIn = t, t.Outcome == state.Delivered && t.Time.After(since)
 			}

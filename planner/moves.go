@@ -99,8 +99,9 @@ func detectRenames(changes []*Change, created map[string]*config.Message, st *st
 				continue
 			}
 			n := 0
+			find := old.Finder()
 			for _, id := range m.Targets.IDs {
-				if t := old.Targets[id]; t != nil && mayHold(t) {
+				if t := find.Find(id); t != nil && mayHold(t) {
 					n++
 				}
 			}

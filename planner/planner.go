@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"runtime"
 	"slices"
 	"sort"
@@ -61,7 +62,10 @@ type Options struct {
 // caller has checked that the state belongs to the configuration's
 // environment (backend.Open does).
 func Make(in Input, opts Options) (*Plan, error) {
-	cfg := in.Config
+	return makePlan(in, opts.withDefaults(), nil)
+}
+
+func (opts Options) withDefaults() Options {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
@@ -71,6 +75,13 @@ func Make(in Input, opts Options) (*Plan, error) {
 	if opts.MaxUnknownResends <= 0 {
 		opts.MaxUnknownResends = DefaultMaxUnknownResends
 	}
+	return opts
+}
+
+// makePlan is Make; pre, when set, is the classification of the targets
+// of one message already made while they arrived (see Stream).
+func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
+	cfg := in.Config
 	p := &Plan{
 		FormatVersion: FormatVersion,
 		CreatedAt:     opts.Now.UTC(),
@@ -92,7 +103,7 @@ func Make(in Input, opts Options) (*Plan, error) {
 		return nil, err
 	}
 
-	pl := planning{opts: opts, recipients: in.Recipients, replace: toSet(opts.Replace)}
+	pl := planning{opts: opts, recipients: in.Recipients, replace: toSet(opts.Replace), pre: pre}
 	seen := make(map[string]bool, len(cfg.Messages))
 	var planned []*config.Message
 	msgs := map[string]*config.Message{}    // planned messages by address
@@ -159,8 +170,18 @@ type planning struct {
 	reachOnce  sync.Once
 	reachable  map[string]struct{} // built on first need
 	replace    map[string]bool
+	// pre is one message's targets classified as they arrived; nil for none.
+	pre *preclassified
 	// parallelFrom overrides the package constant, for tests.
 	parallelFrom int
+}
+
+// preclassified is what classifyAll would return for the targets of the
+// message at addr, made chunk by chunk while they arrived.
+type preclassified struct {
+	addr string
+	cc   *changeContext
+	cl   classified
 }
 
 // isRecipient is safe for concurrent use: classify calls it from several
@@ -194,7 +215,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	c.Targets.Total = len(ids)
 	if prior != nil && prior.TargetKind != c.TargetKind {
 		// Ids of another kind name other things: start afresh.
-		c.Forget = sortedKeys(prior.Targets)
+		c.Forget = sortedIDs(prior)
 		c.Targets.Forget = len(c.Forget)
 		prior = nil
 	}
@@ -215,7 +236,11 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	var cc *changeContext
 	var cl classified
 	if prior == nil { // every target is new
-		cl.counts.New, cl.send = len(ids), slices.Clone(ids)
+		// The list is shared, not copied: it may hold millions of ids,
+		// and neither the plan nor its readers write to it.
+		cl.counts.New, cl.send = len(ids), ids
+	} else if pl.pre != nil && pl.pre.addr == m.Address {
+		cc, cl = pl.pre.cc, pl.pre.cl
 	} else {
 		cc = newChangeContext(m, prior, c.Fingerprint, pl.replace[m.Address])
 		cl = pl.classifyAll(ids, cc)
@@ -308,6 +333,9 @@ type changeContext struct {
 	force  bool // --replace: send to every target
 	tagged bool // sending the same content again shows nothing twice
 	users  bool
+	// listed: the ids are the recipients list itself, so every one of
+	// them is a recipient (a Stream has no whole list to look them up in).
+	listed bool
 	tag    string // the planned tag
 	// earlier[0] is the planned content; the last entry stands for any
 	// fingerprint not listed (its tag is not recorded).
@@ -425,33 +453,39 @@ func (pl *planning) classifyAll(ids []string, cc *changeContext) classified {
 	wg.Wait()
 	out := parts[0]
 	for _, p := range parts[1:] {
-		n := &out.counts
-		n.New += p.counts.New
-		n.Replace += p.counts.Replace
-		n.TagOnly += p.counts.TagOnly
-		n.UpToDate += p.counts.UpToDate
-		n.Retry += p.counts.Retry
-		n.Unknown += p.counts.Unknown
-		n.Held += p.counts.Held
-		n.Reachable += p.counts.Reachable
-		n.Skipped += p.counts.Skipped
-		out.send = append(out.send, p.send...)
-		out.held = append(out.held, p.held...)
-		out.changed = out.changed || p.changed
-		out.found += p.found
-		for i, n := range p.dup {
-			bump(&out.dup, i, n, len(cc.earlier))
-		}
-		for i, n := range p.tagOnly {
-			bump(&out.tagOnly, i, n, len(cc.earlier))
-		}
-		out.heldUnanswered += p.heldUnanswered
-		for _, id := range p.heldIDs {
-			out.noteHeldID(id)
-		}
-		out.moreIDs = out.moreIDs || p.moreIDs
+		out.merge(p, len(cc.earlier))
 	}
 	return out
+}
+
+// merge adds to cl the classification p of the ids that follow cl's;
+// ne is len(changeContext.earlier).
+func (cl *classified) merge(p classified, ne int) {
+	n := &cl.counts
+	n.New += p.counts.New
+	n.Replace += p.counts.Replace
+	n.TagOnly += p.counts.TagOnly
+	n.UpToDate += p.counts.UpToDate
+	n.Retry += p.counts.Retry
+	n.Unknown += p.counts.Unknown
+	n.Held += p.counts.Held
+	n.Reachable += p.counts.Reachable
+	n.Skipped += p.counts.Skipped
+	cl.send = append(cl.send, p.send...)
+	cl.held = append(cl.held, p.held...)
+	cl.changed = cl.changed || p.changed
+	cl.found += p.found
+	for i, k := range p.dup {
+		bump(&cl.dup, i, k, ne)
+	}
+	for i, k := range p.tagOnly {
+		bump(&cl.tagOnly, i, k, ne)
+	}
+	cl.heldUnanswered += p.heldUnanswered
+	for _, id := range p.heldIDs {
+		cl.noteHeldID(id)
+	}
+	cl.moreIDs = cl.moreIDs || p.moreIDs
 }
 
 // classify decides, target by target, what the plan does with ids.
@@ -460,13 +494,16 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 	n := &cl.counts
 	ne := len(cc.earlier)
 	prior, fp := cc.prior, cc.fp
+	var find *state.TargetFinder
+	if prior != nil {
+		find = prior.Finder()
+	}
 	for _, id := range ids {
 		var t *state.Target // nil unless ok: the !ok case comes first below
 		var ok bool
-		if prior != nil {
-			if pt, found := prior.Targets[id]; found && pt != nil {
-				t, ok = pt, true
-			}
+		if find != nil {
+			t = find.Find(id)
+			ok = t != nil
 		}
 		if ok {
 			cl.found++
@@ -512,7 +549,7 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 			n.Held++
 			cl.held = append(cl.held, id)
 			continue
-		case t.Outcome == state.Skipped && cc.users && pl.isRecipient(id):
+		case t.Outcome == state.Skipped && cc.users && (cc.listed || pl.isRecipient(id)):
 			n.Reachable++
 		default: // skipped: retrying does not help (spec part 3)
 			n.Skipped++
@@ -689,8 +726,8 @@ func forgetChange(m *state.Message) *Change {
 		TargetKind:  m.TargetKind,
 		Fingerprint: m.Fingerprint,
 		Content:     m.Content,
-		Forget:      sortedKeys(m.Targets),
-		Targets:     TargetCounts{Forget: len(m.Targets)},
+		Forget:      sortedIDs(m),
+		Targets:     TargetCounts{Forget: m.TargetCount()},
 	}
 }
 
@@ -813,12 +850,26 @@ func checkAddresses(cfg *config.Config, st *state.State, opts Options) error {
 // ids found every recorded target, nothing is forgotten, and a set of a
 // million ids need not be built to learn that.
 func forgotten(ids []string, prior *state.Message, found int) []string {
-	if found == len(prior.Targets) && distinct(ids) {
+	sorted := distinct(ids)
+	if found == prior.TargetCount() && sorted {
 		return nil
 	}
-	inConfig := toSet(ids)
+	recorded := recordedIDs(prior)
 	var out []string
-	for _, id := range sortedKeys(prior.Targets) {
+	if sorted { // both in order: one pass over each
+		i := 0
+		for id := range recorded {
+			for i < len(ids) && ids[i] < id {
+				i++
+			}
+			if i == len(ids) || ids[i] != id {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	inConfig := toSet(ids)
+	for id := range recorded {
 		if !inConfig[id] {
 			out = append(out, id)
 		}
@@ -845,11 +896,27 @@ func toSet(xs []string) map[string]bool {
 	return s
 }
 
-func sortedKeys(m map[string]*state.Target) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// sortedIDs returns the ids of m's targets in order, in a slice of its own.
+func sortedIDs(m *state.Message) []string {
+	out := make([]string, 0, m.TargetCount())
+	for id := range recordedIDs(m) {
+		out = append(out, id)
 	}
-	sort.Strings(out)
 	return out
+}
+
+// recordedIDs yields the ids of m's targets in order, changing nothing in
+// m (a stream's apply may be reading it too).
+func recordedIDs(m *state.Message) iter.Seq[string] {
+	if !m.Compact() {
+		ids, _ := m.SortedTargets() // of a map: a list of its own
+		return slices.Values(ids)
+	}
+	return func(yield func(string) bool) {
+		for id := range m.AllTargets() {
+			if !yield(id) {
+				return
+			}
+		}
+	}
 }

@@ -91,11 +91,18 @@ func TestApplyEntry(t *testing.T) {
 					t.Error("forgetting targets of an unknown address created it")
 				}
 			}},
-		{name: "recipients snapshot", entries: []state.Entry{{Type: state.EntrySnapshot, Time: t0, Items: []state.Item{{Targets: []string{"u1", "u2"}}}},
-			{Type: state.EntrySnapshot, Time: later}}, // no list: ignored
+		{name: "recipients snapshot", entries: []state.Entry{{Type: state.EntrySnapshot, Time: later}, // no list yet: none stands
+			{Type: state.EntrySnapshot, Time: t0, Items: []state.Item{{Targets: []string{"u1", "u2"}}}}},
 			check: func(t *testing.T, s *state.State) {
 				if r := s.Recipients; r == nil || !r.FetchedAt.Equal(t0) || fmt.Sprint(r.UserIDs) != "[u1 u2]" {
 					t.Errorf("recipients %+v", r)
+				}
+			}},
+		{name: "recipients snapshot withdrawn", entries: []state.Entry{{Type: state.EntrySnapshot, Time: t0, Items: []state.Item{{Targets: []string{"u1", "u2"}}}},
+			{Type: state.EntrySnapshot, Time: later}}, // a streamed apply fetches it again
+			check: func(t *testing.T, s *state.State) {
+				if r := s.Recipients; r != nil {
+					t.Errorf("recipients %+v, want none while a new list is fetched", r)
 				}
 			}},
 		{name: "unknown entry type", entries: []state.Entry{{Type: "teleport"}}, err: `journal: unknown entry type "teleport"`},

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"pushform/message"
 	"sort"
 	"time"
@@ -30,6 +31,39 @@ type State struct {
 	// --refresh=false.
 	Recipients *Snapshot           `json:"recipients,omitempty"`
 	Messages   map[string]*Message `json:"messages"`
+	// Compact makes the messages ApplyEntry creates hold their targets in
+	// a compact table rather than in Message.Targets (see targets.go):
+	// plan and apply read states this way, so ten million targets need no
+	// map. Code that may meet such a state uses the accessor methods.
+	Compact bool `json:"-"`
+
+	// owned is set on a fork (see Fork): the addresses whose messages
+	// the fork has copied, and may write to.
+	owned map[string]bool
+}
+
+// Fork returns a state equal to s that ApplyEntry may change while s is
+// read, unchanged, by others: it shares s's messages, and copies one the
+// first time an entry writes to it. apply uses one when it sends while the
+// plan is still being made from s. s must not change while the fork lives.
+func (s *State) Fork() *State {
+	f := *s
+	f.Messages = maps.Clone(s.Messages)
+	f.owned = map[string]bool{}
+	return &f
+}
+
+// writable returns the message at addr, copied first on a fork that does
+// not own it yet; nil when there is none.
+func (s *State) writable(addr string) *Message {
+	m := s.Messages[addr]
+	if m == nil || s.owned == nil || s.owned[addr] {
+		return m
+	}
+	m = m.clone()
+	s.Messages[addr] = m
+	s.owned[addr] = true
+	return m
 }
 
 // Snapshot is a recipients list as fetched at one moment.
@@ -49,7 +83,9 @@ type Message struct {
 	Content     message.Content `json:"content"`
 	// Targets by target id (a user id, device id, or a topic name). Equal
 	// records are shared between targets to keep millions of them small:
-	// never modify a *Target in place, store a new one.
+	// never modify a *Target in place, store a new one. Nil when the
+	// message is compact (see State.Compact): the accessor methods
+	// (Target, SortedTargets, AllTargets, ...) work either way.
 	Targets map[string]*Target `json:"targets"`
 	// EarlierTags maps the fingerprint of content sent to this address
 	// before Content to that content's tag ("" for none), so the planner
@@ -57,6 +93,9 @@ type Message struct {
 	// notification only with one of the same tag (spec 2.1 rule 5). A
 	// fingerprint missing here, and not Fingerprint, has an unknown tag.
 	EarlierTags map[string]string `json:"earlier_tags,omitempty"`
+
+	// table holds the targets of a compact message (see targets.go).
+	table *targetTable
 }
 
 // TagOf returns the tag of the content with fingerprint fp sent to this
@@ -158,7 +197,8 @@ const (
 	EntryOutcome EntryType = "outcome"
 	// Forget removes addresses (Items[].Address) or targets from state.
 	EntryForget EntryType = "forget"
-	// Snapshot records a recipients list (Items[0].Targets) fetched for the run.
+	// Snapshot records a recipients list (Items[0].Targets) fetched for the
+	// run; without items, that the list recorded last no longer holds.
 	EntrySnapshot EntryType = "snapshot"
 	// Move renames addresses: the state recorded under Items[].Address
 	// now belongs to Items[].To (a moved block, or state mv). Nothing is
@@ -191,13 +231,16 @@ func (s *State) ApplyEntry(e Entry) error {
 	switch e.Type {
 	case EntryIntent:
 		for _, it := range e.Items {
-			m := s.Messages[it.Address]
+			m := s.writable(it.Address)
 			if m == nil {
 				m = &Message{Address: it.Address, Targets: map[string]*Target{}}
+				if s.Compact {
+					m.makeCompact()
+				}
 				s.Messages[it.Address] = m
-			}
-			if m.Targets == nil {
-				m.Targets = map[string]*Target{}
+				if s.owned != nil {
+					s.owned[it.Address] = true
+				}
 			}
 			if it.Kind != "" {
 				m.Kind = it.Kind
@@ -221,34 +264,29 @@ func (s *State) ApplyEntry(e Entry) error {
 			}
 			m.Fingerprint = it.Fingerprint
 			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
-			fresh := len(m.Targets) == 0
 			var carried []*Target // by Unanswered count, shared
-			for _, id := range it.Targets {
-				rec := t
+			m.updateTargets(it.Targets, func(_ int, prev *Target) *Target {
 				// A target still unknown keeps its count of unanswered
 				// requests across the new send.
-				if !fresh {
-					if prev := m.Targets[id]; prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
-						rec, carried = withUnanswered(t, prev.Unanswered, carried)
-					}
+				if prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
+					var rec *Target
+					rec, carried = withUnanswered(t, prev.Unanswered, carried)
+					return rec
 				}
-				m.Targets[id] = rec
-			}
+				return t
+			})
 		}
 	case EntryOutcome:
 		for _, it := range e.Items {
-			m := s.Messages[it.Address]
+			m := s.writable(it.Address)
 			if m == nil {
 				return fmt.Errorf("journal: outcome for %s without an intent", it.Address)
 			}
 			if len(it.Outcomes) != len(it.Targets) {
 				return fmt.Errorf("journal: outcome for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
 			}
-			if m.Targets == nil {
-				m.Targets = map[string]*Target{}
-			}
 			var prev *Target
-			for i, id := range it.Targets {
+			m.updateTargets(it.Targets, func(i int, cur *Target) *Target {
 				t := it.Outcomes[i]
 				if t.RequestID == "" {
 					t.RequestID = e.RequestID
@@ -264,16 +302,18 @@ func (s *State) ApplyEntry(e Entry) error {
 					// Sent, and no usable answer: one more unanswered
 					// request on top of those before it.
 					t.Unanswered = 1
-					if cur := m.Targets[id]; cur != nil && cur.Outcome == Unknown {
+					if cur != nil && cur.Outcome == Unknown {
 						t.Unanswered += cur.Unanswered
 					}
 				}
-				// Most outcomes of a request are equal: share one record.
+				// Most outcomes of a request are equal: share one record
+				// (copied only when it differs, so t stays on the stack).
 				if prev == nil || *prev != t {
-					prev = &t
+					rec := t
+					prev = &rec
 				}
-				m.Targets[id] = prev
-			}
+				return prev
+			})
 		}
 	case EntryForget:
 		for _, it := range e.Items {
@@ -281,16 +321,22 @@ func (s *State) ApplyEntry(e Entry) error {
 				delete(s.Messages, it.Address)
 				continue
 			}
-			if m := s.Messages[it.Address]; m != nil {
+			if m := s.writable(it.Address); m != nil {
 				for _, id := range it.Targets {
-					delete(m.Targets, id)
+					m.DeleteTarget(id)
 				}
 			}
 		}
 	case EntryMove:
 		return s.move(e.Items)
 	case EntrySnapshot:
-		if len(e.Items) == 1 {
+		switch len(e.Items) {
+		case 0:
+			// The list is being fetched again while requests go out
+			// (apply streams it): the last one no longer describes what
+			// was sent, and none stands until the new one is recorded.
+			s.Recipients = nil
+		case 1:
 			s.Recipients = &Snapshot{FetchedAt: e.Time, UserIDs: e.Items[0].Targets}
 		}
 	default:
@@ -320,10 +366,20 @@ func (s *State) move(items []Item) error {
 		moved[i] = s.Messages[it.Address]
 		delete(s.Messages, it.Address)
 	}
+	// On a fork, a message not owned yet keeps sharing its targets under
+	// its new address.
+	owned := make([]bool, len(items))
+	for i, it := range items {
+		owned[i] = s.owned[it.Address]
+		delete(s.owned, it.Address)
+	}
 	for i, it := range items {
 		c := *moved[i]
 		c.Address = it.To
 		s.Messages[it.To] = &c
+		if s.owned != nil {
+			s.owned[it.To] = owned[i]
+		}
 	}
 	return nil
 }

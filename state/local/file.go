@@ -109,17 +109,28 @@ func (f *File) LockInfoPath() string { return f.path + ".lock.info" }
 
 // Read implements Reader.
 func (f *File) Read() (*state.State, error) {
-	s, err := f.read()
+	return f.readPaused(false)
+}
+
+// ReadCompact is Read returning a compact state (see state.State.Compact):
+// no map of targets is built, which plan and apply need at millions of
+// targets.
+func (f *File) ReadCompact() (*state.State, error) {
+	return f.readPaused(true)
+}
+
+func (f *File) readPaused(compact bool) (*state.State, error) {
+	s, err := f.read(compact)
 	if err == nil {
 		f.pause("read")
 	}
 	return s, err
 }
 
-func (f *File) read() (*state.State, error) {
+func (f *File) read(compact bool) (*state.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s, err := f.readSnapshot()
+	s, err := f.readSnapshot(compact)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +138,7 @@ func (f *File) read() (*state.State, error) {
 	if s != nil {
 		seen = seenSnapshot{known: true, exists: true, lineage: s.Lineage, serial: s.Serial}
 	}
-	s, err = f.replayJournal(s)
+	s, err = f.replayJournal(s, compact)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +146,14 @@ func (f *File) read() (*state.State, error) {
 	return s, nil
 }
 
+// errStale stops reading a journal already folded into the snapshot.
+var errStale = errors.New("stale journal")
+
 // replayJournal replays the journal over the snapshot s (nil when there is
-// none); f.mu is held.
-func (f *File) replayJournal(s *state.State) (*state.State, error) {
+// none); f.mu is held. Each entry is folded as it is read, once the header
+// says the journal extends s: a stale journal never touches the state, and
+// the journal of an apply to millions of targets is never held whole.
+func (f *File) replayJournal(s *state.State, compact bool) (*state.State, error) {
 	jf, err := os.Open(f.JournalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -147,50 +163,69 @@ func (f *File) replayJournal(s *state.State) (*state.State, error) {
 	}
 	defer jf.Close()
 
-	// Entries are buffered until the header has been checked against the
-	// snapshot; a stale journal must not touch the state at all.
-	var entries []state.Entry
-	h, _, err := statefile.ReadJournal(jf, func(e state.Entry) error {
-		entries = append(entries, e)
-		return nil
-	})
-	if err != nil {
-		if s != nil && h.Journal != 0 && h.Lineage == s.Lineage && h.Serial < s.Serial {
-			return s, nil // already folded into the snapshot, damage and all
+	// The header is checked against the snapshot before any entry is
+	// folded: a stale journal must not touch the state at all.
+	out := s
+	var hdr statefile.JournalHeader
+	n := 0
+	_, _, err = statefile.ReadJournalWith(jf, func(h statefile.JournalHeader) error {
+		hdr = h
+		if s == nil {
+			return nil // the state starts with the first entry
 		}
-		return nil, f.journalError(err)
-	}
-	if h.Journal == 0 {
-		return s, nil // empty, or only a torn header
-	}
-	if s == nil {
-		if len(entries) == 0 {
-			return nil, nil
-		}
-		s = &state.State{Version: state.FormatVersion, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment, Messages: map[string]*state.Message{}}
-		if s.Lineage == "" {
-			s.Lineage = state.NewLineage()
-		}
-		f.lineage = s.Lineage
-	} else {
 		switch {
 		case h.Lineage != s.Lineage:
-			return nil, fmt.Errorf("state journal %s belongs to lineage %q, but %s has lineage %q", f.JournalPath(), h.Lineage, f.path, s.Lineage)
+			return &mismatch{fmt.Errorf("state journal %s belongs to lineage %q, but %s has lineage %q", f.JournalPath(), h.Lineage, f.path, s.Lineage)}
 		case h.Serial < s.Serial:
-			return s, nil // already folded into the snapshot
+			return errStale // already folded into the snapshot
 		case h.Serial > s.Serial:
-			return nil, fmt.Errorf("state journal %s extends serial %d, but %s has serial %d (was an older snapshot restored?)", f.JournalPath(), h.Serial, f.path, s.Serial)
+			return &mismatch{fmt.Errorf("state journal %s extends serial %d, but %s has serial %d (was an older snapshot restored?)", f.JournalPath(), h.Serial, f.path, s.Serial)}
 		}
-	}
-	for i, e := range entries {
-		if err := s.ApplyEntry(e); err != nil {
-			return nil, fmt.Errorf("replaying state journal %s, entry %d: %w", f.JournalPath(), i+1, err)
+		return nil
+	}, func(e state.Entry) error {
+		if out == nil {
+			out = &state.State{Version: state.FormatVersion, Lineage: hdr.Lineage, Serial: hdr.Serial, Environment: hdr.Environment,
+				Messages: map[string]*state.Message{}, Compact: compact}
+			if out.Lineage == "" {
+				out.Lineage = state.NewLineage()
+			}
+			f.lineage = out.Lineage
 		}
+		n++
+		if err := out.ApplyEntry(e); err != nil {
+			return &replayError{n: n, err: err}
+		}
+		return nil
+	})
+	var re *replayError
+	var mm *mismatch
+	switch {
+	case errors.Is(err, errStale):
+		return s, nil
+	case errors.As(err, &re):
+		return nil, fmt.Errorf("replaying state journal %s, entry %d: %w", f.JournalPath(), re.n, re.err)
+	case errors.As(err, &mm):
+		return nil, mm.err
+	case err != nil:
+		return nil, f.journalError(err)
 	}
-	return s, nil
+	return out, nil
 }
 
-func (f *File) readSnapshot() (*state.State, error) {
+// mismatch is a journal that extends another snapshot than the one read.
+type mismatch struct{ err error }
+
+func (e *mismatch) Error() string { return e.err.Error() }
+
+// replayError is an entry the state refused while replaying.
+type replayError struct {
+	n   int
+	err error
+}
+
+func (e *replayError) Error() string { return e.err.Error() }
+
+func (f *File) readSnapshot(compact bool) (*state.State, error) {
 	r, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -199,7 +234,11 @@ func (f *File) readSnapshot() (*state.State, error) {
 		return nil, fmt.Errorf("reading state: %w", err)
 	}
 	defer r.Close()
-	s, err := statefile.Decode(r)
+	decode := statefile.Decode
+	if compact {
+		decode = statefile.DecodeCompact
+	}
+	s, err := decode(r)
 	if err != nil {
 		return nil, f.corrupt(err)
 	}

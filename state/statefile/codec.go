@@ -30,11 +30,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"iter"
 	"math"
+	"os"
 	"pushform/message"
 	"pushform/state"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -106,7 +109,18 @@ func (e *NewerFormatError) Error() string {
 // usable: decoders see files damaged by crashes, disks and people. A
 // snapshot of a newer format is a *NewerFormatError.
 func Decode(r io.Reader) (*state.State, error) {
-	data, err := io.ReadAll(r)
+	return decode(r, false)
+}
+
+// DecodeCompact is Decode returning a compact state (state.State.Compact):
+// the targets of each message are held sorted in a table, never in a map,
+// which is what plan and apply need at millions of targets.
+func DecodeCompact(r io.Reader) (*state.State, error) {
+	return decode(r, true)
+}
+
+func decode(r io.Reader, compact bool) (*state.State, error) {
+	data, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +129,7 @@ func Decode(r io.Reader) (*state.State, error) {
 	}
 	var s *state.State
 	if h, hdrLine, body, ok := splitV2(data); ok {
-		s, err = decodeStateV2(h, hdrLine, body)
+		s, err = decodeStateV2(h, hdrLine, body, compact)
 	} else {
 		s, err = decodeStateV1(data)
 	}
@@ -128,7 +142,21 @@ func Decode(r io.Reader) (*state.State, error) {
 	if s.Lineage == "" {
 		return nil, errors.New("no lineage")
 	}
+	s.Compact = compact
 	return s, nil
+}
+
+// readAll reads r whole, into one buffer of the right size when r can say
+// its size (a file): a snapshot of ten million targets is tens of MiB.
+func readAll(r io.Reader) ([]byte, error) {
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+			buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+			_, err := buf.ReadFrom(r)
+			return buf.Bytes(), err
+		}
+	}
+	return io.ReadAll(r)
 }
 
 // splitV2 recognises a snapshot of format 2 or later by its short JSON
@@ -176,7 +204,7 @@ func decodeStateV1(data []byte) (*state.State, error) {
 	return &s, nil
 }
 
-func decodeStateV2(h Header, hdrLine, body []byte) (*state.State, error) {
+func decodeStateV2(h Header, hdrLine, body []byte, compact bool) (*state.State, error) {
 	if err := checkVersion(h.Version); err != nil {
 		return nil, err
 	}
@@ -193,7 +221,7 @@ func decodeStateV2(h Header, hdrLine, body []byte) (*state.State, error) {
 		return nil, errors.New("checksum mismatch")
 	}
 	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
-	d := decoder{b: body, snapshot: h.Version}
+	d := decoder{b: body, snapshot: h.Version, compact: compact}
 	d.stateBody(s)
 	if d.err == nil && d.off != len(d.b) {
 		d.fail("unexpected data after the state")
@@ -433,6 +461,14 @@ func (e *JournalLineError) Error() string {
 // is, is a *JournalLineError; a header of a newer format a
 // *NewerFormatError. A journal without an intact header has no entries.
 func ReadJournal(r io.Reader, fn func(state.Entry) error) (h JournalHeader, valid int64, err error) {
+	return ReadJournalWith(r, nil, fn)
+}
+
+// ReadJournalWith is ReadJournal calling header (when not nil) with the
+// journal's header before any entry, so a reader can check which snapshot
+// the journal extends and then fold each entry as it is read, never
+// holding them all; an error from header stops the read and is returned.
+func ReadJournalWith(r io.Reader, header func(JournalHeader) error, fn func(state.Entry) error) (h JournalHeader, valid int64, err error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	for n := 1; ; n++ {
 		line, rerr := readLine(br)
@@ -467,6 +503,11 @@ func ReadJournal(r io.Reader, fn func(state.Entry) error) (h JournalHeader, vali
 			}
 			if h.Journal > JournalFormat {
 				return JournalHeader{}, 0, &NewerFormatError{What: "journal", Format: h.Journal, Newest: JournalFormat}
+			}
+			if header != nil {
+				if err := header(h); err != nil {
+					return h, valid, err
+				}
 			}
 		} else {
 			e, err := decodeEntry(payload, h.Journal)
@@ -616,9 +657,14 @@ func (e *encoder) time(t time.Time) {
 // the previous one and the rest. Prefix and rest lengths below 15 and 16
 // share one byte; 0xff escapes to two varints.
 func (e *encoder) ids(ids []string) {
-	e.uvarint(uint64(len(ids)))
+	e.idSeq(len(ids), slices.Values(ids))
+}
+
+// idSeq is ids for the n ids of seq.
+func (e *encoder) idSeq(n int, seq iter.Seq[string]) {
+	e.uvarint(uint64(n))
 	prev := ""
-	for _, id := range ids {
+	for id := range seq {
 		p := 0
 		for p < len(prev) && p < len(id) && prev[p] == id[p] {
 			p++
@@ -676,8 +722,20 @@ func keyOf(t state.Target) recordKey {
 
 // outcomes encodes targets[i] for i in order as a string table, the
 // distinct records and runs of record indexes. It returns the distinct
-// records.
-func (e *encoder) outcomes(n int, target func(i int) state.Target) []state.Target {
+// records. Targets that share one record (the same pointer) are one run
+// without comparing the records.
+func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Target {
+	return e.outcomeSeq(func(yield func(*state.Target) bool) {
+		for i := range n {
+			if !yield(target(i)) {
+				return
+			}
+		}
+	})
+}
+
+// outcomeSeq is outcomes for the targets of seq, in order.
+func (e *encoder) outcomeSeq(seq iter.Seq[*state.Target]) []state.Target {
 	strs := map[string]uint64{"": 0}
 	var strList []string
 	idx := func(s string) uint64 {
@@ -694,9 +752,17 @@ func (e *encoder) outcomes(n int, target func(i int) state.Target) []state.Targe
 	type run struct{ rec, n uint64 }
 	var runs []run
 	var prev state.Target
+	var prevPtr *state.Target
 	var prevRec uint64
-	for i := range n {
-		t := target(i)
+	i := -1
+	for p := range seq {
+		i++
+		if i > 0 && p == prevPtr {
+			runs[len(runs)-1].n++
+			continue
+		}
+		prevPtr = p
+		t := *p
 		rec := prevRec
 		if i == 0 || t != prev {
 			k := keyOf(t)
@@ -791,13 +857,33 @@ func (e *encoder) stateBody(s *state.State) {
 		e.str(string(m.TargetKind))
 		e.str(m.Fingerprint)
 		e.content(m.Content)
-		ids := make([]string, 0, len(m.Targets))
-		for id := range m.Targets {
-			ids = append(ids, id)
+		// A compact message yields its targets in order, without
+		// gathering them into one list.
+		n, all := m.TargetCount(), m.AllTargets()
+		if !m.Compact() {
+			ids, targets := m.SortedTargets()
+			all = func(yield func(string, *state.Target) bool) {
+				for i, id := range ids {
+					if !yield(id, targets[i]) {
+						return
+					}
+				}
+			}
 		}
-		slices.Sort(ids)
-		e.ids(ids)
-		recs := e.outcomes(len(ids), func(i int) state.Target { return *m.Targets[ids[i]] })
+		e.idSeq(n, func(yield func(string) bool) {
+			for id := range all {
+				if !yield(id) {
+					return
+				}
+			}
+		})
+		recs := e.outcomeSeq(func(yield func(*state.Target) bool) {
+			for _, t := range all {
+				if !yield(t) {
+					return
+				}
+			}
+		})
 		if e.snapshot >= 3 {
 			e.earlierTags(m, recs)
 		}
@@ -855,7 +941,7 @@ func (e *encoder) entry(en state.Entry) {
 		e.ids(it.Targets)
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
-			e.outcomes(len(it.Outcomes), func(i int) state.Target { return it.Outcomes[i] })
+			e.outcomes(len(it.Outcomes), func(i int) *state.Target { return &it.Outcomes[i] })
 		}
 		if en.Type == state.EntryMove {
 			e.str(it.To)
@@ -872,6 +958,8 @@ type decoder struct {
 	// snapshot is the format of the snapshot body being read; 0 for a
 	// journal entry.
 	snapshot int
+	// compact: messages hold their targets in sorted tables, not maps.
+	compact bool
 }
 
 func (d *decoder) fail(msg string) {
@@ -1116,12 +1204,17 @@ func (d *decoder) outcomes(n int, set func(i int, t *state.Target)) {
 }
 
 func (d *decoder) stateBody(s *state.State) {
+	// The recipients list as encoded: a message sent to exactly that list
+	// (the usual campaign) shares its decoded ids.
+	var recipients []byte
 	switch d.byte() {
 	case 0:
 	case 1:
 		snap := &state.Snapshot{FetchedAt: d.time()}
 		isSet := d.boolean()
+		start := d.off
 		snap.UserIDs = d.ids()
+		recipients = d.b[start:d.off]
 		if isSet && snap.UserIDs == nil {
 			snap.UserIDs = []string{}
 		}
@@ -1133,7 +1226,13 @@ func (d *decoder) stateBody(s *state.State) {
 	s.Messages = make(map[string]*state.Message, n)
 	for range n {
 		m := &state.Message{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str(), Content: d.content()}
-		ids := d.ids()
+		var ids []string
+		if d.compact && len(recipients) > 1 && bytes.HasPrefix(d.b[d.off:], recipients) {
+			ids = s.Recipients.UserIDs
+			d.off += len(recipients)
+		} else {
+			ids = d.ids()
+		}
 		if d.err != nil {
 			return
 		}
@@ -1141,18 +1240,57 @@ func (d *decoder) stateBody(s *state.State) {
 			d.fail("address " + strconv.Quote(m.Address) + " repeated")
 			return
 		}
-		m.Targets = make(map[string]*state.Target, len(ids))
-		// Targets with equal records share one: a million delivered
-		// targets of a few requests cost a pointer each.
-		d.outcomes(len(ids), func(i int, t *state.Target) { m.Targets[ids[i]] = t })
-		if d.err == nil && len(m.Targets) != len(ids) {
-			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
+		if d.compact {
+			d.compactTargets(m, ids)
+		} else {
+			m.Targets = make(map[string]*state.Target, len(ids))
+			// Targets with equal records share one: a million delivered
+			// targets of a few requests cost a pointer each.
+			d.outcomes(len(ids), func(i int, t *state.Target) { m.Targets[ids[i]] = t })
+			if d.err == nil && len(m.Targets) != len(ids) {
+				d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
+			}
 		}
 		if d.snapshot >= 3 {
 			d.earlierTags(m)
 		}
 		s.Messages[m.Address] = m
 	}
+}
+
+// compactTargets reads the records of ids into a sorted table. Encode
+// writes ids sorted; a file that does not is sorted here.
+func (d *decoder) compactTargets(m *state.Message, ids []string) {
+	sorted := true
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		m.SetSortedTargetsFunc(ids, func(set func(int, *state.Target)) { d.outcomes(len(ids), set) })
+		return
+	}
+	recs := make([]*state.Target, len(ids))
+	d.outcomes(len(ids), func(i int, t *state.Target) { recs[i] = t })
+	if d.err != nil {
+		return
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	sids, srecs := make([]string, len(ids)), make([]*state.Target, len(ids))
+	for i, o := range order {
+		sids[i], srecs[i] = ids[o], recs[o]
+		if i > 0 && sids[i] == sids[i-1] {
+			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
+			return
+		}
+	}
+	m.SetSortedTargets(sids, srecs)
 }
 
 func (d *decoder) earlierTags(m *state.Message) {

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestForEachTosetDirect: for_each = toset(LIST) written in the block is
+// expanded without making the set (whose every walk sorts it); its
+// instances must be those of the same set made in a local, duplicates
+// and all.
+func TestForEachTosetDirect(t *testing.T) {
+	lists := []string{
+		`["b", "a", "b", "c"]`,
+		`[for r in csvdecode(file("rows.csv")) : r.id]`,
+		`tolist(["x", "y", "x"])`,
+		`[]`,
+		`[1, 2]`,
+	}
+	var csv strings.Builder
+	csv.WriteString("id,user\n")
+	for i := range 50 {
+		fmt.Fprintf(&csv, "k%d,u%d\n", i%37, i)
+	}
+	block := func(list, forEach string) string {
+		return svc + `
+locals {
+  set = toset(` + list + `)
+}
+notification "n" {
+  for_each = ` + forEach + `
+  user_ids = ["u-${each.key}"]
+  title    = "T ${each.value}"
+  body     = "B"
+  tag      = "t-${each.key}"
+}
+`
+	}
+	for _, list := range lists {
+		t.Run(list, func(t *testing.T) {
+			direct, ddiags := load(t, map[string]string{"main.hcl": block(list, "toset("+list+")"), "rows.csv": csv.String()}, Options{})
+			viaLocal, vdiags := load(t, map[string]string{"main.hcl": block(list, "local.set"), "rows.csv": csv.String()}, Options{})
+			if ddiags.HasErrors() || vdiags.HasErrors() {
+				// The same error, at the for_each of each.
+				if len(ddiags) != 1 || len(vdiags) != 1 || ddiags[0].Summary != vdiags[0].Summary || ddiags[0].Detail != vdiags[0].Detail {
+					t.Fatalf("direct: %v; via a local: %v", ddiags, vdiags)
+				}
+				return
+			}
+			if len(direct.Messages) != len(viaLocal.Messages) {
+				t.Fatalf("%d instances, want %d", len(direct.Messages), len(viaLocal.Messages))
+			}
+			for i, m := range direct.Messages {
+				w := viaLocal.Messages[i]
+				if m.Address != w.Address || m.Key != w.Key || !reflect.DeepEqual(m.Targets, w.Targets) || m.Content != w.Content {
+					t.Errorf("instance %d: %+v, want %+v", i, m, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,402 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"pushform/config"
+	"pushform/state"
+)
+
+// Stream makes a plan while the recipients list one message is sent to is
+// still arriving, and hands out each request as soon as its targets are
+// known, so that apply can send the first requests while the rest of the
+// list is fetched. What it hands out is exactly the start of the plan Make
+// makes once the list is whole: NewStream takes only configurations whose
+// requests depend on the list in nothing but its ids, and Finish makes the
+// whole plan with Make's code and checks every request handed out against
+// it.
+//
+// What the plan says about the streamed message beyond its requests (its
+// action, counts, warnings) is known only at Finish; so is the plan as a
+// whole, which is why only apply --auto-approve streams: a plan shown
+// before asking is made whole first.
+type Stream struct {
+	st     *state.State
+	opts   Options
+	m      *config.Message // the streamed message, its targets unknown
+	index  int             // of its change in the plan
+	tmpl   *Change         // its change, as far as known before its targets
+	prior  *state.Message
+	pl     *planning
+	cc     *changeContext
+	cl     classified // of the ids so far; send kept only with a prior
+	listed int        // ids added
+
+	// The requests being packed, as pack makes them: cur is the request
+	// being filled, with n targets.
+	cur []RequestPart
+	n   int
+
+	mu      sync.Mutex
+	ready   []Request // requests handed out, in order
+	plan    *Plan     // the whole plan, once Finish made it
+	err     error     // why the plan will not be finished
+	changed chan struct{}
+}
+
+// Request is one request of a plan: its parts in order.
+type Request struct {
+	Parts []RequestPart
+}
+
+// RequestPart is the targets of one change in a request. Change holds at
+// least what the request needs (address, kind, content, fingerprint,
+// delivery window, send rates); Index is its place in Plan.Changes.
+type RequestPart struct {
+	Change  *Change
+	Index   int
+	Targets []string
+}
+
+// Request returns request b of p.
+func (p *Plan) Request(b int) Request {
+	parts := p.Batches[b].Parts
+	r := Request{Parts: make([]RequestPart, len(parts))}
+	for i, pt := range parts {
+		r.Parts[i] = RequestPart{Change: p.Changes[pt.Change], Index: pt.Change, Targets: p.Targets(pt)}
+	}
+	return r
+}
+
+// NewStream returns a Stream for cfg (as loaded, before Resolve) when its
+// plan can be made while the recipients list arrives, or nil: then the
+// list is fetched whole and the plan made with Make. It streams when
+// exactly one message, selected by opts, waits for the list and takes it
+// as is (the caller checks config.Loader.ResolvesByReference), and when
+// nothing else in the plan depends on the list's whole: no moved block,
+// frequency cap, send_rate or max_targets in the configuration, no address
+// the plan would forget (no rename to detect), no skipped user of another
+// message who might be a recipient again, and a message that sends now
+// (no send_after ahead, no send_before passed).
+func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
+	opts = opts.withDefaults()
+	var m *config.Message
+	for _, cm := range cfg.Messages {
+		if !cm.Targets.Unknown {
+			continue
+		}
+		if m != nil || cm.Targets.Recipients == "" || cm.Targets.Kind != config.TargetUsers {
+			return nil
+		}
+		m = cm
+	}
+	if m == nil || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
+		m.MaxTargets > 0 || m.SendRate != nil ||
+		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) {
+		return nil
+	}
+	for _, c := range cfg.Campaigns {
+		if c.SendRate != nil || c.MaxTargets > 0 || c.FrequencyCap != nil {
+			return nil
+		}
+	}
+	for _, cm := range cfg.Messages {
+		if cm.SendRate != nil {
+			return nil
+		}
+	}
+	if checkAddresses(cfg, st, opts) != nil {
+		return nil
+	}
+	declared := make(map[string]bool, len(cfg.Messages))
+	for _, cm := range cfg.Messages {
+		declared[cm.Address] = true
+	}
+	var prior *state.Message
+	if st != nil {
+		for addr, sm := range st.Messages {
+			if !declared[addr] {
+				return nil // forgotten: a rename might be detected
+			}
+			if addr != m.Address && sm.TargetKind == config.TargetUsers && hasSkipped(sm) {
+				return nil // its plan reads the whole list
+			}
+		}
+		prior = st.Messages[m.Address]
+		if prior != nil && prior.TargetKind != m.Targets.Kind {
+			return nil // every recorded target is forgotten
+		}
+	}
+
+	s := &Stream{st: st, opts: opts, m: m, prior: prior, changed: make(chan struct{})}
+	s.pl = &planning{opts: opts, replace: toSet(opts.Replace)}
+	s.tmpl = &Change{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: Fingerprint(m.Kind, m.Content),
+		Content: m.Content, SendAfter: m.SendAfter, SendBefore: m.SendBefore}
+	if prior != nil {
+		s.cc = newChangeContext(m, prior, s.tmpl.Fingerprint, s.pl.replace[m.Address])
+		s.cc.listed = true
+	}
+	// The changes of the other messages are made now, with the code of
+	// Make; those before the streamed one are packed into requests.
+	var before []*Change
+	var addrs []string
+	for _, cm := range cfg.Messages {
+		if selected(cm.Address, opts.Targets) {
+			addrs = append(addrs, cm.Address)
+		}
+	}
+	sort.Strings(addrs)
+	s.index = sort.SearchStrings(addrs, m.Address)
+	for _, cm := range cfg.Messages {
+		if cm == m || !selected(cm.Address, opts.Targets) || cm.Address > m.Address {
+			continue
+		}
+		var pm *state.Message
+		if st != nil {
+			pm = st.Messages[cm.Address]
+		}
+		before = append(before, s.pl.change(cm, pm))
+	}
+	sort.Slice(before, func(i, j int) bool { return before[i].Address < before[j].Address })
+	for i, c := range before {
+		s.pack(c, i, c.Send)
+	}
+	return s
+}
+
+// hasSkipped reports whether m records a skipped target.
+func hasSkipped(m *state.Message) bool {
+	var last *state.Target
+	for _, t := range m.AllTargets() {
+		if t != last && t.Outcome == state.Skipped {
+			return true
+		}
+		last = t
+	}
+	return false
+}
+
+// Address is the address of the message whose targets the stream takes.
+func (s *Stream) Address() string { return s.m.Address }
+
+// Source is the name of the recipients data source the stream takes.
+func (s *Stream) Source() string { return s.m.Targets.Recipients }
+
+// Add takes the next ids of the recipients list, in the order served,
+// none seen before, and hands out the requests they complete. The stream
+// keeps ids; the caller does not write to them.
+func (s *Stream) Add(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	s.listed += len(ids)
+	send := ids
+	if s.prior != nil {
+		cl := s.pl.classify(ids, s.cc)
+		send = cl.send
+		s.cl.merge(cl, len(s.cc.earlier))
+	}
+	s.pack(s.tmpl, s.index, send)
+}
+
+// pack adds targets of change c (index i) to the requests, as pack does,
+// and hands out each request filled.
+func (s *Stream) pack(c *Change, i int, targets []string) {
+	limit := s.opts.BatchLimit
+	for len(targets) > 0 {
+		if s.n == limit {
+			s.handOut()
+		}
+		k := min(len(targets), limit-s.n)
+		if last := len(s.cur) - 1; last >= 0 && s.cur[last].Index == i {
+			// The part goes on from an earlier piece of the list: one
+			// part, its targets gathered into a list of their own.
+			p := &s.cur[last]
+			p.Targets = append(slices.Clip(p.Targets), targets[:k]...)
+		} else {
+			// A piece of the list itself, with the capacity after it: a
+			// state table extends its copy-free segment over the next.
+			s.cur = append(s.cur, RequestPart{Change: c, Index: i, Targets: targets[:k]})
+		}
+		s.n += k
+		targets = targets[k:]
+	}
+	if s.n == limit {
+		s.handOut()
+	}
+}
+
+func (s *Stream) handOut() {
+	s.mu.Lock()
+	s.ready = append(s.ready, Request{Parts: s.cur})
+	s.wakeLocked()
+	s.mu.Unlock()
+	s.cur, s.n = nil, 0
+}
+
+func (s *Stream) wakeLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Finish makes the whole plan once the list is complete: cfg is the
+// configuration resolved with it (config.Loader.Resolve), recipients the
+// list as planned with. It checks that every request handed out is the
+// request Make puts at its place; an error stops the stream (and whoever
+// sends its requests) after the requests handed out.
+func (s *Stream) Finish(cfg *config.Config, recipients *state.Snapshot) (*Plan, error) {
+	p, err := s.finish(cfg, recipients)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.err = err
+	} else {
+		// The plan's requests are those handed out, which may go: they
+		// hold the pieces of the list as it arrived, the plan the list.
+		s.plan, s.ready = p, nil
+	}
+	s.wakeLocked()
+	return p, err
+}
+
+func (s *Stream) finish(cfg *config.Config, recipients *state.Snapshot) (*Plan, error) {
+	var m *config.Message
+	for _, cm := range cfg.Messages {
+		if cm.Address == s.m.Address {
+			m = cm
+		}
+	}
+	if m == nil || len(m.Targets.IDs) != s.listed || m.Targets.Unknown {
+		return nil, fmt.Errorf("planning while the recipients arrived: %s has %d targets once resolved, %d arrived", s.m.Address, lenIDs(m), s.listed)
+	}
+	var pre *preclassified
+	if s.prior != nil {
+		pre = &preclassified{addr: m.Address, cc: s.cc, cl: s.cl}
+	}
+	p, err := makePlan(Input{Config: cfg, State: s.st, Recipients: recipients, Refreshed: true}, s.opts, pre)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	handed := s.ready
+	s.mu.Unlock()
+	if len(handed) > len(p.Batches) {
+		return nil, fmt.Errorf("planning while the recipients arrived: %d requests were handed out, the plan has %d", len(handed), len(p.Batches))
+	}
+	for b, r := range handed {
+		if !sameRequest(r, p.Request(b)) {
+			return nil, fmt.Errorf("planning while the recipients arrived: request %d differs from the plan's", b+1)
+		}
+	}
+	return p, nil
+}
+
+func lenIDs(m *config.Message) int {
+	if m == nil {
+		return 0
+	}
+	return len(m.Targets.IDs)
+}
+
+// sameRequest reports whether a and b send the same targets of the same
+// changes, part by part.
+func sameRequest(a, b Request) bool {
+	if len(a.Parts) != len(b.Parts) {
+		return false
+	}
+	for i, pa := range a.Parts {
+		pb := b.Parts[i]
+		if pa.Index != pb.Index || pa.Change.Address != pb.Change.Address || pa.Change.Fingerprint != pb.Change.Fingerprint ||
+			!slices.Equal(pa.Targets, pb.Targets) {
+			return false
+		}
+	}
+	return true
+}
+
+// Fail stops the stream: the list will not be complete. Requests handed
+// out stay handed out; no other is.
+func (s *Stream) Fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.plan == nil && s.err == nil {
+		s.err = err
+		s.wakeLocked()
+	}
+}
+
+// RequestStatus says whether a request of a stream can be had.
+type RequestStatus int
+
+// Request statuses.
+const (
+	RequestReady   RequestStatus = iota // the request is planned
+	RequestPending                      // not yet: the list is still arriving
+	RequestNone                         // the plan has no such request
+	RequestFailed                       // the plan will not be finished
+)
+
+// Request returns request b when it is planned. A request handed out
+// before Finish is the plan's (Finish checks it), and after Finish the
+// plan's own is returned.
+func (s *Stream) Request(b int) (Request, RequestStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.plan != nil && b < len(s.plan.Batches):
+		return s.plan.Request(b), RequestReady
+	case s.plan != nil:
+		return Request{}, RequestNone
+	case b < len(s.ready):
+		return s.ready[b], RequestReady
+	case s.err != nil:
+		return Request{}, RequestFailed
+	}
+	return Request{}, RequestPending
+}
+
+// Wait returns once request b is no longer pending, or ctx ends.
+func (s *Stream) Wait(ctx context.Context, b int) error {
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if _, st := s.Request(b); st != RequestPending {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Plan returns the whole plan once Finish made it: nil and the reason
+// when the stream failed, nil and nil while it is still being made.
+func (s *Stream) Plan() (*Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.plan, s.err
+}
+
+// WaitPlan waits for Finish or Fail.
+func (s *Stream) WaitPlan(ctx context.Context) (*Plan, error) {
+	for {
+		s.mu.Lock()
+		p, err, ch := s.plan, s.err, s.changed
+		s.mu.Unlock()
+		if p != nil || err != nil {
+			return p, err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
