@@ -175,8 +175,12 @@ func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Strea
 	}
 	// The stream plans from the state as read while apply records into a
 	// fork of it.
-	if sess.State != nil {
-		sess.State = sess.State.Fork()
+	if read := sess.State; read != nil {
+		sess.State = read.Fork()
+		// The plan is made from the list being fetched: the one recorded
+		// last is kept only by the fork, until its first intent withdraws
+		// it (ten million ids are 240 MB).
+		read.Recipients = nil
 	}
 	// The state is created (when there is none) with the first entry, as
 	// apply without streaming creates it only for a plan with changes.

@@ -345,7 +345,11 @@ type gate struct {
 	pending int                    // sends not yet done with
 	idle    *sync.Cond             // on mu: signalled when pending drops to 0
 	arrived chan int               // the number of each send as it arrives
-	closed  chan struct{}          // the test is over: held sends give up
+	// splitList, when set, is taken by the next recipients answer: the
+	// gate passes on its first half, then the rest once splitList is
+	// closed (releaseList), so sends can be seen while the list arrives.
+	splitList chan struct{}
+	closed    chan struct{} // the test is over: held sends give up
 }
 
 // gateSend is one send request that reached the gate.
@@ -386,6 +390,25 @@ func (g *gate) releaseSends() {
 	if g.hold {
 		g.hold = false
 		close(g.release)
+	}
+}
+
+// splitNextList makes the gate pass on the next recipients answer in two
+// halves, the second only at releaseList.
+func (g *gate) splitNextList() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.splitList = make(chan struct{})
+}
+
+// releaseList lets the rest of a split recipients answer go, and stops
+// splitting the next one.
+func (g *gate) releaseList() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.splitList != nil {
+		close(g.splitList)
+		g.splitList = nil
 	}
 }
 
@@ -508,6 +531,26 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/recipients") {
+		g.mu.Lock()
+		split := g.splitList
+		g.mu.Unlock()
+		if split != nil {
+			half := len(out) / 2
+			if _, err := w.Write(out[:half]); err != nil {
+				return
+			}
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				return
+			}
+			select {
+			case <-split:
+			case <-g.closed:
+				return
+			}
+			out = out[half:]
+		}
+	}
 	if _, err := w.Write(out); err != nil {
 		return
 	}

@@ -96,3 +96,70 @@ func BenchmarkRename1M(b *testing.B) {
 		}
 	}
 }
+
+// compactDelivered returns the state plan and apply read (compact tables)
+// after m was delivered to every one of its targets, folded from the
+// entries apply journals, 500 targets a request.
+func compactDelivered(b *testing.B, m *config.Message) *state.State {
+	b.Helper()
+	st := state.New("test")
+	st.Compact = true
+	fp := Fingerprint(m.Kind, m.Content)
+	ids := m.Targets.IDs
+	outs := make([]state.Target, 500)
+	for i := range outs {
+		outs[i] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+	}
+	for batch, from := 0, 0; from < len(ids); batch, from = batch+1, from+500 {
+		part := ids[from:min(from+500, len(ids))]
+		content := m.Content
+		intent := state.Entry{Type: state.EntryIntent, Batch: int64(batch), Time: now,
+			Items: []state.Item{{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: fp, Content: &content, Targets: part}}}
+		outcome := state.Entry{Type: state.EntryOutcome, Batch: int64(batch), Time: now, RequestID: fmt.Sprintf("req-%d", batch), Status: 200,
+			Items: []state.Item{{Address: m.Address, Fingerprint: fp, Targets: part, Outcomes: outs[:len(part)]}}}
+		if err := st.ApplyEntry(intent); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.ApplyEntry(outcome); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return st
+}
+
+// BenchmarkNoOp10M plans a campaign of ten million users, all delivered,
+// over a compact state: the no-op plan of `go run ./bench -scale 10`
+// without reading the files. Skipped with -short.
+func BenchmarkNoOp10M(b *testing.B) {
+	if testing.Short() {
+		b.Skip("ten million targets; skipped with -short")
+	}
+	m := note("notification.announce", "Launch", "It is here", "launch", benchIDs(10_000_000)...)
+	in := Input{Config: cfgOf(m), State: compactDelivered(b, m)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		p, err := Make(in, Options{Now: now})
+		if err != nil || p.HasChanges() {
+			b.Fatalf("plan: %v, changes %v", err, p.Summary)
+		}
+	}
+}
+
+// BenchmarkCreate10M plans the first send of a ten-million-user campaign:
+// 20,000 requests. Skipped with -short.
+func BenchmarkCreate10M(b *testing.B) {
+	if testing.Short() {
+		b.Skip("ten million targets; skipped with -short")
+	}
+	m := note("notification.announce", "Launch", "It is here", "launch", benchIDs(10_000_000)...)
+	in := Input{Config: cfgOf(m)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		p, err := Make(in, Options{Now: now})
+		if err != nil || p.Summary.Requests != 20_000 {
+			b.Fatalf("plan: %v, %d requests", err, p.Summary.Requests)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// streamCampaign sends one untagged notification (a duplicate would show
+// as a second inbox entry) to every recipient, which apply --auto-approve
+// streams: requests go out while the list arrives. A small tagged
+// notification before it in address order shares the first request.
+const streamCampaign = `
+data "recipients" "all" {}
+
+notification "early" {
+  user_ids = [for i in range(10) : format("u%05d", i)]
+  title    = "Early"
+  body     = "before the streamed one"
+  tag      = "early"
+}
+
+notification "everyone" {
+  user_ids = data.recipients.all.user_ids
+  title    = "Everyone"
+  body     = "sent while the list arrives"
+}
+`
+
+// TestCrashRecoveryStreamed kills apply with SIGKILL while it sends a
+// recipients list that is still arriving, then later in its sends, and
+// re-runs it: every device must show the notification at most once, and
+// every target must be delivered or (untagged, unanswered at a kill) held
+// as unknown.
+//
+// The gate in front of the sandbox passes on the first half of the list
+// and holds the rest: the first two runs are killed after sends arrived
+// that the half list made possible, so the kills land while the plan is
+// not yet whole, and the sends show that apply did not wait for it.
+func TestCrashRecoveryStreamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test: kills apply; skipped with -short")
+	}
+	const (
+		parallelism = 4
+		midList     = 2 // runs killed with half the list held back
+		kills       = 6
+		guard       = 2 * time.Minute // a hang guard, not a bound on speed
+	)
+	const maxUnanswered = parallelism + min(parallelism, 2) + 1 // as in TestCrashRecovery
+	sb := startSandbox(t, crashSeed, "--latency", "60ms", "--quiet")
+	g := startGate(t, sb)
+	w := newWorkspace(t, g.base(), streamCampaign)
+	rng := rand.New(rand.NewPCG(20261124, 7))
+
+	killed := 0
+	for round := 0; killed < kills; round++ {
+		if round > 3*kills {
+			t.Fatalf("only %d kills in %d rounds", killed, round)
+		}
+		g.settle()
+		g.reset()
+		split := killed < midList
+		if split {
+			g.splitNextList()
+		}
+		before := observeFiles(t, w.dir)
+		p := w.startProcEnv(nil, "apply", "--auto-approve", "--parallelism", strconv.Itoa(parallelism), "--json")
+		n := 1 + rng.IntN(6)
+		for i := 0; i < n && !p.exited(); i++ {
+			select {
+			case <-g.arrived:
+			case <-p.done:
+			case <-time.After(guard):
+				t.Fatalf("round %d: no send request within %s (split list: %v)\nstderr:\n%s", round, guard, split, p.stderr)
+			}
+		}
+		if !split {
+			time.Sleep(time.Duration(rng.Int64N(int64(80 * time.Millisecond)))) // anywhere in the next request
+		}
+		ok := p.kill(syscall.SIGKILL)
+		g.releaseList()
+		if !ok {
+			if split {
+				t.Fatalf("round %d: apply ended with half the recipients list held back\nstdout:\n%s\nstderr:\n%s", round, p.stdout, p.stderr)
+			}
+			if code := p.wait(time.Second); code != 0 {
+				t.Fatalf("round %d: apply exited %d\nstderr:\n%s", round, code, p.stderr)
+			}
+			break // the campaign is done: no more to kill
+		}
+		killed++
+		after := observeFiles(t, w.dir)
+		open := len(unansweredIntents(t, before, after))
+		if open > maxUnanswered {
+			t.Errorf("round %d: the kill left %d requests recorded as sent and unanswered; at most %d can be", round, open, maxUnanswered)
+		}
+		t.Logf("round %d: killed after %d sends (list split: %v), %d requests left unanswered in the journal", round, len(g.reset()), split, open)
+	}
+
+	w.mustRun(0, "apply", "--auto-approve", "--parallelism", strconv.Itoa(parallelism))
+	w.mustRun(0, "plan", "--detailed-exitcode")
+
+	var targets []crashTarget
+	for i := range 20000 {
+		id, dev := fmt.Sprintf("u%05d", i), fmt.Sprintf("d%05d", i)
+		targets = append(targets, crashTarget{addr: "notification.everyone", id: id, device: dev, title: "Everyone", badge: -1})
+		if i < 10 {
+			targets = append(targets, crashTarget{addr: "notification.early", id: id, device: dev, title: "Early", tagged: true, badge: -1})
+		}
+	}
+	var devIDs []string
+	for i := range 20000 {
+		devIDs = append(devIDs, fmt.Sprintf("d%05d", i))
+	}
+	devs := sb.devices(devIDs)
+	var tally crashTally
+	tally.check(t, w.readState(), targets, devs)
+	tally.checkDevices(t, devs)
+	t.Logf("streamed crash test: %d kills (%d with the list half served); %d targets: %d delivered, %d unknown and held (%d of them reached the device), %d lost, %d duplicates",
+		killed, min(killed, midList), tally.targets, tally.delivered, tally.unknown, tally.unknownReceived, tally.lost, tally.dups)
+}

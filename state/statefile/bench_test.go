@@ -1,0 +1,66 @@
+package statefile
+
+import (
+	"bytes"
+	"testing"
+
+	"pushform/state"
+	"pushform/state/statetest"
+)
+
+// delivered10M is the state after an apply delivered one notification to
+// ten million users, as apply builds it (compact tables).
+func delivered10M(b *testing.B) *state.State {
+	b.Helper()
+	if testing.Short() {
+		b.Skip("ten million targets; skipped with -short")
+	}
+	st := state.New("test")
+	st.Compact = true
+	for batch := range 20_000 {
+		intent, outcome := statetest.BatchEntries(batch, 500)
+		if err := st.ApplyEntry(intent); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.ApplyEntry(outcome); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return st
+}
+
+// BenchmarkEncode10M writes the snapshot of ten million delivered targets:
+// the final snapshot of `go run ./bench -scale 10`. Skipped with -short.
+func BenchmarkEncode10M(b *testing.B) {
+	st := delivered10M(b)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		buf.Reset()
+		if err := Encode(&buf, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len())/10e6, "B/target")
+}
+
+// BenchmarkDecodeCompact10M reads that snapshot back as plan and apply do.
+// Skipped with -short.
+func BenchmarkDecodeCompact10M(b *testing.B) {
+	st := delivered10M(b)
+	var buf bytes.Buffer
+	if err := Encode(&buf, st); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := DecodeCompact(bytes.NewReader(data))
+		if err != nil || len(got.Messages) != 1 {
+			b.Fatalf("decode: %v", err)
+		}
+	}
+}
