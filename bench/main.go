@@ -55,7 +55,7 @@ const (
 	keyEnv              = "PUSHFORM_API_KEY"
 	packedNotifications = 10_000
 	forEachRows         = 100_000
-	bigMapRows          = 1_000_000
+	bigMapRows          = 500_000 // 13 MiB of CSV: file() reads at most 16 MiB
 	peerWorkers         = 10
 	peerMaxTargets      = 2_000_000
 )

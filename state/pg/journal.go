@@ -14,7 +14,13 @@ import (
 
 // Read implements state.Reader: the snapshot with the journal rows that
 // extend it replayed in order, read in one transaction.
-func (m *Manager) Read() (*state.State, error) {
+func (m *Manager) Read() (*state.State, error) { return m.read(false) }
+
+// ReadCompact is Read returning a compact state (see state.State.Compact),
+// as plan and apply read it: no map of targets.
+func (m *Manager) ReadCompact() (*state.State, error) { return m.read(true) }
+
+func (m *Manager) read(compact bool) (*state.State, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.usable(); err != nil {
@@ -42,7 +48,11 @@ func (m *Manager) Read() (*state.State, error) {
 		}
 		h.exists, h.serial = true, uint64(serial)
 		if snapshot != nil {
-			if s, err = statefile.Decode(bytes.NewReader(snapshot)); err != nil {
+			decode := statefile.Decode
+			if compact {
+				decode = statefile.DecodeCompact
+			}
+			if s, err = decode(bytes.NewReader(snapshot)); err != nil {
 				bad = fmt.Errorf("%s: the snapshot at serial %d is corrupt: %v", m, serial, err)
 				return bad
 			}
@@ -67,7 +77,7 @@ func (m *Manager) Read() (*state.State, error) {
 				return bad
 			}
 			if s == nil {
-				s = &state.State{Version: state.FormatVersion, Lineage: h.lineage, Serial: h.serial, Environment: env, Messages: map[string]*state.Message{}}
+				s = &state.State{Version: state.FormatVersion, Lineage: h.lineage, Serial: h.serial, Environment: env, Messages: map[string]*state.Message{}, Compact: compact}
 			}
 			if err := s.ApplyEntry(e); err != nil {
 				bad = fmt.Errorf("%s: replaying journal entry %d of serial %d: %w", m, n, serial, err)

@@ -21,6 +21,16 @@ func TestManagerConformance(t *testing.T) {
 	})
 }
 
+// TestManagerCompactConformance runs it reading compact states, as plan
+// and apply do.
+func TestManagerCompactConformance(t *testing.T) {
+	pgtest.URL(t)
+	t.Parallel()
+	statetest.TestManager(t, func(t *testing.T) state.Manager {
+		return statetest.Compact(t, pgtest.Open(t, pgtest.Options(t)))
+	})
+}
+
 func TestSharedConformance(t *testing.T) {
 	pgtest.URL(t)
 	t.Parallel()

@@ -1,10 +1,11 @@
-package statefile
+package statefile_test
 
 import (
 	"bytes"
 	"testing"
 
 	"pushform/state"
+	"pushform/state/statefile"
 	"pushform/state/statetest"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkEncode10M(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		buf.Reset()
-		if err := Encode(&buf, st); err != nil {
+		if err := statefile.Encode(&buf, st); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,7 +51,7 @@ func BenchmarkEncode10M(b *testing.B) {
 func BenchmarkDecodeCompact10M(b *testing.B) {
 	st := delivered10M(b)
 	var buf bytes.Buffer
-	if err := Encode(&buf, st); err != nil {
+	if err := statefile.Encode(&buf, st); err != nil {
 		b.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -58,7 +59,7 @@ func BenchmarkDecodeCompact10M(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		got, err := DecodeCompact(bytes.NewReader(data))
+		got, err := statefile.DecodeCompact(bytes.NewReader(data))
 		if err != nil || len(got.Messages) != 1 {
 			b.Fatalf("decode: %v", err)
 		}

@@ -2,6 +2,7 @@
 package statetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"pushform/message"
 	"pushform/state"
+	"pushform/state/statefile"
 )
 
 // TestManager runs the conformance test against managers made by
@@ -625,4 +627,59 @@ func BatchEntries(batch, size int) (intent, outcome state.Entry) {
 	outcome = state.Entry{Type: state.EntryOutcome, Batch: int64(batch), Time: at, RequestID: req, Status: 200,
 		Items: []state.Item{{Address: "campaign.launch.notification.announce", Fingerprint: "fp-launch", Targets: ids, Outcomes: outs}}}
 	return intent, outcome
+}
+
+// CompactManager is a manager that also reads compact states, as plan and
+// apply read them.
+type CompactManager interface {
+	state.Manager
+	ReadCompact() (*state.State, error)
+}
+
+// Compact returns m with Read going through ReadCompact: each read checks
+// that ReadCompact gives what Read gives, and hands the caller the state
+// with maps, which TestManager indexes. TestManager(t, func(t) { return
+// Compact(t, newManager(t)) }) runs the conformance test over compact reads.
+func Compact(t *testing.T, m CompactManager) state.Manager { return compactManager{m, t} }
+
+type compactManager struct {
+	CompactManager
+	t *testing.T
+}
+
+func (c compactManager) Read() (*state.State, error) {
+	cs, err := c.CompactManager.ReadCompact()
+	ms, merr := c.CompactManager.Read()
+	if (err == nil) != (merr == nil) {
+		c.t.Fatalf("ReadCompact: %v; Read: %v", err, merr)
+	}
+	if err != nil || cs == nil {
+		if (cs == nil) != (ms == nil) {
+			c.t.Fatalf("ReadCompact gave %v, Read %v", cs, ms)
+		}
+		return cs, err
+	}
+	if !cs.Compact {
+		c.t.Fatal("ReadCompact gave a state that is not compact")
+	}
+	var a, b bytes.Buffer
+	if err := statefile.Encode(&a, cs); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := statefile.Encode(&b, ms); err != nil {
+		c.t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		c.t.Fatal("ReadCompact and Read disagree")
+	}
+	for _, m := range cs.Messages {
+		targets := make(map[string]*state.Target, m.TargetCount())
+		for id, t := range m.AllTargets() {
+			targets[id] = t
+		}
+		*m = state.Message{Address: m.Address, Kind: m.Kind, TargetKind: m.TargetKind, Fingerprint: m.Fingerprint,
+			Content: m.Content, EarlierTags: m.EarlierTags, Targets: targets}
+	}
+	cs.Compact = false
+	return cs, nil
 }
