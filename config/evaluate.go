@@ -75,6 +75,9 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 		br.settings, d = evalBlockSettings(mb, ctx)
 		diags = append(diags, d...)
 		insts, ok, d := forEachInstances(mb, ctx)
+		if !ok && e.forEachReadsFailedLocal(mb) {
+			d = nil // the local's own error says it: "not known" would only echo it
+		}
 		diags = append(diags, d...)
 		if ok {
 			br.messages, d = expandMessage(br, insts, ctx, sc)
@@ -140,4 +143,20 @@ func expandMessage(br *blockResult, insts []instance, ctx *hcl.EvalContext, sc *
 
 func sortMessages(ms []*Message) {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Address < ms[j].Address })
+}
+
+// forEachReadsFailedLocal reports whether mb's for_each reads a local
+// whose evaluation failed (and was reported): one not known though it
+// reads no data source.
+func (e *evaluation) forEachReadsFailedLocal(mb *messageBlock) bool {
+	a, ok := mb.content.Attributes["for_each"]
+	if !ok {
+		return false
+	}
+	for _, dep := range localDeps(a.Expr) {
+		if v, declared := e.locals[dep.name]; declared && !e.dataLocals[dep.name] && !v.IsWhollyKnown() {
+			return true
+		}
+	}
+	return false
 }

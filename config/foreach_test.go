@@ -61,3 +61,22 @@ notification "n" {
 		})
 	}
 }
+
+// TestForEachOverFailedLocal: a for_each over a local that failed reports
+// the local's error only, not a second one saying the for_each is unknown.
+func TestForEachOverFailedLocal(t *testing.T) {
+	_, diags := load(t, map[string]string{"main.hcl": svc + `
+locals {
+  orders = { for o in csvdecode(file("missing.csv")) : o.order_id => o }
+}
+notification "n" {
+  for_each = local.orders
+  user_ids = [each.value.user_id]
+  title    = "T"
+  body     = "B"
+}
+`}, Options{})
+	if len(diags) != 1 || !strings.Contains(diags[0].Error(), "missing.csv") {
+		t.Fatalf("want the local's error only, got %v", diags)
+	}
+}
