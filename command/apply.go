@@ -177,10 +177,12 @@ func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Strea
 	// fork of it.
 	if read := sess.State; read != nil {
 		sess.State = read.Fork()
-		// The plan is made from the list being fetched: the one recorded
-		// last is kept only by the fork, until its first intent withdraws
-		// it (ten million ids are 240 MB).
-		read.Recipients = nil
+		// The plan is made from the list being fetched, and the first
+		// intent withdraws the one recorded last: neither the plan nor the
+		// fork needs it in memory (ten million ids are 240 MB). A run that
+		// records nothing saves nothing (persistAfterApply), so the stored
+		// list stays as it was.
+		read.Recipients, sess.State.Recipients = nil, nil
 	}
 	// The state is created (when there is none) with the first entry, as
 	// apply without streaming creates it only for a plan with changes.
@@ -384,10 +386,14 @@ func interruptedMessage(res *executor.Result, where string) string {
 // then records everything the run knows, and one that fails leaves the
 // journal as it was, which holds what it acknowledged. Once saved, nothing
 // is unrecorded (not-sent records are outcome entries too): res.Unrecorded
-// is cleared.
+// is cleared. Without a recorder (a streamed apply that recorded
+// nothing) there is nothing to save: the stored state is as it was read.
 func persistAfterApply(sess *backend.Session, rec *state.Recorder, res *executor.Result) error {
+	if rec == nil {
+		return nil
+	}
 	u := res.Unrecorded
-	if u == nil || len(u.Entries) == 0 || rec == nil {
+	if u == nil || len(u.Entries) == 0 {
 		return sess.Persist()
 	}
 	var foldErr error
