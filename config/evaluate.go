@@ -1,7 +1,9 @@
 package config
 
 import (
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -131,15 +133,36 @@ func (e *evaluation) readsData(mb *messageBlock) bool {
 
 // expandMessage decodes every instance of a message block.
 func expandMessage(br *blockResult, insts []instance, ctx *hcl.EvalContext, sc *scope) ([]*Message, hcl.Diagnostics) {
+	msgs := make([]*Message, len(insts))
+	instDiags := make([]hcl.Diagnostics, len(insts))
+	decode := func(from, to int) {
+		for i := from; i < to; i++ {
+			msgs[i], instDiags[i] = decodeMessage(br.mb, br.settings, insts[i], instanceContext(ctx, insts[i]), sc)
+		}
+	}
+	// Instances are independent (the block, the root context and the scope
+	// are only read), so a large for_each is decoded on every core; the
+	// results keep the instances' order.
+	workers := min(runtime.GOMAXPROCS(0), len(insts)/parallelFrom)
+	if workers < 2 {
+		decode(0, len(insts))
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() { decode(w*len(insts)/workers, (w+1)*len(insts)/workers) })
+		}
+		wg.Wait()
+	}
 	var diags hcl.Diagnostics
-	msgs := make([]*Message, 0, len(insts))
-	for _, in := range insts {
-		m, d := decodeMessage(br.mb, br.settings, in, instanceContext(ctx, in), sc)
+	for _, d := range instDiags {
 		diags = append(diags, d...)
-		msgs = append(msgs, m)
 	}
 	return msgs, diags
 }
+
+// parallelFrom is how many instances each worker of expandMessage gets at
+// least: below that, goroutines cost more than they save.
+const parallelFrom = 1000
 
 func sortMessages(ms []*Message) {
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Address < ms[j].Address })

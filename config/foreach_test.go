@@ -80,3 +80,42 @@ notification "n" {
 		t.Fatalf("want the local's error only, got %v", diags)
 	}
 }
+
+// TestForEachLargeInParallel: a for_each large enough to be decoded on
+// several goroutines gives every instance, in order, with its own values,
+// and the diagnostics of all of them (run with -race).
+func TestForEachLargeInParallel(t *testing.T) {
+	const n = 3 * parallelFrom
+	var csv strings.Builder
+	csv.WriteString("id,user\n")
+	for i := range n {
+		user := fmt.Sprintf("u%05d", i)
+		if i%1000 == 999 {
+			user = "" // an empty id: one diagnostic
+		}
+		fmt.Fprintf(&csv, "k%05d,%s\n", i, user)
+	}
+	cfg, diags := load(t, map[string]string{"rows.csv": csv.String(), "main.hcl": svc + `
+notification "n" {
+  for_each = { for r in csvdecode(file("rows.csv")) : r.id => r }
+  user_ids = [each.value.user]
+  title    = "T ${each.key}"
+  body     = "B"
+}
+`}, Options{})
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, "empty string") {
+		t.Fatalf("want the empty ids reported once (the same place), got %v", diags)
+	}
+	if len(cfg.Messages) != n {
+		t.Fatalf("%d instances, want %d", len(cfg.Messages), n)
+	}
+	for i, m := range cfg.Messages {
+		key := fmt.Sprintf("k%05d", i)
+		if m.Key != key || m.Content.Title != "T "+key {
+			t.Fatalf("instance %d: key %q title %q", i, m.Key, m.Content.Title)
+		}
+		if i%1000 != 999 && (len(m.Targets.IDs) != 1 || m.Targets.IDs[0] != fmt.Sprintf("u%05d", i)) {
+			t.Fatalf("instance %d: targets %v", i, m.Targets.IDs)
+		}
+	}
+}
