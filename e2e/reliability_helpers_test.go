@@ -349,6 +349,7 @@ type gate struct {
 	// gate passes on its first half, then the rest once splitList is
 	// closed (releaseList), so sends can be seen while the list arrives.
 	splitList chan struct{}
+	listCut   bool          // the split answer is cut after its first half (cutList)
 	closed    chan struct{} // the test is over: held sends give up
 }
 
@@ -407,6 +408,18 @@ func (g *gate) releaseList() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.splitList != nil {
+		close(g.splitList)
+		g.splitList = nil
+	}
+}
+
+// cutList ends a split recipients answer after its first half: the
+// connection is closed, as a server or proxy that fails mid-answer does.
+func (g *gate) cutList() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.splitList != nil {
+		g.listCut = true
 		close(g.splitList)
 		g.splitList = nil
 	}
@@ -547,6 +560,13 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			case <-split:
 			case <-g.closed:
 				return
+			}
+			g.mu.Lock()
+			cut := g.listCut
+			g.listCut = false
+			g.mu.Unlock()
+			if cut {
+				panic(http.ErrAbortHandler) // the connection is closed mid-answer
 			}
 			out = out[half:]
 		}

@@ -53,7 +53,8 @@ func (r *run) sendAll(ctx context.Context) error {
 	defer abort(nil)
 	fatal := func(err error) {
 		stopRun(err)
-		if je := (*journalError)(nil); !errors.As(err, &je) {
+		je, pe := (*journalError)(nil), (*planError)(nil)
+		if !errors.As(err, &je) && !errors.As(err, &pe) {
 			abort(err)
 		}
 	}
@@ -108,6 +109,15 @@ func (r *run) sendAll(ctx context.Context) error {
 	return nil
 }
 
+// planError is a plan that could not be finished while its first
+// requests went out (the recipients list broke off): no new request
+// starts, and those in flight finish and are recorded, as they would after
+// an interrupt.
+type planError struct{ err error }
+
+func (e *planError) Error() string { return e.err.Error() }
+func (e *planError) Unwrap() error { return e.err }
+
 // dispatch journals intents ahead of the workers and hands the batches
 // out; it returns how many batches it handed out. The batches of a plan
 // still being made are taken as they are planned: the dispatcher waits
@@ -140,7 +150,7 @@ func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal conte
 		if len(group) == 0 {
 			if _, st := r.src.request(next); st == planner.RequestFailed {
 				_, err := r.src.final()
-				fatal(err)
+				fatal(&planError{err})
 			}
 			break
 		}

@@ -159,10 +159,12 @@ func (e *TransportError) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Err.Error())
-	if e.Sent {
-		b.WriteString(" (the request may have been processed)")
-	} else {
+	switch {
+	case !e.Sent:
 		b.WriteString(" (the request was not sent)")
+	case !strings.HasPrefix(e.Op, "GET "):
+		// A read changes nothing: whether it was processed does not matter.
+		b.WriteString(" (the request may have been processed)")
 	}
 	return b.String()
 }

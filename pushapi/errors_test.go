@@ -317,3 +317,22 @@ func TestRequestIDOfErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTransportErrorText(t *testing.T) {
+	tests := []struct {
+		err  *TransportError
+		want string
+	}{
+		{&TransportError{Op: "POST /push-notifications/send", Err: errors.New("EOF"), Sent: true},
+			"POST /push-notifications/send: EOF (the request may have been processed)"},
+		{&TransportError{Op: "POST /push-notifications/send", Err: errors.New("refused")},
+			"POST /push-notifications/send: refused (the request was not sent)"},
+		{&TransportError{Op: "GET /push-notifications/recipients", RequestID: "r-1", Err: errors.New("unexpected EOF"), Sent: true},
+			"GET /push-notifications/recipients (request id r-1): unexpected EOF"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
