@@ -33,7 +33,8 @@ type Stream struct {
 	prior  *state.Message
 	pl     *planning
 	cc     *changeContext
-	cl     classified // of the ids so far; send kept only with a prior
+	cl     classified // of the ids so far, but for the ids to send:
+	sends  [][]string // the ids to send of each piece of the list, with a prior
 	listed int        // ids added
 
 	// The requests being packed, as pack makes them: cur is the request
@@ -198,6 +199,11 @@ func (s *Stream) Add(ids []string) {
 	if s.prior != nil {
 		cl := s.pl.classify(ids, s.cc)
 		send = cl.send
+		// The pieces are joined once the list is whole, into a list of
+		// exact size: appended piece by piece it would be copied as it
+		// grows, beside the pieces the requests hold.
+		s.sends = append(s.sends, cl.send)
+		cl.send = nil
 		s.cl.merge(cl, len(s.cc.earlier))
 	}
 	s.pack(s.tmpl, s.index, send)
@@ -275,6 +281,7 @@ func (s *Stream) finish(cfg *config.Config, recipients *state.Snapshot) (*Plan, 
 	}
 	var pre *preclassified
 	if s.prior != nil {
+		s.cl.send, s.sends = slices.Concat(s.sends...), nil
 		pre = &preclassified{addr: m.Address, cc: s.cc, cl: s.cl}
 	}
 	p, err := makePlan(Input{Config: cfg, State: s.st, Recipients: recipients, Refreshed: true}, s.opts, pre)
