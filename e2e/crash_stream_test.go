@@ -73,6 +73,12 @@ func TestCrashRecoveryStreamed(t *testing.T) {
 		before := observeFiles(t, w.dir)
 		p := w.startProcEnv(nil, "apply", "--auto-approve", "--parallelism", strconv.Itoa(parallelism), "--json")
 		n := 1 + rng.IntN(6)
+		if split {
+			// The half list holds 8,192 ids in whole chunks of 4,096, and a
+			// kill can leave 9 requests of them recorded: at most 4 more
+			// requests of 500 are sure to be sendable in the second run.
+			n = 1 + rng.IntN(4)
+		}
 		for i := 0; i < n && !p.exited(); i++ {
 			select {
 			case <-g.arrived:
