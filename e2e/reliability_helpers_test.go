@@ -452,12 +452,17 @@ func (g *gate) waitArrivals(n int, d time.Duration) {
 	}
 }
 
-// reset returns the sends seen since the last reset and forgets them, and
-// their arrivals.
-func (g *gate) reset() []*gateSend {
+// reset returns the sends seen since the last reset, as they are now, and
+// forgets them and their arrivals.
+func (g *gate) reset() []gateSend {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	log := g.log
+	// Copies, taken under mu: a handler still running may mark its send
+	// answered later.
+	log := make([]gateSend, len(g.log))
+	for i, s := range g.log {
+		log[i] = *s
+	}
 	g.log = nil
 	for len(g.arrived) > 0 {
 		<-g.arrived
