@@ -44,58 +44,39 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 	for _, b := range content.Blocks {
 		switch b.Type {
 		case "service":
-			sb, d := decodeServiceBlock(b)
-			diags = append(diags, d...)
-			out.services = append(out.services, sb)
+			keep(&out.services, &diags)(decodeServiceBlock(b))
 		case "variable":
-			v, d := decodeVariableBlock(b)
-			diags = append(diags, d...)
-			if v != nil {
-				out.variables = append(out.variables, v)
-			}
+			keep(&out.variables, &diags)(decodeVariableBlock(b))
 		case "locals":
 			attrs, d := decodeLocalsBlock(b)
 			diags = append(diags, d...)
 			out.locals = append(out.locals, attrs...)
 		case "data":
-			ds, d := decodeDataBlock(b)
-			diags = append(diags, d...)
-			if ds != nil {
-				out.data = append(out.data, ds)
-			}
+			keep(&out.data, &diags)(decodeDataBlock(b))
 		case "topic":
-			t, d := decodeTopicBlock(b)
-			diags = append(diags, d...)
-			if t != nil {
-				out.topics = append(out.topics, t)
-			}
+			keep(&out.topics, &diags)(decodeTopicBlock(b))
 		case "campaign":
-			cb, d := decodeCampaignBlock(b)
-			diags = append(diags, d...)
-			if cb != nil {
-				out.campaigns = append(out.campaigns, cb)
-			}
+			keep(&out.campaigns, &diags)(decodeCampaignBlock(b))
 		case "frequency_cap":
-			fb, d := decodeFrequencyCapBlock(b)
-			diags = append(diags, d...)
-			out.freqCaps = append(out.freqCaps, fb)
+			keep(&out.freqCaps, &diags)(decodeFrequencyCapBlock(b))
 		case "backend":
-			bb, d := decodeBackendBlock(b)
-			diags = append(diags, d...)
-			out.backends = append(out.backends, bb)
+			keep(&out.backends, &diags)(decodeBackendBlock(b))
 		case "moved":
-			mb, d := decodeMovedBlock(b)
-			diags = append(diags, d...)
-			if mb != nil {
-				out.moved = append(out.moved, mb)
-			}
+			keep(&out.moved, &diags)(decodeMovedBlock(b))
 		case "notification", "badge":
-			mb, d := decodeMessageBlock(b, "")
-			diags = append(diags, d...)
-			if mb != nil {
-				out.messages = append(out.messages, mb)
-			}
+			keep(&out.messages, &diags)(decodeMessageBlock(b, ""))
 		}
 	}
 	return out, diags
+}
+
+// keep returns what takes a decodeXBlock's results: the diagnostics go to
+// diags, the block (unless nil: unusable) to list.
+func keep[T any](list *[]*T, diags *hcl.Diagnostics) func(*T, hcl.Diagnostics) {
+	return func(v *T, d hcl.Diagnostics) {
+		*diags = append(*diags, d...)
+		if v != nil {
+			*list = append(*list, v)
+		}
+	}
 }

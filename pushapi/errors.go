@@ -162,14 +162,19 @@ func (e *TransportError) Error() string {
 	switch {
 	case !e.Sent:
 		b.WriteString(" (the request was not sent)")
-	case !strings.HasPrefix(e.Op, "GET "):
-		// A read changes nothing: whether it was processed does not matter.
+	case e.mayHaveChanged():
 		b.WriteString(" (the request may have been processed)")
 	}
 	return b.String()
 }
 
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// mayHaveChanged reports whether the request may have changed something
+// at the service: it may have been processed, and it was not a read.
+func (e *TransportError) mayHaveChanged() bool {
+	return e.Sent && !strings.HasPrefix(e.Op, http.MethodGet+" ")
+}
 
 // DecodeError is a 200/207 (or recipients) answer whose body cannot be
 // understood. For a send, the notifications may have been delivered.
@@ -270,7 +275,7 @@ func Classify(err error) (Class, time.Duration) {
 	)
 	switch {
 	case errors.As(err, &te):
-		if !te.Sent || strings.HasPrefix(te.Op, http.MethodGet) {
+		if !te.mayHaveChanged() {
 			return Safe, 0
 		}
 		return Ambiguous, 0

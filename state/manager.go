@@ -127,6 +127,32 @@ type LockError struct {
 	Waited time.Duration
 }
 
+// RetryLock takes a lock with try, retrying until ctx's deadline: once
+// when ctx has none, else after 50 ms, then waits doubling up to a second.
+// try reports whether it took the lock; holder says who holds it, and is
+// asked only when RetryLock gives up, with a *LockError naming it.
+func RetryLock(ctx context.Context, try func() (bool, error), holder func() LockInfo) error {
+	start := time.Now()
+	wait := 50 * time.Millisecond
+	for {
+		taken, err := try()
+		if err != nil || taken {
+			return err
+		}
+		deadline, ok := ctx.Deadline()
+		if !ok || time.Until(deadline) <= 0 || ctx.Err() != nil {
+			return &LockError{Info: holder(), Waited: time.Since(start)}
+		}
+		t := time.NewTimer(min(wait, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
 func (e *LockError) Error() string {
 	i := e.Info
 	if i.ID == "" && i.Who == "" && i.Pid == 0 {

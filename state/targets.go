@@ -492,29 +492,10 @@ func (t *targetTable) appendNew(ids []string, f func(i int, prev *Target) *Targe
 // merge gathers every segment and the targets waiting in more into one
 // segment of the table's own, leaving out removed targets.
 func (t *targetTable) merge() {
-	keys := make([]string, 0, len(t.more))
-	for id := range t.more {
-		keys = append(keys, id)
-	}
-	slices.Sort(keys)
-	n := t.n - t.dead + len(keys)
+	n := t.count()
 	ids, recs := make([]string, 0, n), make([]uint32, 0, n)
-	k := 0
-	for _, seg := range t.segs {
-		for i, id := range seg.ids {
-			r := seg.recs[i]
-			if r == 0 {
-				continue
-			}
-			for k < len(keys) && keys[k] < id {
-				ids, recs = append(ids, keys[k]), append(recs, t.number(t.more[keys[k]]))
-				k++
-			}
-			ids, recs = append(ids, id), append(recs, r)
-		}
-	}
-	for ; k < len(keys); k++ {
-		ids, recs = append(ids, keys[k]), append(recs, t.number(t.more[keys[k]]))
+	for id, r := range t.all() {
+		ids, recs = append(ids, id), append(recs, t.number(r))
 	}
 	t.segs, t.n, t.dead, t.more = nil, len(ids), 0, nil
 	if len(ids) > 0 {

@@ -647,44 +647,32 @@ func copyFile(src, dst string) error {
 // Missing fields of info (Who, Created, Pid) are filled in.
 func (f *File) Lock(ctx context.Context, info state.LockInfo) (string, error) {
 	info = info.ForNewLock()
-
-	start := time.Now()
-	wait := 50 * time.Millisecond
-	for {
+	err := state.RetryLock(ctx, func() (bool, error) {
 		lf, err := f.tryLock()
-		if err != nil {
-			return "", err
+		if err != nil || lf == nil {
+			return false, err
 		}
-		if lf != nil {
-			// Holding the OS lock, any info left is from a holder that
-			// ended without Unlock (which removes the info first).
-			var stale *state.LockInfo
-			if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
-				stale = &prev
-			}
-			f.removeDeadTemps()
-			if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
-				unlockFile(lf)
-				lf.Close()
-				return "", fmt.Errorf("writing lock info: %w", err)
-			}
-			f.mu.Lock()
-			f.lockFile, f.lockID, f.stale = lf, info.ID, stale
-			f.mu.Unlock()
-			return info.ID, nil
+		// Holding the OS lock, any info left is from a holder that ended
+		// without Unlock (which removes the info first).
+		var stale *state.LockInfo
+		if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
+			stale = &prev
 		}
-		deadline, ok := ctx.Deadline()
-		if !ok || time.Until(deadline) <= 0 || ctx.Err() != nil {
-			return "", &state.LockError{Info: f.readLockInfo(), Waited: time.Since(start)}
+		f.removeDeadTemps()
+		if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
+			unlockFile(lf)
+			lf.Close()
+			return false, fmt.Errorf("writing lock info: %w", err)
 		}
-		t := time.NewTimer(min(wait, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		wait = min(2*wait, time.Second)
+		f.mu.Lock()
+		f.lockFile, f.lockID, f.stale = lf, info.ID, stale
+		f.mu.Unlock()
+		return true, nil
+	}, f.readLockInfo)
+	if err != nil {
+		return "", err
 	}
+	return info.ID, nil
 }
 
 // removeDeadTemps removes the temp files of snapshots and lock infos that

@@ -1,7 +1,6 @@
 package local_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -278,53 +276,17 @@ func TestLockChildProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestFileLockReleasedOnKill")
 	}
-	id, err := local.NewFile(path).Lock(context.Background(), state.NewLockInfo("apply"))
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
-	fmt.Println("locked", id)
-	select {}
+	statetest.HoldLock(func() (string, error) {
+		return local.NewFile(path).Lock(context.Background(), state.NewLockInfo("apply"))
+	})
 }
 
 func TestFileLockReleasedOnKill(t *testing.T) {
 	f := newFile(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockChildProcess$")
-	cmd.Env = append(os.Environ(), lockChildEnv+"="+f.Path())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading child: %v", err)
-	}
-	childID, ok := strings.CutPrefix(strings.TrimSpace(line), "locked ")
-	if !ok {
-		t.Fatalf("child said %q", line)
-	}
-
-	_, err = f.Lock(context.Background(), state.NewLockInfo("apply"))
-	var le *state.LockError
-	if !errors.As(err, &le) || le.Info.Pid != cmd.Process.Pid || le.Info.ID != childID {
-		t.Fatalf("Lock while the child holds it: err = %v; want a *LockError naming pid %d", err, cmd.Process.Pid)
-	}
-
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup runs
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	killed = true
+	h := statetest.StartLockHolder(t, "TestLockChildProcess", lockChildEnv+"="+f.Path())
+	childID := h.ID
+	h.CheckRefused(t, f)
+	h.Kill(t)
 
 	// The child's lock info outlives it; force-unlock clears it.
 	if _, err := f.ForceUnlock("not-" + childID); err == nil {
@@ -334,7 +296,7 @@ func TestFileLockReleasedOnKill(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ForceUnlock of a dead holder's lock: %v", err)
 	}
-	if info.Pid != cmd.Process.Pid {
+	if info.Pid != h.Cmd.Process.Pid {
 		t.Errorf("ForceUnlock returned info %+v; want the child's", info)
 	}
 	if _, err := f.ForceUnlock(childID); err == nil {

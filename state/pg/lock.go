@@ -21,29 +21,16 @@ import (
 // otherwise; a state that stays locked returns a *state.LockError.
 func (m *Manager) Lock(ctx context.Context, info state.LockInfo) (string, error) {
 	info = info.ForNewLock()
-
-	start := time.Now()
-	wait := 50 * time.Millisecond
-	for {
-		holder, err := m.tryLock(info)
-		if err != nil {
-			return "", err
-		}
-		if holder == nil {
-			return info.ID, nil
-		}
-		deadline, ok := ctx.Deadline()
-		if !ok || time.Until(deadline) <= 0 || ctx.Err() != nil {
-			return "", &state.LockError{Info: *holder, Waited: time.Since(start)}
-		}
-		t := time.NewTimer(min(wait, time.Until(deadline)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		wait = min(2*wait, time.Second)
+	var holder *state.LockInfo
+	err := state.RetryLock(ctx, func() (bool, error) {
+		var err error
+		holder, err = m.tryLock(info)
+		return holder == nil, err
+	}, func() state.LockInfo { return *holder })
+	if err != nil {
+		return "", err
 	}
+	return info.ID, nil
 }
 
 // tryLock takes the lock once. It returns nil when it has it, and the

@@ -1,12 +1,9 @@
 package pg_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"sync"
@@ -161,18 +158,13 @@ func TestLockChildProcess(t *testing.T) {
 		t.Skip("helper process for TestLockReleasedOnKill")
 	}
 	schema, name, _ := strings.Cut(spec, "/")
-	m, err := pg.Open(context.Background(), pg.Options{ConnString: os.Getenv(pgtest.EnvURL), Schema: schema, StateName: name})
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
-	id, err := m.Lock(context.Background(), state.NewLockInfo("apply"))
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
-	fmt.Println("locked", id)
-	select {}
+	statetest.HoldLock(func() (string, error) {
+		m, err := pg.Open(context.Background(), pg.Options{ConnString: os.Getenv(pgtest.EnvURL), Schema: schema, StateName: name})
+		if err != nil {
+			return "", err
+		}
+		return m.Lock(context.Background(), state.NewLockInfo("apply"))
+	})
 }
 
 // A holder killed with SIGKILL runs no cleanup: the server releases its
@@ -182,44 +174,15 @@ func TestLockReleasedOnKill(t *testing.T) {
 	t.Parallel()
 	o := pgtest.Options(t)
 	m := pgtest.Open(t, o) // creates the schema
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockChildProcess$")
-	cmd.Env = append(os.Environ(), lockChildEnv+"="+o.Schema+"/"+o.StateName)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading child: %v", err)
-	}
-	childID, ok := strings.CutPrefix(strings.TrimSpace(line), "locked ")
-	if !ok {
-		t.Fatalf("child said %q", line)
-	}
-	_, err = m.Lock(context.Background(), state.NewLockInfo("apply"))
+	h := statetest.StartLockHolder(t, "TestLockChildProcess", lockChildEnv+"="+o.Schema+"/"+o.StateName)
+	childID := h.ID
+	h.CheckRefused(t, m)
 	var le *state.LockError
-	if !errors.As(err, &le) || le.Info.Pid != cmd.Process.Pid || le.Info.ID != childID {
-		t.Fatalf("Lock while the child holds it: err = %v; want a *LockError naming pid %d", err, cmd.Process.Pid)
-	}
 	if _, err := m.ForceUnlock(childID); !errors.As(err, &le) {
 		t.Fatalf("ForceUnlock while the child holds it: err = %v; want a refusal", err)
 	}
 
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	killed = true
+	h.Kill(t)
 	// The server ends the child's session as soon as it reads the closed
 	// socket; waiting for the lock (as --lock-timeout does) waits for that.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -228,7 +191,7 @@ func TestLockReleasedOnKill(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Lock after the holder was killed: %v", err)
 	}
-	if stale, ok := m.StaleLock(); !ok || stale.ID != childID || stale.Pid != cmd.Process.Pid {
+	if stale, ok := m.StaleLock(); !ok || stale.ID != childID || stale.Pid != h.Cmd.Process.Pid {
 		t.Errorf("StaleLock = %+v, %v; want the killed child's lock", stale, ok)
 	}
 	if err := m.Unlock(id); err != nil {
