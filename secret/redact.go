@@ -61,7 +61,7 @@ func (r *Redactor) ContainsBytes(b []byte) bool {
 	if !r.Active() || len(b) < r.min {
 		return false
 	}
-	if bytes.IndexAny(b, `\%&`) < 0 {
+	if !bytes.ContainsAny(b, `\%&`) {
 		for _, sec := range r.secrets {
 			if bytes.Contains(b, sec) {
 				return true
