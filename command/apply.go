@@ -66,6 +66,9 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		return nil, err
 	}
 	if fs.NArg() == 1 {
+		if err := checkSavedPlanFlags(fs); err != nil {
+			return nil, err
+		}
 		o.planFile = fs.Arg(0)
 	}
 	return o, nil
@@ -75,11 +78,14 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	m := o.Meta
 	var saved *planner.Plan
 	if o.planFile != "" {
-		p, err := readPlanFile(m.path(o.planFile))
+		sp, err := readPlanFile(m.path(o.planFile))
 		if err != nil {
 			return m.fail(err)
 		}
-		saved = p
+		saved = sp.Plan
+		// The configuration is loaded (for its service and backend) as the
+		// plan was made, and the plan's own choices apply.
+		o.vars, o.varFiles, o.allowResend, o.now = sp.Vars, sp.VarFiles, sp.AllowResend, sp.Now
 	}
 	r, err := m.openRun(ctx, &o.planFlags, "apply")
 	if err != nil {
@@ -122,6 +128,9 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	// A rename without a moved block would show the notification again:
 	// refuse it before asking, before anything is sent.
 	if err := p.ResendGuard(); err != nil && !o.allowResend {
+		if saved != nil {
+			err = errors.New(strings.Replace(err.Error(), "apply with --allow-resend", "make the plan with --allow-resend", 1))
+		}
 		return m.fail(err)
 	}
 	if !p.HasChanges() {

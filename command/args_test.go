@@ -178,7 +178,7 @@ func TestPathsRelativeToChdir(t *testing.T) {
 	}
 	_, suggested, ok := strings.Cut(out, "To send exactly these notifications, run:\n  ")
 	suggested, _, _ = strings.Cut(suggested, "\n")
-	want := "pushform --chdir campaigns/env apply --var-file env/test.pfvars --state env/test.state 'test plan'"
+	want := "pushform --chdir campaigns/env apply --state env/test.state 'test plan'"
 	if !ok || suggested != want {
 		t.Fatalf("suggested %q, want %q", suggested, want)
 	}

@@ -215,8 +215,12 @@ func helpDocs() map[string]helpDoc {
 	}
 }
 
-// flagGroup says under which heading a flag is listed in help.
-func flagGroup(name string) string {
+// flagGroup says under which heading a flag of command cmd is listed in
+// help.
+func flagGroup(cmd, name string) string {
+	if cmd == "plan" && name == "allow-resend" {
+		return "Plan options" // recorded in the saved plan for apply
+	}
 	switch name {
 	case "target", "replace", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
@@ -228,11 +232,11 @@ func flagGroup(name string) string {
 		return "State options"
 	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after":
 		return "Service and retries"
-	case "out", "json", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
+	case "out", "json", "json-indent", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
 		return "Output"
 	case "addr", "seed", "quiet", "file":
 		return "Sandbox options"
-	case "latency", "fail-rate", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "fault-seed":
+	case "latency", "fail-rate", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "issues-shape", "topic-results", "fault-seed":
 		return "Fault injection"
 	case "chdir", "no-color", "version":
 		return "Global options"
@@ -323,7 +327,7 @@ func writeFlagGroups(b *strings.Builder, fs *pflag.FlagSet) {
 		if f.Hidden {
 			return
 		}
-		g := flagGroup(f.Name)
+		g := flagGroup(fs.Name(), f.Name)
 		groups[g] = append(groups[g], line{flagLeft(f), flagUsage(f)})
 	})
 	help := "show this help"
@@ -376,6 +380,9 @@ func flagUsage(f *pflag.Flag) string {
 	_, usage := pflag.UnquoteUsage(f)
 	usage = capitalise(usage)
 	switch {
+	case f.Name == "chdir":
+		// Bound with the value parsed before the command name as its
+		// default, which is no default.
 	case f.Value.Type() == "bool":
 		if f.DefValue == "true" {
 			usage += " (default true)"

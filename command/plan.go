@@ -2,14 +2,10 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
-	"pushform/atomicfile"
 	"pushform/planner"
 	"pushform/views"
 )
@@ -21,6 +17,9 @@ type planOptions struct {
 	out string
 	jsonFlags
 	markdown, detailed bool
+	// allowResend lets apply send the plan despite its renames (see
+	// planner.Plan.ResendGuard); it is saved with the plan.
+	allowResend bool
 }
 
 func cmdPlan(ctx context.Context, m *Meta, args []string) int {
@@ -39,6 +38,7 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 	o.jsonFlags.bind(fs, "the plan")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the plan as markdown for a pull-request comment")
 	fs.BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 with no changes, 2 with changes, 1 on error")
+	fs.BoolVar(&o.allowResend, "allow-resend", false, "let apply send the saved plan although it forgets an address and sends the same content under another (a rename without a moved block)")
 	if err := m.parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -67,8 +67,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	sp := o.saved(p)
 	if o.out != "" {
-		if err := writePlanFile(m.path(o.out), p); err != nil {
+		if err := writePlanFile(m.path(o.out), sp); err != nil {
 			return m.fail(err)
 		}
 	}
@@ -76,9 +77,10 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {
-		fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
-		if len(o.vars) > 0 {
-			fmt.Fprintln(m.Stdout, "with the same --var flags: apply checks the plan against the configuration.")
+		if why := refusalNote(sp); why != "" {
+			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s, but apply will refuse it:\n%s\n", o.out, why)
+		} else {
+			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
 		}
 	}
 	if o.detailed && p.HasChanges() {
@@ -87,18 +89,20 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	return ExitOK
 }
 
+// saved is what plan --out writes: p and the choices apply takes from it.
+func (o *planOptions) saved(p *planner.Plan) savedPlan {
+	return savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now}
+}
+
 // applyCommand is the command that applies the saved plan from where the
-// user is: the same --chdir, state and variables files, all of them
-// relative to the --chdir directory as the plan's were.
+// user is: the same --chdir and state, relative to the --chdir directory
+// as the plan's were. The variables are in the plan.
 func (o *planOptions) applyCommand() string {
 	words := []string{"pushform"}
 	if o.Globals.Chdir != "" {
 		words = append(words, "--chdir", shellQuote(o.Globals.Chdir))
 	}
 	words = append(words, "apply")
-	for _, f := range o.varFiles {
-		words = append(words, "--var-file", shellQuote(f))
-	}
 	if o.stateFlags.file != "" {
 		words = append(words, "--state", shellQuote(o.stateFlags.file))
 	}
@@ -117,32 +121,4 @@ func (m *Meta) writePlan(p *planner.Plan, jf jsonFlags, asMarkdown bool) error {
 		v = views.NewPlanHuman(m.Stdout, m.Color())
 	}
 	return v.Plan(p)
-}
-
-// writePlanFile saves a plan for apply, readable by its owner only: it
-// names every target.
-func writePlanFile(path string, p *planner.Plan) error {
-	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
-		return json.NewEncoder(w).Encode(p)
-	})
-}
-
-// readPlanFile loads a saved plan.
-func readPlanFile(path string) (*planner.Plan, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading plan: %w", err)
-	}
-	defer f.Close()
-	var p planner.Plan
-	if err := json.NewDecoder(f).Decode(&p); err != nil {
-		return nil, fmt.Errorf("%s is not a pushform plan: %w", path, err)
-	}
-	if p.FormatVersion != planner.FormatVersion {
-		return nil, fmt.Errorf("%s has plan format %q; this pushform reads %q", path, p.FormatVersion, planner.FormatVersion)
-	}
-	if err := p.Check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &p, nil
 }

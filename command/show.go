@@ -50,11 +50,11 @@ func runShow(ctx context.Context, o *showOptions) int {
 		}
 		return runState(ctx, m, rest)
 	}
-	p, err := readPlanFile(m.path(o.planFile))
+	sp, err := readPlanFile(m.path(o.planFile))
 	if err != nil {
 		return m.fail(err)
 	}
-	if err := m.writePlan(p, o.jsonFlags, o.markdown); err != nil {
+	if err := m.writePlan(sp.Plan, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
 	return ExitOK
