@@ -339,3 +339,62 @@ notification "wordy" {
 		t.Fatalf("rejected targets must stay failed for the next plan: %s %v", a, tg)
 	}
 }
+
+// TestSavedPlanRefusesPlanFlags: next to a saved plan, every flag that
+// shapes a plan is refused (exit 1, nothing sent), and the plan then
+// applies as made, with the variables it was made with.
+func TestSavedPlanRefusesPlanFlags(t *testing.T) {
+	sb := startSandbox(t, seed)
+	w := newWorkspace(t, sb, `
+variable "who" {
+  type = string
+}
+
+notification "a" {
+  user_ids = [var.who]
+  title    = "A"
+  body     = "a"
+}
+
+notification "b" {
+  user_ids = ["bob"]
+  title    = "B"
+  body     = "b"
+}
+`)
+	if err := os.WriteFile(filepath.Join(w.dir, "v.pfvars"), []byte("who = \"bob\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.mustRun(0, "plan", "--var", "who=alice", "--out", "p.plan")
+	refused := []struct {
+		args []string
+		what string
+	}{
+		{[]string{"--var", "who=bob"}, "variables"},
+		{[]string{"--var-file", "v.pfvars"}, "variables"},
+		{[]string{"--target", "notification.a"}, "--target"},
+		{[]string{"--replace", "notification.b"}, "--replace"},
+		{[]string{"--allow-resend"}, "--allow-resend"},
+		{[]string{"--refresh=false"}, "--refresh"},
+		{[]string{"--refresh=true"}, "--refresh"},
+		{[]string{"--now", "2026-01-01T00:00:00Z"}, "--now"},
+		{[]string{"--retry-unknown"}, "--retry-unknown"},
+		{[]string{"--max-unknown-resends", "5"}, "--max-unknown-resends"},
+	}
+	for _, c := range refused {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := w.mustRun(1, append([]string{"apply", "p.plan"}, c.args...)...)
+			if want := "Can't set " + c.what + " when applying a saved plan"; !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+			}
+		})
+	}
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Fatalf("refused applies sent %d requests", st.SendRequests)
+	}
+	// The plan's own --var applies: alice, not an error for the missing variable.
+	w.mustRun(0, "apply", "p.plan", "--parallelism", "2")
+	if a, b := sb.device("alice-phone").Received, sb.device("bob-phone").Received; a != 1 || b != 1 {
+		t.Errorf("alice received %d, bob %d; want 1 each", a, b)
+	}
+}

@@ -92,9 +92,14 @@ func TestEnvironments(t *testing.T) {
 	}
 	// A plan saved for test cannot be applied as production.
 	run(0, append([]string{"plan", "--out", "test.plan", "--var", "beta_users=[\"alice\",\"bob\",\"carol\"]"}, test...)...)
+	r = run(1, "apply", "test.plan", "--state", "env/production.state")
+	if !strings.Contains(r.stderr, `belongs to environment "production" but the configuration declares "test"`) {
+		t.Errorf("applying a test plan to production's state:\n%s", r.stderr)
+	}
+	// The plan is applied with its own variables: production's are refused.
 	r = run(1, append([]string{"apply", "test.plan"}, prod...)...)
-	if !strings.Contains(r.stderr, `the plan is for environment "test" but the configuration declares "production"`) {
-		t.Errorf("applying a test plan to production:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "Can't set variables when applying a saved plan") {
+		t.Errorf("applying a test plan with production variables:\n%s", r.stderr)
 	}
 	if got := sb.stats().SendRequests; got != sent {
 		t.Errorf("refused runs sent %d requests", got-sent)

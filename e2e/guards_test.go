@@ -96,9 +96,13 @@ func TestRenameWithoutMovedBlock(t *testing.T) {
 			t.Errorf("apply's refusal lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	w.mustRun(0, "plan", "--out", "rename.plan")
+	r = w.mustRun(0, "plan", "--out", "rename.plan")
+	if !strings.Contains(r.stdout, "but apply will refuse it") || !strings.Contains(r.stdout, "plan with --allow-resend") ||
+		strings.Contains(r.stdout, "To send exactly these notifications") {
+		t.Errorf("plan --out of a plan apply refuses does not say why:\n%s", r.stdout)
+	}
 	r = w.mustRun(1, "apply", "rename.plan")
-	if !strings.Contains(r.stderr, "looks like a rename") {
+	if !strings.Contains(r.stderr, "looks like a rename") || !strings.Contains(r.stderr, "make the plan with --allow-resend") {
 		t.Errorf("a saved plan was not refused:\n%s", r.stderr)
 	}
 	if after := sb.stats(); after.SendRequests != before.SendRequests {
@@ -108,8 +112,11 @@ func TestRenameWithoutMovedBlock(t *testing.T) {
 		t.Errorf("a refused apply changed the state: %v", s.Addresses())
 	}
 
-	// Sending again on purpose.
-	w.apply("--allow-resend")
+	// Sending again on purpose, decided in the reviewed plan.
+	if r := w.mustRun(0, "plan", "--allow-resend", "--out", "resend.plan"); !strings.Contains(r.stdout, "To send exactly these notifications") {
+		t.Errorf("plan --allow-resend --out:\n%s", r.stdout)
+	}
+	w.mustRun(0, "apply", "resend.plan")
 	if got := guardReceived(sb, 100); got != 200 {
 		t.Errorf("devices were shown %d notifications, want 200 after --allow-resend", got)
 	}
