@@ -71,7 +71,7 @@ func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	}
 	key := o.Getenv(svc.APIKeyEnv)
 	if key == "" {
-		return nil, fmt.Errorf("environment variable %s is empty: it must hold the API key for environment %q", svc.APIKeyEnv, svc.Environment)
+		return nil, &MissingKeyError{Var: svc.APIKeyEnv, Environment: svc.Environment}
 	}
 	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout, RecipientsTimeout: o.RecipientsTimeout, Log: o.Log})
 	if err != nil {
@@ -169,4 +169,14 @@ func DiagError(diags hcl.Diagnostics) error {
 		msgs = append(msgs, s)
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// MissingKeyError is Connect's error when the API key's environment
+// variable is empty: a command may say how to do without the service.
+type MissingKeyError struct {
+	Var, Environment string
+}
+
+func (e *MissingKeyError) Error() string {
+	return fmt.Sprintf("environment variable %s is empty: it must hold the API key for environment %q", e.Var, e.Environment)
 }

@@ -285,6 +285,10 @@ func (r *run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
 	}
 	svc, err := r.sess.Service()
 	if err != nil {
+		if mk := (*backend.MissingKeyError)(nil); errors.As(err, &mk) && st != nil && st.Recipients != nil {
+			err = fmt.Errorf("%w (the recipients list is fetched with it; --refresh=false plans from the list the state recorded at %s, with no key)",
+				err, st.Recipients.FetchedAt.UTC().Format(time.RFC3339))
+		}
 		return nil, false, err
 	}
 	ids, err := svc.Recipients(ctx)

@@ -398,3 +398,56 @@ notification "b" {
 		t.Errorf("alice received %d, bob %d; want 1 each", a, b)
 	}
 }
+
+// TestPlanNeedsNoAPIKey: a pull request's commands run with no API key in
+// the environment: plan --refresh=false plans from the recipients list the
+// state recorded (and says how old it is); show and state read the state.
+func TestPlanNeedsNoAPIKey(t *testing.T) {
+	sb := startSandbox(t, seed)
+	w := newWorkspace(t, sb, `
+data "recipients" "all" {}
+
+notification "a" {
+  user_ids = data.recipients.all.user_ids
+  title    = "A"
+  body     = "a"
+}
+`)
+	w.apply()
+	w.write(`
+data "recipients" "all" {}
+
+notification "a" {
+  user_ids = data.recipients.all.user_ids
+  title    = "A"
+  body     = "a"
+}
+
+notification "b" {
+  user_ids = ["alice"]
+  title    = "B"
+  body     = "b"
+}
+`, sb)
+	var env []string
+	for _, kv := range w.env {
+		if !strings.HasPrefix(kv, "PF_KEY=") {
+			env = append(env, kv)
+		}
+	}
+	w.env = env
+	before := sb.stats()
+	r := w.mustRun(2, "plan", "--refresh=false", "--out", "pr.plan", "--detailed-exitcode")
+	if !strings.Contains(r.stdout, "Planned from the recipients list recorded in the state") || !strings.Contains(r.stdout, "notification.b will be created") {
+		t.Errorf("plan --refresh=false without a key:\n%s", r.stdout)
+	}
+	w.mustRun(0, "show", "pr.plan", "--markdown")
+	w.mustRun(0, "state", "list")
+	w.mustRun(0, "state", "show", "notification.a")
+	if r := w.mustRun(1, "plan"); !strings.Contains(r.stderr, "PF_KEY is empty") || !strings.Contains(r.stderr, "--refresh=false plans from the list") {
+		t.Errorf("plan that needs the key:\n%s", r.stderr)
+	}
+	if after := sb.stats(); after != before {
+		t.Errorf("commands without a key reached the service: %+v -> %+v", before, after)
+	}
+}

@@ -124,6 +124,9 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	for _, line := range pacingLines(p) {
 		fmt.Fprintf(&b, "\n%s %s\n", pal.bold("Pacing:"), termtext.Clean(line))
 	}
+	if note := RecipientsNote(p); note != "" {
+		fmt.Fprintf(&b, "\n%s %s\n", pal.bold("Recipients:"), note)
+	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(&b, "\n%s %s\n", pal.yellow("Warning:"), termtext.Clean(warn))
 	}

@@ -104,7 +104,7 @@ func scenario(t *testing.T) *planner.Plan {
 
 	cfg := &config.Config{Service: config.Service{Environment: "test"},
 		Messages: []*config.Message{&sale2, &badge2, &untagged2, &grown2, retried, same, created, waiting}}
-	p, err := planner.Make(planner.Input{Config: cfg, State: st, Recipients: &state.Snapshot{UserIDs: []string{"u00007"}}}, planner.Options{Now: now})
+	p, err := planner.Make(planner.Input{Config: cfg, State: st, Recipients: &state.Snapshot{UserIDs: []string{"u00007"}, FetchedAt: now}, Refreshed: true}, planner.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
