@@ -68,12 +68,15 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	sp := o.saved(p)
+	if o.out != "" || o.markdown {
+		sp.Audience = planAudience(p, r.sess.State)
+	}
 	if o.out != "" {
 		if err := writePlanFile(m.path(o.out), sp); err != nil {
 			return m.fail(err)
 		}
 	}
-	if err := m.writePlan(p, o.jsonFlags, o.markdown); err != nil {
+	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {
@@ -91,7 +94,11 @@ func runPlan(ctx context.Context, o *planOptions) int {
 
 // saved is what plan --out writes: p and the choices apply takes from it.
 func (o *planOptions) saved(p *planner.Plan) savedPlan {
-	return savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now}
+	sp := savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now, Dir: o.Globals.Chdir}
+	if o.out != "" {
+		sp.ApplyCommand = o.applyCommand()
+	}
+	return sp
 }
 
 // applyCommand is the command that applies the saved plan from where the
@@ -109,16 +116,16 @@ func (o *planOptions) applyCommand() string {
 	return strings.Join(append(words, shellQuote(o.out)), " ")
 }
 
-// writePlan shows p on stdout in the chosen format.
-func (m *Meta) writePlan(p *planner.Plan, jf jsonFlags, asMarkdown bool) error {
+// writePlan shows sp's plan on stdout in the chosen format.
+func (m *Meta) writePlan(sp savedPlan, jf jsonFlags, asMarkdown bool) error {
 	var v views.Plan
 	switch {
 	case jf.enabled():
 		v = views.NewPlanJSON(m.Stdout, jf.indent)
 	case asMarkdown:
-		v = views.NewPlanMarkdown(m.Stdout, 0)
+		v = views.NewPlanMarkdown(m.Stdout, 0).WithContext(m.markdownContext(sp))
 	default:
 		v = views.NewPlanHuman(m.Stdout, m.Color())
 	}
-	return v.Plan(p)
+	return v.Plan(sp.Plan)
 }

@@ -12,6 +12,7 @@ import (
 
 	"pushform/atomicfile"
 	"pushform/planner"
+	"pushform/views"
 )
 
 // savedPlan is a plan file: the plan and the choices it was made with that
@@ -28,6 +29,28 @@ type savedPlan struct {
 	AllowResend bool `json:"allow_resend,omitempty"`
 	// Now is plan --now: apply's clock starts there, as the plan's did.
 	Now string `json:"now,omitempty"`
+	// Dir (the --chdir directory), ApplyCommand and Audience are for
+	// show --markdown: the plan comment names the directory, the exact
+	// command that applies the plan, and who gets it.
+	Dir          string          `json:"dir,omitempty"`
+	ApplyCommand string          `json:"apply_command,omitempty"`
+	Audience     *views.Audience `json:"audience,omitempty"`
+}
+
+// markdownContext is what the plan comment says about where sp comes
+// from and what applies it; the commit and the workflow run come from
+// GitHub Actions' environment (GITHUB_SHA, GITHUB_SERVER_URL,
+// GITHUB_REPOSITORY, GITHUB_RUN_ID) when set.
+func (m *Meta) markdownContext(sp savedPlan) views.MarkdownContext {
+	ctx := views.MarkdownContext{Dir: sp.Dir, ApplyCommand: sp.ApplyCommand, Audience: sp.Audience, Commit: m.Getenv("GITHUB_SHA")}
+	if ctx.ApplyCommand != "" {
+		ctx.Refusal = refusalNote(sp)
+	}
+	server, repo, run := m.Getenv("GITHUB_SERVER_URL"), m.Getenv("GITHUB_REPOSITORY"), m.Getenv("GITHUB_RUN_ID")
+	if server != "" && repo != "" && run != "" {
+		ctx.RunURL = strings.TrimSuffix(server, "/") + "/" + repo + "/actions/runs/" + run
+	}
+	return ctx
 }
 
 // writePlanFile saves a plan for apply, readable by its owner only: it

@@ -54,7 +54,7 @@ func runShow(ctx context.Context, o *showOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	if err := m.writePlan(sp.Plan, o.jsonFlags, o.markdown); err != nil {
+	if err := m.writePlan(*sp, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
 	return ExitOK

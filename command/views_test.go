@@ -247,8 +247,9 @@ notification "hello" {
 }
 `)
 	code, md, stderr := run("plan", "--markdown", "--out", "p.plan", "--now=2026-11-22T12:00:00Z")
-	if code != 0 || !strings.HasPrefix(md, "**Plan: 1 to create, 0 to replace, 0 to forget; 2 targets in 1 request.**\n") ||
-		!strings.Contains(md, "<details>") || strings.Contains(md, "Saved the plan") {
+	if code != 0 || !strings.Contains(md, "\n**Plan: 1 to create, 0 to replace, 0 to forget; 2 targets in 1 request.**\n") ||
+		!strings.Contains(md, "<details>") || strings.Contains(md, "Saved the plan") ||
+		!strings.Contains(md, "```sh\npushform apply p.plan\n```") || !strings.Contains(md, "**2 users get 2 pushes**") {
 		t.Fatalf("plan --markdown: exit %d %s\n%s", code, stderr, md)
 	}
 	if code, show, stderr := run("show", "p.plan", "--markdown"); code != 0 || show != md {
@@ -259,6 +260,52 @@ notification "hello" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
+}
+
+// TestMarkdownInActions: in GitHub Actions the comment links the commit
+// and the run (from the command's environment), names the directory, and
+// counts the devices the service last reported for a change's users.
+func TestMarkdownInActions(t *testing.T) {
+	dir, run := testService(t, viewSeed, sandbox.Options{}, `
+notification "hello" {
+  user_ids = ["alice", "bob"]
+  title    = "Hello"
+  body     = "First"
+}
+`)
+	if code, _, stderr := run("apply", "--auto-approve"); code != 0 {
+		t.Fatalf("apply: %s", stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), bytes.Replace(must(os.ReadFile(filepath.Join(dir, "main.hcl"))), []byte(`"First"`), []byte(`"Second"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gh := Env{Environ: []string{"GITHUB_SHA=0123456789abcdef0123456789abcdef01234567", "GITHUB_SERVER_URL=https://github.com",
+		"GITHUB_REPOSITORY=acme/campaigns", "GITHUB_RUN_ID=42"}}
+	code, _, stderr := runCLI(t, filepath.Dir(dir), gh, "--chdir", filepath.Base(dir), "plan", "--out", "p.plan")
+	if code != 0 {
+		t.Fatalf("plan: %s", stderr)
+	}
+	code, md, stderr := runCLI(t, filepath.Dir(dir), gh, "--chdir", filepath.Base(dir), "show", "p.plan", "--markdown")
+	if code != 0 {
+		t.Fatalf("show: %s", stderr)
+	}
+	for _, want := range []string{
+		"commit `0123456789ab`", "[workflow run](https://github.com/acme/campaigns/actions/runs/42)",
+		"directory `" + filepath.Base(dir) + "`", "pushform --chdir " + filepath.Base(dir) + " apply p.plan",
+		"2 users, 2 devices last reported", "<!-- pushform plan: " + filepath.Base(dir) + " -->",
+		"~ body: \"[-First-]{+Second+}\"",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("comment lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // TestJSONRetryGolden pins the retry event: the second request meets a

@@ -116,13 +116,14 @@ func TestGuardsGolden(t *testing.T) {
 		"human": append(common, "notification.welcome has moved to campaign.onboarding.notification.welcome",
 			"campaign.black_friday sends 1,500 targets at 600/minute, in 150 requests, taking about 2m30s",
 			"3 targets held back by frequency_cap"),
-		"markdown": append(common, "<b>notification.welcome</b> has moved to <b>campaign.onboarding.notification.welcome</b>",
+		"markdown": append(common, "`notification.welcome` has moved to `campaign.onboarding.notification.welcome`",
 			`campaign.black\_friday sends 1,500 targets at 600/minute, in 150 requests, taking about 2m30s`,
 			`3 targets held back by frequency\_cap`),
 	} {
 		out := map[string]string{"human": human.String(), "markdown": md.String()}[name]
 		for _, want := range wants {
-			if !strings.Contains(out, want) {
+			// Markdown escapes prose (frequency\_cap), not code.
+			if !strings.Contains(out, want) && (name != "markdown" || !strings.Contains(out, mdText.Replace(want))) {
 				t.Errorf("%s output lacks %q", name, want)
 			}
 		}

@@ -3,10 +3,12 @@ package views
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"pushform/message"
 	"pushform/planner"
 	"pushform/termtext"
 )
@@ -16,28 +18,121 @@ import (
 // below the character count, so the cap holds for any text).
 const MarkdownLimit = 65000
 
-// MarkdownMarker ends every markdown plan, so a CI job can find the comment
-// it posted earlier and update it rather than add another.
-const MarkdownMarker = "<!-- pushform plan -->"
+// MarkdownMarker starts the marker that ends every markdown plan, so a CI
+// job can find the comment it posted earlier and update it rather than add
+// another. With a directory the marker names it: one comment per campaign
+// directory (see Marker).
+const MarkdownMarker = "<!-- pushform plan"
+
+// Marker is the last line of the comment for the campaign directory dir:
+// "<!-- pushform plan: campaigns/spring -->", or "<!-- pushform plan -->"
+// without one.
+func Marker(dir string) string {
+	if dir == "" {
+		return MarkdownMarker + " -->"
+	}
+	// "--" cannot end an HTML comment early once doubled dashes are broken.
+	d := strings.ReplaceAll(termtext.Clean(dir), "--", "-\u200b-")
+	return MarkdownMarker + ": " + strings.ReplaceAll(d, ">", "&gt;") + " -->"
+}
 
 // fieldMax caps one title or body in markdown; the service's length bounds
 // are not known, and one huge body must not crowd out every other change.
 const fieldMax = 2000
 
-// htmlText escapes text for an HTML element's content.
-var htmlText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+// sampleIDs is how many target ids an audience line names.
+const sampleIDs = 3
 
 // mdText escapes the characters markdown would read as markup.
 var mdText = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`,
-	"&", `\&`, "|", `\|`, "~", `\~`, "#", `\#`, "\r", " ", "\n", " ")
+	"&", `\&`, "|", `\|`, "~", `\~`, "#", `\#`, "!", `\!`, "\r", " ", "\n", " ")
 
-// PlanMarkdown shows a plan as the body of a pull-request comment: the
-// summary line first, warnings, then a collapsed <details> with every change
-// and word diffs of changed texts.
+// md escapes untrusted text for markdown prose: control characters shown,
+// markup characters escaped.
+func md(s string) string { return mdText.Replace(termtext.Clean(s)) }
+
+// mdCode renders s as an inline code span that nothing in s can close
+// (a longer run of backticks than any in s); pipes are escaped, which
+// GitHub honours inside code spans in tables and lists alike.
+func mdCode(s string) string {
+	s = termtext.Clean(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
+}
+
+// Lock-screen limits: where iOS and Android cut a notification's title and
+// body on the lock screen, in characters. They are estimates that vary
+// with the device, font and language (the README names their sources):
+// iOS shows one line of title (about 50 characters) and up to four lines
+// of body (about 178); Android's collapsed notification shows one line of
+// each (about 65 and 50).
+var lockScreens = []lockScreen{
+	{"iOS", 50, 178},
+	{"Android", 65, 50},
+}
+
+type lockScreen struct {
+	name        string
+	title, body int
+}
+
+// Audience is what a plan comment says about who gets each change beyond
+// the plan's own targets: what the state knows (device counts the service
+// last reported, the recipients list of the last apply). Commands compute
+// it from the state; it is saved with a plan for show.
+type Audience struct {
+	// Devices by address: the devices the service last reported for the
+	// targets the change sends to.
+	Devices map[string]Devices `json:"devices,omitempty"`
+	// Recipients compares the plan's recipients list with the one recorded
+	// at the last apply; nil when not compared.
+	Recipients *ListDiff `json:"recipients,omitempty"`
+}
+
+// Devices counts the devices the service last reported delivering to:
+// Count devices over Of targets (the others have no count recorded).
+type Devices struct {
+	Count int `json:"count"`
+	Of    int `json:"of"`
+}
+
+// ListDiff is how a list changed: Total ids now, Added and Removed since.
+type ListDiff struct {
+	Total   int `json:"total"`
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
+}
+
+// MarkdownContext is where a plan comes from and what to do with it: all
+// optional.
+type MarkdownContext struct {
+	// Dir is the campaign directory; it names the comment's marker.
+	Dir string
+	// Commit is the commit planned (GITHUB_SHA); RunURL the workflow run.
+	Commit, RunURL string
+	// ApplyCommand is the exact command that applies the saved plan;
+	// Refusal, when set, says why apply will refuse it instead.
+	ApplyCommand, Refusal string
+	Audience      *Audience
+}
+
+// PlanMarkdown shows a plan as the body of a pull-request comment: a
+// heading naming the directory, the summary and who gets how many pushes,
+// where the plan comes from, every changed address with its action and
+// audience, warnings, the apply command, then a collapsed <details> with
+// each change as a diff block and its lock-screen previews.
 type PlanMarkdown struct {
 	w     io.Writer
 	limit int
+	ctx   MarkdownContext
 }
 
 // NewPlanMarkdown returns a markdown plan view writing to w. The body stays
@@ -51,27 +146,77 @@ func NewPlanMarkdown(w io.Writer, limit int) *PlanMarkdown {
 	return &PlanMarkdown{w: w, limit: limit}
 }
 
+// WithContext sets where the plan comes from and what applies it.
+func (v *PlanMarkdown) WithContext(ctx MarkdownContext) *PlanMarkdown {
+	v.ctx = ctx
+	return v
+}
+
+// actionWords name the actions in the comment, by planner.Action.
+var actionWords = map[planner.Action]string{
+	planner.ActionCreate:  "create",
+	planner.ActionSendNew: "send to new targets",
+	planner.ActionRetry:   "retry",
+	planner.ActionReplace: "replace on devices",
+	planner.ActionResend:  "send again",
+	planner.ActionUpdate:  "update badge",
+	planner.ActionForget:  "forget",
+	planner.ActionWait:    "wait for send_after",
+	planner.ActionMoved:   "move",
+	planner.ActionExpired: "expired",
+	planner.ActionCapped:  "held by frequency_cap",
+	planner.ActionNoOp:    "nothing to send",
+}
+
+func actionWord(a planner.Action) string {
+	if w, ok := actionWords[a]; ok {
+		return w
+	}
+	return string(a)
+}
+
 // Plan writes the comment body.
 func (v *PlanMarkdown) Plan(p *planner.Plan) error {
-	w, limit := v.w, v.limit
+	limit, ctx := v.limit, v.ctx
+	foot := "\n" + Marker(ctx.Dir) + "\n"
 	var head strings.Builder
-	fmt.Fprintf(&head, "**%s**\n\n", mdText.Replace(SummaryLine(p)))
-	fmt.Fprintf(&head, "Environment `%s`", strings.ReplaceAll(termtext.Clean(p.Environment), "`", "'"))
-	if p.StateLineage != "" {
-		fmt.Fprintf(&head, " · state serial %d", p.StateSerial)
+	head.WriteString("### pushform plan")
+	if ctx.Dir != "" {
+		head.WriteString(" for " + mdCode(ctx.Dir))
 	}
-	if !p.CreatedAt.IsZero() {
-		fmt.Fprintf(&head, " · planned at %s", p.CreatedAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&head, " · environment %s\n\n", mdCode(p.Environment))
+	fmt.Fprintf(&head, "**%s**\n", md(SummaryLine(p)))
+	if who := pushTotals(p); who != "" {
+		fmt.Fprintf(&head, "\n%s\n", who)
 	}
-	head.WriteString("\n")
-	const foot = "\n" + MarkdownMarker + "\n"
+	head.WriteString("\n" + provenance(p, ctx) + "\n")
+	if note := RecipientsNote(p); note != "" {
+		fmt.Fprintf(&head, "\n**Recipients:** %s\n", md(note))
+	}
+	if a := ctx.Audience; a != nil && a.Recipients != nil {
+		d := a.Recipients
+		fmt.Fprintf(&head, "\n**Recipients list:** %s, **+%s / -%s** since the last apply.\n", plural(d.Total, "user", "users"), Count(d.Added), Count(d.Removed))
+	}
 	for _, line := range pacingLines(p) {
-		fmt.Fprintf(&head, "\n**Pacing:** %s\n", mdText.Replace(termtext.Clean(line)))
+		fmt.Fprintf(&head, "\n**Pacing:** %s\n", md(line))
 	}
-	// Warnings stay outside the fold, but may take at most half the room.
-	writeWarnings(&head, p.Warnings, limit/2-head.Len())
+
+	upToDate := 0
+	var shown []*planner.Change
+	for _, c := range p.Changes {
+		if upToDateChange(c) {
+			upToDate++
+			continue
+		}
+		shown = append(shown, c)
+	}
+	// The changed addresses stay outside the fold; a list too long for a
+	// third of the room is cut, its count kept.
+	listAddresses(&head, shown, ctx.Audience, limit/3)
+	// Warnings stay outside the fold too, but may take at most a sixth.
+	writeWarnings(&head, p.Warnings, limit/6)
 	if len(p.Renames) > 0 {
-		fmt.Fprintf(&head, "\n> [!CAUTION]\n> %s\n\n```hcl\n", mdText.Replace(renameAdvice(p)))
+		fmt.Fprintf(&head, "\n> [!CAUTION]\n> %s\n\n```hcl\n", md(renameAdvice(p)))
 		for i, r := range p.Renames {
 			if i > 0 {
 				head.WriteString("\n")
@@ -82,63 +227,237 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 		}
 		head.WriteString("```\n")
 	}
+	writeApplyCommand(&head, p, ctx)
 
-	upToDate := 0
 	var entries []string
-	for _, c := range p.Changes {
-		if upToDateChange(c) {
-			upToDate++
-			continue
-		}
+	for _, c := range shown {
 		entries = append(entries, markdownChange(c))
 	}
 	if len(entries) == 0 {
 		if upToDate > 0 {
 			fmt.Fprintf(&head, "\n%s up to date.\n", plural(upToDate, "address is", "addresses are"))
 		}
-		_, err := io.WriteString(w, head.String()+foot)
+		_, err := io.WriteString(v.w, head.String()+foot)
 		return err
 	}
 
-	// Room for the fixed parts: the <details> frame, the <pre> and a
-	// worst-case truncation note.
+	// Room for the fixed parts: the <details> frame and a worst-case
+	// truncation note.
 	const noteRoom = 400
-	frame := len("\n<details><summary></summary>\n\n<pre>\n</pre>\n\n</details>\n") + noteRoom
+	frame := len("\n<details><summary></summary>\n\n</details>\n") + noteRoom + 100
 	budget := limit - head.Len() - len(foot) - frame
-	shown, used := 0, 0
+	n, used := 0, 0
 	for _, e := range entries {
 		if used+len(e) > budget {
 			break
 		}
 		used += len(e)
-		shown++
+		n++
 	}
 	cut := 0
-	for _, e := range entries[shown:] {
+	for _, e := range entries[n:] {
 		cut += utf8.RuneCountInString(e)
 	}
 
 	var b strings.Builder
 	b.WriteString(head.String())
-	what := plural(len(entries), "change", "changes")
+	what := "Details: " + plural(len(entries), "change", "changes")
 	if upToDate > 0 {
 		what += ", " + plural(upToDate, "address", "addresses") + " up to date"
 	}
-	if shown < len(entries) {
-		what += " (" + Count(shown) + " shown)"
+	if n < len(entries) {
+		what += " (" + Count(n) + " shown)"
 	}
-	fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n<pre>\n", what)
-	b.WriteString(strings.TrimSuffix(strings.Join(entries[:shown], "\n"), "\n"))
-	b.WriteString("\n</pre>\n")
-	if shown < len(entries) {
+	fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n", what)
+	b.WriteString(strings.Join(entries[:n], "\n"))
+	if n < len(entries) {
 		fmt.Fprintf(&b, "\n**Truncated:** %s not shown (%s characters) to keep this comment under %s characters. "+
-			"The summary above covers the whole plan; `pushform show PLANFILE` prints every change.\n",
-			plural(len(entries)-shown, "change is", "changes are"), Count(cut), Count(limit))
+			"The summary and the list above cover the whole plan; `pushform show PLANFILE` prints every change.\n",
+			plural(len(entries)-n, "change is", "changes are"), Count(cut), Count(limit))
 	}
 	b.WriteString("\n</details>\n")
 	b.WriteString(foot)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(v.w, b.String())
 	return err
+}
+
+// pushTotals says who gets how many pushes: "**3 users get 4 pushes**",
+// with devices, topics and badge updates when the plan sends to them.
+func pushTotals(p *planner.Plan) string {
+	type tally struct {
+		ids    map[string]bool
+		pushes int
+	}
+	var users, devices, topics tally
+	badges := 0
+	for _, c := range p.Changes {
+		if c.Targets.Send == 0 {
+			continue
+		}
+		if c.Kind == message.KindBadge {
+			badges += c.Targets.Send
+			continue
+		}
+		t := &users
+		switch c.TargetKind {
+		case message.TargetDevices:
+			t = &devices
+		case message.TargetTopics:
+			t = &topics
+		}
+		t.pushes += c.Targets.Send
+		if t.ids == nil {
+			t.ids = map[string]bool{}
+		}
+		for _, id := range c.Send {
+			t.ids[id] = true
+		}
+	}
+	var parts []string
+	for _, t := range []struct {
+		tally
+		one, many string
+	}{{users, "user", "users"}, {devices, "device", "devices"}, {topics, "topic", "topics"}} {
+		if t.pushes == 0 {
+			continue
+		}
+		verb := " get "
+		if len(t.ids) == 1 {
+			verb = " gets "
+		}
+		parts = append(parts, "**"+plural(len(t.ids), t.one, t.many)+verb+plural(t.pushes, "push", "pushes")+"**")
+	}
+	if badges > 0 {
+		parts = append(parts, "**"+plural(badges, "badge update", "badge updates")+"**")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// provenance is the line saying where the plan comes from: commit, run,
+// directory, state serial and time.
+func provenance(p *planner.Plan, ctx MarkdownContext) string {
+	var parts []string
+	if ctx.Commit != "" {
+		c := ctx.Commit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		parts = append(parts, "commit "+mdCode(c))
+	}
+	if ctx.RunURL != "" {
+		if u, err := url.Parse(ctx.RunURL); err == nil && (u.Scheme == "https" || u.Scheme == "http") {
+			parts = append(parts, "[workflow run]("+strings.NewReplacer("(", "%28", ")", "%29", " ", "%20").Replace(u.String())+")")
+		}
+	}
+	if ctx.Dir != "" {
+		parts = append(parts, "directory "+mdCode(ctx.Dir))
+	}
+	if p.StateLineage != "" {
+		parts = append(parts, fmt.Sprintf("state serial %d", p.StateSerial))
+	}
+	if !p.CreatedAt.IsZero() {
+		parts = append(parts, "planned at "+p.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// listAddresses lists the changed addresses, one line each with the
+// action symbol and the audience, as many as fit in room bytes.
+func listAddresses(b *strings.Builder, changes []*planner.Change, a *Audience, room int) {
+	if len(changes) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	used, listed := 0, 0
+	for _, c := range changes {
+		line := "- " + mdCode(Symbol(c.Action)) + " " + mdCode(c.Address) + " **" + actionWord(c.Action) + "**"
+		if c.MovedFrom != "" {
+			line += " (moved from " + mdCode(c.MovedFrom) + ")"
+		}
+		if aud := audienceLine(c, a); aud != "" {
+			line += ": " + aud
+		}
+		if w := lockScreenWarnings(c.Content); len(w) > 0 && sends(c) {
+			line += " · ⚠️ " + md(strings.Join(w, "; "))
+		}
+		line += "\n"
+		if used+len(line) > room-200 {
+			break
+		}
+		b.WriteString(line)
+		used += len(line)
+		listed++
+	}
+	if rest := len(changes) - listed; rest > 0 {
+		fmt.Fprintf(b, "- … and %s more changed %s (every one is counted in the summary above)\n", Count(rest), map[bool]string{true: "address", false: "addresses"}[rest == 1])
+	}
+}
+
+// sends reports whether a change's content reaches devices now or later.
+func sends(c *planner.Change) bool {
+	switch c.Action {
+	case planner.ActionCreate, planner.ActionSendNew, planner.ActionRetry, planner.ActionReplace,
+		planner.ActionResend, planner.ActionWait:
+		return c.Kind != message.KindBadge
+	}
+	return false
+}
+
+// audienceLine says who a change reaches: targets sent to, the devices
+// the service last reported for them, how the targets changed since the
+// last apply, and a few sample ids.
+func audienceLine(c *planner.Change, a *Audience) string {
+	noun := targetNoun(c.TargetKind)
+	t := c.Targets
+	var parts []string
+	switch c.Action {
+	case planner.ActionForget:
+		return plural(t.Forget, noun1(noun), noun) + " forgotten (state only)"
+	case planner.ActionMoved:
+		return "nothing is sent"
+	case planner.ActionWait:
+		parts = append(parts, plural(t.Waiting, noun1(noun), noun)+" later")
+	case planner.ActionExpired:
+		return plural(t.Expired, noun1(noun), noun) + " never sent"
+	case planner.ActionCapped:
+		return plural(t.Capped, noun1(noun), noun) + " held back"
+	case planner.ActionNoOp:
+		if t.TagOnly > 0 {
+			return plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep") + " it under the earlier tag"
+		}
+		return "nothing to send"
+	default:
+		parts = append(parts, plural(t.Send, noun1(noun), noun))
+	}
+	if a != nil && c.TargetKind != message.TargetDevices {
+		if d, ok := a.Devices[c.Address]; ok && d.Of > 0 {
+			s := plural(d.Count, "device", "devices") + " last reported"
+			if d.Of < t.Send {
+				s += " for " + Count(d.Of) + " of them"
+			}
+			parts = append(parts, s)
+		}
+	}
+	if c.Action != planner.ActionCreate && (t.New > 0 || t.Forget > 0) {
+		parts = append(parts, fmt.Sprintf("+%s / -%s since the last apply", Count(t.New), Count(t.Forget)))
+	}
+	line := strings.Join(parts, ", ")
+	ids := c.Send
+	if len(ids) > sampleIDs {
+		ids = ids[:sampleIDs]
+	}
+	if len(ids) > 0 {
+		codes := make([]string, len(ids))
+		for i, id := range ids {
+			codes[i] = mdCode(id)
+		}
+		sample := strings.Join(codes, ", ")
+		if len(c.Send) > len(ids) {
+			sample = "e.g. " + sample + ", …"
+		}
+		line += " (" + sample + ")"
+	}
+	return line
 }
 
 // writeWarnings writes the plan's warnings as a GitHub alert, listing as
@@ -150,7 +469,7 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 	var lines strings.Builder
 	listed := 0
 	for _, warn := range warnings {
-		line := "> - " + mdText.Replace(termtext.Clean(truncate(warn, fieldMax))) + "\n"
+		line := "> - " + md(truncate(warn, fieldMax)) + "\n"
 		if lines.Len()+len(line) > room-100 {
 			break
 		}
@@ -164,72 +483,152 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 	}
 }
 
-// markdownChange renders one change as HTML-escaped lines for a <pre>
-// block, ending in a newline; deleted and inserted words are <del> and <ins>.
+// writeApplyCommand says how to apply the plan, or why apply will refuse it.
+func writeApplyCommand(b *strings.Builder, p *planner.Plan, ctx MarkdownContext) {
+	switch {
+	case ctx.Refusal != "":
+		fmt.Fprintf(b, "\n> [!CAUTION]\n> **Apply will refuse this plan:** %s\n", md(ctx.Refusal))
+	case ctx.ApplyCommand != "" && p.HasChanges():
+		// A shell command holds no newline; a fence longer than any
+		// backtick run in it cannot be closed from inside.
+		fence := "```"
+		for strings.Contains(ctx.ApplyCommand, fence) {
+			fence += "`"
+		}
+		fmt.Fprintf(b, "\nApproving this plan sends exactly it:\n\n%ssh\n%s\n%s\n", fence, termtext.Clean(ctx.ApplyCommand), fence)
+	}
+}
+
+// markdownChange renders one change: a heading with its symbol and
+// address, what happens to whom, a diff block of its content, and
+// lock-screen previews of what it sends.
 func markdownChange(c *planner.Change) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "#### %s %s\n\n", mdCode(Symbol(c.Action)), mdCode(c.Address))
 	if c.MovedFrom != "" {
-		fmt.Fprintf(&b, "%s <b>%s</b> has moved to <b>%s</b>\n", Symbol(planner.ActionMoved), htmlText.Replace(termtext.Clean(c.MovedFrom)), htmlText.Replace(termtext.Clean(c.Address)))
-		if c.Action == planner.ActionMoved {
-			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(append([]string{"nothing is sent; the state records the move"}, changeNotes(c)...), "; ")))
-			return b.String()
+		fmt.Fprintf(&b, "%s has moved to %s: the state records the move, nothing is sent for it.\n", mdCode(c.MovedFrom), mdCode(c.Address))
+	}
+	if c.Action != planner.ActionMoved {
+		if c.MovedFrom != "" {
+			b.WriteString("\n")
 		}
+		fmt.Fprintf(&b, "%s%s\n", mdCode(c.Address), md(headline(c)))
 	}
-	fmt.Fprintf(&b, "%s <b>%s</b>%s\n", Symbol(c.Action), htmlText.Replace(termtext.Clean(c.Address)), htmlText.Replace(headline(c)))
-	if c.Action == planner.ActionForget {
-		return b.String()
-	}
-	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped {
-		if notes := changeNotes(c); len(notes) > 0 {
-			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
-		}
-		return b.String()
-	}
-	var attrs []attr
+	var lines []string
 	switch {
+	case c.Action == planner.ActionForget:
+		lines = append(lines, fmt.Sprintf("- %s: %s (a push cannot be recalled)", termtext.Clean(c.Address), plural(c.Targets.Forget, "target forgotten", "targets forgotten")))
 	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait:
-		attrs = contentAttrs(c.Content, func(v string) string {
-			return `"` + htmlText.Replace(quoted(truncate(v, fieldMax))) + `"`
-		})
+		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
+			lines = append(lines, "+ "+a.name+": "+a.value)
+		}
 	case c.Prior != nil:
-		old, new := textFields(*c.Prior), textFields(c.Content)
-		for i := range old {
-			if old[i].value != new[i].value {
-				attrs = append(attrs, attr{old[i].name, htmlWordDiff(old[i].value, new[i].value)})
-			}
-		}
-		if badge(c.Prior) != badge(&c.Content) {
-			attrs = append(attrs, attr{"badge_count", fmt.Sprintf("<del>%s</del> -&gt; <ins>%s</ins>", badge(c.Prior), badge(&c.Content))})
-		}
-		if c.Prior.SilentInForeground != c.Content.SilentInForeground {
-			attrs = append(attrs, attr{"silent_in_foreground", fmt.Sprintf("<del>%t</del> -&gt; <ins>%t</ins>", c.Prior.SilentInForeground, c.Content.SilentInForeground)})
+		lines = append(lines, contentDiffLines(*c.Prior, c.Content)...)
+	case sends(c):
+		// The same content to more targets: shown as context.
+		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
+			lines = append(lines, "  "+a.name+": "+a.value)
 		}
 	}
-	writeAttrs(&b, attrs)
-	if notes := changeNotes(c); len(notes) > 0 {
-		fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
+	if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
+		lines = append(lines, "  ("+strings.Join(notes, "; ")+")")
+	}
+	if len(lines) > 0 {
+		// Every line starts with a diff marker, so none can close the fence.
+		b.WriteString("\n```diff\n" + strings.Join(lines, "\n") + "\n```\n")
+	}
+	if sends(c) {
+		b.WriteString(lockScreenPreview(c.Content))
 	}
 	return b.String()
 }
 
-// htmlWordDiff renders a word diff with <del> and <ins>, quoted so newlines
-// and control characters stay visible.
-func htmlWordDiff(old, new string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, op := range WordDiff(truncate(old, fieldMax), truncate(new, fieldMax)) {
-		t := htmlText.Replace(quoted(op.Text))
-		switch op.Kind {
-		case -1:
-			b.WriteString("<del>" + t + "</del>")
-		case 1:
-			b.WriteString("<ins>" + t + "</ins>")
-		default:
-			b.WriteString(t)
+// contentDiffLines are a changed content's diff lines: - old, + new, and a
+// ~ context line with the word changes marked [-…-]{+…+}.
+func contentDiffLines(old, new message.Content) []string {
+	var lines []string
+	o, n := textFields(old), textFields(new)
+	for i := range o {
+		if o[i].value == n[i].value {
+			continue
+		}
+		name := o[i].name
+		ov, nv := truncate(o[i].value, fieldMax), truncate(n[i].value, fieldMax)
+		if ov != "" {
+			lines = append(lines, "- "+name+": "+termtext.Quote(ov))
+		}
+		if nv != "" {
+			lines = append(lines, "+ "+name+": "+termtext.Quote(nv))
+		}
+		if ov != "" && nv != "" {
+			lines = append(lines, "~ "+name+": "+inlineDiff(ov, nv, false))
 		}
 	}
-	b.WriteByte('"')
+	if badge(&old) != badge(&new) {
+		lines = append(lines, "- badge_count: "+badge(&old), "+ badge_count: "+badge(&new))
+	}
+	if old.SilentInForeground != new.SilentInForeground {
+		lines = append(lines, fmt.Sprintf("- silent_in_foreground: %t", old.SilentInForeground), fmt.Sprintf("+ silent_in_foreground: %t", new.SilentInForeground))
+	}
+	return lines
+}
+
+// lockScreenPreview shows content's title and body as each lock screen
+// cuts them, with a warning for text that is cut and for a link that is
+// not https.
+func lockScreenPreview(c message.Content) string {
+	if c.Title == "" && c.Body == "" && c.OpenToURL == "" {
+		return ""
+	}
+	var b strings.Builder
+	if c.Title != "" || c.Body != "" {
+		b.WriteString("\n| Lock screen | Title | Body |\n|---|---|---|\n")
+		for _, ls := range lockScreens {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", ls.name, md(cutAt(c.Title, ls.title)), md(cutAt(c.Body, ls.body)))
+		}
+	}
+	for _, w := range lockScreenWarnings(c) {
+		fmt.Fprintf(&b, "\n⚠️ %s\n", md(w))
+	}
 	return b.String()
+}
+
+// lockScreenWarnings say which texts a lock screen cuts, and whether the
+// link is not https.
+func lockScreenWarnings(c message.Content) []string {
+	var out []string
+	for _, f := range []struct {
+		name, value string
+		max         func(lockScreen) int
+	}{{"title", c.Title, func(l lockScreen) int { return l.title }}, {"body", c.Body, func(l lockScreen) int { return l.body }}} {
+		n := utf8.RuneCountInString(f.value)
+		var cutBy []string
+		for _, ls := range lockScreens {
+			if m := f.max(ls); n > m {
+				cutBy = append(cutBy, fmt.Sprintf("%s after %d", ls.name, m))
+			}
+		}
+		if len(cutBy) > 0 {
+			out = append(out, fmt.Sprintf("%s (%d characters) is cut on the lock screen: %s", f.name, n, strings.Join(cutBy, ", ")))
+		}
+	}
+	if c.OpenToURL != "" {
+		if u, err := url.Parse(c.OpenToURL); err != nil || u.Scheme != "https" {
+			out = append(out, "open_to_url is not https: "+truncate(c.OpenToURL, 200))
+		}
+	}
+	return out
+}
+
+// cutAt cuts s after max characters as a lock screen does, with an
+// ellipsis; newlines show as spaces.
+func cutAt(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRight(string(r[:max]), " ") + "…"
 }
 
 // truncate shortens s to at most max bytes on a rune boundary, saying how

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pushform/config"
+	"pushform/message"
 	"pushform/planner"
 )
 
@@ -56,10 +57,30 @@ func TestMarkdownGolden(t *testing.T) {
 			golden(t, tt.name, []byte(markdown(t, tt.plan, tt.limit)))
 		})
 	}
+	// In GitHub Actions: commit, run, directory, the apply command, and
+	// what the state says about the audience.
+	t.Run("plan-context.md", func(t *testing.T) {
+		p := scenario(t)
+		var b bytes.Buffer
+		ctx := MarkdownContext{
+			Dir: "campaigns/spring-sale", Commit: "0123456789abcdef0123456789abcdef01234567",
+			RunURL:       "https://github.com/acme/campaigns/actions/runs/42",
+			ApplyCommand: "pushform --chdir campaigns/spring-sale apply /tmp/pushform.plan",
+			Audience: &Audience{
+				Devices:    map[string]Devices{"campaign.spring_sale.notification.announce": {Count: 15230, Of: 11000}, "notification.welcome": {Count: 3, Of: 2}},
+				Recipients: &ListDiff{Total: 12001, Added: 12, Removed: 3},
+			},
+		}
+		if err := NewPlanMarkdown(&b, 0).WithContext(ctx).Plan(p); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "plan-context.md", b.Bytes())
+	})
 }
 
-// TestMarkdownLimit checks the cap holds at every size, the summary always
-// comes first and whole, and a cut says how much it cut.
+// TestMarkdownLimit checks the cap holds at every size (10,000 changes
+// among them), the summary always comes whole before the changes, and a
+// cut says how much it cut.
 func TestMarkdownLimit(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -70,7 +91,7 @@ func TestMarkdownLimit(t *testing.T) {
 		wantShownAt int // at least this many changes shown
 	}{
 		{"fits", 10, 100, 0, false, 10},
-		{"thousands of changes", 5000, 100, 0, true, 100},
+		{"ten thousand changes", 10000, 100, 0, true, 50},
 		{"huge bodies", 50, 1 << 20, 0, true, 10},
 		{"tiny limit", 100, 10, 1500, true, 0},
 	}
@@ -85,60 +106,173 @@ func TestMarkdownLimit(t *testing.T) {
 			if len(got) > limit {
 				t.Errorf("%d bytes, limit %d", len(got), limit)
 			}
-			first, _, _ := strings.Cut(got, "\n")
-			if want := "**" + SummaryLine(p) + "**"; first != want {
-				t.Errorf("first line %q, want %q", first, want)
+			summary := "\n**" + mdText.Replace(SummaryLine(p)) + "**\n"
+			if i := strings.Index(got, summary); i < 0 || i > strings.Index(got, "<details>") {
+				t.Errorf("summary %q missing or after the details:\n%.500s", summary, got)
 			}
 			if cut := strings.Contains(got, "**Truncated:**"); cut != tt.wantCut {
 				t.Errorf("truncated = %v, want %v", cut, tt.wantCut)
 			}
-			if n := strings.Count(got, "+ <b>notification."); n < tt.wantShownAt {
+			if n := strings.Count(got, "#### `+` `notification."); n < tt.wantShownAt {
 				t.Errorf("%d changes shown, want at least %d", n, tt.wantShownAt)
 			}
-			if !strings.HasSuffix(got, MarkdownMarker+"\n") || strings.Count(got, "<pre>") != strings.Count(got, "</pre>") {
-				t.Error("marker missing or <pre> unbalanced")
+			if !strings.HasSuffix(got, Marker("")+"\n") || strings.Count(got, "```")%2 != 0 {
+				t.Error("marker missing or fences unbalanced")
 			}
 		})
 	}
 }
 
+// outsideCode returns md without its fenced blocks and inline code spans:
+// what GitHub reads as markup.
+func outsideCode(md string) string {
+	var prose []string
+	fenced := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			prose = append(prose, line)
+		}
+	}
+	s := strings.Join(prose, "\n")
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '\\' && i+1 < len(s):
+			b.WriteString(s[i : i+2])
+			i += 2
+			continue
+		case s[i] == '`':
+			n := 0
+			for i+n < len(s) && s[i+n] == '`' {
+				n++
+			}
+			run := strings.Repeat("`", n)
+			rest := s[i+n:]
+			if j := strings.Index(rest, run); j >= 0 && (j+n == len(rest) || rest[j+n] != '`') {
+				i += n + j + n
+				continue
+			}
+			b.WriteString(run)
+			i += n
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
 // TestMarkdownEscapes checks that text from the configuration cannot break
-// out of the <pre> block or turn into markup.
+// out of a code block or span, nor turn into markup.
 func TestMarkdownEscapes(t *testing.T) {
 	cfg := &config.Config{Service: config.Service{Environment: "test"}, Messages: []*config.Message{{
-		Address: `notification.x["<b>&"]`, Kind: config.KindNotification,
-		Targets: config.Targets{Kind: config.TargetUsers, IDs: []string{"u<1>"}},
-		Content: config.Content{Title: "</pre><script>", Body: "line1\nline2 \"quoted\" **bold**"},
+		Address: "notification.x[\"<b>&`|\"]", Kind: config.KindNotification,
+		Targets: config.Targets{Kind: config.TargetUsers, IDs: []string{"u<1>", "```", "a|b"}},
+		Content: config.Content{Title: "</details><script>", Body: "line1\n```\nline2 \"quoted\" **bold** [x](http://e)", OpenToURL: "javascript:alert(1)"},
 	}}}
 	p, err := planner.Make(planner.Input{Config: cfg}, planner.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Warnings = []string{"a [link](http://x) and <img> and `code`"}
-	got := markdown(t, p, 0)
-	for _, bad := range []string{"<script>", "</pre><", `["<b>`, "<img>", "[link](", "u<1>", "line1\nline2"} {
-		if strings.Contains(got, bad) {
-			t.Errorf("output contains %q unescaped:\n%s", bad, got)
+	var b bytes.Buffer
+	ctx := MarkdownContext{Dir: "camp--aigns/<x>", Commit: "`sha`", RunURL: "https://github.com/o/r/actions/runs/1) [x](y", ApplyCommand: "pushform apply '```'"}
+	if err := NewPlanMarkdown(&b, 0).WithContext(ctx).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	prose := outsideCode(got)
+	allowed := strings.NewReplacer("<details>", "", "</details>", "", "<summary>", "", "</summary>", "", Marker(ctx.Dir), "")
+	if rest := allowed.Replace(prose); strings.ContainsAny(strings.ReplaceAll(rest, `\<`, ""), "<") {
+		t.Errorf("markup outside code:\n%s", rest)
+	}
+	for _, bad := range []string{"[link](", "[x](http", "**bold**", "a|b"} {
+		if strings.Contains(prose, bad) {
+			t.Errorf("prose contains %q unescaped:\n%s", bad, prose)
 		}
 	}
-	for _, want := range []string{`&lt;/pre&gt;&lt;script&gt;`, `line1\nline2 \"quoted\" **bold**`, `\[link\](http://x)`, `&amp;`} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
+	if strings.Count(Marker(ctx.Dir), "--") != 2 {
+		t.Errorf("marker %q can be closed early", Marker(ctx.Dir))
+	}
+	// Inside a diff block every line starts with a diff marker.
+	fenced := false
+	for _, line := range strings.Split(got, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```"):
+			fenced = !fenced
+		case fenced && !strings.ContainsAny(line[:1], "+-~! ") && !strings.HasPrefix(line, "pushform "):
+			t.Errorf("line in a code block starts with %q: %s", line[:1], line)
+		}
+	}
+	if !strings.Contains(got, "open\\_to\\_url is not https") {
+		t.Errorf("no warning for a javascript: link:\n%s", got)
+	}
+}
+
+func TestContentDiffLines(t *testing.T) {
+	tests := []struct {
+		old, new message.Content
+		want     []string
+	}{
+		{message.Content{Body: "Everything 20% off until Sunday"}, message.Content{Body: "Everything 30% off until Monday"}, []string{
+			`- body: "Everything 20% off until Sunday"`,
+			`+ body: "Everything 30% off until Monday"`,
+			`~ body: "Everything [-20%-]{+30%+} off until [-Sunday-]{+Monday+}"`,
+		}},
+		{message.Content{Title: "a\nb"}, message.Content{Title: "a\nc"}, []string{`- title: "a\nb"`, `+ title: "a\nc"`, `~ title: "a\n[-b-]{+c+}"`}},
+		{message.Content{Tag: "x"}, message.Content{}, []string{`- tag: "x"`}},
+		{message.Content{BadgeCount: ptr(3)}, message.Content{BadgeCount: ptr(0)}, []string{"- badge_count: 3", "+ badge_count: 0"}},
+		{message.Content{Title: "same"}, message.Content{Title: "same"}, nil},
+	}
+	for _, tt := range tests {
+		if got := contentDiffLines(tt.old, tt.new); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("contentDiffLines(%+v, %+v) =\n%s\nwant\n%s", tt.old, tt.new, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 		}
 	}
 }
 
-func TestHTMLWordDiff(t *testing.T) {
-	tests := []struct{ old, new, want string }{
-		{"Everything 20% off until Sunday", "Everything 30% off until Monday",
-			`"Everything <del>20%</del><ins>30%</ins> off until <del>Sunday</del><ins>Monday</ins>"`},
-		{`say "hi"`, `say "ho"`, `"say <del>\"hi\"</del><ins>\"ho\"</ins>"`},
-		{"a < b", "a > b", `"a <del>&lt;</del><ins>&gt;</ins> b"`},
-		{"same", "same", `"same"`},
+func ptr[T any](v T) *T { return &v }
+
+func TestLockScreen(t *testing.T) {
+	tests := []struct {
+		c    message.Content
+		want []string // warnings
+	}{
+		{message.Content{Title: "Spring sale", Body: "20% off", OpenToURL: "https://x.example/sale"}, nil},
+		{message.Content{Title: strings.Repeat("t", 51), Body: "b"}, []string{"title (51 characters) is cut on the lock screen: iOS after 50"}},
+		{message.Content{Title: "t", Body: strings.Repeat("é", 51)}, []string{"body (51 characters) is cut on the lock screen: Android after 50"}},
+		{message.Content{Title: "t", Body: strings.Repeat("b", 179)}, []string{"body (179 characters) is cut on the lock screen: iOS after 178, Android after 50"}},
+		{message.Content{Title: "t", Body: "b", OpenToURL: "http://x.example"}, []string{"open_to_url is not https: http://x.example"}},
+		{message.Content{Title: "t", Body: "b", OpenToURL: "myapp://open"}, []string{"open_to_url is not https: myapp://open"}},
 	}
 	for _, tt := range tests {
-		if got := htmlWordDiff(tt.old, tt.new); got != tt.want {
-			t.Errorf("htmlWordDiff(%q, %q) = %s, want %s", tt.old, tt.new, got, tt.want)
+		if got := lockScreenWarnings(tt.c); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("lockScreenWarnings(%+v) = %q, want %q", tt.c, got, tt.want)
+		}
+	}
+	if got, want := cutAt("Everything 20% off\nuntil Sunday", 20), "Everything 20% off u…"; got != want {
+		t.Errorf("cutAt = %q, want %q", got, want)
+	}
+	if got := cutAt("short", 50); got != "short" {
+		t.Errorf("cutAt(short) = %q", got)
+	}
+}
+
+func TestMDCode(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain", "`plain`"},
+		{"a`b", "``a`b``"},
+		{"`x", "`` `x ``"},
+		{"a|b", "`a\\|b`"},
+		{"x\ny", "`x\\ny`"},
+	}
+	for _, tt := range tests {
+		if got := mdCode(tt.in); got != tt.want {
+			t.Errorf("mdCode(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }
