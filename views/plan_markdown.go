@@ -121,7 +121,7 @@ type MarkdownContext struct {
 	// ApplyCommand is the exact command that applies the saved plan;
 	// Refusal, when set, says why apply will refuse it instead.
 	ApplyCommand, Refusal string
-	Audience      *Audience
+	Audience              *Audience
 }
 
 // PlanMarkdown shows a plan as the body of a pull-request comment: a
