@@ -169,7 +169,7 @@ campaign "onboarding" {`+strings.ReplaceAll(fmt.Sprintf(welcomeBlock, guardUsers
 		t.Errorf("plan:\n%s", r.stdout)
 	}
 	md := w.mustRun(0, "plan", "--markdown").stdout
-	if !strings.Contains(md, "→ <b>notification.welcome</b> has moved to <b>campaign.onboarding.notification.welcome</b>") {
+	if !strings.Contains(md, "`notification.welcome` has moved to `campaign.onboarding.notification.welcome`") || !strings.Contains(md, "- `→` `campaign.onboarding.notification.welcome` **move**") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	p := w.planJSON()
