@@ -73,8 +73,8 @@ func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (
 		if cfg.Backend != nil {
 			how = "use one state_name per environment in the backend block"
 		}
-		err := fmt.Errorf("the state %s belongs to environment %q but the configuration declares %q: %s",
-			be, st.Environment, cfg.Service.Environment, how)
+		err := fmt.Errorf("%s belongs to environment %q but the configuration declares %q: %s",
+			Name(be), st.Environment, cfg.Service.Environment, how)
 		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil
@@ -120,7 +120,7 @@ func (s *Session) CheckPlan(p *planner.Plan) error {
 	case st == nil:
 		return fmt.Errorf("the plan was made from state %s (serial %d), which no longer exists: make a new plan", p.StateLineage, p.StateSerial)
 	case p.StateLineage == "":
-		return fmt.Errorf("the plan was made before any state existed, but state %s now holds serial %d: make a new plan", s.Backend, st.Serial)
+		return fmt.Errorf("the plan was made before any state existed, but %s now holds serial %d: make a new plan", Name(s.Backend), st.Serial)
 	case st.Lineage != p.StateLineage:
 		return fmt.Errorf("the plan was made from another state (lineage %s, not %s): make a new plan", p.StateLineage, st.Lineage)
 	case st.Serial != p.StateSerial:

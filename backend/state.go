@@ -120,6 +120,15 @@ func OpenState(ctx context.Context, o StateOptions) (State, error) {
 type localState struct{ *local.File }
 
 func (l localState) String() string { return l.Path() }
+
+// Name is how messages name be's state: "the state FILE" for a file, the
+// backend's own words otherwise ("PostgreSQL state ...").
+func Name(be State) string {
+	if _, ok := be.(localState); ok {
+		return "the state " + be.String()
+	}
+	return be.String()
+}
 func (l localState) Dir() string    { return filepath.Dir(l.Path()) }
 func (l localState) Close() error   { return nil }
 

@@ -232,7 +232,7 @@ func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Strea
 		}
 		if ctx.Err() != nil {
 			rs.res.Interrupted = true
-			return m.Errorf("%s", interruptedMessage(rs.res, sess.Backend.String()))
+			return m.Errorf("%s", interruptedMessage(rs.res, backend.Name(sess.Backend)))
 		}
 		if _, serr := s.Plan(); serr != nil && !errors.Is(rs.err, serr) {
 			rs.err = errors.Join(serr, rs.err)
@@ -260,7 +260,7 @@ func (o *applyOptions) finish(r *run, out views.Apply, p *planner.Plan, rec *sta
 	if applyErr != nil {
 		// The first error is the one reported; a failed save comes second.
 		if res.JournalError != "" {
-			m.fail(fmt.Errorf("%w\n%s", applyErr, journalFailureMessage(res, sess.Backend.String(), persistErr == nil)))
+			m.fail(fmt.Errorf("%w\n%s", applyErr, journalFailureMessage(res, backend.Name(sess.Backend), persistErr == nil)))
 		} else {
 			m.fail(applyErr)
 		}
@@ -273,7 +273,7 @@ func (o *applyOptions) finish(r *run, out views.Apply, p *planner.Plan, rec *sta
 		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, persistErr))
 	}
 	if res.Interrupted {
-		return m.Errorf("%s", interruptedMessage(res, sess.Backend.String()))
+		return m.Errorf("%s", interruptedMessage(res, backend.Name(sess.Backend)))
 	}
 	if res.Counts.Failed > 0 || res.Counts.Unknown > 0 || len(res.Errors) > 0 {
 		return ExitError
@@ -430,7 +430,7 @@ func persistAfterApply(sess *backend.Session, rec *state.Recorder, res *executor
 func journalFailureMessage(res *executor.Result, where string, saved bool) string {
 	var b strings.Builder
 	if saved {
-		fmt.Fprintf(&b, "  Recorded: the state %s was saved after the failure with every outcome this run received, those the journal missed included.\n", where)
+		fmt.Fprintf(&b, "  Recorded: %s was saved after the failure with every outcome this run received, those the journal missed included.\n", where)
 	} else {
 		fmt.Fprintf(&b, "  Recorded: every intent and outcome whose journal write succeeded; they are in the journal of %s, which the next run reads back.\n", where)
 	}

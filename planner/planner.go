@@ -628,8 +628,12 @@ func (cc *changeContext) tagOnlyWarnings(tagOnly []int, addr string) []string {
 		default:
 			what, keep = fmt.Sprintf("only the tag changed, from %q to %q", old, cc.tag), fmt.Sprintf("under tag %q", old)
 		}
-		out = append(out, fmt.Sprintf("%s: nothing is sent to the %d targets that have (or may have) this notification; they keep it %s, and later changes are planned against what they hold. To send it again with the new tag (those devices then show it twice), apply with --replace %s",
-			what, byTag[old], keep, addr))
+		who, they := fmt.Sprintf("the %d targets that have (or may have)", byTag[old]), "they keep"
+		if byTag[old] == 1 {
+			who, they = "the 1 target that has (or may have)", "it keeps"
+		}
+		out = append(out, fmt.Sprintf("%s: nothing is sent to %s this notification; %s it %s, and later changes are planned against what they hold. To send it again with the new tag (those devices then show it twice), apply with --replace %s",
+			what, who, they, keep, addr))
 	}
 	return out
 }

@@ -437,7 +437,7 @@ func headline(c *planner.Change) string {
 		return " has moved from " + termtext.Clean(c.MovedFrom) + ": nothing to send"
 	}
 	if t.TagOnly > 0 {
-		return fmt.Sprintf(": nothing to send; %s keep it under the earlier tag", plural(t.TagOnly, noun1(noun), noun))
+		return fmt.Sprintf(": nothing to send; %s it under the earlier tag", plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep"))
 	}
 	return ": nothing to send"
 }

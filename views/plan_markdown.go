@@ -152,6 +152,16 @@ func (v *PlanMarkdown) WithContext(ctx MarkdownContext) *PlanMarkdown {
 	return v
 }
 
+// mdSymbol is an action's symbol as a code span; the blank of a change
+// with nothing to send shows as a dot.
+func mdSymbol(a planner.Action) string {
+	s := Symbol(a)
+	if strings.TrimSpace(s) == "" {
+		s = "·"
+	}
+	return mdCode(s)
+}
+
 // actionWords name the actions in the comment, by planner.Action.
 var actionWords = map[planner.Action]string{
 	planner.ActionCreate:  "create",
@@ -370,7 +380,7 @@ func listAddresses(b *strings.Builder, changes []*planner.Change, a *Audience, r
 	b.WriteString("\n")
 	used, listed := 0, 0
 	for _, c := range changes {
-		line := "- " + mdCode(Symbol(c.Action)) + " " + mdCode(c.Address) + " **" + actionWord(c.Action) + "**"
+		line := "- " + mdSymbol(c.Action) + " " + mdCode(c.Address) + " **" + actionWord(c.Action) + "**"
 		if c.MovedFrom != "" {
 			line += " (moved from " + mdCode(c.MovedFrom) + ")"
 		}
@@ -378,7 +388,11 @@ func listAddresses(b *strings.Builder, changes []*planner.Change, a *Audience, r
 			line += ": " + aud
 		}
 		if w := lockScreenWarnings(c.Content); len(w) > 0 && sends(c) {
-			line += " · ⚠️ " + md(strings.Join(w, "; "))
+			short := make([]string, len(w))
+			for i, x := range w {
+				short[i] = x.short
+			}
+			line += " · ⚠️ " + md(strings.Join(short, "; "))
 		}
 		line += "\n"
 		if used+len(line) > room-200 {
@@ -504,7 +518,7 @@ func writeApplyCommand(b *strings.Builder, p *planner.Plan, ctx MarkdownContext)
 // lock-screen previews of what it sends.
 func markdownChange(c *planner.Change) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#### %s %s\n\n", mdCode(Symbol(c.Action)), mdCode(c.Address))
+	fmt.Fprintf(&b, "#### %s %s\n\n", mdSymbol(c.Action), mdCode(c.Address))
 	if c.MovedFrom != "" {
 		fmt.Fprintf(&b, "%s has moved to %s: the state records the move, nothing is sent for it.\n", mdCode(c.MovedFrom), mdCode(c.Address))
 	}
@@ -588,33 +602,46 @@ func lockScreenPreview(c message.Content) string {
 		}
 	}
 	for _, w := range lockScreenWarnings(c) {
-		fmt.Fprintf(&b, "\n⚠️ %s\n", md(w))
+		fmt.Fprintf(&b, "\n⚠️ %s", md(w.text))
+		if w.code != "" {
+			// In a code span: an untrusted link is shown, not linked.
+			b.WriteString(" " + mdCode(w.code))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
 
+// previewWarning is one lock-screen warning: text, then code (a link)
+// shown in a code span; short is its form in the list of addresses.
+type previewWarning struct{ text, code, short string }
+
 // lockScreenWarnings say which texts a lock screen cuts, and whether the
 // link is not https.
-func lockScreenWarnings(c message.Content) []string {
-	var out []string
+func lockScreenWarnings(c message.Content) []previewWarning {
+	var out []previewWarning
 	for _, f := range []struct {
 		name, value string
 		max         func(lockScreen) int
 	}{{"title", c.Title, func(l lockScreen) int { return l.title }}, {"body", c.Body, func(l lockScreen) int { return l.body }}} {
 		n := utf8.RuneCountInString(f.value)
-		var cutBy []string
+		var cutBy, names []string
 		for _, ls := range lockScreens {
 			if m := f.max(ls); n > m {
 				cutBy = append(cutBy, fmt.Sprintf("%s after %d", ls.name, m))
+				names = append(names, ls.name)
 			}
 		}
 		if len(cutBy) > 0 {
-			out = append(out, fmt.Sprintf("%s (%d characters) is cut on the lock screen: %s", f.name, n, strings.Join(cutBy, ", ")))
+			out = append(out, previewWarning{
+				text:  fmt.Sprintf("%s (%d characters) is cut on the lock screen: %s", f.name, n, strings.Join(cutBy, ", ")),
+				short: fmt.Sprintf("%s cut on %s", f.name, strings.Join(names, " and ")),
+			})
 		}
 	}
 	if c.OpenToURL != "" {
 		if u, err := url.Parse(c.OpenToURL); err != nil || u.Scheme != "https" {
-			out = append(out, "open_to_url is not https: "+truncate(c.OpenToURL, 200))
+			out = append(out, previewWarning{text: "open_to_url is not https:", code: truncate(c.OpenToURL, 200), short: "open_to_url not https"})
 		}
 	}
 	return out

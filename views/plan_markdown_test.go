@@ -250,7 +250,11 @@ func TestLockScreen(t *testing.T) {
 		{message.Content{Title: "t", Body: "b", OpenToURL: "myapp://open"}, []string{"open_to_url is not https: myapp://open"}},
 	}
 	for _, tt := range tests {
-		if got := lockScreenWarnings(tt.c); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+		var got []string
+		for _, w := range lockScreenWarnings(tt.c) {
+			got = append(got, strings.TrimSpace(w.text+" "+w.code))
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 			t.Errorf("lockScreenWarnings(%+v) = %q, want %q", tt.c, got, tt.want)
 		}
 	}

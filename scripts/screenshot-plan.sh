@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Renders the pull-request comment of a sample change set (an edit, an
+# addition, a rename with moved, a tag change, a forget) as GitHub shows
+# it and screenshots it in headless Chromium, into docs/plan-comment.png
+# (or $1). The markdown is pushform's own (plan --out, then show
+# --markdown with GitHub Actions' variables set); the renderer is marked
+# with GitHub's alerts and stylesheet, installed from npm into a temporary
+# directory. Skipped, exit 0, when Chromium, node or npm is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${1:-docs/plan-comment.png}
+case $out in /*) ;; *) out=$root/$out ;; esac
+
+chrome=""
+for c in chromium chromium-browser google-chrome google-chrome-stable; do
+  if command -v "$c" >/dev/null; then chrome=$(command -v "$c"); break; fi
+done
+if [ -z "$chrome" ]; then
+  echo "screenshot-plan: skipped: no Chromium (apt-get install -y chromium)"
+  exit 0
+fi
+for tool in node npm go; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "screenshot-plan: skipped: no $tool"
+    exit 0
+  fi
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The renderer, pinned, outside the repository.
+(cd "$work" && npm install --silent --no-audit --no-fund --no-save --prefix "$work/npm" \
+  marked@12.0.2 marked-alert@2.1.2 github-markdown-css@5.9.0 >/dev/null)
+
+go build -o "$work/pushform" .
+dir=$work/repo/campaigns/spring-sale
+mkdir -p "$dir"
+cp scripts/screenshot/sandbox.hcl "$dir/"
+cp scripts/screenshot/before.hcl "$dir/main.hcl"
+pf() { (cd "$work/repo" && PUSHFORM_API_KEY=sandbox-production-key NO_COLOR=1 "$work/pushform" "$@"); }
+pf --chdir campaigns/spring-sale apply --auto-approve --now 2026-04-20T09:00:00Z >/dev/null
+cp scripts/screenshot/after.hcl "$dir/main.hcl"
+pf --chdir campaigns/spring-sale plan --out "$work/pushform.plan" --now 2026-04-21T09:00:00Z >/dev/null
+(cd "$work/repo" && GITHUB_SHA=3f9c2e17a4b85d06c1e2f3a4b5c6d7e8f9a0b1c2 GITHUB_SERVER_URL=https://github.com \
+  GITHUB_REPOSITORY=acme/campaigns GITHUB_RUN_ID=9123456789 \
+  "$work/pushform" --chdir campaigns/spring-sale show "$work/pushform.plan" --markdown) |
+  sed "s#$work#/home/runner/work/_temp#g" > "$work/plan.md"
+
+node scripts/screenshot/render.mjs "$work/npm/node_modules" "$work/plan.md" "$work/plan.html"
+
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
+  --disable-component-update --disable-sync --hide-scrollbars --force-device-scale-factor=1)
+# First pass: the page's height (the page writes it in its title).
+height=$(timeout 60 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" --window-size=980,2000 \
+  --virtual-time-budget=2000 --dump-dom "file://$work/plan.html" 2>/dev/null | sed -n 's/.*<title>height=\([0-9]*\)<\/title>.*/\1/p')
+height=${height:-3000}
+mkdir -p "$(dirname "$out")"
+timeout 60 "$chrome" "${flags[@]}" --user-data-dir="$(mktemp -d -p "$work")" --window-size=980,"$height" \
+  --virtual-time-budget=2000 --screenshot="$out" "file://$work/plan.html" 2>/dev/null
+cp "$work/plan.md" "${out%.png}.md"
+echo "screenshot-plan: wrote $out (980x$height) and ${out%.png}.md"
