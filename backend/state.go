@@ -129,8 +129,8 @@ func Name(be State) string {
 	}
 	return be.String()
 }
-func (l localState) Dir() string    { return filepath.Dir(l.Path()) }
-func (l localState) Close() error   { return nil }
+func (l localState) Dir() string  { return filepath.Dir(l.Path()) }
+func (l localState) Close() error { return nil }
 
 // Lock takes the state lock for an operation, waiting up to timeout (0: one
 // try). A refusal says how to wait.
