@@ -226,7 +226,7 @@ func TestBashCompletion(t *testing.T) {
 		{"pushform apply --auto-approve --para", []string{"--parallelism"}},
 		{"pushform state ", []string{"list", "show", "rm", "mv", "pull", "push", "repair"}},
 		{"pushform state show --a", []string{"--all"}},
-		{"pushform sandbox show --j", []string{"--json"}},
+		{"pushform sandbox show --j", []string{"--json", "--json-indent"}},
 		{"pushform sandbox --fa", []string{"--fail-rate", "--fault-seed"}},
 		{"pushform help st", []string{"state"}},
 		{"pushform completion ", []string{"bash", "zsh", "fish"}},

@@ -42,7 +42,7 @@ func TestCommandLineErrors(t *testing.T) {
 		badValue []string
 		single   single
 	}{
-		{"validate", "--var", []string{"--json=maybe"}, single{[]string{"-json"}, 0, `"valid": true`}},
+		{"validate", "--var", []string{"--json=maybe"}, single{[]string{"-json"}, 0, `"valid":true`}},
 		{"plan", "--out", []string{"--lock-timeout", "5x"}, single{[]string{"-json", "-markdown"}, 1, "--json and --markdown cannot be combined"}},
 		{"apply", "--parallelism", []string{"--parallelism", "abc"}, single{[]string{"-parallelism=0"}, 1, "--parallelism must be at least 1"}},
 		{"show", "--state", []string{"--json=2"}, single{[]string{"-json", "-markdown", "x.plan"}, 1, "--json and --markdown cannot be combined"}},
@@ -58,7 +58,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"recipients", "--var-file", []string{"--json=x"}, single{[]string{"-json"}, 0, `["alice","bob"]`}},
 		{"sandbox", "--seed", []string{"--fail-rate", "half"}, single{[]string{"-seed=sandbox.hcl", "-fail-rate=2"}, 1, "--fail-rate must be between 0 and 1"}},
 		{"sandbox show", "--addr", []string{"--json=x"}, single{[]string{"-file=none.json", "alice-phone"}, 1, "no sandbox devices file at " + filepath.Join("DIR", "none.json")}},
-		{"version", "--chdir", []string{"--json=x"}, single{[]string{"-json"}, 0, `"format_version": "1"`}},
+		{"version", "--chdir", []string{"--json=x"}, single{[]string{"-json"}, 0, `"format_version":"1"`}},
 		{"completion", "--chdir", []string{"--no-color=x"}, single{[]string{"-no-color", "bash"}, 0, "complete -o default -F _pushform pushform"}},
 		{"help", "--chdir", []string{"--no-color=x"}, single{[]string{"-no-color", "plan"}, 0, "Usage: pushform [global options] plan [options]"}},
 	} {
@@ -226,7 +226,7 @@ func TestVersion(t *testing.T) {
 	}
 	code, out, _ = runIn(t, t.TempDir(), "", nil, "version", "--json")
 	var got buildInfo
-	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitOK || got != info {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitOK || got != info || strings.Count(out, "\n") != 1 {
 		t.Errorf("version --json: exit %d, %v\n%s", code, err, out)
 	}
 }

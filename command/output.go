@@ -1,6 +1,11 @@
 package command
 
-import "github.com/spf13/pflag"
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/spf13/pflag"
+)
 
 // jsonFlags are --json and --json-indent of every command that prints
 // data: JSON documents are one compact line (as Terraform's show -json),
@@ -17,3 +22,13 @@ func (f *jsonFlags) bind(fs *pflag.FlagSet, what string) {
 
 // enabled reports whether JSON output was asked for.
 func (f *jsonFlags) enabled() bool { return f.json || f.indent }
+
+// write prints v as one JSON document: one line, or indented with
+// --json-indent.
+func (f *jsonFlags) write(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	if f.indent {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(v)
+}

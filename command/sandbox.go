@@ -20,6 +20,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"pushform/planner"
 	"pushform/sandbox"
 	"pushform/termtext"
 )
@@ -122,9 +123,12 @@ func seedKeySummary(seed *sandbox.Seed) string {
 
 func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
 	flags := m.FlagSet("sandbox show")
-	file := flags.String("file", "", "devices `FILE` saved by the embedded sandbox (default: "+sandbox.DefaultDevicesFile+" in the configuration directory)")
+	file := flags.String("file", "", "devices `FILE` saved by the embedded sandbox (default: "+sandbox.DefaultDevicesFile+" beside the state: in the configuration directory, or the --state file's)")
 	addr := flags.String("addr", "", "ask the sandbox running at `ADDR` (e.g. 127.0.0.1:8787) instead of reading a file")
-	asJSON := flags.Bool("json", false, "print the device as JSON")
+	var sf stateFlags
+	sf.bind(flags, false)
+	var jf jsonFlags
+	jf.bind(flags, "the device")
 	if err := m.parse(flags, args); err != nil {
 		return m.usageError("sandbox show", err)
 	}
@@ -137,26 +141,38 @@ func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
 	switch {
 	case *addr != "" && *file != "":
 		return m.usageError("sandbox show", errors.New("give --file or --addr, not both"))
+	case *file != "" && sf.file != "":
+		return m.usageError("sandbox show", errors.New("give --file or --state, not both"))
 	case *addr != "":
 		v, err = fetchSandboxDevice(ctx, *addr, id)
 	default:
+		// The embedded sandbox keeps its devices beside the state (see
+		// backend.Session), so --state finds them where apply --state put them.
 		path := *file
-		if path == "" {
+		switch {
+		case path != "":
+			path = m.path(path)
+		case sf.file != "":
+			path = filepath.Join(filepath.Dir(m.path(sf.file)), sandbox.DefaultDevicesFile)
+		default:
 			path = filepath.Join(m.ConfigDir(), sandbox.DefaultDevicesFile)
-		} else if !filepath.IsAbs(path) {
-			path = filepath.Join(m.ConfigDir(), path)
 		}
 		v, err = sandbox.ReadDevice(path, id)
 		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("no sandbox devices file at %s: the embedded sandbox writes it after apply; for a running 'pushform sandbox' use --addr", path)
+			err = fmt.Errorf("no sandbox devices file at %s: the embedded sandbox writes it beside the state after apply (after apply --state FILE, use sandbox show --state FILE); for a running 'pushform sandbox' use --addr", path)
 		}
 	}
 	if err != nil {
 		return m.Errorf("%s", err)
 	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(v, "", "  ")
-		fmt.Fprintf(m.Stdout, "%s\n", b)
+	if jf.enabled() {
+		doc := struct {
+			FormatVersion string `json:"format_version"`
+			sandbox.DeviceView
+		}{planner.FormatVersion, v}
+		if err := jf.write(m.Stdout, doc); err != nil {
+			return m.fail(err)
+		}
 		return ExitOK
 	}
 	writeSandboxDevice(m.Stdout, v)

@@ -106,7 +106,7 @@ func TestSandboxCommand(t *testing.T) {
 		t.Errorf("show alice-phone:\n%s", out)
 	}
 	code, out, _ = runSandboxCmd(t, dir, "sandbox", "show", "kiosk-1", "--addr", base, "--json")
-	if code != 0 || !strings.Contains(out, `"received": 1`) {
+	if code != 0 || !strings.Contains(out, `"received":1`) || !strings.HasPrefix(out, `{"format_version":"1",`) || strings.Count(out, "\n") != 1 {
 		t.Errorf("show --json: %s", out)
 	}
 	if code, _, errOut := runSandboxCmd(t, dir, "sandbox", "show", "nope", "--addr", base); code != 1 || !strings.Contains(errOut, "unknown device") {
@@ -203,9 +203,20 @@ func TestSandboxShowFile(t *testing.T) {
 	if code, _, errOut := runSandboxCmd(t, dir, "sandbox", "show", "alice-phone"); code != 1 || !strings.Contains(errOut, "received nothing yet") {
 		t.Errorf("device not in the file: %d %s", code, errOut)
 	}
+	// After apply --state st/a.state the devices are beside that state.
+	if err := os.MkdirAll(filepath.Join(dir, "st"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Rename(filepath.Join(dir, sandbox.DefaultDevicesFile), filepath.Join(dir, "st", sandbox.DefaultDevicesFile))
+	if code, _, errOut := runSandboxCmd(t, dir, "sandbox", "show", "kiosk-1"); code != 1 || !strings.Contains(errOut, "sandbox show --state FILE") {
+		t.Errorf("no devices file: %d %s", code, errOut)
+	}
+	if code, out, errOut := runSandboxCmd(t, dir, "sandbox", "show", "--state", "st/a.state", "kiosk-1"); code != 0 || !strings.Contains(out, "kiosk-1") {
+		t.Errorf("--state: %d %s %s", code, out, errOut)
+	}
 	other := filepath.Join(t.TempDir(), "elsewhere.json")
-	os.Rename(filepath.Join(dir, sandbox.DefaultDevicesFile), other)
-	if code, out, _ := runSandboxCmd(t, dir, "sandbox", "show", "--file", other, "kiosk-1", "--json"); code != 0 || !strings.Contains(out, `"deviceId": "kiosk-1"`) {
+	os.Rename(filepath.Join(dir, "st", sandbox.DefaultDevicesFile), other)
+	if code, out, _ := runSandboxCmd(t, dir, "sandbox", "show", "--file", other, "kiosk-1", "--json"); code != 0 || !strings.Contains(out, `"deviceId":"kiosk-1"`) {
 		t.Errorf("--file: %d %s", code, out)
 	}
 }

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -54,13 +53,13 @@ func newValidateResult(diags hcl.Diagnostics) validateResult {
 type validateOptions struct {
 	*Meta
 	configFlags
-	json bool
+	jsonFlags
 }
 
 func cmdValidate(ctx context.Context, m *Meta, args []string) int {
 	o := &validateOptions{Meta: m}
 	fs := m.FlagSet("validate")
-	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout")
+	o.jsonFlags.bind(fs, "the result")
 	o.configFlags.bind(fs)
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("validate", err)
@@ -76,11 +75,9 @@ func cmdValidate(ctx context.Context, m *Meta, args []string) int {
 func runValidate(_ context.Context, o *validateOptions) int {
 	m, cf := o.Meta, o.configFlags
 	l := config.NewLoader()
-	if o.json {
+	if o.enabled() {
 		_, diags := l.Load(m.ConfigDir(), m.configOptions(cf, nil))
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(newValidateResult(diags)); err != nil {
+		if err := o.write(m.Stdout, newValidateResult(diags)); err != nil {
 			return m.Errorf("writing JSON: %v", err)
 		}
 		if diags.HasErrors() {

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -61,7 +60,8 @@ func userAgentVersion() string {
 
 func runVersion(_ context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("version")
-	asJSON := fs.Bool("json", false, "print the version as a JSON object")
+	var jf jsonFlags
+	jf.bind(fs, "the version")
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("version", err)
 	}
@@ -69,10 +69,8 @@ func runVersion(_ context.Context, m *Meta, args []string) int {
 		return m.usageError("version", errors.New("version takes no arguments"))
 	}
 	info := readBuildInfo()
-	if *asJSON {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
+	if jf.enabled() {
+		if err := jf.write(m.Stdout, info); err != nil {
 			return m.fail(err)
 		}
 		return ExitOK
