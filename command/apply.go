@@ -102,7 +102,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	if o.json {
 		out = views.NewApplyJSON(m.Stdout)
 	} else {
-		out = views.NewApplyHuman(m.Stdout, m.Stderr, m.Color(), m.StdoutTerminal, time.Now)
+		out = views.NewApplyHuman(m.Stdout, m.Stderr, m.Color(), m.StdoutTerminal, time.Now).WithWidth(m.stdoutWidth())
 	}
 
 	if saved == nil && o.autoApprove {

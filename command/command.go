@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"pushform/termtext"
+	"pushform/views"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type Env struct {
 	// are possible.
 	StdinTerminal  bool
 	StdoutTerminal bool
+	// Width is the terminal's width in columns (stdout's, else stderr's),
+	// 0 when neither is a terminal: warnings are word-wrapped to it.
+	Width int
 	// Getenv looks up an environment variable.
 	Getenv func(string) string
 	// Environ lists the environment as KEY=VALUE pairs.
@@ -54,6 +58,7 @@ func OSEnv() Env {
 		Stderr:         os.Stderr,
 		StdinTerminal:  isTerminal(os.Stdin),
 		StdoutTerminal: isTerminal(os.Stdout),
+		Width:          terminalWidth(os.Stdout, os.Stderr),
 		Getenv:         os.Getenv,
 		Environ:        os.Environ(),
 		Dir:            wd,
@@ -119,6 +124,21 @@ func (m *Meta) Color() bool {
 func (m *Meta) Errorf(format string, args ...any) int {
 	fmt.Fprintf(m.Stderr, "Error: %s\n", termtext.Lines(fmt.Sprintf(format, args...)))
 	return ExitError
+}
+
+// Warnf prints a warning on stderr, word-wrapped on a terminal.
+func (m *Meta) Warnf(format string, args ...any) {
+	fmt.Fprintf(m.Stderr, "Warning: %s\n", views.WrapText(termtext.Lines(fmt.Sprintf(format, args...)), m.Width, len("Warning: ")))
+}
+
+// terminalWidth is the width of the first of files that is a terminal, or 0.
+func terminalWidth(files ...*os.File) int {
+	for _, f := range files {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 0
 }
 
 // FlagSet returns a flag set for a command with the global flags bound, so
@@ -302,6 +322,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "Error: %v\n", err)
 			return ExitError
+		}
+		if w := logLevelWarning(env.Getenv("PUSHFORM_LOG")); w != "" {
+			m.Warnf("%s", w)
 		}
 	}
 	return cmd.run(ctx, m, rest[1:])

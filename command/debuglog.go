@@ -10,12 +10,25 @@ import (
 	"pushform/termtext"
 )
 
+// logLevelWarning says what is wrong with the PUSHFORM_LOG value v, or ""
+// when it is a level pushform logs at (debug, trace) or off (unset, off):
+// a level that logs nothing must not look like one that logs quietly.
+func logLevelWarning(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "off", "debug", "trace":
+		return ""
+	case "info", "warn", "warning", "error":
+		return fmt.Sprintf("PUSHFORM_LOG=%s logs nothing: pushform logs only at debug (PUSHFORM_LOG=debug); unset it to silence this warning", termtext.Clean(v))
+	}
+	return fmt.Sprintf("PUSHFORM_LOG=%q is not a log level: use debug (or trace, the same), or unset it; nothing is logged", termtext.Clean(v))
+}
+
 // debugLog returns the request logger PUSHFORM_LOG=debug asks for, or nil.
 // It writes one line per HTTP exchange to stderr: method, path, status,
 // request id, duration and counts; never the key, target ids or bodies
 // (pushapi.RequestLog holds none of them).
 func (m *Meta) debugLog() func(pushapi.RequestLog) {
-	switch strings.ToLower(m.Getenv("PUSHFORM_LOG")) {
+	switch strings.ToLower(strings.TrimSpace(m.Getenv("PUSHFORM_LOG"))) {
 	case "debug", "trace":
 	default:
 		return nil

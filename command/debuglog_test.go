@@ -30,3 +30,24 @@ func TestDebugLog(t *testing.T) {
 		t.Errorf("debug lines without PUSHFORM_LOG:\n%s", errOut)
 	}
 }
+
+func TestLogLevelWarning(t *testing.T) {
+	tests := []struct{ value, want string }{
+		{"", ""}, {"off", ""}, {"debug", ""}, {"DEBUG", ""}, {"trace", ""},
+		{"info", "PUSHFORM_LOG=info logs nothing: pushform logs only at debug"},
+		{"error", "logs nothing"},
+		{"debgu", `PUSHFORM_LOG="debgu" is not a log level`},
+		{"\x1b[31m", `\x1b`},
+	}
+	for _, tt := range tests {
+		got := logLevelWarning(tt.value)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) || strings.Contains(got, "\x1b") {
+			t.Errorf("logLevelWarning(%q) = %q, want %q", tt.value, got, tt.want)
+		}
+	}
+	// Every command warns once, on stderr; the command still runs.
+	code, out, errOut := runIn(t, t.TempDir(), "", []string{"PUSHFORM_LOG=info"}, "version")
+	if code != ExitOK || !strings.HasPrefix(out, "pushform ") || strings.Count(errOut, "Warning: PUSHFORM_LOG=info logs nothing") != 1 {
+		t.Errorf("version with PUSHFORM_LOG=info: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -125,7 +125,16 @@ func (m *Meta) writePlan(sp savedPlan, jf jsonFlags, asMarkdown bool) error {
 	case asMarkdown:
 		v = views.NewPlanMarkdown(m.Stdout, 0).WithContext(m.markdownContext(sp))
 	default:
-		v = views.NewPlanHuman(m.Stdout, m.Color())
+		v = views.NewPlanHuman(m.Stdout, m.Color()).WithWidth(m.stdoutWidth())
 	}
 	return v.Plan(sp.Plan)
+}
+
+// stdoutWidth is the width to wrap stdout's text at: the terminal's, or 0
+// when stdout is not one.
+func (m *Meta) stdoutWidth() int {
+	if !m.StdoutTerminal {
+		return 0
+	}
+	return m.Width
 }

@@ -34,6 +34,13 @@ func NewApplyHuman(stdout, stderr io.Writer, color, terminal bool, now func() ti
 	return &ApplyHuman{w: stdout, errw: stderr, plan: NewPlanHuman(stdout, color), prog: newProgress(terminal, color, now)}
 }
 
+// WithWidth word-wraps the plan's warnings at a terminal's width (see
+// PlanHuman.WithWidth).
+func (v *ApplyHuman) WithWidth(width int) *ApplyHuman {
+	v.plan.WithWidth(width)
+	return v
+}
+
 // Plan shows the plan in the human format.
 func (v *ApplyHuman) Plan(p *planner.Plan) error {
 	v.planShown = true

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"pushform/message"
 	"pushform/planner"
@@ -86,6 +87,22 @@ func (p palette) symbol(a planner.Action) string {
 type PlanHuman struct {
 	w   io.Writer
 	pal palette
+	// width wraps warnings and notes to a terminal's width; 0: one line
+	// each (logs, pipes: a line per warning greps well).
+	width int
+}
+
+// WithWidth word-wraps the plan's warnings and notes at width columns (a
+// terminal's), continuation lines indented under the text.
+func (v *PlanHuman) WithWidth(width int) *PlanHuman {
+	v.width = width
+	return v
+}
+
+// note writes one labelled paragraph ("Warning: ..."), wrapped when the
+// view has a width.
+func (v *PlanHuman) note(b *strings.Builder, label, labelShown, text string) {
+	fmt.Fprintf(b, "\n%s %s\n", labelShown, WrapText(text, v.width, utf8.RuneCountInString(label)+1))
 }
 
 // NewPlanHuman returns a human plan view writing to w, with ANSI colour
@@ -122,13 +139,13 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 		fmt.Fprintf(&b, "\n%s up to date.\n", plural(upToDate, "address is", "addresses are"))
 	}
 	for _, line := range pacingLines(p) {
-		fmt.Fprintf(&b, "\n%s %s\n", pal.bold("Pacing:"), termtext.Clean(line))
+		v.note(&b, "Pacing:", pal.bold("Pacing:"), termtext.Clean(line))
 	}
 	if note := RecipientsNote(p); note != "" {
-		fmt.Fprintf(&b, "\n%s %s\n", pal.bold("Recipients:"), note)
+		v.note(&b, "Recipients:", pal.bold("Recipients:"), note)
 	}
 	for _, warn := range p.Warnings {
-		fmt.Fprintf(&b, "\n%s %s\n", pal.yellow("Warning:"), termtext.Clean(warn))
+		v.note(&b, "Warning:", pal.yellow("Warning:"), termtext.Clean(warn))
 	}
 	if len(p.Renames) > 0 {
 		fmt.Fprintf(&b, "\n%s\n\n", renameAdvice(p))
@@ -476,4 +493,31 @@ func changeNotes(c *planner.Change) []string {
 func quoted(s string) string {
 	q := termtext.Quote(s)
 	return q[1 : len(q)-1]
+}
+
+// WrapText fills text into lines of at most width columns, every line but
+// the first indented by indent spaces (the first follows a label of that
+// width). A word longer than a line stays whole. width <= 0 leaves text on
+// one line.
+func WrapText(text string, width, indent int) string {
+	if width <= 0 || width-indent < 20 {
+		return text
+	}
+	var b strings.Builder
+	col := indent
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case col+1+n > width:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"pushform/config"
 	"pushform/planner"
@@ -203,6 +204,49 @@ func TestNumbersGolden(t *testing.T) {
 	for name, out := range map[string]string{"human": human.String(), "markdown": outsideCode(md.String())} {
 		if loc := bare.FindStringIndex(out); loc != nil {
 			t.Errorf("%s has a count without separators at %d: %q", name, loc[0], out[max(0, loc[0]-30):loc[1]])
+		}
+	}
+}
+
+func TestWrapText(t *testing.T) {
+	long := "notification.welcome: content changed and no tag is set: 2 targets already have the earlier notification"
+	tests := []struct {
+		text          string
+		width, indent int
+		want          string
+	}{
+		{long, 0, 9, long},
+		{long, 50, 9, "notification.welcome: content changed and\n         no tag is set: 2 targets already have the\n         earlier notification"},
+		{"a " + strings.Repeat("x", 60) + " b", 40, 9, "a\n         " + strings.Repeat("x", 60) + "\n         b"},
+		{long, 25, 9, long}, // too narrow to help
+	}
+	for _, tt := range tests {
+		got := WrapText(tt.text, tt.width, tt.indent)
+		if got != tt.want {
+			t.Errorf("WrapText(%d, %d) =\n%s\nwant\n%s", tt.width, tt.indent, got, tt.want)
+		}
+		for i, line := range strings.Split(got, "\n") {
+			if n := len(line) + map[bool]int{true: tt.indent}[i == 0]; tt.width > 0 && n > tt.width && !strings.Contains(line, "xxxx") && tt.width-tt.indent >= 20 {
+				t.Errorf("line %q is %d columns wide, over %d", line, n, tt.width)
+			}
+		}
+	}
+}
+
+// TestPlanHumanWidth: on a terminal the warnings wrap at its width.
+func TestPlanHumanWidth(t *testing.T) {
+	var b bytes.Buffer
+	if err := NewPlanHuman(&b, false).WithWidth(60).Plan(scenario(t)); err != nil {
+		t.Fatal(err)
+	}
+	_, warn, ok := strings.Cut(b.String(), "Warning: ")
+	warn, _, _ = strings.Cut(warn, "\n\n")
+	if !ok || !strings.Contains(warn, "\n         ") {
+		t.Fatalf("warning not wrapped:\n%s", b.String())
+	}
+	for _, line := range strings.Split("Warning: "+warn, "\n") {
+		if utf8.RuneCountInString(line) > 60 {
+			t.Errorf("line over 60 columns: %q", line)
 		}
 	}
 }
