@@ -121,7 +121,7 @@ func TestTagChanges(t *testing.T) {
 			h.send(v1a, state.Delivered, sendAll(v1a)...)
 			h.st.Messages[addr].Targets["u3"] = &state.Target{Outcome: state.Delivered, Fingerprint: "fp-of-a-lost-version"}
 		}, cfg: v2a, action: ActionResend, send: []string{"u1", "u2", "u3"}, counts: TargetCounts{Total: 3, Replace: 3, Send: 3},
-			warn: []string{"1 targets hold an earlier version whose tag is not recorded"}},
+			warn: []string{"1 target holds an earlier version whose tag is not recorded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -292,7 +292,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Warnings = append(c.Warnings, cc.tagOnlyWarnings(cl.tagOnly, m.Address)...)
 	}
 	if n := c.Targets.Held - cl.heldUnanswered; n > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%d targets have an unknown outcome (a request whose answer was lost) and are not re-sent: without a tag a second copy would show twice; use --retry-unknown to send anyway", n))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s an unknown outcome (a request whose answer was lost) and %s not re-sent: without a tag a second copy would show twice; use --retry-unknown to send anyway", targets(n, "has", "have"), agree(n, "is", "are")))
 	}
 	if cl.heldUnanswered > 0 {
 		ids := "none recorded"
@@ -585,9 +585,9 @@ func (cc *changeContext) duplicateWarnings(dup []int) []string {
 		e := cc.earlier[i]
 		switch {
 		case i == 0: // --replace of the same untagged content
-			out = append(out, fmt.Sprintf("--replace sends it again and no tag is set: %d targets that have it will show it twice", n))
+			out = append(out, fmt.Sprintf("--replace sends it again and no tag is set: %s it will show it twice", targets(n, "that has", "that have")))
 		case !e.known:
-			out = append(out, fmt.Sprintf("%d targets hold an earlier version whose tag is not recorded (a state written before pushform recorded it) and may show both", n))
+			out = append(out, fmt.Sprintf("%s an earlier version whose tag is not recorded (a state written before pushform recorded it) and may show both", targets(n, "holds", "hold")))
 		default:
 			byTag[e.tag] += n
 		}
@@ -596,13 +596,13 @@ func (cc *changeContext) duplicateWarnings(dup []int) []string {
 		n := byTag[old]
 		switch {
 		case old == "" && cc.tag == "":
-			out = append(out, fmt.Sprintf("content changed and no tag is set: %d targets already have the earlier notification and will show both; set a tag to replace it instead", n))
+			out = append(out, fmt.Sprintf("content changed and no tag is set: %s the earlier notification and will show both; set a tag to replace it instead", targets(n, "already has", "already have")))
 		case old == "":
-			out = append(out, fmt.Sprintf("a tag (%q) was added: the earlier notification was sent without one, so %d targets that have it will show both (a device replaces only a notification with the same tag, spec 2.1 rule 5)", cc.tag, n))
+			out = append(out, fmt.Sprintf("a tag (%q) was added: the earlier notification was sent without one, so %s it will show both (a device replaces only a notification with the same tag, spec 2.1 rule 5)", cc.tag, targets(n, "that has", "that have")))
 		case cc.tag == "":
-			out = append(out, fmt.Sprintf("the tag %q was removed: %d targets that have the earlier notification will show both", old, n))
+			out = append(out, fmt.Sprintf("the tag %q was removed: %s the earlier notification will show both", old, targets(n, "that has", "that have")))
 		default:
-			out = append(out, fmt.Sprintf("the tag changed from %q to %q: a device replaces only a notification with the same tag (spec 2.1 rule 5), so %d targets that have the earlier one (tag %q) will show both", old, cc.tag, n, old))
+			out = append(out, fmt.Sprintf("the tag changed from %q to %q: a device replaces only a notification with the same tag (spec 2.1 rule 5), so %s the earlier one (tag %q) will show both", old, cc.tag, targets(n, "that has", "that have"), old))
 		}
 	}
 	return out
@@ -923,4 +923,21 @@ func recordedIDs(m *state.Message) iter.Seq[string] {
 			}
 		}
 	}
+}
+
+// targets says "1 target has" or "3 targets have": n targets and the
+// words that follow, agreeing with n.
+func targets(n int, one, many string) string {
+	if n == 1 {
+		return "1 target " + one
+	}
+	return fmt.Sprintf("%d targets %s", n, many)
+}
+
+// agree picks the word that agrees with n.
+func agree(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
