@@ -145,7 +145,7 @@ func TestPGCanaryPasswordNeverLeaks(t *testing.T) {
 notification "hello" {
   user_ids = ["alice"]
   title    = "Hello"
-  body     = "canary"
+  body     = "chirp"
   tag      = "hello"
 }
 `,
