@@ -227,17 +227,27 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	writeWarnings(&head, p.Warnings, limit/6)
 	if len(p.Renames) > 0 {
 		fmt.Fprintf(&head, "\n> [!CAUTION]\n> %s\n\n```hcl\n", md(renameAdvice(p)))
+		used, listed := 0, 0
 		for i, r := range p.Renames {
-			if i > 0 {
-				head.WriteString("\n")
-			}
 			// Addresses hold no newline (keys are quoted), so nothing in
 			// the block can start a line that closes the fence.
-			head.WriteString(termtext.Lines(r.MovedBlock()))
+			block := termtext.Lines(r.MovedBlock())
+			if i > 0 {
+				block = "\n" + block
+			}
+			if used+len(block) > limit/6 {
+				break
+			}
+			head.WriteString(block)
+			used += len(block)
+			listed++
 		}
 		head.WriteString("```\n")
+		if n := len(p.Renames) - listed; n > 0 {
+			fmt.Fprintf(&head, "\n… and %s more (`pushform plan` prints them all).\n", plural(n, "moved block", "moved blocks"))
+		}
 	}
-	writeApplyCommand(&head, p, ctx)
+	v.writeApplyCommand(&head, p)
 
 	var entries []string
 	for _, c := range shown {
@@ -441,6 +451,9 @@ func audienceLine(c *planner.Change, a *Audience) string {
 		}
 		return "nothing to send"
 	default:
+		if t.Send == 0 { // an action that holds everything back
+			return "nothing is sent"
+		}
 		parts = append(parts, plural(t.Send, noun1(noun), noun))
 	}
 	if a != nil && c.TargetKind != message.TargetDevices {
@@ -498,10 +511,12 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 }
 
 // writeApplyCommand says how to apply the plan, or why apply will refuse it.
-func writeApplyCommand(b *strings.Builder, p *planner.Plan, ctx MarkdownContext) {
+func (v *PlanMarkdown) writeApplyCommand(b *strings.Builder, p *planner.Plan) {
+	ctx := v.ctx
 	switch {
 	case ctx.Refusal != "":
-		fmt.Fprintf(b, "\n> [!CAUTION]\n> **Apply will refuse this plan:** %s\n", md(ctx.Refusal))
+		// The reason names every rename: cut, the moved blocks are above.
+		fmt.Fprintf(b, "\n> [!CAUTION]\n> **Apply will refuse this plan:** %s\n", md(truncate(ctx.Refusal, min(fieldMax, v.limit/10))))
 	case ctx.ApplyCommand != "" && p.HasChanges():
 		// A shell command holds no newline; a fence longer than any
 		// backtick run in it cannot be closed from inside.
@@ -509,7 +524,7 @@ func writeApplyCommand(b *strings.Builder, p *planner.Plan, ctx MarkdownContext)
 		for strings.Contains(ctx.ApplyCommand, fence) {
 			fence += "`"
 		}
-		fmt.Fprintf(b, "\nApproving this plan sends exactly it:\n\n%ssh\n%s\n%s\n", fence, termtext.Clean(ctx.ApplyCommand), fence)
+		fmt.Fprintf(b, "\nTo send exactly this plan:\n\n%ssh\n%s\n%s\n", fence, termtext.Clean(ctx.ApplyCommand), fence)
 	}
 }
 

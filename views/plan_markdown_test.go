@@ -91,14 +91,30 @@ func TestMarkdownLimit(t *testing.T) {
 		wantShownAt int // at least this many changes shown
 	}{
 		{"fits", 10, 100, 0, false, 10},
-		{"ten thousand changes", 10000, 100, 0, true, 50},
+		{"ten thousand changes", 10000, 100, 0, true, 20},
 		{"huge bodies", 50, 1 << 20, 0, true, 10},
 		{"tiny limit", 100, 10, 1500, true, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := manyCreates(t, tt.changes, tt.bodyLen)
-			got := markdown(t, p, tt.limit)
+			// At GitHub's size: as many renames as changes, and a refusal
+			// naming them all.
+			var refusal strings.Builder
+			for i, c := range p.Changes {
+				if tt.limit != 0 {
+					break
+				}
+				p.Renames = append(p.Renames, planner.Rename{From: fmt.Sprintf("notification.old_%d", i), To: c.Address, Targets: 1})
+				refusal.WriteString(c.Address + " looks like a rename. ")
+			}
+			var b bytes.Buffer
+			ctx := MarkdownContext{Dir: "campaigns/x", ApplyCommand: "pushform apply p.plan", Refusal: refusal.String(),
+				Audience: &Audience{Recipients: &ListDiff{Total: 1}}}
+			if err := NewPlanMarkdown(&b, tt.limit).WithContext(ctx).Plan(p); err != nil {
+				t.Fatal(err)
+			}
+			got := b.String()
 			limit := tt.limit
 			if limit == 0 {
 				limit = MarkdownLimit
@@ -116,7 +132,7 @@ func TestMarkdownLimit(t *testing.T) {
 			if n := strings.Count(got, "#### `+` `notification."); n < tt.wantShownAt {
 				t.Errorf("%d changes shown, want at least %d", n, tt.wantShownAt)
 			}
-			if !strings.HasSuffix(got, Marker("")+"\n") || strings.Count(got, "```")%2 != 0 {
+			if !strings.HasSuffix(got, Marker("campaigns/x")+"\n") || strings.Count(got, "```")%2 != 0 {
 				t.Error("marker missing or fences unbalanced")
 			}
 		})
