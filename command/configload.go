@@ -38,7 +38,7 @@ func (m *Meta) configOptions(cf configFlags, recipients map[string][]string) con
 func (m *Meta) loadConfig(l *config.Loader, cf configFlags, recipients map[string][]string) (*config.Config, hcl.Diagnostics) {
 	cfg, diags := l.Load(m.ConfigDir(), m.configOptions(cf, recipients))
 	if len(diags) > 0 {
-		if err := l.WriteDiagnostics(m.Stderr, diags, 0, m.Color()); err != nil {
+		if err := l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color()); err != nil {
 			m.Errorf("%v", err)
 		}
 	}

@@ -135,7 +135,7 @@ func (m *Meta) formatSource(name string, src []byte) ([]byte, bool) {
 		if f != nil {
 			files[name] = f
 		}
-		hcl.NewDiagnosticTextWriter(m.Stderr, files, 0, m.Color()).WriteDiagnostics(diags)
+		hcl.NewDiagnosticTextWriter(m.Stderr, files, uint(m.Width), m.Color()).WriteDiagnostics(diags)
 		return nil, false
 	}
 	return hclwrite.Format(src), true

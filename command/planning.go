@@ -115,7 +115,7 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 	l := config.NewLoader()
 	be, diags := l.LoadBackend(m.ConfigDir())
 	if diags.HasErrors() {
-		if err := l.WriteDiagnostics(m.Stderr, diags, 0, m.Color()); err != nil {
+		if err := l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color()); err != nil {
 			return nil, err
 		}
 		return nil, errReported
@@ -206,7 +206,7 @@ func (r *run) resolve(snap *state.Snapshot) (*config.Config, error) {
 				errs = append(errs, d)
 			}
 		}
-		if err := r.loader.WriteDiagnostics(r.m.Stderr, errs, 0, r.m.Color()); err != nil {
+		if err := r.loader.WriteDiagnostics(r.m.Stderr, errs, uint(r.m.Width), r.m.Color()); err != nil {
 			return nil, err
 		}
 		return nil, errReported
