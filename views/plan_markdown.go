@@ -205,7 +205,11 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	}
 	if a := ctx.Audience; a != nil && a.Recipients != nil {
 		d := a.Recipients
-		fmt.Fprintf(&head, "\n**Recipients list:** %s, **+%s / -%s** since the last apply.\n", plural(d.Total, "user", "users"), Count(d.Added), Count(d.Removed))
+		change := fmt.Sprintf("**+%s / -%s** since the last apply", Count(d.Added), Count(d.Removed))
+		if d.Added == 0 && d.Removed == 0 {
+			change = "unchanged since the last apply"
+		}
+		fmt.Fprintf(&head, "\n**Recipients list:** %s, %s.\n", plural(d.Total, "user", "users"), change)
 	}
 	for _, line := range pacingLines(p) {
 		fmt.Fprintf(&head, "\n**Pacing:** %s\n", md(line))
