@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -201,11 +202,8 @@ func TestMarkdownEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := b.String()
+	checkMarkdownSafe(t, got, ctx.Dir)
 	prose := outsideCode(got)
-	allowed := strings.NewReplacer("<details>", "", "</details>", "", "<summary>", "", "</summary>", "", Marker(ctx.Dir), "")
-	if rest := allowed.Replace(prose); strings.ContainsAny(strings.ReplaceAll(rest, `\<`, ""), "<") {
-		t.Errorf("markup outside code:\n%s", rest)
-	}
 	for _, bad := range []string{"[link](", "[x](http", "**bold**", "a|b"} {
 		if strings.Contains(prose, bad) {
 			t.Errorf("prose contains %q unescaped:\n%s", bad, prose)
@@ -213,16 +211,6 @@ func TestMarkdownEscapes(t *testing.T) {
 	}
 	if strings.Count(Marker(ctx.Dir), "--") != 2 {
 		t.Errorf("marker %q can be closed early", Marker(ctx.Dir))
-	}
-	// Inside a diff block every line starts with a diff marker.
-	fenced := false
-	for _, line := range strings.Split(got, "\n") {
-		switch {
-		case strings.HasPrefix(line, "```"):
-			fenced = !fenced
-		case fenced && !strings.ContainsAny(line[:1], "+-~! ") && !strings.HasPrefix(line, "pushform "):
-			t.Errorf("line in a code block starts with %q: %s", line[:1], line)
-		}
 	}
 	if !strings.Contains(got, "open\\_to\\_url is not https") {
 		t.Errorf("no warning for a javascript: link:\n%s", got)
@@ -295,4 +283,55 @@ func TestMDCode(t *testing.T) {
 			t.Errorf("mdCode(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
+}
+
+// checkMarkdownSafe fails t when untrusted text in md became markup: HTML
+// outside code other than the comment's own tags, or a code block line
+// that does not start with a diff marker (one that could close the fence).
+func checkMarkdownSafe(t *testing.T, md, dir string) {
+	t.Helper()
+	allowed := strings.NewReplacer("<details>", "", "</details>", "", "<summary>", "", "</summary>", "", Marker(dir), "")
+	if rest := allowed.Replace(outsideCode(md)); strings.Contains(strings.ReplaceAll(rest, `\<`, ""), "<") {
+		t.Errorf("markup outside code:\n%s", rest)
+	}
+	fenced, lang := false, ""
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, "```"):
+			fenced, lang = !fenced, strings.TrimLeft(line, "`")
+		case fenced && lang == "diff" && (line == "" || !strings.ContainsAny(line[:1], "+-~! ")):
+			t.Errorf("line in a diff block does not start with a diff marker: %q", line)
+		}
+	}
+	if fenced {
+		t.Error("a code block is left open")
+	}
+}
+
+// FuzzMarkdownEscapes: whatever the addresses, ids and texts, the comment
+// holds no markup from them and every code block closes where it should.
+func FuzzMarkdownEscapes(f *testing.F) {
+	f.Add(`notification.x["<b>"]`, "u<1>", "</details><script>", "line\n```\n**b**", "http://x|y")
+	f.Add("notification.a", "```", "`code`", "[l](http://e) <!-- x -->", "javascript:alert(1)")
+	f.Fuzz(func(t *testing.T, addr, id, title, body, link string) {
+		if id == "" {
+			id = "u"
+		}
+		cfg := &config.Config{Service: config.Service{Environment: "test"}, Messages: []*config.Message{{
+			Address: "notification.n[" + strconv.Quote(addr) + "]", Kind: config.KindNotification,
+			Targets: config.Targets{Kind: config.TargetUsers, IDs: []string{id}},
+			Content: config.Content{Title: title, Body: body, OpenToURL: link},
+		}}}
+		p, err := planner.Make(planner.Input{Config: cfg}, planner.Options{Now: now})
+		if err != nil {
+			t.Skip(err)
+		}
+		p.Warnings = append(p.Warnings, title, body)
+		var b bytes.Buffer
+		ctx := MarkdownContext{Dir: addr, Commit: id, RunURL: link, ApplyCommand: "pushform apply " + body}
+		if err := NewPlanMarkdown(&b, 0).WithContext(ctx).Plan(p); err != nil {
+			t.Fatal(err)
+		}
+		checkMarkdownSafe(t, b.String(), addr)
+	})
 }
