@@ -30,9 +30,13 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The renderer, pinned, outside the repository.
-(cd "$work" && npm install --silent --no-audit --no-fund --no-save --prefix "$work/npm" \
-  marked@12.0.2 marked-alert@2.1.2 github-markdown-css@5.9.0 >/dev/null)
+# The renderer, pinned, outside the repository. Without the registry
+# (offline) there is nothing to render with: skipped, as without Chromium.
+if ! (cd "$work" && timeout 120 npm install --silent --no-audit --no-fund --no-save --prefix "$work/npm" \
+  marked@12.0.2 marked-alert@2.1.2 github-markdown-css@5.9.0 >/dev/null 2>&1); then
+  echo "screenshot-plan: skipped: npm could not install the renderer (is the registry reachable?)"
+  exit 0
+fi
 
 go build -o "$work/pushform" .
 dir=$work/repo/campaigns/spring-sale
