@@ -9,14 +9,16 @@ import (
 	"fmt"
 	"maps"
 	"pushform/message"
+	"slices"
 	"sort"
 	"time"
 )
 
-// FormatVersion is the version of the state file format written. Format 4
-// put the header (serial, lineage, environment) under the checksum; format
-// 3 added Message.EarlierTags and Target.Unanswered; 1 to 3 are still read.
-const FormatVersion = 4
+// FormatVersion is the version of the state file format written. Format 5
+// added the ledger (State.Ledger, Message.ForgottenAt); format 4 put the
+// header (serial, lineage, environment) under the checksum; format 3 added
+// Message.EarlierTags and Target.Unanswered; 1 to 4 are still read.
+const FormatVersion = 5
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -31,6 +33,12 @@ type State struct {
 	// --refresh=false.
 	Recipients *Snapshot           `json:"recipients,omitempty"`
 	Messages   map[string]*Message `json:"messages"`
+	// Ledger holds the delivery records that are no longer in the
+	// addresses' view (Messages): those of forgotten addresses and
+	// targets, and those an address's later content replaced. Together
+	// with Messages it is the ledger of what reached whom (see ledger.go);
+	// its entries are never written once recorded, only replaced.
+	Ledger []*Message `json:"ledger,omitempty"`
 	// Compact makes the messages ApplyEntry creates hold their targets in
 	// a compact table rather than in Message.Targets (see targets.go):
 	// plan and apply read states this way, so ten million targets need no
@@ -40,6 +48,10 @@ type State struct {
 	// owned is set on a fork (see Fork): the addresses whose messages
 	// the fork has copied, and may write to.
 	owned map[string]bool
+	// superseding holds the ledger entries this state value created for
+	// records an intent replaced, by address and fingerprint, so one run
+	// extends one entry per content rather than one per request.
+	superseding map[supersedeKey]*Message
 }
 
 // Fork returns a state equal to s that ApplyEntry may change while s is
@@ -49,7 +61,9 @@ type State struct {
 func (s *State) Fork() *State {
 	f := *s
 	f.Messages = maps.Clone(s.Messages)
+	f.Ledger = slices.Clip(s.Ledger)
 	f.owned = map[string]bool{}
+	f.superseding = nil
 	return &f
 }
 
@@ -94,8 +108,15 @@ type Message struct {
 	// fingerprint missing here, and not Fingerprint, has an unknown tag.
 	EarlierTags map[string]string `json:"earlier_tags,omitempty"`
 
+	// ForgottenAt is set on a ledger entry (State.Ledger) of a forgotten
+	// address or of forgotten targets: when they were forgotten. It is
+	// zero on the entries of content an address's later content replaced.
+	ForgottenAt time.Time `json:"forgotten_at,omitzero"`
+
 	// table holds the targets of a compact message (see targets.go).
 	table *targetTable
+	// lazy, when set, decodes the targets on first use (see ledger.go).
+	lazy *lazyTargets
 }
 
 // TagOf returns the tag of the content with fingerprint fp sent to this
@@ -248,6 +269,7 @@ func (s *State) ApplyEntry(e Entry) error {
 			if it.TargetKind != "" {
 				m.TargetKind = it.TargetKind
 			}
+			oldFP, oldContent := m.Fingerprint, m.Content
 			if m.Fingerprint != it.Fingerprint {
 				// Targets not in this request keep the earlier content:
 				// remember its tag.
@@ -265,7 +287,11 @@ func (s *State) ApplyEntry(e Entry) error {
 			m.Fingerprint = it.Fingerprint
 			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
 			var carried []*Target // by Unanswered count, shared
-			m.updateTargets(it.Targets, func(_ int, prev *Target) *Target {
+			m.updateTargets(it.Targets, func(i int, prev *Target) *Target {
+				if prev != nil && prev.Fingerprint != it.Fingerprint {
+					// The ledger keeps what the target had.
+					s.supersede(m, oldFP, oldContent, it.Targets[i], prev)
+				}
 				// A target still unknown keeps its count of unanswered
 				// requests across the new send.
 				if prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
@@ -318,10 +344,11 @@ func (s *State) ApplyEntry(e Entry) error {
 	case EntryForget:
 		for _, it := range e.Items {
 			if len(it.Targets) == 0 {
-				delete(s.Messages, it.Address)
+				s.forgetAddress(it.Address, e.Time)
 				continue
 			}
 			if m := s.writable(it.Address); m != nil {
+				s.forgetTargets(m, it.Targets, e.Time)
 				for _, id := range it.Targets {
 					m.DeleteTarget(id)
 				}

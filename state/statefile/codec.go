@@ -2,13 +2,18 @@ package statefile
 
 // Every byte format of the file backend is encoded and decoded here.
 //
-// Snapshot, format 4: one JSON header line ({"version":4,"lineage":...}),
+// Snapshot, format 5: one JSON header line ({"version":5,"lineage":...}),
 // a binary body, the CRC-32C of the header line and the body (4 bytes,
 // little endian) and snapshotTrailer. The body is columnar per message so
 // a million targets cost a few bytes each: a string table (fingerprints,
 // request ids, reasons, messages), the distinct outcome records, the
 // target ids sorted and front-coded, and runs of (record, count) over
-// those ids. Format 4 is format 3 with the header under the checksum, so
+// those ids. Format 5 adds the ledger after the messages (see
+// encoder.ledger): entries shaped like messages, each with the time it
+// was forgotten, the fingerprints its records hold and its targets as a
+// section of known length that a reader decodes only when asked (so a
+// plan never decodes a forgotten campaign it does not need). Format 4 is
+// format 3 with the header under the checksum, so
 // an edited serial or lineage is refused; format 3 added to format 2 each
 // record's unanswered count and each message's earlier tags. Formats 3, 2
 // and 1 (one plain JSON object) are still read; the next write migrates
@@ -31,6 +36,7 @@ import (
 	"hash/crc32"
 	"io"
 	"iter"
+	"maps"
 	"math"
 	"os"
 	"pushform/message"
@@ -62,7 +68,7 @@ func Encode(w io.Writer, s *state.State) error {
 	return encode(w, s, state.FormatVersion)
 }
 
-// encode writes s as a snapshot of format version (2 to 4; tests write
+// encode writes s as a snapshot of format version (2 to 5; tests write
 // older ones to check they are still read).
 func encode(w io.Writer, s *state.State, version int) error {
 	hdr, err := json.Marshal(Header{Version: version, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
@@ -888,6 +894,74 @@ func (e *encoder) stateBody(s *state.State) {
 			e.earlierTags(m, recs)
 		}
 	}
+	if e.snapshot >= 5 {
+		e.ledger(s)
+	}
+}
+
+// ledger writes the ledger entries: their count, then per entry its
+// address, kind, target kind, fingerprint, content, whether and when it
+// was forgotten, its earlier tags, the fingerprints its records hold, and
+// its targets (ids and outcomes, as a message's) as a section prefixed by
+// its length. An entry read lazily and never decoded is written back from
+// the bytes it was read from.
+func (e *encoder) ledger(s *state.State) {
+	e.uvarint(uint64(len(s.Ledger)))
+	for _, m := range s.Ledger {
+		e.str(m.Address)
+		e.str(string(m.Kind))
+		e.str(string(m.TargetKind))
+		e.str(m.Fingerprint)
+		e.content(m.Content)
+		e.boolean(!m.ForgottenAt.IsZero())
+		if !m.ForgottenAt.IsZero() {
+			e.time(m.ForgottenAt)
+		}
+		tags := slices.Sorted(maps.Keys(m.EarlierTags))
+		e.uvarint(uint64(len(tags)))
+		for _, fp := range tags {
+			e.str(fp)
+			e.str(m.EarlierTags[fp])
+		}
+		raw, ok := m.RawTargets()
+		if !ok {
+			sec := encoder{snapshot: e.snapshot}
+			n, all := m.TargetCount(), m.AllTargets()
+			if !m.Compact() {
+				ids, targets := m.SortedTargets()
+				all = func(yield func(string, *state.Target) bool) {
+					for i, id := range ids {
+						if !yield(id, targets[i]) {
+							return
+						}
+					}
+				}
+			}
+			sec.idSeq(n, func(yield func(string) bool) {
+				for id := range all {
+					if !yield(id) {
+						return
+					}
+				}
+			})
+			sec.outcomeSeq(func(yield func(*state.Target) bool) {
+				for _, t := range all {
+					if !yield(t) {
+						return
+					}
+				}
+			})
+			raw = sec.b
+		}
+		fps := m.Fingerprints()
+		e.uvarint(uint64(len(fps)))
+		for _, fp := range fps {
+			e.str(fp)
+		}
+		e.uvarint(uint64(m.TargetCount()))
+		e.uvarint(uint64(len(raw)))
+		e.b = append(e.b, raw...)
+	}
 }
 
 // earlierTags writes the tags of the earlier fingerprints some record still
@@ -1255,6 +1329,86 @@ func (d *decoder) stateBody(s *state.State) {
 			d.earlierTags(m)
 		}
 		s.Messages[m.Address] = m
+	}
+	if d.snapshot >= 5 {
+		d.ledger(s, recipients)
+	}
+}
+
+// ledger reads what encoder.ledger wrote. A compact state decodes each
+// entry's targets on first use (state.Message.SetLazyTargets); the
+// snapshot's checksum has been verified, so only a file written wrongly
+// can fail then (state.Message.LoadErr).
+func (d *decoder) ledger(s *state.State, recipients []byte) {
+	n := d.count(8)
+	if n > 0 {
+		s.Ledger = make([]*state.Message, 0, n)
+	}
+	for range n {
+		m := &state.Message{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str(), Content: d.content()}
+		if d.boolean() {
+			m.ForgottenAt = d.time()
+		}
+		for range d.count(2) {
+			fp, tag := d.str(), d.str()
+			if m.EarlierTags == nil {
+				m.EarlierTags = map[string]string{}
+			}
+			m.EarlierTags[fp] = tag
+		}
+		var fps []string
+		for range d.count(1) {
+			fps = append(fps, d.str())
+		}
+		targets := d.uvarint()
+		raw := d.bytes(d.count(1))
+		if d.err != nil {
+			return
+		}
+		if targets > uint64(len(raw)) {
+			d.fail("ledger entry of " + strconv.Quote(m.Address) + " counts more targets than its data holds")
+			return
+		}
+		load := func(m *state.Message) error {
+			sd := decoder{b: raw, snapshot: d.snapshot, compact: true}
+			var ids []string
+			if len(recipients) > 1 && bytes.HasPrefix(raw, recipients) {
+				ids = s.Recipients.UserIDs
+				sd.off = len(recipients)
+			} else {
+				ids = sd.ids()
+			}
+			if sd.err == nil && len(ids) != int(targets) {
+				sd.fail("target count does not match")
+			}
+			if sd.err == nil {
+				sd.compactTargets(m, ids)
+			}
+			if sd.err == nil && sd.off != len(sd.b) {
+				sd.fail("unexpected data after the targets")
+			}
+			if sd.err != nil {
+				return fmt.Errorf("ledger entry of %s: %w", m.Address, sd.err)
+			}
+			return nil
+		}
+		if d.compact {
+			m.SetLazyTargets(int(targets), fps, raw, load)
+		} else {
+			m.Targets = map[string]*state.Target{}
+			sd := decoder{b: raw, snapshot: d.snapshot}
+			ids := sd.ids()
+			sd.outcomes(len(ids), func(i int, t *state.Target) { m.Targets[ids[i]] = t })
+			switch {
+			case sd.err != nil:
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": " + sd.err.Error())
+			case sd.off != len(sd.b):
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": unexpected data after the targets")
+			case len(m.Targets) != len(ids) || len(ids) != int(targets):
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": target ids repeated or miscounted")
+			}
+		}
+		s.Ledger = append(s.Ledger, m)
 	}
 }
 
