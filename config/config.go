@@ -106,7 +106,12 @@ type Campaign struct {
 	// FrequencyCap is the campaign's own frequency_cap, applied to its
 	// notifications on top of Config.FrequencyCap; nil when there is none.
 	FrequencyCap *FrequencyCap
-	Pos          Pos
+	// Disabled is enabled = false, and RepeatAfter is repeat_after: both
+	// are inherited by the campaign's messages that do not set their own
+	// (the Message fields already hold the result).
+	Disabled    bool
+	RepeatAfter time.Duration
+	Pos         Pos
 	// SendRatePos and MaxTargetsPos are where those attributes are, for
 	// diagnostics at plan time.
 	SendRatePos, MaxTargetsPos Pos
@@ -153,6 +158,14 @@ type Message struct {
 	// reaching the same targets: the later send replaces the earlier one
 	// (spec 2.1 rules 5 and 7).
 	SharedTag bool
+	// Disabled is enabled = false (the block's own, else its campaign's):
+	// the message is paused. It sends nothing and keeps its records; the
+	// plan lists it as disabled, not forgotten. The zero value is enabled.
+	Disabled bool
+	// RepeatAfter is repeat_after (the block's own, else its campaign's):
+	// the same content may reach a target again once that long has passed
+	// since its last delivery. 0 means never again.
+	RepeatAfter time.Duration
 	// Pos is where the block starts; TargetsPos where its target attribute
 	// is; MaxTargetsPos where max_targets is.
 	Pos           Pos
