@@ -111,15 +111,14 @@ type ledgerCheck struct {
 // check returns the ledger check of message m (visible fingerprint vfp)
 // whose own recorded state is prior; nil when there is nothing to check.
 func (pl *planning) check(m *config.Message, vfp string, prior *state.Message) *ledgerCheck {
-	if pl.ledger == nil {
-		return nil
-	}
 	lc := &ledgerCheck{vfp: vfp, badge: m.Kind == config.KindBadge, repeatAfter: m.RepeatAfter, now: pl.opts.Now,
 		allowResend: pl.opts.AllowResend, inPlan: pl.inPlan[vkey{m.Targets.Kind, vfp}]}
 	var from []*ledgerSource
-	if lc.badge {
+	switch {
+	case pl.ledger == nil: // no state yet
+	case lc.badge:
 		from = pl.ledger.badges[m.Targets.Kind]
-	} else {
+	default:
 		from = pl.ledger.byVisible[vkey{m.Targets.Kind, vfp}]
 	}
 	for _, src := range from {

@@ -103,12 +103,14 @@ func TestLedgerHoldsBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHistory(t)
+			states := []*state.State{nil}
 			if tt.history != nil {
 				tt.history(h)
+				states = []*state.State{h.st, compactCopy(t, h.st)}
 			}
 			opts := tt.opts
 			opts.Now = now
-			for _, st := range []*state.State{h.st, compactCopy(t, h.st)} {
+			for _, st := range states {
 				p, err := Make(Input{Config: cfgOf(tt.cfg...), State: st}, opts)
 				if err != nil {
 					t.Fatal(err)
