@@ -124,35 +124,37 @@ type lazyTargets struct {
 	done bool
 	n    int
 	fps  []string
-	raw  []byte
+	ids  []byte // the encoding of the ids, and of their records
+	recs []byte
 	load func(m *Message) error
 	err  error
 }
 
 // SetLazyTargets makes m's n targets, whose records hold the fingerprints
-// fps, come from load, called once when something first reads them; raw
-// is the encoding load reads, which RawTargets hands back while m has not
-// been read, so m can be written back without decoding it. load must set
-// m's targets with SetSortedTargets or SetSortedTargetsFunc; an error it
-// returns leaves m without targets (see LoadErr).
-func (m *Message) SetLazyTargets(n int, fps []string, raw []byte, load func(m *Message) error) {
+// fps, come from load, called once when something first reads them; ids
+// and recs are the encodings of their ids and of their records, which
+// RawTargets hands back while m has not been read, so m can be written
+// back without decoding it. load must set m's targets with
+// SetSortedTargets or SetSortedTargetsFunc; an error it returns leaves m
+// without targets (see LoadErr).
+func (m *Message) SetLazyTargets(n int, fps []string, ids, recs []byte, load func(m *Message) error) {
 	m.Targets, m.table = nil, nil
-	m.lazy = &lazyTargets{n: n, fps: fps, raw: raw, load: load}
+	m.lazy = &lazyTargets{n: n, fps: fps, ids: ids, recs: recs, load: load}
 }
 
-// RawTargets returns the encoding of m's targets that SetLazyTargets was
-// given, when they have not been decoded since.
-func (m *Message) RawTargets() ([]byte, bool) {
+// RawTargets returns the encodings of m's target ids and records that
+// SetLazyTargets was given, when they have not been decoded since.
+func (m *Message) RawTargets() (ids, recs []byte, ok bool) {
 	l := m.lazy
 	if l == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
-		return nil, false
+		return nil, nil, false
 	}
-	return l.raw, true
+	return l.ids, l.recs, true
 }
 
 // LoadErr returns why m's lazily decoded targets could not be decoded.
@@ -179,7 +181,7 @@ func (m *Message) ready() {
 	if l.err = l.load(m); l.err != nil {
 		m.Targets, m.table = nil, &targetTable{}
 	}
-	l.raw, l.load = nil, nil
+	l.ids, l.recs, l.load = nil, nil, nil
 }
 
 // Fingerprints returns the distinct content fingerprints m's records
