@@ -39,7 +39,10 @@ type supersedeKey struct{ addr, fp string }
 // otherwise it is found by fingerprint in other entries (or unknown).
 func (s *State) supersede(m *Message, oldFP string, oldContent message.Content, id string, rec *Target) {
 	k := supersedeKey{m.Address, rec.Fingerprint}
-	e := s.superseding[k]
+	e := s.lastSuperseded
+	if e == nil || e.Address != k.addr || s.lastFP != k.fp {
+		e = s.superseding[k]
+	}
 	if e == nil {
 		e = &Message{Address: m.Address, Kind: m.Kind, TargetKind: m.TargetKind}
 		if rec.Fingerprint == oldFP {
@@ -61,6 +64,7 @@ func (s *State) supersede(m *Message, oldFP string, oldContent message.Content, 
 		s.superseding[k] = e
 		s.Ledger = append(s.Ledger, e)
 	}
+	s.lastSuperseded, s.lastFP = e, k.fp // the targets of a request usually share one
 	e.updateTargets([]string{id}, func(int, *Target) *Target { return rec })
 }
 
@@ -467,7 +471,7 @@ func (s *State) Prune(before time.Time) (dropped int) {
 		out = append(out, c)
 	}
 	s.Ledger = out
-	s.superseding = nil
+	s.superseding, s.lastSuperseded = nil, nil
 	return dropped
 }
 
