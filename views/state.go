@@ -53,7 +53,7 @@ func (v *StateHuman) List(s *state.State) error {
 }
 
 // stateOutcomes is the order outcomes are counted and shown in.
-var stateOutcomes = []state.Outcome{state.Delivered, state.Skipped, state.Failed, state.Unknown}
+var stateOutcomes = []state.Outcome{state.Delivered, state.AlreadyDelivered, state.Skipped, state.Failed, state.Unknown}
 
 // countOutcomes counts msg's targets by outcome.
 func countOutcomes(msg *state.Message) map[state.Outcome]int {
@@ -166,6 +166,8 @@ func targetDetail(t state.Target) string {
 		return termtext.Quote(t.Message)
 	case state.Unknown:
 		return "sent, answer not recorded"
+	case state.AlreadyDelivered:
+		return "not sent: delivered under " + termtext.Clean(t.Reason)
 	}
 	return "-"
 }
