@@ -90,7 +90,6 @@ type ApplyRecord struct {
 	Outcomes    map[state.Outcome]int
 }
 
-
 // HistoryHuman shows history as aligned text.
 type HistoryHuman struct {
 	w io.Writer
