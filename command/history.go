@@ -210,6 +210,9 @@ func addressHistory(s *state.State, addr string, w views.Window) views.AddressHi
 			if !current && ev.Time.After(h.ForgottenAt) {
 				h.ForgottenAt = ev.Time
 			}
+			if w.Contains(ev.Time) {
+				h.Forgets = append(h.Forgets, views.ForgetRecord{Time: ev.Time, Targets: ev.Targets})
+			}
 			last = nil
 			continue
 		}

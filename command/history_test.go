@@ -286,3 +286,32 @@ func TestHistoryPostgreSQL(t *testing.T) {
 		t.Errorf("history from PostgreSQL differs from the local file's:\n%s\n---\n%s", out, want)
 	}
 }
+
+// TestHistoryAddressBack: an address forgotten and then added back is
+// current, and its history shows the forgetting between its applies.
+func TestHistoryAddressBack(t *testing.T) {
+	es := aliceLedger()
+	es = append(es, sendEntries(5, ledgerDay.Add(96*time.Hour), "req-0005", "notification.coupon",
+		message.Content{Title: "Coupon", Body: "Your 15% coupon", Tag: "coupon-10"}, map[string]state.Outcome{"alice": state.Delivered})...)
+	dir := ledgerDir(t, es)
+	code, out, _ := runIn(t, dir, "", nil, "history", "notification.coupon")
+	want := []string{"notification.coupon: 2 applies (current)", "req-0002", "2026-11-22T08:00:00Z  forgotten: 2 targets out of the configuration's view", "req-0005"}
+	rest := out
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if code != ExitOK || i < 0 {
+			t.Fatalf("exit %d; stdout lacks %q (in order):\n%s", code, w, out)
+		}
+		rest = rest[i+len(w):]
+	}
+	_, out, _ = runIn(t, dir, "", nil, "history", "--user", "alice")
+	if !strings.Contains(out, "4 records under 2 addresses") {
+		t.Errorf("history --user alice:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		// The first coupon's record is of the forgetting; the second is current.
+		if strings.Contains(line, "req-0002") != strings.Contains(line, "(forgotten)") && strings.Contains(line, "notification.coupon") {
+			t.Errorf("line %q", line)
+		}
+	}
+}

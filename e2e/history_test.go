@@ -66,7 +66,7 @@ notification "coupon" {
 				}
 			}
 			r = w.mustRun(0, "history", "notification.welcome")
-			if !strings.Contains(r.stdout, "notification.welcome: 1 apply (forgotten at ") || !strings.Contains(r.stdout, "forgotten: removed from the configuration") {
+			if !strings.Contains(r.stdout, "notification.welcome: 1 apply (forgotten at ") || !strings.Contains(r.stdout, "forgotten: 2 targets out of the configuration's view") {
 				t.Errorf("history notification.welcome:\n%s", r.stdout)
 			}
 			if r := w.mustRun(0, "history", "--user", "zed"); !strings.Contains(r.stdout, `The ledger has no record of user "zed"`) {
