@@ -12,6 +12,7 @@ import (
 	"pushform/backend"
 	"pushform/message"
 	"pushform/state"
+	"pushform/state/local"
 	"pushform/state/pg/pgtest"
 )
 
@@ -143,4 +144,76 @@ func writeFile(t *testing.T, dir, name, src string) {
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestStatePruneLocked: prune takes the state lock, and a held lock
+// refuses it, naming the holder.
+func TestStatePruneLocked(t *testing.T) {
+	dir := ledgerDir(t, pruneLedger(time.Now().UTC()))
+	writeFile(t, dir, "main.hcl", pruneService)
+	f := local.NewFile(filepath.Join(dir, "pushform.state"))
+	id, err := f.Lock(context.Background(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runIn(t, dir, "", nil, "state", "prune", "--before", "2026-01-01", "--lock-timeout", "10ms")
+	if code != ExitError || !strings.Contains(errOut, "state is locked by ") || !strings.Contains(errOut, "lock id "+id) {
+		t.Errorf("prune while locked: exit %d, stderr %q", code, errOut)
+	}
+	f.Unlock(id)
+	// history only reads: a held lock does not stop it.
+	id, err = f.Lock(context.Background(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Unlock(id)
+	if code, out, errOut := runIn(t, dir, "", nil, "history", "--user", "alice"); code != ExitOK || !strings.Contains(out, "3 records") {
+		t.Errorf("history while locked: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestHistoryCLIArgsEnv: PUSHFORM_CLI_ARGS_history and
+// PUSHFORM_CLI_ARGS_state_prune add arguments, as for every command.
+func TestHistoryCLIArgsEnv(t *testing.T) {
+	dir := ledgerDir(t, pruneLedger(time.Now().UTC()))
+	writeFile(t, dir, "main.hcl", pruneService)
+	code, out, _ := runIn(t, dir, "", []string{"PUSHFORM_CLI_ARGS_history=--json"}, "history", "--user", "alice")
+	if code != ExitOK || !strings.HasPrefix(out, `{"format_version":"1"`) {
+		t.Errorf("history with PUSHFORM_CLI_ARGS_history: exit %d\n%s", code, out)
+	}
+	code, _, errOut := runIn(t, dir, "", []string{"PUSHFORM_CLI_ARGS_state_prune=--befor 2026-01-01"}, "state", "prune")
+	if code != ExitError || !strings.Contains(errOut, "unknown flag --befor (did you mean --before?)") || !strings.Contains(errOut, "PUSHFORM_CLI_ARGS_state_prune") {
+		t.Errorf("state prune with PUSHFORM_CLI_ARGS_state_prune: exit %d\n%s", code, errOut)
+	}
+}
+
+// FuzzParseHistoryTime: any text is a time or an error naming the flag;
+// a date is a whole UTC day, --until's end the next day's start.
+func FuzzParseHistoryTime(f *testing.F) {
+	for _, s := range []string{"2026-11-24", "2026-11-24T09:00:00Z", "2026-11-24T09:00:00+02:00", "2026-02-30", "yesterday", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		since, err := parseHistoryTime("--since", s, false)
+		until, err2 := parseHistoryTime("--until", s, true)
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("%q: --since %v, --until %v", s, err, err2)
+		}
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--since ") || !strings.HasPrefix(err2.Error(), "--until ") {
+				t.Fatalf("%q: errors %v / %v do not name the flag", s, err, err2)
+			}
+			return
+		}
+		if since.Location() != time.UTC || until.Location() != time.UTC {
+			t.Fatalf("%q: not UTC: %v %v", s, since, until)
+		}
+		if d, derr := time.Parse(time.DateOnly, s); derr == nil {
+			if !since.Equal(d) || !until.Equal(d.AddDate(0, 0, 1)) {
+				t.Fatalf("%q: since %v until %v", s, since, until)
+			}
+		} else if !since.Equal(until) {
+			t.Fatalf("%q: an RFC 3339 time reads differently for --since and --until: %v %v", s, since, until)
+		}
+	})
 }
