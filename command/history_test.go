@@ -23,12 +23,17 @@ var ledgerDay = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 // sendEntries are the journal entries of one request as apply writes
 // them: its intent, then every target's outcome.
 func sendEntries(batch int64, at time.Time, req, addr string, c message.Content, outcomes map[string]state.Outcome) []state.Entry {
+	return sendEntriesTo(message.TargetUsers, batch, at, req, addr, c, outcomes)
+}
+
+// sendEntriesTo is sendEntries to targets of kind tk.
+func sendEntriesTo(tk message.TargetKind, batch int64, at time.Time, req, addr string, c message.Content, outcomes map[string]state.Outcome) []state.Entry {
 	kind := message.KindNotification
 	if c.Title == "" && c.BadgeCount != nil {
 		kind = message.KindBadge
 	}
 	fp := planner.Fingerprint(kind, c)
-	it := state.Item{Address: addr, Kind: kind, TargetKind: message.TargetUsers, Fingerprint: fp, Content: &c}
+	it := state.Item{Address: addr, Kind: kind, TargetKind: tk, Fingerprint: fp, Content: &c}
 	out := state.Item{Address: addr, Fingerprint: fp}
 	for _, id := range slices.Sorted(maps.Keys(outcomes)) {
 		it.Targets = append(it.Targets, id)
@@ -69,6 +74,11 @@ func aliceLedger() []state.Entry {
 	es = append(es, sendEntries(4, d.Add(72*time.Hour+time.Minute), "req-0004", "notification.welcome",
 		message.Content{Title: "Welcome back", Body: "We missed you"},
 		map[string]state.Outcome{"bob": state.Delivered, "carol": state.Delivered})...)
+	three := 3
+	es = append(es, sendEntriesTo(message.TargetDevices, 5, d.Add(73*time.Hour), "req-0005", "badge.unread",
+		message.Content{BadgeCount: &three}, map[string]state.Outcome{"alice-phone": state.Delivered})...)
+	es = append(es, sendEntriesTo(message.TargetTopics, 6, d.Add(74*time.Hour), "req-0006", "notification.deals",
+		message.Content{Title: "Deals", Body: "Today only"}, map[string]state.Outcome{"deals": state.Delivered})...)
 	return es
 }
 
@@ -185,6 +195,8 @@ func TestHistoryQueries(t *testing.T) {
 		{"RFC 3339 window", []string{"--user", "alice", "--since", "2026-11-21T09:00:02Z", "--until", "2026-11-21T09:00:03Z"}, []string{"1 record under 1 address from 2026-11-21T09:00:02Z to 2026-11-21T09:00:03Z", "req-0002"}, []string{"req-0001", "req-0003"}, ""},
 		{"nothing in the window", []string{"--user", "alice", "--since", "2027-01-01"}, []string{"No record of user \"alice\" since 2027-01-01T00:00:00Z."}, nil, ""},
 		{"unknown user", []string{"--user", "zoe"}, []string{"The ledger has no record of user \"zoe\": nothing was ever sent to it from this state."}, nil, ""},
+		{"device", []string{"--device", "alice-phone"}, []string{"Device \"alice-phone\": 1 record under 1 address", "badge.unread", "badge", "badge 3", "req-0005"}, nil, ""},
+		{"topic", []string{"--topic", "deals"}, []string{"Topic \"deals\": 1 record under 1 address", "notification.deals", "\"Deals\"", "req-0006"}, nil, ""},
 		{"user id as device", []string{"--device", "alice"}, []string{"The ledger has no record of device \"alice\""}, nil, ""},
 		{"unknown address", []string{"notification.welcom"}, []string{"The ledger has no record of notification.welcom"}, nil, "Did you mean notification.welcome?"},
 		{"a user id as address", []string{"alice"}, []string{"The ledger has no record of alice"}, nil, "'pushform history --user \"alice\"' lists what it received"},
