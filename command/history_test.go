@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -325,5 +327,24 @@ func TestHistoryAddressBack(t *testing.T) {
 		if strings.Contains(line, "req-0002") != strings.Contains(line, "(forgotten)") && strings.Contains(line, "notification.coupon") {
 			t.Errorf("line %q", line)
 		}
+	}
+}
+
+// TestHistoryDamagedState: a damaged journal is reported as every command
+// reports it, with the way to repair it, not read as an empty ledger.
+func TestHistoryDamagedState(t *testing.T) {
+	dir := ledgerDir(t, aliceLedger())
+	path := filepath.Join(dir, "pushform.state.journal")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-10] ^= 0x20
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runIn(t, dir, "", nil, "history", "--user", "alice")
+	if code != ExitError || out != "" || !strings.Contains(errOut, "is corrupt") || !strings.Contains(errOut, "pushform state repair") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
