@@ -48,7 +48,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 	fs.BoolVar(&o.autoApprove, "auto-approve", false, "send without asking for confirmation")
 	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines")
 	fs.IntVar(&o.parallelism, "parallelism", executor.DefaultParallelism, "send at most `N` requests at once")
-	fs.BoolVar(&o.allowResend, "allow-resend", false, "apply a plan that forgets an address and sends the same content under another (a rename without a moved block): those devices show it again")
+	fs.BoolVar(&o.allowResend, "allow-resend", false, "apply a plan that forgets an address and sends to its targets under another (a rename without a moved block), and send content once more to targets that already received it: those devices show it again")
 	o.retryFlags.bind(fs)
 	if err := m.parse(fs, args); err != nil {
 		return nil, err
@@ -68,6 +68,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 	if fs.NArg() == 1 {
 		o.planFile = fs.Arg(0)
 	}
+	o.planFlags.allowResend = o.allowResend
 	return o, nil
 }
 

@@ -28,6 +28,8 @@ type planFlags struct {
 	retryUnknown bool
 	// maxUnknownResends: see planner.Options.MaxUnknownResends.
 	maxUnknownResends int
+	// allowResend is apply's --allow-resend: see planner.Options.AllowResend.
+	allowResend bool
 	serviceFlags
 }
 
@@ -181,7 +183,7 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 func (r *run) planOptions() planner.Options {
 	return planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
-		MaxUnknownResends: r.pf.maxUnknownResends,
+		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend,
 	}
 }
 

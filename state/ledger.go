@@ -487,3 +487,68 @@ func sortByID(ids []string, recs []*Target) {
 	copy(ids, sids)
 	copy(recs, srecs)
 }
+
+// RecordCount returns how many delivery records the ledger holds: every
+// target of the addresses' view and of the ledger entries.
+func (s *State) RecordCount() int {
+	n := 0
+	for m := range s.LedgerMessages() {
+		n += m.TargetCount()
+	}
+	return n
+}
+
+// MergeLedger adds to s's ledger every record of other's ledger (its view
+// and its entries) that s does not hold under the same address, so that
+// replacing one copy of a state with another never loses what reached
+// whom; it returns how many records it added. Records of an address that
+// s's view does not hold are marked forgotten at at (or when other
+// forgot them).
+func (s *State) MergeLedger(other *State, at time.Time) (added int) {
+	byAddr := map[string][]*Message{}
+	for m := range s.LedgerMessages() {
+		byAddr[m.Address] = append(byAddr[m.Address], m)
+	}
+	same := func(a, b *Target) bool {
+		return a.Fingerprint == b.Fingerprint && a.RequestID == b.RequestID && a.Time.Equal(b.Time) && a.Outcome == b.Outcome
+	}
+	var entries []*Message
+	for m := range other.LedgerMessages() {
+		mine := byAddr[m.Address]
+		var ids []string
+		var recs []*Target
+		for id, t := range m.AllTargets() {
+			held := false
+			for _, x := range mine {
+				if r := x.Target(id); r != nil && same(r, t) {
+					held = true
+					break
+				}
+			}
+			if !held {
+				ids, recs = append(ids, id), append(recs, t)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		e := &Message{Address: m.Address, Kind: m.Kind, TargetKind: m.TargetKind, Fingerprint: m.Fingerprint,
+			Content: m.Content, EarlierTags: maps.Clone(m.EarlierTags), ForgottenAt: m.ForgottenAt}
+		if _, live := s.Messages[m.Address]; !live && e.ForgottenAt.IsZero() {
+			e.ForgottenAt = at
+		}
+		if s.Compact {
+			sortByID(ids, recs)
+			e.SetSortedTargets(ids, recs)
+		} else {
+			e.Targets = make(map[string]*Target, len(ids))
+			for i, id := range ids {
+				e.Targets[id] = recs[i]
+			}
+		}
+		entries = append(entries, e)
+		added += len(ids)
+	}
+	s.Ledger = append(slices.Clip(s.Ledger), entries...)
+	return added
+}

@@ -191,3 +191,35 @@ func TestPrune(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeLedger: pushing an older copy over a newer one keeps what the
+// newer one recorded reached whom; records both hold are not doubled.
+func TestMergeLedger(t *testing.T) {
+	c := message.Content{Title: "Sale", Body: "50k users"}
+	older := New("test")
+	for _, e := range send(t0, "campaign.a", "fp-a", "r1", c, "u1") {
+		if err := older.ApplyEntry(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newer := New("test")
+	for _, e := range append(send(t0, "campaign.a", "fp-a", "r1", c, "u1"), send(t0.Add(time.Hour), "campaign.big", "fp-b", "r2", c, "u1", "u2", "u3")...) {
+		if err := newer.ApplyEntry(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := t0.Add(2 * time.Hour)
+	if n := older.MergeLedger(newer, at); n != 3 {
+		t.Fatalf("added %d records, want 3", n)
+	}
+	if older.RecordCount() != 4 || len(older.Messages) != 1 {
+		t.Fatalf("%d records, %d addresses", older.RecordCount(), len(older.Messages))
+	}
+	h := older.TargetHistory(message.TargetUsers, "u2")
+	if len(h) != 1 || h[0].Address != "campaign.big" || h[0].RequestID != "r2" || !h[0].Forgotten || !h[0].ForgottenAt.Equal(at) {
+		t.Fatalf("u2 after the merge: %+v", h)
+	}
+	if n := older.MergeLedger(newer, at); n != 0 {
+		t.Fatalf("a second merge added %d", n)
+	}
+}

@@ -139,6 +139,12 @@ const (
 	Skipped   Outcome = "skipped"
 	Failed    Outcome = "failed"
 	Unknown   Outcome = "unknown"
+	// AlreadyDelivered: not sent, because the ledger showed the target
+	// had received this content (or may have: an unknown outcome) under
+	// another address or earlier. RequestID and Time are that delivery's,
+	// and Reason names the address it was recorded under. It is not a
+	// delivery of its own: frequency caps do not count it.
+	AlreadyDelivered Outcome = "already-delivered"
 )
 
 // Target is the last outcome recorded for one target of a message.
@@ -225,6 +231,12 @@ const (
 	// now belongs to Items[].To (a moved block, or state mv). Nothing is
 	// sent. A move onto an address that has state is refused.
 	EntryMove EntryType = "move"
+	// Record: the targets already received this content (under another
+	// address, or earlier under this one), so nothing is sent: like an
+	// intent it sets the address's content, and each target's record is
+	// its Items[].Outcomes entry (Outcome AlreadyDelivered, pointing at
+	// the earlier delivery).
+	EntryRecord EntryType = "record"
 )
 
 // Item is one message's part of an Entry.
@@ -250,8 +262,11 @@ func (s *State) ApplyEntry(e Entry) error {
 		s.Messages = map[string]*Message{}
 	}
 	switch e.Type {
-	case EntryIntent:
+	case EntryIntent, EntryRecord:
 		for _, it := range e.Items {
+			if e.Type == EntryRecord && len(it.Outcomes) != len(it.Targets) {
+				return fmt.Errorf("journal: record for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+			}
 			m := s.writable(it.Address)
 			if m == nil {
 				m = &Message{Address: it.Address, Targets: map[string]*Target{}}
@@ -287,10 +302,22 @@ func (s *State) ApplyEntry(e Entry) error {
 			m.Fingerprint = it.Fingerprint
 			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
 			var carried []*Target // by Unanswered count, shared
+			var shared *Target    // the last record of a record entry
 			m.updateTargets(it.Targets, func(i int, prev *Target) *Target {
 				if prev != nil && prev.Fingerprint != it.Fingerprint {
 					// The ledger keeps what the target had.
 					s.supersede(m, oldFP, oldContent, it.Targets[i], prev)
+				}
+				if e.Type == EntryRecord {
+					r := it.Outcomes[i]
+					if r.Fingerprint == "" {
+						r.Fingerprint = it.Fingerprint
+					}
+					// Targets of one earlier request share one record.
+					if shared == nil || *shared != r {
+						shared = &r
+					}
+					return shared
 				}
 				// A target still unknown keeps its count of unanswered
 				// requests across the new send.

@@ -994,6 +994,8 @@ func (e *encoder) entry(en state.Entry) {
 		e.b = append(e.b, 3)
 	case state.EntryMove:
 		e.b = append(e.b, 4)
+	case state.EntryRecord:
+		e.b = append(e.b, 5)
 	default:
 		e.b = append(e.b, 0xff)
 		e.str(string(en.Type))
@@ -1478,6 +1480,8 @@ func (d *decoder) entry() state.Entry {
 		e.Type = state.EntrySnapshot
 	case 4:
 		e.Type = state.EntryMove
+	case 5:
+		e.Type = state.EntryRecord
 	case 0xff:
 		e.Type = state.EntryType(d.str())
 	default:
