@@ -202,6 +202,7 @@ func commands() []command {
 		{name: "plan", summary: "Show what apply would send", run: cmdPlan, main: true},
 		{name: "apply", summary: "Send what the plan says and record it in state", run: cmdApply, main: true},
 		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
+		{name: "history", summary: "List what a target received, or what an address sent", run: cmdHistory},
 		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
 		{name: "state", summary: "Inspect or edit the state", run: runState, subs: []subcommand{
 			{"list", "List the addresses in the state, with target counts"},
@@ -211,6 +212,7 @@ func commands() []command {
 			{"pull", "Print the backend's state in the local file format"},
 			{"push", "Store a local state file in the configured backend"},
 			{"repair", "Cut a damaged state journal after its last intact line"},
+			{"prune", "Drop delivery ledger records older than a date"},
 		}},
 		{name: "force-unlock", summary: "Remove a stale state lock", run: cmdForceUnlock},
 		{name: "recipients", summary: "List the users who can receive a push right now", run: cmdRecipients},

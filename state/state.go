@@ -308,8 +308,9 @@ func (s *State) ApplyEntry(e Entry) error {
 			var carried []*Target // by Unanswered count, shared
 			var shared *Target    // the last record of a record entry
 			m.updateTargets(it.Targets, func(i int, prev *Target) *Target {
-				if prev != nil && prev.Fingerprint != it.Fingerprint {
-					// The ledger keeps what the target had.
+				// The ledger keeps what the target had: other content, or
+				// this content delivered before (a repeat, a --replace).
+				if prev != nil && (prev.Fingerprint != it.Fingerprint || e.Type == EntryIntent && prev.Outcome == Delivered) {
 					s.supersede(m, oldFP, oldContent, it.Targets[i], prev)
 				}
 				if e.Type == EntryRecord {

@@ -67,15 +67,27 @@ type Delivery struct {
 	RequestID   string
 }
 
-// AddressHistory is one address's history: its applies in the window,
-// oldest first, and when it was forgotten.
+// AddressHistory is one address's history: its applies and forgettings
+// in the window, oldest first.
 type AddressHistory struct {
 	Address string
 	Window  Window
 	// Known is false when the ledger holds no record of the address.
-	Known       bool
+	Known bool
+	// ForgottenAt is when the address was forgotten, zero while it is in
+	// the configuration's view (whatever the window).
 	ForgottenAt time.Time
 	Applies     []ApplyRecord
+	// Forgets are the forgettings in the window: of the address, or of some
+	// of its targets (an address forgotten and added again has both).
+	Forgets []ForgetRecord
+}
+
+// ForgetRecord is one forgetting under an address: when, and how many
+// targets' records it moved out of the configuration's view.
+type ForgetRecord struct {
+	Time    time.Time
+	Targets int
 }
 
 // ApplyRecord is what one apply sent under an address: the requests of one
@@ -89,7 +101,6 @@ type ApplyRecord struct {
 	RequestIDs  []string
 	Outcomes    map[state.Outcome]int
 }
-
 
 // HistoryHuman shows history as aligned text.
 type HistoryHuman struct {
@@ -127,10 +138,14 @@ func (v *HistoryHuman) Target(h TargetHistory) error {
 	var addrs []string
 	forgotten := map[string]time.Time{}
 	for _, d := range h.Deliveries {
-		if _, seen := forgotten[d.Address]; !seen {
+		at, seen := forgotten[d.Address]
+		if !seen {
 			addrs = append(addrs, d.Address)
-			forgotten[d.Address] = d.ForgottenAt
 		}
+		if d.ForgottenAt.After(at) {
+			at = d.ForgottenAt
+		}
+		forgotten[d.Address] = at
 	}
 	fmt.Fprintf(v.w, "%s: %s under %s%s, oldest first\n\n", capitalise(who),
 		plural(len(h.Deliveries), "record", "records"), plural(len(addrs), "address", "addresses"), windowText(h.Window))
@@ -164,16 +179,15 @@ func (v *HistoryHuman) Target(h TargetHistory) error {
 // historyRequestIDs is how many request ids an apply line shows.
 const historyRequestIDs = 3
 
-// Address writes a headline, then one line per apply and one for the
-// forgetting, in time order.
+// Address writes a headline, then one line per apply and per forgetting,
+// in time order.
 func (v *HistoryHuman) Address(h AddressHistory) error {
 	addr := termtext.Clean(h.Address)
 	if !h.Known {
 		_, err := fmt.Fprintf(v.w, "The ledger has no record of %s: nothing was ever sent under it from this state.\n", addr)
 		return err
 	}
-	forgot := !h.ForgottenAt.IsZero() && h.Window.Contains(h.ForgottenAt)
-	if len(h.Applies) == 0 && !forgot {
+	if len(h.Applies) == 0 && len(h.Forgets) == 0 {
 		_, err := fmt.Fprintf(v.w, "No record of %s%s.\n", addr, windowText(h.Window))
 		return err
 	}
@@ -184,23 +198,23 @@ func (v *HistoryHuman) Address(h AddressHistory) error {
 	fmt.Fprintf(v.w, "%s: %s%s (%s)\n\n", addr, plural(len(h.Applies), "apply", "applies"), windowText(h.Window), status)
 	tw := tabwriter.NewWriter(v.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tTITLE\tDELIVERED\tFAILED\tSKIPPED\tUNKNOWN\tREQUEST IDS")
-	forgetLine := func() {
-		// The last cell of a line is no column's: the long text leaves
-		// the widths alone.
-		fmt.Fprintf(tw, "%s\tforgotten: removed from the configuration, nothing recalled\n", stateTime(h.ForgottenAt))
+	forgets := h.Forgets
+	forgetLines := func(upTo time.Time) {
+		for len(forgets) > 0 && (upTo.IsZero() || forgets[0].Time.Before(upTo)) {
+			// The last cell of a line is no column's: the long text
+			// leaves the widths alone.
+			fmt.Fprintf(tw, "%s\tforgotten: %s out of the configuration's view, nothing recalled\n",
+				stateTime(forgets[0].Time), plural(forgets[0].Targets, "target", "targets"))
+			forgets = forgets[1:]
+		}
 	}
 	for _, a := range h.Applies {
-		if forgot && h.ForgottenAt.Before(a.Start) {
-			forgetLine()
-			forgot = false
-		}
+		forgetLines(a.Start)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stateTime(a.Start), contentTitle(a.Kind, a.Content),
 			Count(a.Outcomes[state.Delivered]), Count(a.Outcomes[state.Failed]), Count(a.Outcomes[state.Skipped]),
 			Count(a.Outcomes[state.Unknown]), requestIDs(a.RequestIDs))
 	}
-	if forgot {
-		forgetLine()
-	}
+	forgetLines(time.Time{})
 	return tw.Flush()
 }
 
@@ -329,19 +343,30 @@ type jsonApply struct {
 	RequestIDs  []string              `json:"request_ids"`
 }
 
+type jsonForget struct {
+	Time    time.Time `json:"time"`
+	Targets int       `json:"targets"`
+}
+
 // Address writes {"format_version","address","known","forgotten",
-// "forgotten_at","window","applies":[...]}, applies oldest first.
+// "forgotten_at","window","applies":[...],"forgets":[...]}, each oldest
+// first.
 func (v *HistoryJSON) Address(h AddressHistory) error {
 	out := struct {
-		FormatVersion string      `json:"format_version"`
-		Address       string      `json:"address"`
-		Known         bool        `json:"known"`
-		Forgotten     bool        `json:"forgotten"`
-		ForgottenAt   *time.Time  `json:"forgotten_at,omitempty"`
-		Window        jsonWindow  `json:"window"`
-		Applies       []jsonApply `json:"applies"`
+		FormatVersion string       `json:"format_version"`
+		Address       string       `json:"address"`
+		Known         bool         `json:"known"`
+		Forgotten     bool         `json:"forgotten"`
+		ForgottenAt   *time.Time   `json:"forgotten_at,omitempty"`
+		Window        jsonWindow   `json:"window"`
+		Applies       []jsonApply  `json:"applies"`
+		Forgets       []jsonForget `json:"forgets"`
 	}{FormatVersion: planner.FormatVersion, Address: h.Address, Known: h.Known, Forgotten: !h.ForgottenAt.IsZero(),
-		ForgottenAt: timePtr(h.ForgottenAt), Window: windowJSON(h.Window), Applies: make([]jsonApply, 0, len(h.Applies))}
+		ForgottenAt: timePtr(h.ForgottenAt), Window: windowJSON(h.Window), Applies: make([]jsonApply, 0, len(h.Applies)),
+		Forgets: make([]jsonForget, 0, len(h.Forgets))}
+	for _, f := range h.Forgets {
+		out.Forgets = append(out.Forgets, jsonForget{Time: f.Time.UTC(), Targets: f.Targets})
+	}
 	for _, a := range h.Applies {
 		outcomes := map[state.Outcome]int{}
 		for _, o := range stateOutcomes {

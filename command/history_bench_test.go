@@ -1,0 +1,78 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"pushform/backend"
+	"pushform/state"
+	"pushform/state/statetest"
+)
+
+// BenchmarkHistory10M runs `pushform history --user ID` in-process over a
+// local state of ten million delivered targets under the current address
+// and a million more under a forgotten one, the ledger holding them: read
+// (compact), query and print, as a user runs it. The goal is under a
+// second. Skipped with -short.
+func BenchmarkHistory10M(b *testing.B) {
+	if testing.Short() {
+		b.Skip("ten million targets; skipped with -short")
+	}
+	dir := b.TempDir()
+	writeHistoryState(b, dir)
+	runtime.GC()
+	var out, errOut bytes.Buffer
+	env := Env{Stdout: &out, Stderr: &errOut, Dir: dir}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		out.Reset()
+		if code := Run(context.Background(), []string{"history", "--user", "u0500000"}, env); code != ExitOK {
+			b.Fatalf("exit %d: %s", code, errOut.String())
+		}
+	}
+	b.StopTimer()
+	if !strings.Contains(out.String(), "User \"u0500000\": 2 records under 2 addresses") || !strings.Contains(out.String(), "(forgotten)") {
+		b.Fatalf("history:\n%s", out.String())
+	}
+}
+
+// writeHistoryState persists, in dir, the state apply leaves after sending
+// "Launch" to a million users under campaign.old, forgetting it, and
+// sending other content to ten million under campaign.launch.
+func writeHistoryState(b *testing.B, dir string) {
+	b.Helper()
+	st := state.New("test")
+	st.Compact = true
+	apply := func(batches int, addr, fp string, at time.Duration) {
+		for batch := range batches {
+			intent, outcome := statetest.BatchEntries(batch, 500)
+			for _, e := range []*state.Entry{&intent, &outcome} {
+				e.Time = e.Time.Add(at)
+				e.Items[0].Address, e.Items[0].Fingerprint = addr, fp
+				if err := st.ApplyEntry(*e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	apply(2_000, "campaign.old.notification.announce", "fp-old", 0)
+	forget := state.Entry{Type: state.EntryForget, Time: time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC),
+		Items: []state.Item{{Address: "campaign.old.notification.announce"}}}
+	if err := st.ApplyEntry(forget); err != nil {
+		b.Fatal(err)
+	}
+	apply(20_000, "campaign.launch.notification.announce", "fp-launch", 48*time.Hour)
+	be, err := backend.OpenState(context.Background(), backend.StateOptions{ConfigDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	if err := be.Persist(st); err != nil {
+		b.Fatal(err)
+	}
+}
