@@ -201,10 +201,12 @@ func (m *Message) Fingerprints() []string {
 	}
 	m.ready()
 	var out []string
+	var last *Target
 	add := func(t *Target) {
-		if t != nil && !slices.Contains(out, t.Fingerprint) {
+		if t != nil && t != last && !slices.Contains(out, t.Fingerprint) {
 			out = append(out, t.Fingerprint)
 		}
+		last = t // records are shared between the targets of a request
 	}
 	if m.table != nil {
 		for _, t := range m.table.records {
