@@ -14,16 +14,26 @@ import (
 // not sent content it already received (or may have: an unknown outcome)
 // under any address, current or forgotten. Content is compared by what a
 // device shows: the kind and the content without its tag
-// (VisibleFingerprint). Only the ledger messages holding records of the
+// (see visible). Only the ledger messages holding records of the
 // planned content are read, so a ledger of forgotten campaigns costs a
 // plan nothing unless it sends one of them again.
 
-// VisibleFingerprint identifies what a device shows of content: its
-// fingerprint with the tag left out (a tag decides only what a later
-// send replaces).
-func VisibleFingerprint(kind message.Kind, c message.Content) string {
-	c.Tag = ""
-	return Fingerprint(kind, c)
+// visible is what a device shows of content: all of it but the tag (a
+// tag decides only what a later send replaces). Comparable, so it keys
+// maps without hashing the content first.
+type visible struct {
+	kind             message.Kind
+	title, body, url string
+	badge            int
+	hasBadge, silent bool
+}
+
+func visibleOf(kind message.Kind, c message.Content) visible {
+	v := visible{kind: kind, title: c.Title, body: c.Body, url: c.OpenToURL, silent: c.SilentInForeground}
+	if c.BadgeCount != nil {
+		v.badge, v.hasBadge = *c.BadgeCount, true
+	}
+	return v
 }
 
 // EarlierDelivery is a delivery the ledger holds that makes targets of a
@@ -45,7 +55,7 @@ type ledgerSource struct {
 	m *state.Message
 	// vfps maps the fingerprints of m's records whose content is known to
 	// their visible fingerprints.
-	vfps map[string]string
+	vfps map[string]visible
 	// forgotten: m is a ledger entry of a forgotten address or targets.
 	forgotten bool
 }
@@ -58,7 +68,7 @@ type ledgerIndex struct {
 
 type vkey struct {
 	tk  message.TargetKind
-	vfp string
+	vfp visible
 }
 
 // newLedgerIndex indexes the messages of st's ledger by the visible
@@ -71,13 +81,13 @@ func newLedgerIndex(st *state.State) *ledgerIndex {
 	}
 	contents := st.Contents()
 	for m := range st.LedgerMessages() {
-		src := &ledgerSource{m: m, vfps: map[string]string{}, forgotten: !m.ForgottenAt.IsZero()}
+		src := &ledgerSource{m: m, vfps: map[string]visible{}, forgotten: !m.ForgottenAt.IsZero()}
 		for _, fp := range m.Fingerprints() {
 			c, ok := contents[fp]
 			if !ok {
 				continue // content not recorded (a state older than the ledger)
 			}
-			v := VisibleFingerprint(m.Kind, c)
+			v := visibleOf(m.Kind, c)
 			src.vfps[fp] = v
 			k := vkey{m.TargetKind, v}
 			if l := ix.byVisible[k]; len(l) == 0 || l[len(l)-1] != src {
@@ -95,7 +105,7 @@ func newLedgerIndex(st *state.State) *ledgerIndex {
 // ledger messages that may hold its content, and the targets that
 // addresses planned before it in this plan send the same content to.
 type ledgerCheck struct {
-	vfp     string
+	vfp     visible
 	badge   bool
 	sources []*ledgerSource
 	// inPlan maps targets to the address planned earlier that sends them
@@ -110,28 +120,47 @@ type ledgerCheck struct {
 
 // check returns the ledger check of message m (visible fingerprint vfp)
 // whose own recorded state is prior; nil when there is nothing to check.
-func (pl *planning) check(m *config.Message, vfp string, prior *state.Message) *ledgerCheck {
-	lc := &ledgerCheck{vfp: vfp, badge: m.Kind == config.KindBadge, repeatAfter: m.RepeatAfter, now: pl.opts.Now,
-		allowResend: pl.opts.AllowResend, inPlan: pl.inPlan[vkey{m.Targets.Kind, vfp}]}
+func (pl *planning) check(m *config.Message, vfp visible, prior *state.Message) *ledgerCheck {
+	badge := m.Kind == config.KindBadge
 	var from []*ledgerSource
 	switch {
 	case pl.ledger == nil: // no state yet
-	case lc.badge:
+	case badge:
 		from = pl.ledger.badges[m.Targets.Kind]
 	default:
 		from = pl.ledger.byVisible[vkey{m.Targets.Kind, vfp}]
 	}
+	var sources []*ledgerSource
 	for _, src := range from {
 		// The address's own records are classified against it already;
 		// a badge's count it last set still decides what it shows.
-		if src.m != prior || lc.badge {
-			lc.sources = append(lc.sources, src)
+		if src.m != prior || badge {
+			sources = append(sources, src)
 		}
 	}
-	if len(lc.sources) == 0 && lc.inPlan == nil {
+	inPlan := pl.inPlan[vkey{m.Targets.Kind, vfp}]
+	if len(sources) == 0 && len(inPlan) == 0 {
 		return nil
 	}
-	return lc
+	return &ledgerCheck{vfp: vfp, badge: badge, sources: sources, inPlan: inPlan, repeatAfter: m.RepeatAfter,
+		now: pl.opts.Now, allowResend: pl.opts.AllowResend}
+}
+
+// holdsNone reports, cheaply, that the check holds back none of ids: it
+// has no ledger messages, and no address planned before sends to them.
+func (lc *ledgerCheck) holdsNone(ids []string) bool {
+	if lc == nil {
+		return true
+	}
+	if len(lc.sources) > 0 {
+		return false
+	}
+	for _, id := range ids {
+		if _, ok := lc.inPlan[id]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // ledgerFinder looks targets up in a check's sources; one per goroutine.
@@ -254,16 +283,14 @@ func setAlready(c *Change, ids []string, refs []already) {
 // each target gets it once. Messages are planned in address order.
 func (pl *planning) prepareInPlan(msgs []*config.Message) {
 	count := map[vkey]int{}
-	pl.visible = make(map[string]string, len(msgs))
 	for _, m := range msgs {
-		v := VisibleFingerprint(m.Kind, m.Content)
-		pl.visible[m.Address] = v
+		v := visibleOf(m.Kind, m.Content)
 		if !m.Disabled {
 			count[vkey{m.Targets.Kind, v}]++
 		}
 	}
 	for k, n := range count {
-		if n > 1 && k.vfp != "" {
+		if n > 1 {
 			if pl.inPlan == nil {
 				pl.inPlan = map[vkey]map[string]string{}
 			}
@@ -272,21 +299,12 @@ func (pl *planning) prepareInPlan(msgs []*config.Message) {
 	}
 }
 
-// visibleOf returns the visible fingerprint of the planned message at
-// addr, computed once by prepareInPlan.
-func (pl *planning) visibleOf(addr string, kind message.Kind, c message.Content) string {
-	if v, ok := pl.visible[addr]; ok {
-		return v
-	}
-	return VisibleFingerprint(kind, c)
-}
-
 // notePlanned records that change c sends its content to its targets.
 func (pl *planning) notePlanned(c *Change) {
 	if len(pl.inPlan) == 0 {
 		return
 	}
-	set := pl.inPlan[vkey{c.TargetKind, pl.visibleOf(c.Address, c.Kind, c.Content)}]
+	set := pl.inPlan[vkey{c.TargetKind, visibleOf(c.Kind, c.Content)}]
 	if set == nil {
 		return
 	}

@@ -184,7 +184,7 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	}
 	// The list is classified as it arrives when the message has state
 	// or the ledger, or a message before it, may hold its content back.
-	if lc := s.pl.check(m, VisibleFingerprint(m.Kind, m.Content), prior); prior != nil || lc != nil {
+	if lc := s.pl.check(m, visibleOf(m.Kind, m.Content), prior); prior != nil || lc != nil {
 		s.cc = newChangeContext(m, prior, s.tmpl.Fingerprint, s.pl.replace[m.Address])
 		s.cc.listed = true
 		s.cc.lc = lc
