@@ -971,6 +971,14 @@ func (e *encoder) ledger(s *state.State) {
 		}
 		refs[i] = entryIDs{k, recs}
 	}
+	size := 0
+	for _, l := range lists {
+		size += len(l) + binary.MaxVarintLen64
+	}
+	for _, r := range refs {
+		size += len(r.recs) + 256
+	}
+	e.b = slices.Grow(e.b, size) // once, rather than doubling as it goes
 	e.uvarint(uint64(len(lists)))
 	for _, l := range lists {
 		e.uvarint(uint64(len(l)))
