@@ -20,16 +20,24 @@ import (
 const ledgerUsers = 1_000_000
 
 // ledgerState returns the encoded state after campaign "live" was
-// delivered to every user and, when history, ten other campaigns to the
-// same users were delivered and then forgotten; and its record count.
-func ledgerState(b *testing.B, users []string, history bool) ([]byte, int) {
+// delivered to every user and, when history, ten other campaigns were
+// delivered and then forgotten, to the same users or (distinct) each to
+// a million others; and its record count.
+func ledgerState(b *testing.B, users []string, history, distinct bool) ([]byte, int) {
 	b.Helper()
 	st := state.New("test")
 	st.Compact = true
 	st.Recipients = &state.Snapshot{FetchedAt: now, UserIDs: users}
 	if history {
 		for i := range 10 {
-			m := note(fmt.Sprintf("campaign.c%d.notification.n", i), fmt.Sprintf("Sale %d", i), "Everything off", "", users...)
+			to := users
+			if distinct {
+				to = make([]string, len(users))
+				for j := range to {
+					to[j] = fmt.Sprintf("c%d-%07d", i, j)
+				}
+			}
+			m := note(fmt.Sprintf("campaign.c%d.notification.n", i), fmt.Sprintf("Sale %d", i), "Everything off", "", to...)
 			deliverAll(b, st, m, i*10_000)
 			if err := st.ApplyEntry(state.Entry{Type: state.EntryForget, Time: now, Items: []state.Item{{Address: m.Address}}}); err != nil {
 				b.Fatal(err)
@@ -70,15 +78,20 @@ func deliverAll(b *testing.B, st *state.State, m *config.Message, batch0 int) {
 }
 
 // BenchmarkLedgerNoOp1M: the no-op plan of the live campaign, read from
-// the snapshot, with and without ten forgotten campaigns in the ledger.
+// the snapshot, with and without ten forgotten campaigns in the ledger:
+// to the same recipients (their ids stored once), or each to a million
+// users of its own.
 func BenchmarkLedgerNoOp1M(b *testing.B) {
 	if testing.Short() {
 		b.Skip("eleven million targets; skipped with -short")
 	}
 	users := benchIDs(ledgerUsers)
-	for _, history := range []bool{false, true} {
-		data, records := ledgerState(b, users, history)
-		b.Run(map[bool]string{false: "without", true: "with10x1M"}[history], func(b *testing.B) {
+	for _, run := range []struct {
+		name              string
+		history, distinct bool
+	}{{"without", false, false}, {"with10x1M", true, false}, {"with10x1Mdistinct", true, true}} {
+		data, records := ledgerState(b, users, run.history, run.distinct)
+		b.Run(run.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				st, err := statefile.DecodeCompact(bytes.NewReader(data))
@@ -105,7 +118,7 @@ func BenchmarkLedgerCreate1M(b *testing.B) {
 	}
 	users := benchIDs(ledgerUsers)
 	for _, history := range []bool{false, true} {
-		data, _ := ledgerState(b, users, history)
+		data, _ := ledgerState(b, users, history, false)
 		b.Run(map[bool]string{false: "without", true: "with10x1M"}[history], func(b *testing.B) {
 			b.ReportAllocs()
 			var out bytes.Buffer
