@@ -254,9 +254,12 @@ func setAlready(c *Change, ids []string, refs []already) {
 // each target gets it once. Messages are planned in address order.
 func (pl *planning) prepareInPlan(msgs []*config.Message) {
 	count := map[vkey]int{}
+	pl.visible = make(map[string]string, len(msgs))
 	for _, m := range msgs {
+		v := VisibleFingerprint(m.Kind, m.Content)
+		pl.visible[m.Address] = v
 		if !m.Disabled {
-			count[vkey{m.Targets.Kind, VisibleFingerprint(m.Kind, m.Content)}]++
+			count[vkey{m.Targets.Kind, v}]++
 		}
 	}
 	for k, n := range count {
@@ -269,9 +272,21 @@ func (pl *planning) prepareInPlan(msgs []*config.Message) {
 	}
 }
 
+// visibleOf returns the visible fingerprint of the planned message at
+// addr, computed once by prepareInPlan.
+func (pl *planning) visibleOf(addr string, kind message.Kind, c message.Content) string {
+	if v, ok := pl.visible[addr]; ok {
+		return v
+	}
+	return VisibleFingerprint(kind, c)
+}
+
 // notePlanned records that change c sends its content to its targets.
 func (pl *planning) notePlanned(c *Change) {
-	set := pl.inPlan[vkey{c.TargetKind, VisibleFingerprint(c.Kind, c.Content)}]
+	if len(pl.inPlan) == 0 {
+		return
+	}
+	set := pl.inPlan[vkey{c.TargetKind, pl.visibleOf(c.Address, c.Kind, c.Content)}]
 	if set == nil {
 		return
 	}

@@ -329,3 +329,24 @@ func TestRenameWithEditFromLedger(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamWaitsForRenames: a message that may be a rename with an edit
+// of an address forgotten lately is planned from the whole list, so apply
+// can refuse it before sending; another content streams.
+func TestStreamWaitsForRenames(t *testing.T) {
+	old := note("notification.flash", "Flash sale", "Two hours only", "", "u1", "u2")
+	h := newHistory(t).send(old, state.Delivered, "u1", "u2").forget(old.Address, now.Add(-time.Hour))
+	for _, tt := range []struct {
+		title, body string
+		streams     bool
+	}{
+		{"Flash sale", "Two hours only!", false},
+		{"Spring", "Everything 20% off", true},
+	} {
+		m := note("notification.flash2", tt.title, tt.body, "", "u1", "u2")
+		cfg := cfgOf(m)
+		if got := NewStream(unresolved(cfg, m), h.st, Options{Now: now}) != nil; got != tt.streams {
+			t.Errorf("%q: streams %v, want %v", tt.body, got, tt.streams)
+		}
+	}
+}

@@ -320,6 +320,16 @@ func (p *Plan) Check() error {
 			}
 		}
 	}
+	for _, c := range p.Changes {
+		if len(c.AlreadyVia) != len(c.AlreadyDelivered) {
+			return fmt.Errorf("%s lists %d already-delivered targets and %d earlier deliveries for them", c.Address, len(c.AlreadyDelivered), len(c.AlreadyVia))
+		}
+		for _, v := range c.AlreadyVia {
+			if v < 0 || v >= len(c.Earlier) {
+				return fmt.Errorf("%s names earlier delivery %d of %d", c.Address, v, len(c.Earlier))
+			}
+		}
+	}
 	for i, b := range p.Batches {
 		if len(b.Parts) == 0 {
 			return fmt.Errorf("request %d is empty", i+1)

@@ -198,6 +198,8 @@ type planning struct {
 	// those planned so far send it to (see prepareInPlan).
 	ledger *ledgerIndex
 	inPlan map[vkey]map[string]string
+	// visible holds the visible fingerprints of the planned messages.
+	visible map[string]string
 }
 
 // preclassified is what classifyAll would return for the targets of the
@@ -268,7 +270,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	}
 	var cc *changeContext
 	var cl classified
-	lc := pl.check(m, VisibleFingerprint(m.Kind, content), prior)
+	lc := pl.check(m, pl.visibleOf(m.Address, m.Kind, content), prior)
 	if prior == nil && lc == nil { // every target is new
 		// The list is shared, not copied: it may hold millions of ids,
 		// and neither the plan nor its readers write to it.

@@ -119,6 +119,14 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	}
 	var prior *state.Message
 	if st != nil {
+		for _, e := range st.Ledger {
+			// A rename of an address forgotten lately is detected from the
+			// whole plan, before anything is sent.
+			if e.Kind == config.KindNotification && e.TargetKind == m.Targets.Kind && !e.ForgottenAt.IsZero() &&
+				opts.Now.Sub(e.ForgottenAt) < renameWindow && edited(e.Content, m.Content) {
+				return nil
+			}
+		}
 		for addr, sm := range st.Messages {
 			if !declared[addr] {
 				return nil // forgotten: a rename might be detected

@@ -39,7 +39,10 @@ type supersedeKey struct{ addr, fp string }
 // otherwise it is found by fingerprint in other entries (or unknown).
 func (s *State) supersede(m *Message, oldFP string, oldContent message.Content, id string, rec *Target) {
 	k := supersedeKey{m.Address, rec.Fingerprint}
-	e := s.superseding[k]
+	e := s.lastSuperseded
+	if e == nil || e.Address != k.addr || s.lastFP != k.fp {
+		e = s.superseding[k]
+	}
 	if e == nil {
 		e = &Message{Address: m.Address, Kind: m.Kind, TargetKind: m.TargetKind}
 		if rec.Fingerprint == oldFP {
@@ -61,6 +64,7 @@ func (s *State) supersede(m *Message, oldFP string, oldContent message.Content, 
 		s.superseding[k] = e
 		s.Ledger = append(s.Ledger, e)
 	}
+	s.lastSuperseded, s.lastFP = e, k.fp // the targets of a request usually share one
 	e.updateTargets([]string{id}, func(int, *Target) *Target { return rec })
 }
 
@@ -124,35 +128,37 @@ type lazyTargets struct {
 	done bool
 	n    int
 	fps  []string
-	raw  []byte
+	ids  []byte // the encoding of the ids, and of their records
+	recs []byte
 	load func(m *Message) error
 	err  error
 }
 
 // SetLazyTargets makes m's n targets, whose records hold the fingerprints
-// fps, come from load, called once when something first reads them; raw
-// is the encoding load reads, which RawTargets hands back while m has not
-// been read, so m can be written back without decoding it. load must set
-// m's targets with SetSortedTargets or SetSortedTargetsFunc; an error it
-// returns leaves m without targets (see LoadErr).
-func (m *Message) SetLazyTargets(n int, fps []string, raw []byte, load func(m *Message) error) {
+// fps, come from load, called once when something first reads them; ids
+// and recs are the encodings of their ids and of their records, which
+// RawTargets hands back while m has not been read, so m can be written
+// back without decoding it. load must set m's targets with
+// SetSortedTargets or SetSortedTargetsFunc; an error it returns leaves m
+// without targets (see LoadErr).
+func (m *Message) SetLazyTargets(n int, fps []string, ids, recs []byte, load func(m *Message) error) {
 	m.Targets, m.table = nil, nil
-	m.lazy = &lazyTargets{n: n, fps: fps, raw: raw, load: load}
+	m.lazy = &lazyTargets{n: n, fps: fps, ids: ids, recs: recs, load: load}
 }
 
-// RawTargets returns the encoding of m's targets that SetLazyTargets was
-// given, when they have not been decoded since.
-func (m *Message) RawTargets() ([]byte, bool) {
+// RawTargets returns the encodings of m's target ids and records that
+// SetLazyTargets was given, when they have not been decoded since.
+func (m *Message) RawTargets() (ids, recs []byte, ok bool) {
 	l := m.lazy
 	if l == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
-		return nil, false
+		return nil, nil, false
 	}
-	return l.raw, true
+	return l.ids, l.recs, true
 }
 
 // LoadErr returns why m's lazily decoded targets could not be decoded.
@@ -179,7 +185,7 @@ func (m *Message) ready() {
 	if l.err = l.load(m); l.err != nil {
 		m.Targets, m.table = nil, &targetTable{}
 	}
-	l.raw, l.load = nil, nil
+	l.ids, l.recs, l.load = nil, nil, nil
 }
 
 // Fingerprints returns the distinct content fingerprints m's records
@@ -195,10 +201,12 @@ func (m *Message) Fingerprints() []string {
 	}
 	m.ready()
 	var out []string
+	var last *Target
 	add := func(t *Target) {
-		if t != nil && !slices.Contains(out, t.Fingerprint) {
+		if t != nil && t != last && !slices.Contains(out, t.Fingerprint) {
 			out = append(out, t.Fingerprint)
 		}
+		last = t // records are shared between the targets of a request
 	}
 	if m.table != nil {
 		for _, t := range m.table.records {
@@ -465,7 +473,7 @@ func (s *State) Prune(before time.Time) (dropped int) {
 		out = append(out, c)
 	}
 	s.Ledger = out
-	s.superseding = nil
+	s.superseding, s.lastSuperseded = nil, nil
 	return dropped
 }
 

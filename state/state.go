@@ -52,6 +52,10 @@ type State struct {
 	// records an intent replaced, by address and fingerprint, so one run
 	// extends one entry per content rather than one per request.
 	superseding map[supersedeKey]*Message
+	// lastSuperseded is the entry superseding used last, for fingerprint
+	// lastFP.
+	lastSuperseded *Message
+	lastFP         string
 }
 
 // Fork returns a state equal to s that ApplyEntry may change while s is
@@ -63,7 +67,7 @@ func (s *State) Fork() *State {
 	f.Messages = maps.Clone(s.Messages)
 	f.Ledger = slices.Clip(s.Ledger)
 	f.owned = map[string]bool{}
-	f.superseding = nil
+	f.superseding, f.lastSuperseded = nil, nil
 	return &f
 }
 

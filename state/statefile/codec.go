@@ -44,6 +44,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -155,12 +156,19 @@ func decode(r io.Reader, compact bool) (*state.State, error) {
 // readAll reads r whole, into one buffer of the right size when r can say
 // its size (a file): a snapshot of ten million targets is tens of MiB.
 func readAll(r io.Reader) ([]byte, error) {
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-			buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-			_, err := buf.ReadFrom(r)
-			return buf.Bytes(), err
+	size := int64(-1)
+	switch f := r.(type) {
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
 		}
+	case interface{ Size() int64 }: // a bytes.Reader, as pg's snapshot is read
+		size = f.Size()
+	}
+	if size > 0 {
+		buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+		_, err := buf.ReadFrom(r)
+		return buf.Bytes(), err
 	}
 	return io.ReadAll(r)
 }
@@ -899,15 +907,77 @@ func (e *encoder) stateBody(s *state.State) {
 	}
 }
 
-// ledger writes the ledger entries: their count, then per entry its
-// address, kind, target kind, fingerprint, content, whether and when it
-// was forgotten, its earlier tags, the fingerprints its records hold, and
-// its targets (ids and outcomes, as a message's) as a section prefixed by
-// its length. An entry read lazily and never decoded is written back from
-// the bytes it was read from.
+// ledger writes the ledger entries. Their target ids come first, as a
+// table of distinct lists (campaigns to one recipients list share one),
+// each front-coded with its count and prefixed by its length in bytes;
+// then the entries: address, kind, target kind, fingerprint, content,
+// whether and when it was forgotten, earlier tags, the fingerprints its
+// records hold, its target count, the index of its ids in the table, and
+// its records (a message's outcome encoding) prefixed by their length. An
+// entry read lazily and never decoded is written back from the bytes it
+// was read from.
 func (e *encoder) ledger(s *state.State) {
+	type entryIDs struct {
+		list int
+		recs []byte
+	}
+	var lists [][]byte
+	seen := map[uint32][]int{}
+	refs := make([]entryIDs, len(s.Ledger))
+	for i, m := range s.Ledger {
+		ids, recs, ok := m.RawTargets()
+		if !ok {
+			sec := encoder{snapshot: e.snapshot}
+			n, all := m.TargetCount(), m.AllTargets()
+			if !m.Compact() {
+				sorted, targets := m.SortedTargets()
+				all = func(yield func(string, *state.Target) bool) {
+					for i, id := range sorted {
+						if !yield(id, targets[i]) {
+							return
+						}
+					}
+				}
+			}
+			sec.idSeq(n, func(yield func(string) bool) {
+				for id := range all {
+					if !yield(id) {
+						return
+					}
+				}
+			})
+			ids, sec.b = sec.b, nil
+			sec.outcomeSeq(func(yield func(*state.Target) bool) {
+				for _, t := range all {
+					if !yield(t) {
+						return
+					}
+				}
+			})
+			recs = sec.b
+		}
+		h := crc32.Checksum(ids, castagnoli)
+		k := -1
+		for _, j := range seen[h] {
+			if bytes.Equal(lists[j], ids) {
+				k = j
+				break
+			}
+		}
+		if k < 0 {
+			k = len(lists)
+			lists = append(lists, ids)
+			seen[h] = append(seen[h], k)
+		}
+		refs[i] = entryIDs{k, recs}
+	}
+	e.uvarint(uint64(len(lists)))
+	for _, l := range lists {
+		e.uvarint(uint64(len(l)))
+		e.b = append(e.b, l...)
+	}
 	e.uvarint(uint64(len(s.Ledger)))
-	for _, m := range s.Ledger {
+	for i, m := range s.Ledger {
 		e.str(m.Address)
 		e.str(string(m.Kind))
 		e.str(string(m.TargetKind))
@@ -923,44 +993,15 @@ func (e *encoder) ledger(s *state.State) {
 			e.str(fp)
 			e.str(m.EarlierTags[fp])
 		}
-		raw, ok := m.RawTargets()
-		if !ok {
-			sec := encoder{snapshot: e.snapshot}
-			n, all := m.TargetCount(), m.AllTargets()
-			if !m.Compact() {
-				ids, targets := m.SortedTargets()
-				all = func(yield func(string, *state.Target) bool) {
-					for i, id := range ids {
-						if !yield(id, targets[i]) {
-							return
-						}
-					}
-				}
-			}
-			sec.idSeq(n, func(yield func(string) bool) {
-				for id := range all {
-					if !yield(id) {
-						return
-					}
-				}
-			})
-			sec.outcomeSeq(func(yield func(*state.Target) bool) {
-				for _, t := range all {
-					if !yield(t) {
-						return
-					}
-				}
-			})
-			raw = sec.b
-		}
 		fps := m.Fingerprints()
 		e.uvarint(uint64(len(fps)))
 		for _, fp := range fps {
 			e.str(fp)
 		}
 		e.uvarint(uint64(m.TargetCount()))
-		e.uvarint(uint64(len(raw)))
-		e.b = append(e.b, raw...)
+		e.uvarint(uint64(refs[i].list))
+		e.uvarint(uint64(len(refs[i].recs)))
+		e.b = append(e.b, refs[i].recs...)
 	}
 }
 
@@ -1337,11 +1378,46 @@ func (d *decoder) stateBody(s *state.State) {
 	}
 }
 
+// idList is one list of the ledger's table of target ids, decoded once
+// however many entries hold it.
+type idList struct {
+	once sync.Once
+	raw  []byte
+	ids  []string
+	err  error
+}
+
+// get decodes the list: the recipients' ids when it is their very
+// encoding (recipients), else a list of its own.
+func (l *idList) get(recipients []byte, recipientIDs []string) ([]string, error) {
+	l.once.Do(func() {
+		if len(recipients) > 1 && bytes.Equal(l.raw, recipients) {
+			l.ids = recipientIDs
+			return
+		}
+		d := decoder{b: l.raw}
+		l.ids = d.ids()
+		if d.err == nil && d.off != len(d.b) {
+			d.fail("unexpected data after the ids")
+		}
+		l.err = d.err
+	})
+	return l.ids, l.err
+}
+
 // ledger reads what encoder.ledger wrote. A compact state decodes each
 // entry's targets on first use (state.Message.SetLazyTargets); the
 // snapshot's checksum has been verified, so only a file written wrongly
 // can fail then (state.Message.LoadErr).
 func (d *decoder) ledger(s *state.State, recipients []byte) {
+	var recipientIDs []string
+	if s.Recipients != nil {
+		recipientIDs = s.Recipients.UserIDs
+	}
+	lists := make([]*idList, d.count(1))
+	for i := range lists {
+		lists[i] = &idList{raw: d.bytes(d.count(1))}
+	}
 	n := d.count(8)
 	if n > 0 {
 		s.Ledger = make([]*state.Message, 0, n)
@@ -1362,32 +1438,28 @@ func (d *decoder) ledger(s *state.State, recipients []byte) {
 		for range d.count(1) {
 			fps = append(fps, d.str())
 		}
-		targets := d.uvarint()
-		raw := d.bytes(d.count(1))
+		targets, li := d.uvarint(), d.uvarint()
+		recs := d.bytes(d.count(1))
 		if d.err != nil {
 			return
 		}
-		if targets > uint64(len(raw)) {
-			d.fail("ledger entry of " + strconv.Quote(m.Address) + " counts more targets than its data holds")
+		if li >= uint64(len(lists)) || targets > uint64(len(lists[li].raw)) {
+			d.fail("ledger entry of " + strconv.Quote(m.Address) + " names ids it does not have")
 			return
 		}
+		list := lists[li]
 		load := func(m *state.Message) error {
-			sd := decoder{b: raw, snapshot: d.snapshot, compact: true}
-			var ids []string
-			if len(recipients) > 1 && bytes.HasPrefix(raw, recipients) {
-				ids = s.Recipients.UserIDs
-				sd.off = len(recipients)
-			} else {
-				ids = sd.ids()
+			ids, err := list.get(recipients, recipientIDs)
+			if err == nil && len(ids) != int(targets) {
+				err = errors.New("target count does not match")
 			}
-			if sd.err == nil && len(ids) != int(targets) {
-				sd.fail("target count does not match")
+			if err != nil {
+				return fmt.Errorf("ledger entry of %s: %w", m.Address, err)
 			}
-			if sd.err == nil {
-				sd.compactTargets(m, ids)
-			}
+			sd := decoder{b: recs, snapshot: d.snapshot, compact: true}
+			sd.compactTargets(m, ids)
 			if sd.err == nil && sd.off != len(sd.b) {
-				sd.fail("unexpected data after the targets")
+				sd.fail("unexpected data after the records")
 			}
 			if sd.err != nil {
 				return fmt.Errorf("ledger entry of %s: %w", m.Address, sd.err)
@@ -1395,17 +1467,21 @@ func (d *decoder) ledger(s *state.State, recipients []byte) {
 			return nil
 		}
 		if d.compact {
-			m.SetLazyTargets(int(targets), fps, raw, load)
+			m.SetLazyTargets(int(targets), fps, list.raw, recs, load)
 		} else {
-			m.Targets = map[string]*state.Target{}
-			sd := decoder{b: raw, snapshot: d.snapshot}
-			ids := sd.ids()
+			ids, err := list.get(recipients, recipientIDs)
+			if err != nil {
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": " + err.Error())
+				return
+			}
+			m.Targets = make(map[string]*state.Target, len(ids))
+			sd := decoder{b: recs, snapshot: d.snapshot}
 			sd.outcomes(len(ids), func(i int, t *state.Target) { m.Targets[ids[i]] = t })
 			switch {
 			case sd.err != nil:
 				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": " + sd.err.Error())
 			case sd.off != len(sd.b):
-				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": unexpected data after the targets")
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": unexpected data after the records")
 			case len(m.Targets) != len(ids) || len(ids) != int(targets):
 				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": target ids repeated or miscounted")
 			}
