@@ -5,6 +5,9 @@ package command
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -13,6 +16,7 @@ import (
 
 	"pushform/backend"
 	"pushform/state"
+	"pushform/state/pg/pgtest"
 	"pushform/state/statetest"
 )
 
@@ -26,10 +30,32 @@ func BenchmarkHistory10M(b *testing.B) {
 		b.Skip("ten million targets; skipped with -short")
 	}
 	dir := b.TempDir()
-	writeHistoryState(b, dir)
+	writeHistoryState(b, backend.StateOptions{ConfigDir: dir})
+	benchHistory(b, dir, nil)
+}
+
+// BenchmarkHistory10MPG is BenchmarkHistory10M with the state in
+// PostgreSQL (PUSHFORM_TEST_PG_URL). Skipped with -short.
+func BenchmarkHistory10MPG(b *testing.B) {
+	if testing.Short() {
+		b.Skip("ten million targets; skipped with -short")
+	}
+	o := pgtest.Options(b)
+	writeHistoryState(b, backend.StateOptions{PG: &o})
+	block := fmt.Sprintf("backend \"pg\" {\n  schema_name = %q\n  state_name  = %q\n}\n", o.Schema, o.StateName)
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(block), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	benchHistory(b, dir, map[string]string{"PUSHFORM_PG_CONN_STR": o.ConnString})
+}
+
+// benchHistory times history --user over the state of the configuration
+// in dir.
+func benchHistory(b *testing.B, dir string, vars map[string]string) {
 	runtime.GC()
 	var out, errOut bytes.Buffer
-	env := Env{Stdout: &out, Stderr: &errOut, Dir: dir}
+	env := Env{Stdout: &out, Stderr: &errOut, Dir: dir, Getenv: func(k string) string { return vars[k] }}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
@@ -50,10 +76,10 @@ func BenchmarkHistory10M(b *testing.B) {
 	}
 }
 
-// writeHistoryState persists, in dir, the state apply leaves after sending
+// writeHistoryState persists, where o says, the state apply leaves after sending
 // "Launch" to a million users under campaign.old, forgetting it, and
 // sending other content to ten million under campaign.launch.
-func writeHistoryState(b *testing.B, dir string) {
+func writeHistoryState(b *testing.B, o backend.StateOptions) {
 	b.Helper()
 	st := state.New("test")
 	st.Compact = true
@@ -76,7 +102,7 @@ func writeHistoryState(b *testing.B, dir string) {
 		b.Fatal(err)
 	}
 	apply(20_000, "campaign.launch.notification.announce", "fp-launch", 48*time.Hour)
-	be, err := backend.OpenState(context.Background(), backend.StateOptions{ConfigDir: dir})
+	be, err := backend.OpenState(context.Background(), o)
 	if err != nil {
 		b.Fatal(err)
 	}
