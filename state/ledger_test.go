@@ -223,3 +223,35 @@ func TestMergeLedger(t *testing.T) {
 		t.Fatalf("a second merge added %d", n)
 	}
 }
+
+// TestRecordEntry: a record entry sets the address's content and each
+// target's record (already delivered, pointing at the earlier delivery),
+// keeps what it replaces in the ledger, and needs an outcome per target.
+func TestRecordEntry(t *testing.T) {
+	s := New("test")
+	old := message.Content{Title: "Old"}
+	for _, e := range send(t0, "n", "fp-old", "r1", old, "u1") {
+		if err := s.ApplyEntry(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := message.Content{Title: "Coupon"}
+	rec := Target{Outcome: AlreadyDelivered, RequestID: "r0", Time: t0.Add(-time.Hour), Reason: "other"}
+	e := Entry{Type: EntryRecord, Time: t0.Add(time.Hour), Items: []Item{{Address: "n", Kind: message.KindNotification, TargetKind: message.TargetUsers,
+		Fingerprint: "fp-c", Content: &c, Targets: []string{"u1", "u2"}, Outcomes: []Target{rec, rec}}}}
+	if err := s.ApplyEntry(e); err != nil {
+		t.Fatal(err)
+	}
+	m := s.Messages["n"]
+	if m.Fingerprint != "fp-c" || m.Content.Title != "Coupon" || m.Target("u1") != m.Target("u2") || m.Target("u2").Fingerprint != "fp-c" || m.Target("u2").Reason != "other" {
+		t.Fatalf("after the record: %+v, u2 %+v", m, m.Target("u2"))
+	}
+	// Oldest first: the record carries the time of the delivery it points at.
+	if h := s.TargetHistory(message.TargetUsers, "u1"); len(h) != 2 || h[1].RequestID != "r1" || h[1].Content.Title != "Old" || h[0].Outcome != AlreadyDelivered || h[0].RequestID != "r0" {
+		t.Fatalf("history of u1: %+v", h)
+	}
+	e.Items[0].Outcomes = e.Items[0].Outcomes[:1]
+	if err := s.ApplyEntry(e); err == nil {
+		t.Fatal("a record with an outcome missing was applied")
+	}
+}

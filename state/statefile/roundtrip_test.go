@@ -296,7 +296,7 @@ func (g *gen) state() *state.State {
 }
 
 func (g *gen) entry() state.Entry {
-	types := []state.EntryType{state.EntryIntent, state.EntryOutcome, state.EntryForget, state.EntrySnapshot, state.EntryType(g.str())}
+	types := []state.EntryType{state.EntryIntent, state.EntryOutcome, state.EntryForget, state.EntrySnapshot, state.EntryRecord, state.EntryType(g.str())}
 	e := state.Entry{Type: types[g.r.IntN(len(types))], Batch: g.r.Int64N(1<<40) - 10, Time: g.time(), RequestID: g.str(), Status: g.r.IntN(600)}
 	for range g.r.IntN(4) {
 		it := state.Item{Address: g.str(), Kind: message.Kind(g.str()), TargetKind: message.TargetKind(g.str()), Fingerprint: g.str(),
