@@ -31,7 +31,19 @@ func BenchmarkHistory10M(b *testing.B) {
 	}
 	dir := b.TempDir()
 	writeHistoryState(b, backend.StateOptions{ConfigDir: dir})
-	benchHistory(b, dir, nil)
+	benchHistory(b, dir, nil, "--user", "u0500000")
+}
+
+// BenchmarkHistoryAddress10M runs `pushform history ADDR` for the address
+// of ten million targets (20,000 requests) in that state. Skipped with
+// -short.
+func BenchmarkHistoryAddress10M(b *testing.B) {
+	if testing.Short() {
+		b.Skip("ten million targets; skipped with -short")
+	}
+	dir := b.TempDir()
+	writeHistoryState(b, backend.StateOptions{ConfigDir: dir})
+	benchHistory(b, dir, nil, "campaign.launch.notification.announce")
 }
 
 // BenchmarkHistory10MPG is BenchmarkHistory10M with the state in
@@ -47,12 +59,12 @@ func BenchmarkHistory10MPG(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(block), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	benchHistory(b, dir, map[string]string{"PUSHFORM_PG_CONN_STR": o.ConnString})
+	benchHistory(b, dir, map[string]string{"PUSHFORM_PG_CONN_STR": o.ConnString}, "--user", "u0500000")
 }
 
-// benchHistory times history --user over the state of the configuration
-// in dir.
-func benchHistory(b *testing.B, dir string, vars map[string]string) {
+// benchHistory times history with args over the state of the
+// configuration in dir.
+func benchHistory(b *testing.B, dir string, vars map[string]string, args ...string) {
 	runtime.GC()
 	var out, errOut bytes.Buffer
 	env := Env{Stdout: &out, Stderr: &errOut, Dir: dir, Getenv: func(k string) string { return vars[k] }}
@@ -63,7 +75,7 @@ func benchHistory(b *testing.B, dir string, vars map[string]string) {
 	for b.Loop() {
 		n++
 		out.Reset()
-		if code := Run(context.Background(), []string{"history", "--user", "u0500000"}, env); code != ExitOK {
+		if code := Run(context.Background(), append([]string{"history"}, args...), env); code != ExitOK {
 			b.Fatalf("exit %d: %s", code, errOut.String())
 		}
 	}
@@ -71,8 +83,14 @@ func benchHistory(b *testing.B, dir string, vars map[string]string) {
 	// says more about the neighbours than about history.
 	b.ReportMetric((cpuTime(b)-cpu0).Seconds()/float64(n), "cpu-s/op")
 	b.StopTimer()
-	if !strings.Contains(out.String(), "User \"u0500000\": 2 records under 2 addresses") || !strings.Contains(out.String(), "(forgotten)") {
-		b.Fatalf("history:\n%s", out.String())
+	want := []string{"User \"u0500000\": 2 records under 2 addresses", "(forgotten)"}
+	if args[0] != "--user" {
+		want = []string{"1 apply (current)", "10,000,000", "and 19,997 more"}
+	}
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			b.Fatalf("history lacks %q:\n%s", w, out.String())
+		}
 	}
 }
 
