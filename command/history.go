@@ -187,7 +187,8 @@ func targetHistory(s *state.State, kind message.TargetKind, id string, w views.W
 			continue
 		}
 		vd := views.Delivery{Time: d.Time, Address: d.Address, Kind: d.Kind, Fingerprint: d.Fingerprint,
-			Content: d.Content, Outcome: d.Outcome, RequestID: d.RequestID}
+			Content: d.Content, Outcome: d.Outcome, RequestID: d.RequestID,
+			DeviceCount: d.DeviceCount, Reason: d.Reason, Message: d.Message}
 		if d.Forgotten {
 			vd.ForgottenAt = d.ForgottenAt
 		}

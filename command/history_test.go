@@ -348,3 +348,30 @@ func TestHistoryDamagedState(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestHistoryAlreadyDelivered: a target an address did not send because
+// the ledger showed it had the content (apply records it so) is listed
+// with the address that delivered it, and counted apart.
+func TestHistoryAlreadyDelivered(t *testing.T) {
+	es := aliceLedger()
+	back := message.Content{Title: "Welcome back", Body: "We missed you"}
+	fp := planner.Fingerprint(message.KindNotification, back)
+	es = append(es, state.Entry{Type: state.EntryRecord, Time: ledgerDay.Add(96 * time.Hour), Items: []state.Item{{
+		Address: "notification.welcome_copy", Kind: message.KindNotification, TargetKind: message.TargetUsers, Fingerprint: fp, Content: &back,
+		Targets:  []string{"alice"},
+		Outcomes: []state.Target{{Outcome: state.AlreadyDelivered, Fingerprint: fp, RequestID: "req-0003", Time: ledgerDay.Add(72*time.Hour + 2*time.Second), Reason: "notification.welcome"}},
+	}}})
+	dir := ledgerDir(t, es)
+	_, out, _ := runIn(t, dir, "", nil, "history", "--user", "alice")
+	if !strings.Contains(out, "notification.welcome_copy") || !strings.Contains(out, "already delivered (under notification.welcome)  req-0003") {
+		t.Errorf("history --user alice:\n%s", out)
+	}
+	_, out, _ = runIn(t, dir, "", nil, "history", "notification.welcome_copy")
+	if !strings.Contains(out, "UNKNOWN  ALREADY DELIVERED  REQUEST IDS") || !strings.Contains(out, `"Welcome back"  0          0       0        0        1                  req-0003`) {
+		t.Errorf("history notification.welcome_copy:\n%s", out)
+	}
+	_, out, _ = runIn(t, dir, "", nil, "history", "notification.welcome_copy", "--json")
+	if !strings.Contains(out, `"already-delivered":1`) {
+		t.Errorf("history notification.welcome_copy --json:\n%s", out)
+	}
+}

@@ -65,6 +65,12 @@ type Delivery struct {
 	Content     message.Content
 	Outcome     state.Outcome
 	RequestID   string
+	// DeviceCount (delivered: -1 when the service did not say), Reason
+	// (skipped; already-delivered: the address that delivered it) and
+	// Message (failed) detail the outcome.
+	DeviceCount int
+	Reason      string
+	Message     string
 }
 
 // AddressHistory is one address's history: its applies and forgettings
@@ -157,7 +163,7 @@ func (v *HistoryHuman) Target(h TargetHistory) error {
 			addr += " (forgotten)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stateTime(d.Time), addr, termtext.Clean(string(d.Kind)),
-			contentTitle(d.Kind, d.Content), orDash(d.Content.Tag, termtext.Quote), termtext.Clean(string(d.Outcome)),
+			contentTitle(d.Kind, d.Content), orDash(d.Content.Tag, termtext.Quote), outcomeText(d),
 			orDash(d.RequestID, termtext.Clean))
 	}
 	if err := tw.Flush(); err != nil {
@@ -174,6 +180,21 @@ func (v *HistoryHuman) Target(h TargetHistory) error {
 		return err
 	}
 	return nil
+}
+
+// outcomeText is a delivery's outcome with why, when there is a why:
+// skipped (no_active_device), failed ("APNs: BadDeviceToken"), already
+// delivered (under notification.a).
+func outcomeText(d Delivery) string {
+	switch {
+	case d.Outcome == state.AlreadyDelivered && d.Reason != "":
+		return "already delivered (under " + termtext.Clean(d.Reason) + ")"
+	case d.Outcome == state.Skipped && d.Reason != "":
+		return "skipped (" + termtext.Clean(d.Reason) + ")"
+	case d.Outcome == state.Failed && d.Message != "":
+		return "failed (" + termtext.Quote(d.Message) + ")"
+	}
+	return termtext.Clean(string(d.Outcome))
 }
 
 // historyRequestIDs is how many request ids an apply line shows.
@@ -196,8 +217,18 @@ func (v *HistoryHuman) Address(h AddressHistory) error {
 		status = "forgotten at " + stateTime(h.ForgottenAt) + "; its records stay in the ledger"
 	}
 	fmt.Fprintf(v.w, "%s: %s%s (%s)\n\n", addr, plural(len(h.Applies), "apply", "applies"), windowText(h.Window), status)
+	// Already-delivered targets (not sent: the ledger showed they had it)
+	// get a column only where there are some.
+	already := false
+	for _, a := range h.Applies {
+		already = already || a.Outcomes[state.AlreadyDelivered] > 0
+	}
 	tw := tabwriter.NewWriter(v.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tTITLE\tDELIVERED\tFAILED\tSKIPPED\tUNKNOWN\tREQUEST IDS")
+	if already {
+		fmt.Fprintln(tw, "TIME\tTITLE\tDELIVERED\tFAILED\tSKIPPED\tUNKNOWN\tALREADY DELIVERED\tREQUEST IDS")
+	} else {
+		fmt.Fprintln(tw, "TIME\tTITLE\tDELIVERED\tFAILED\tSKIPPED\tUNKNOWN\tREQUEST IDS")
+	}
 	forgets := h.Forgets
 	forgetLines := func(upTo time.Time) {
 		for len(forgets) > 0 && (upTo.IsZero() || forgets[0].Time.Before(upTo)) {
@@ -210,9 +241,13 @@ func (v *HistoryHuman) Address(h AddressHistory) error {
 	}
 	for _, a := range h.Applies {
 		forgetLines(a.Start)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stateTime(a.Start), contentTitle(a.Kind, a.Content),
-			Count(a.Outcomes[state.Delivered]), Count(a.Outcomes[state.Failed]), Count(a.Outcomes[state.Skipped]),
-			Count(a.Outcomes[state.Unknown]), requestIDs(a.RequestIDs))
+		counts := []string{Count(a.Outcomes[state.Delivered]), Count(a.Outcomes[state.Failed]), Count(a.Outcomes[state.Skipped]),
+			Count(a.Outcomes[state.Unknown])}
+		if already {
+			counts = append(counts, Count(a.Outcomes[state.AlreadyDelivered]))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", stateTime(a.Start), contentTitle(a.Kind, a.Content),
+			strings.Join(counts, "\t"), requestIDs(a.RequestIDs))
 	}
 	forgetLines(time.Time{})
 	return tw.Flush()
@@ -311,6 +346,9 @@ type jsonDelivery struct {
 	Content     message.Content `json:"content"`
 	Outcome     state.Outcome   `json:"outcome"`
 	RequestID   string          `json:"request_id,omitempty"`
+	DeviceCount int             `json:"device_count,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	Message     string          `json:"message,omitempty"`
 }
 
 // Target writes {"format_version","target_kind","target","known",
@@ -328,7 +366,8 @@ func (v *HistoryJSON) Target(h TargetHistory) error {
 	for _, d := range h.Deliveries {
 		out.Deliveries = append(out.Deliveries, jsonDelivery{Time: d.Time.UTC(), Address: d.Address,
 			Forgotten: !d.ForgottenAt.IsZero(), ForgottenAt: timePtr(d.ForgottenAt), Kind: d.Kind,
-			Fingerprint: d.Fingerprint, Content: d.Content, Outcome: d.Outcome, RequestID: d.RequestID})
+			Fingerprint: d.Fingerprint, Content: d.Content, Outcome: d.Outcome, RequestID: d.RequestID,
+			DeviceCount: d.DeviceCount, Reason: d.Reason, Message: d.Message})
 	}
 	return writeJSON(v.w, out, v.indent)
 }
