@@ -84,7 +84,7 @@ func FuzzDecodeRecipients(f *testing.F) {
 			return nil
 		})
 		if (err == nil) != (err2 == nil) || cursor != cursor2 || !slices.Equal(whole, streamed) {
-			t.Fatalf("whole: %q %q %v\nstream: %q %q %v", whole, cursor, err, streamed, cursor2, err2)
+			t.Fatalf("whole: %q %+v %v\nstream: %q %+v %v", whole, cursor, err, streamed, cursor2, err2)
 		}
 		if err != nil {
 			return
