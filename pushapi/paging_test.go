@@ -120,6 +120,12 @@ func TestRecipientsPaging(t *testing.T) {
 		{"a Link header that cannot be read", map[string][]page{
 			p1: {{link: `<{HOST}/v1/push-notifications/recipients?page=2; rel="next"`, body: `["a"]`}},
 		}, nil, nil, "recipients page 1: its Link header cannot be read"},
+		{"a link longer than the cursor bound", map[string][]page{
+			p1: {{link: `</v1/push-notifications/recipients?c=` + strings.Repeat("x", MaxCursorBytes) + `>; rel="next"`, body: `["a"]`}},
+		}, nil, nil, "a link target longer than 8192 bytes"},
+		{"a next link in the body longer than the cursor bound", map[string][]page{
+			p1: {{body: `{"data":["a"],"links":{"next":"/v1/push-notifications/recipients?c=` + strings.Repeat("x", MaxCursorBytes) + `"}}`}},
+		}, nil, nil, "longer than 8192 bytes: a cursor that grows with every page is refused"},
 		{"429 and 503 on page 2 are asked again", map[string][]page{
 			p1:                 {{link: `</v1/push-notifications/recipients?page=2>; rel="next"`, body: `["a"]`}},
 			recURI + "?page=2": {{status: 429, after: "2"}, {status: 503, after: "1"}, {body: `["b"]`}},
