@@ -104,6 +104,9 @@ func TestRecipientsPaging(t *testing.T) {
 		{"page 1 of 3 without a next page", map[string][]page{
 			p1: {{body: `{"data":["a"],"pagination":{"page":1,"totalPages":3}}`}},
 		}, nil, nil, "the answer is page 1 of 3 but names no next page"},
+		{"a field about something else next", map[string][]page{
+			p1: {{body: `{"data":["a"],"nextRefreshAt":"2026-11-25T00:00:00Z"}`}},
+		}, []string{"a"}, nil, ""},
 		{"a next field it cannot follow", map[string][]page{
 			p1: {{body: `{"data":["a"],"nextPageUri":"/v1/x"}`}},
 		}, nil, nil, `names its next page under "nextPageUri", which pushform cannot follow`},

@@ -27,7 +27,7 @@ const (
 	pageMore    // a flag that more pages follow
 	pageNumber  // this page's number
 	pagePages   // how many pages there are
-	pageNextish // some other key naming a next page: a scheme not understood
+	pageNextish // another key naming a next page (nextPageUri...): a scheme not understood
 )
 
 var pageKeys = map[string]int{
@@ -65,7 +65,11 @@ func pageKey(key []byte) int {
 		return k
 	}
 	if bytes.Contains(lower, []byte("next")) {
-		return pageNextish
+		for _, w := range [...]string{"page", "cursor", "url", "uri", "link", "token", "href", "offset", "key"} {
+			if bytes.Contains(lower, []byte(w)) {
+				return pageNextish
+			}
+		}
 	}
 	return pageOther
 }
