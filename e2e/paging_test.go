@@ -229,6 +229,7 @@ notification "all" {
 	if counts[state.Unknown] != 0 || counts[state.Failed] != 2400 {
 		t.Fatalf("outcomes %v: a 401 processes nothing, so all 2,400 are failed (not sent) and none unknown", counts)
 	}
+	w.mustRun(2, "plan", "--detailed-exitcode") // all 2,400 to send
 	w.apply("--parallelism", "10")
 	if st := sb.stats(); st.Deliveries != 2400 {
 		t.Fatalf("%d deliveries after fixing the key, want 2,400", st.Deliveries)
