@@ -85,7 +85,7 @@ func (s *Session) read() (*state.State, error) {
 	if !s.compact {
 		return s.Backend.Read()
 	}
-	if cr, ok := s.Backend.(interface{ ReadCompact() (*state.State, error) }); ok {
+	if cr, ok := s.Backend.(state.CompactReader); ok {
 		return cr.ReadCompact()
 	}
 	st, err := s.Backend.Read()

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/jackc/pgx/v5"
 
+	"pushform/backend"
 	"pushform/config"
 	"pushform/state"
 	"pushform/state/pg"
@@ -693,6 +694,10 @@ func pgExample(t *testing.T, dir string) []string {
 	if be == nil {
 		return nil
 	}
+	pc, diags := backend.DecodePG(be)
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s", dir, diags.Error())
+	}
 	p := newPGState(t)
 	path := filepath.Join(dir, be.Pos.Filename)
 	src, err := os.ReadFile(path)
@@ -706,9 +711,9 @@ func pgExample(t *testing.T, dir string) []string {
 	if body := f.Body.(*hclsyntax.Body); len(body.Blocks) != 1 || len(body.Attributes) != 0 {
 		t.Fatalf("%s: keep an example's backend block alone in its file, so that tests can point it at the test database", path)
 	}
-	block := fmt.Sprintf("backend %q {\n  conn_str_env = %q\n  schema_name  = %q\n  state_name   = %q\n}\n", be.Type, be.ConnStrEnv, p.schema, be.StateName)
+	block := fmt.Sprintf("backend %q {\n  conn_str_env = %q\n  schema_name  = %q\n  state_name   = %q\n}\n", be.Type, pc.ConnStrEnv, p.schema, pc.StateName)
 	if err := os.WriteFile(path, []byte(block), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return []string{be.ConnStrEnv + "=" + p.url}
+	return []string{pc.ConnStrEnv + "=" + p.url}
 }

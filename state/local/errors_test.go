@@ -257,7 +257,7 @@ func TestPauseChildProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestPauseHook")
 	}
-	f := local.NewFile(path)
+	f := local.NewFileWith(path, local.Options{PauseAt: os.Getenv(local.PauseEnv)})
 	s, err := f.Read()
 	if err != nil {
 		t.Fatal(err)

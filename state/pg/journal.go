@@ -29,24 +29,24 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 	ctx := context.Background()
 	var (
 		s   *state.State
-		h   head
+		h   state.Head
 		bad error // the stored state's fault, not the driver's
 	)
 	err := pgx.BeginTxFunc(ctx, m.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		s, h = nil, head{known: true}
+		s, h = nil, state.Head{Known: true}
 		var (
 			serial   int64
 			env      string
 			snapshot []byte
 		)
-		err := tx.QueryRow(ctx, m.q.readState, m.name).Scan(&h.lineage, &serial, &env, &snapshot)
+		err := tx.QueryRow(ctx, m.q.readState, m.name).Scan(&h.Lineage, &serial, &env, &snapshot)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		h.exists, h.serial = true, uint64(serial)
+		h.Exists, h.Serial = true, uint64(serial)
 		if snapshot != nil {
 			decode := statefile.Decode
 			if compact {
@@ -56,8 +56,8 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 				bad = fmt.Errorf("%s: the snapshot at serial %d is corrupt: %v", m, serial, err)
 				return bad
 			}
-			if s.Lineage != h.lineage || s.Serial != h.serial {
-				bad = fmt.Errorf("%s: the snapshot holds lineage %q serial %d, but its row says lineage %q serial %d", m, s.Lineage, s.Serial, h.lineage, h.serial)
+			if s.Lineage != h.Lineage || s.Serial != h.Serial {
+				bad = fmt.Errorf("%s: the snapshot holds lineage %q serial %d, but its row says lineage %q serial %d", m, s.Lineage, s.Serial, h.Lineage, h.Serial)
 				return bad
 			}
 		}
@@ -77,7 +77,7 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 				return bad
 			}
 			if s == nil {
-				s = &state.State{Version: state.FormatVersion, Lineage: h.lineage, Serial: h.serial, Environment: env, Messages: map[string]*state.Message{}, Compact: compact}
+				s = &state.State{Version: state.FormatVersion, Lineage: h.Lineage, Serial: h.Serial, Environment: env, Messages: map[string]*state.Message{}, Compact: compact}
 			}
 			if err := s.ApplyEntry(e); err != nil {
 				bad = fmt.Errorf("%s: replaying journal entry %d of serial %d: %w", m, n, serial, err)
@@ -115,36 +115,7 @@ func (m *Manager) Append(entries ...state.Entry) error {
 	for i, e := range entries {
 		rows[i] = statefile.AppendEntry(nil, e)
 	}
-	m.gmu.Lock()
-	g := m.pending
-	leader := g == nil
-	if leader {
-		g = &commitGroup{done: make(chan struct{})}
-		m.pending = g
-	}
-	g.rows = append(g.rows, rows...)
-	m.gmu.Unlock()
-	if !leader {
-		<-g.done
-		return g.err
-	}
-	// The leader waits for the statement before it, then seals its group:
-	// later callers start the next one.
-	m.mu.Lock()
-	m.gmu.Lock()
-	m.pending = nil
-	m.gmu.Unlock()
-	g.err = m.appendLocked(g.rows)
-	m.mu.Unlock()
-	close(g.done)
-	return g.err
-}
-
-// commitGroup is the entries of the Append calls that share one commit.
-type commitGroup struct {
-	rows [][]byte
-	done chan struct{} // closed once err is set
-	err  error
+	return m.commit.Do(&m.mu, rows, m.appendLocked)
 }
 
 // appendLocked writes rows in one statement; m.mu is held.
@@ -153,14 +124,14 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 		return err
 	}
 	ctx := context.Background()
-	if !m.head.known {
+	if !m.head.Known {
 		h, err := m.storedHead(ctx)
 		if err != nil {
 			return err
 		}
 		m.head = h
 	}
-	if !m.head.exists {
+	if !m.head.Exists {
 		lineage := state.NewLineage()
 		tag, err := m.conn.Exec(ctx, m.q.appendNew, m.name, lineage, rows)
 		if err != nil {
@@ -169,10 +140,10 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 		if tag.RowsAffected() != int64(len(rows)) {
 			return m.staleErr(ctx)
 		}
-		m.head = head{known: true, exists: true, lineage: lineage}
+		m.head = state.Head{Known: true, Exists: true, Lineage: lineage}
 		return nil
 	}
-	tag, err := m.conn.Exec(ctx, m.q.appendRows, m.name, m.head.lineage, int64(m.head.serial), rows)
+	tag, err := m.conn.Exec(ctx, m.q.appendRows, m.name, m.head.Lineage, int64(m.head.Serial), rows)
 	if err != nil {
 		return m.dbErr("writing journal entries", err)
 	}
@@ -183,17 +154,17 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 }
 
 // storedHead reads the lineage and serial stored now.
-func (m *Manager) storedHead(ctx context.Context) (head, error) {
-	h := head{known: true}
+func (m *Manager) storedHead(ctx context.Context) (state.Head, error) {
+	h := state.Head{Known: true}
 	var serial int64
-	err := m.conn.QueryRow(ctx, m.q.head, m.name).Scan(&h.lineage, &serial)
+	err := m.conn.QueryRow(ctx, m.q.head, m.name).Scan(&h.Lineage, &serial)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return h, nil
 	}
 	if err != nil {
 		return h, m.dbErr("reading", err)
 	}
-	h.exists, h.serial = true, uint64(serial)
+	h.Exists, h.Serial = true, uint64(serial)
 	return h, nil
 }
 
@@ -204,17 +175,10 @@ func (m *Manager) staleErr(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	was := m.head
-	const tail = "another run wrote it since; these entries were not recorded"
-	switch {
-	case !now.exists:
-		return fmt.Errorf("%w: %s no longer exists (this run read serial %d); %s", state.ErrStaleSerial, m, was.serial, tail)
-	case !was.exists:
-		return fmt.Errorf("%w: %s was created (lineage %s, serial %d) after this run found none; %s", state.ErrStaleSerial, m, now.lineage, now.serial, tail)
-	case now.lineage != was.lineage:
-		return fmt.Errorf("%w: %s now has lineage %s, this run read lineage %s; %s", state.ErrLineage, m, now.lineage, was.lineage, tail)
+	if err := m.head.Stale(m.String(), now); err != nil {
+		return err
 	}
-	return fmt.Errorf("%w: %s is at serial %d, this run read serial %d; %s", state.ErrStaleSerial, m, now.serial, was.serial, tail)
+	return fmt.Errorf("%w: %s is at serial %d, this run read serial %d; another run wrote it since; these entries were not recorded", state.ErrStaleSerial, m, now.Serial, m.head.Serial)
 }
 
 // Persist implements state.Persister: in one transaction it checks the
@@ -275,6 +239,6 @@ func (m *Manager) Persist(s *state.State) error {
 	}
 	s.Version = state.FormatVersion
 	s.Serial = out.Serial
-	m.head = head{known: true, exists: true, lineage: s.Lineage, serial: out.Serial}
+	m.head = state.HeadOf(s)
 	return nil
 }

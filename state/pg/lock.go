@@ -17,18 +17,16 @@ import (
 // kept in the locks table, so a refused run can name it. Missing fields of
 // info (Who, Created, Pid) are filled in.
 //
-// Lock tries once when ctx has no deadline and retries until the deadline
-// otherwise; a state that stays locked returns a *state.LockError.
-func (m *Manager) Lock(ctx context.Context, info state.LockInfo) (string, error) {
+// Lock tries once; a state locked by someone else returns a
+// *state.LockError.
+func (m *Manager) Lock(_ context.Context, info state.LockInfo) (string, error) {
 	info = info.ForNewLock()
-	var holder *state.LockInfo
-	err := state.RetryLock(ctx, func() (bool, error) {
-		var err error
-		holder, err = m.tryLock(info)
-		return holder == nil, err
-	}, func() state.LockInfo { return *holder })
+	holder, err := m.tryLock(info)
 	if err != nil {
 		return "", err
+	}
+	if holder != nil {
+		return "", &state.LockError{Info: *holder}
 	}
 	return info.ID, nil
 }

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -54,6 +55,61 @@ type Options struct {
 	// before it leaves the package (the connection password is always
 	// removed).
 	Redact func(string) string
+	// Timeouts bound every wait on the server; zero fields take defaults.
+	Timeouts Timeouts
+}
+
+// Timeouts bound every wait on the server, so that a lost network, a hung
+// server or another session's open transaction ends a run with an error
+// naming what it waited for instead of hanging it.
+type Timeouts struct {
+	// Connect bounds establishing a connection (TCP, TLS, authentication);
+	// default DefaultConnectTimeout.
+	Connect time.Duration
+	// Statement bounds each statement on the server (statement_timeout)
+	// and, with a margin for the network, each round trip on the client;
+	// default DefaultStatementTimeout.
+	Statement time.Duration
+	// Lock bounds waiting for a row lock another transaction holds
+	// (lock_timeout); default DefaultLockTimeout.
+	Lock time.Duration
+	// Keepalive is the TCP keepalive idle time of both ends: a peer gone
+	// without a word is noticed within about twice this; default
+	// DefaultKeepalive.
+	Keepalive time.Duration
+	// CheckInterval is the server's client_connection_check_interval
+	// (PostgreSQL 14 and later): how often a server running a statement
+	// checks that its client is still there, so a killed run's statement,
+	// and the lock its session holds, end within it; default
+	// DefaultCheckInterval, Disabled to leave the server's setting.
+	CheckInterval time.Duration
+}
+
+// Defaults of Timeouts: what a team sharing a state would choose. A run's
+// statements take milliseconds; a snapshot of millions of targets a few
+// seconds.
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultStatementTimeout = time.Minute
+	DefaultLockTimeout      = 10 * time.Second
+	DefaultKeepalive        = 30 * time.Second
+	DefaultCheckInterval    = 2 * time.Second
+)
+
+// Disabled turns a Timeouts field off where that is allowed.
+const Disabled time.Duration = -1
+
+// withDefaults fills in the zero fields.
+func (t Timeouts) withDefaults() Timeouts {
+	for _, f := range []struct {
+		v *time.Duration
+		d time.Duration
+	}{{&t.Connect, DefaultConnectTimeout}, {&t.Statement, DefaultStatementTimeout}, {&t.Lock, DefaultLockTimeout}, {&t.Keepalive, DefaultKeepalive}, {&t.CheckInterval, DefaultCheckInterval}} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
+	return t
 }
 
 // Manager is one state in PostgreSQL. It implements state.Manager and
@@ -66,28 +122,18 @@ type Manager struct {
 
 	mu     sync.Mutex // guards conn and what follows; held across each database call
 	conn   *pgx.Conn  // nil once closed
-	head   head       // the stored state this Manager last read or wrote
+	head   state.Head // the stored state this Manager last read or wrote
 	lockID string
 	lock   state.LockInfo
 	stale  *state.LockInfo
 
-	gmu     sync.Mutex   // guards pending
-	pending *commitGroup // the group the next Append joins; nil when none waits
+	commit state.GroupCommit[[]byte]
 }
 
 var (
 	_ state.Manager       = (*Manager)(nil)
 	_ state.ForceUnlocker = (*Manager)(nil)
 )
-
-// head is what a Manager knows of the stored state. Append extends only
-// the snapshot it names: anything else was written by someone else since.
-type head struct {
-	known   bool // false until the first Read, Persist or Append
-	exists  bool // a states row exists
-	lineage string
-	serial  uint64
-}
 
 // schemaRE is a plain SQL identifier; quoted anyway in every statement.
 var schemaRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
