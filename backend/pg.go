@@ -196,6 +196,7 @@ func (c *PGConfig) Open(ctx context.Context, env OpenEnv) (State, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.Interrupt = ctx // the command's: done on Ctrl-C
 	m, err := pg.Open(ctx, opts)
 	if err != nil {
 		return nil, err

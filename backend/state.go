@@ -98,6 +98,13 @@ func OpenPG(ctx context.Context, o pg.Options) (State, error) {
 	return m, nil
 }
 
+// IsLocal reports whether s is the local file backend: what fills its
+// disk is the user's to free, a database's errors say what failed.
+func IsLocal(s State) bool {
+	_, ok := s.(localState)
+	return ok
+}
+
 // localState is the local file backend as a State.
 type localState struct{ *local.File }
 

@@ -134,6 +134,9 @@ type LockError struct {
 	Info LockInfo
 	// Waited is how long LockWithContext retried before giving up.
 	Waited time.Duration
+	// Hint, when set, says what the backend knows besides: that the
+	// holder's process is gone while its server session lingers, say.
+	Hint string
 }
 
 // LockWithContext takes l's lock, retrying while it is held by someone
@@ -169,6 +172,10 @@ func (e *LockError) Error() string {
 	if i.ID == "" && i.Who == "" && i.Pid == 0 {
 		return "state is locked by another process (its lock info is not readable)"
 	}
-	return fmt.Sprintf("state is locked by %s (%s, pid %d, since %s, lock id %s)",
+	msg := fmt.Sprintf("state is locked by %s (%s, pid %d, since %s, lock id %s)",
 		i.Who, i.Operation, i.Pid, i.Created.UTC().Format(time.RFC3339), i.ID)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }

@@ -26,7 +26,8 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
+	ctx, cancel := m.call()
+	defer cancel()
 	var (
 		s   *state.State
 		h   state.Head
@@ -90,7 +91,7 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 		return nil, bad
 	}
 	if err != nil {
-		return nil, m.dbErr("reading", err)
+		return nil, m.opErr("reading", err)
 	}
 	m.head = h
 	return s, nil
@@ -123,7 +124,8 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	ctx := context.Background()
+	ctx, cancel := m.call()
+	defer cancel()
 	if !m.head.Known {
 		h, err := m.storedHead(ctx)
 		if err != nil {
@@ -135,7 +137,7 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 		lineage := state.NewLineage()
 		tag, err := m.conn.Exec(ctx, m.q.appendNew, m.name, lineage, rows)
 		if err != nil {
-			return m.dbErr("writing journal entries", err)
+			return m.opErr("writing journal entries", err)
 		}
 		if tag.RowsAffected() != int64(len(rows)) {
 			return m.staleErr(ctx)
@@ -145,7 +147,7 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 	}
 	tag, err := m.conn.Exec(ctx, m.q.appendRows, m.name, m.head.Lineage, int64(m.head.Serial), rows)
 	if err != nil {
-		return m.dbErr("writing journal entries", err)
+		return m.opErr("writing journal entries", err)
 	}
 	if tag.RowsAffected() != int64(len(rows)) {
 		return m.staleErr(ctx)
@@ -162,7 +164,7 @@ func (m *Manager) storedHead(ctx context.Context) (state.Head, error) {
 		return h, nil
 	}
 	if err != nil {
-		return h, m.dbErr("reading", err)
+		return h, m.opErr("reading", err)
 	}
 	h.Exists, h.Serial = true, uint64(serial)
 	return h, nil
@@ -198,7 +200,8 @@ func (m *Manager) Persist(s *state.State) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	ctx := context.Background()
+	ctx, cancel := m.call()
+	defer cancel()
 	var refused error
 	err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
 		var lineage string
@@ -235,7 +238,7 @@ func (m *Manager) Persist(s *state.State) error {
 		return refused
 	}
 	if err != nil {
-		return m.dbErr("writing the state", err)
+		return m.opErr("writing the state", err)
 	}
 	s.Version = state.FormatVersion
 	s.Serial = out.Serial

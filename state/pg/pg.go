@@ -20,7 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +59,11 @@ type Options struct {
 	Redact func(string) string
 	// Timeouts bound every wait on the server; zero fields take defaults.
 	Timeouts Timeouts
+	// Interrupt is the run's context: once it is done (Ctrl-C), each call
+	// to the server may take only a few more seconds, so the work in
+	// progress is saved when the server answers and the command ends when
+	// it does not. Nil: never interrupted.
+	Interrupt context.Context
 }
 
 // Timeouts bound every wait on the server, so that a lost network, a hung
@@ -119,6 +126,8 @@ type Manager struct {
 	key          int64 // of the state's advisory lock
 	q            queries
 	red          redactor
+	t            Timeouts        // with defaults filled in
+	stop         context.Context // Options.Interrupt
 
 	mu     sync.Mutex // guards conn and what follows; held across each database call
 	conn   *pgx.Conn  // nil once closed
@@ -159,32 +168,99 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 	}
 	m.key = lockKey("state", o.Schema, o.StateName)
 	m.q = newQueries(o.Schema)
+	m.t = o.Timeouts.withDefaults()
+	m.stop = o.Interrupt
 
 	cfg, err := pgx.ParseConfig(o.ConnString)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the connection string is not a valid postgres:// URL or key=value list%s", m, m.red.parseDetail(err))
 	}
 	m.red.add(cfg.Password)
-	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
-		cfg.RuntimeParams["application_name"] = "pushform"
-	}
-	// A runner whose machine vanishes holds its lock until the server
-	// notices the dead connection: ask it to probe after a minute.
-	for k, v := range map[string]string{"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6"} {
-		if _, ok := cfg.RuntimeParams[k]; !ok {
-			cfg.RuntimeParams[k] = v
-		}
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	m.configure(cfg)
+	conn, err := m.connect(ctx, cfg)
 	if err != nil {
-		return nil, m.dbErr("connecting", err)
+		return nil, err
 	}
 	m.conn = conn
-	if err := m.ensureSchema(ctx); err != nil {
+	if err := m.ensureSchema(); err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}
 	return m, nil
+}
+
+// configure bounds every wait of the connection cfg describes: what the
+// connection string sets itself wins.
+func (m *Manager) configure(cfg *pgx.ConnConfig) {
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "pushform"
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = m.t.Connect
+	}
+	// A peer gone without a word (a machine powered off, a network cut) is
+	// noticed by TCP keepalives: the server's end releases the lock of a
+	// runner that vanished, this end ends a run whose server vanished.
+	ka := max(m.t.Keepalive/time.Second, 1)
+	interval := max(ka/3, 1)
+	cfg.DialFunc = (&net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: ka * time.Second, Interval: interval * time.Second, Count: 3}}).DialContext
+	for k, v := range map[string]string{
+		"tcp_keepalives_idle":     fmt.Sprint(int64(ka)),
+		"tcp_keepalives_interval": fmt.Sprint(int64(interval)),
+		"tcp_keepalives_count":    "3",
+		// Every statement is bounded on the server, and so is waiting for a
+		// row another transaction holds (it is reported, not waited on).
+		"statement_timeout": fmt.Sprint(m.t.Statement.Milliseconds()),
+		"lock_timeout":      fmt.Sprint(m.t.Lock.Milliseconds()),
+		// A run cut off inside a transaction must not keep its row locks:
+		// the server ends such a session, and its advisory lock with it.
+		"idle_in_transaction_session_timeout": fmt.Sprint((m.t.Statement + callMargin).Milliseconds()),
+	} {
+		if _, ok := cfg.RuntimeParams[k]; !ok {
+			cfg.RuntimeParams[k] = v
+		}
+	}
+}
+
+// connect connects with cfg and asks a server that supports it (14 and
+// later) to check during each statement that this client is still
+// connected: a killed run's statement, and the lock its session holds, then
+// end within CheckInterval instead of when the statement would.
+func (m *Manager) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		if ctx.Err() == nil && isTimeout(err) {
+			return nil, fmt.Errorf("%s: connecting: the server did not answer within connect_timeout (%s)%s", m, cfg.ConnectTimeout, m.red.parseDetail(err))
+		}
+		return nil, m.opErr("connecting", err)
+	}
+	if m.t.CheckInterval == Disabled {
+		return conn, nil
+	}
+	if _, set := cfg.RuntimeParams["client_connection_check_interval"]; set {
+		return conn, nil
+	}
+	if serverMajor(conn.PgConn().ParameterStatus("server_version")) < 14 {
+		return conn, nil
+	}
+	cctx, cancel := m.call()
+	defer cancel()
+	if _, err := conn.Exec(cctx, fmt.Sprintf("SET client_connection_check_interval = %d", m.t.CheckInterval.Milliseconds())); err != nil {
+		conn.Close(context.Background())
+		return nil, m.opErr("setting client_connection_check_interval", err)
+	}
+	return conn, nil
+}
+
+// serverMajor is the major version in a server_version ("15.4",
+// "9.6.24", "13.2 (Debian 13.2-1)"); 0 when there is none.
+func serverMajor(v string) int {
+	end := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(v)
+	}
+	n, _ := strconv.Atoi(v[:end])
+	return n
 }
 
 // String names the state in messages.
@@ -207,7 +283,11 @@ func (m *Manager) Close() error {
 	if m.lockID != "" {
 		err = m.unlockLocked(m.lockID)
 	}
-	cerr := m.conn.Close(context.Background())
+	// Closing says goodbye to the server; a server that does not answer
+	// must not hold the command.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	cerr := m.conn.Close(ctx)
 	m.conn = nil
 	if cerr != nil {
 		err = errors.Join(err, m.dbErr("closing the connection", cerr))

@@ -1,0 +1,339 @@
+package pg_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"pushform/state"
+	"pushform/state/pg"
+	"pushform/state/pg/pgtest"
+	"pushform/state/statetest"
+)
+
+// stallProxy forwards TCP connections to the test server until stall is
+// called; from then on it forwards nothing (a network that drops every
+// packet), but a side that closes still closes the other, as a firewall's
+// reset would.
+type stallProxy struct {
+	ln      net.Listener
+	stalled atomic.Bool
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	conns   []net.Conn
+}
+
+func newStallProxy(t *testing.T, target string) *stallProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{ln: ln}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go p.pipe(c, up)
+			go p.pipe(up, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close() // the driver's cancel request, stalled, would wait 15 s
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
+	return p
+}
+
+// pipe copies from src to dst while not stalled, discarding afterwards;
+// when src ends, both are closed.
+func (p *stallProxy) pipe(src, dst net.Conn) {
+	defer p.wg.Done()
+	defer src.Close()
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !p.stalled.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *stallProxy) stall() { p.stalled.Store(true) }
+
+// viaProxy returns o with its connection string pointed at addr.
+func viaProxy(t *testing.T, o pg.Options, addr string) (pg.Options, string) {
+	t.Helper()
+	u, err := url.Parse(o.ConnString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := u.Host
+	u.Host = addr
+	o.ConnString = u.String()
+	return o, target
+}
+
+// A connection that stops answering mid-run ends the call within the
+// statement deadline with an error saying what it waited for; the lock
+// goes with the connection, and another run then takes it and finds
+// everything recorded before the stall.
+func TestHungConnectionEnds(t *testing.T) {
+	pgtest.URL(t)
+	t.Parallel()
+	o := pgtest.Options(t)
+	o.Timeouts = pg.Timeouts{Statement: 2 * time.Second}
+	_, target := viaProxy(t, o, "")
+	p := newStallProxy(t, target)
+	viaO, _ := viaProxy(t, o, p.ln.Addr().String())
+	m := pgtest.Open(t, viaO)
+	if err := m.Persist(statetest.Sample()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Lock(context.Background(), state.NewLockInfo("apply")); err != nil {
+		t.Fatal(err)
+	}
+	intent, _ := statetest.BatchEntries(1, 3)
+	if err := m.Append(intent); err != nil {
+		t.Fatal(err)
+	}
+	p.stall()
+	start := time.Now()
+	_, outcome := statetest.BatchEntries(1, 3)
+	err := m.Append(outcome)
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("Append through a stalled connection succeeded")
+	}
+	if want := "did not answer within 4s (statement_timeout 2s, plus 2s for the network)"; !strings.Contains(err.Error(), want) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v; want it to say %q", err, want)
+	}
+	if took > 6*time.Second {
+		t.Errorf("Append took %s; want the deadline (4s)", took)
+	}
+	// Another run (straight to the server) gets the lock once the server
+	// has ended the session, and reads the entry recorded before.
+	other := pgtest.Open(t, o)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	id, err := state.LockWithContext(ctx, other, state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatalf("the lock outlived the hung connection: %v", err)
+	}
+	defer other.Unlock(id)
+	t.Logf("append failed after %s; the other run had the lock %s after the stall", took, time.Since(start))
+	s, err := other.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Messages["campaign.launch.notification.announce"].Targets); n != 3 {
+		t.Errorf("%d targets recorded before the stall; want 3", n)
+	}
+	// Closing the hung Manager does not wait for the server either.
+	start = time.Now()
+	m.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close took %s", took)
+	}
+}
+
+// An interrupted run (Ctrl-C) waits only a few seconds for a server that
+// does not answer.
+func TestHungConnectionInterrupted(t *testing.T) {
+	pgtest.URL(t)
+	t.Parallel()
+	o := pgtest.Options(t)
+	o.Timeouts = pg.Timeouts{Statement: time.Minute}
+	_, target := viaProxy(t, o, "")
+	p := newStallProxy(t, target)
+	viaO, _ := viaProxy(t, o, p.ln.Addr().String())
+	run, interrupt := context.WithCancel(context.Background())
+	viaO.Interrupt = run
+	m := pgtest.Open(t, viaO)
+	p.stall()
+	interrupt()
+	start := time.Now()
+	err := m.Persist(statetest.Sample())
+	if err == nil || !strings.Contains(err.Error(), "interrupted, and the server did not answer within 5s") {
+		t.Errorf("err = %v; want it to say it was interrupted", err)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("Persist took %s after the interrupt", took)
+	}
+}
+
+// A server that accepts the connection but never answers is given up on
+// after connect_timeout.
+func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	start := time.Now()
+	_, err = pg.Open(context.Background(), pg.Options{ConnString: "postgres://u:hunter2@" + ln.Addr().String() + "/db?sslmode=disable",
+		Timeouts: pg.Timeouts{Connect: time.Second}})
+	if err == nil || !strings.Contains(err.Error(), "connecting: the server did not answer within connect_timeout (1s)") {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("Open took %s; want about connect_timeout", took)
+	}
+}
+
+// A transaction left open on the state's row is reported with its
+// session and the statement that ends it, after lock_timeout.
+func TestOpenTransactionReported(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Parallel()
+	o := pgtest.Options(t)
+	o.Timeouts = pg.Timeouts{Lock: 300 * time.Millisecond}
+	m := pgtest.Open(t, o)
+	s := statetest.Sample()
+	if err := m.Persist(s); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+pgx.Identifier{o.Schema, "states"}.Sanitize()+" WHERE name = $1 FOR UPDATE", o.StateName); err != nil {
+		t.Fatal(err)
+	}
+	pid := conn.PgConn().PID()
+	start := time.Now()
+	err = m.Persist(s)
+	if err == nil {
+		t.Fatal("Persist succeeded while another transaction holds the row")
+	}
+	for _, want := range []string{"waited lock_timeout (300ms) for the state's row, which another transaction holds",
+		fmt.Sprintf("backend pid %d (user pushform_test", pid), fmt.Sprintf("SELECT pg_terminate_backend(%d);", pid)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to say %q", err, want)
+		}
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("Persist took %s; want about lock_timeout", took)
+	}
+	tx.Rollback(ctx)
+	if err := m.Persist(s); err != nil {
+		t.Fatalf("Persist once the transaction ended: %v", err)
+	}
+}
+
+// deadPid returns the pid of a process that has ended.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run a process: %v", err)
+	}
+	return cmd.Process.Pid
+}
+
+// A lock whose process has ended while its server session lingers (its
+// last statement still running) is reported with the session's backend
+// pid and the statement to run; force-unlock ends the session.
+func TestLingeringSessionLock(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Parallel()
+	o := pgtest.Options(t)
+	m := pgtest.Open(t, o)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// The lingering session: it holds the advisory lock and its row says
+	// a process of this machine that no longer exists took it.
+	info := state.NewLockInfo("apply").ForNewLock()
+	info.Pid = deadPid(t)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, pg.LockKey(m)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO "+pgx.Identifier{o.Schema, "locks"}.Sanitize()+
+		` (state_name, lock_id, who, operation, created, pid, backend_pid) VALUES ($1, $2, $3, $4, $5, $6, pg_backend_pid())`,
+		o.StateName, info.ID, info.Who, info.Operation, info.Created, int32(info.Pid)); err != nil {
+		t.Fatal(err)
+	}
+	backendPid := conn.PgConn().PID()
+	_, err = m.Lock(ctx, state.NewLockInfo("apply"))
+	var le *state.LockError
+	if !errors.As(err, &le) {
+		t.Fatalf("Lock: %v; want a *LockError", err)
+	}
+	for _, want := range []string{fmt.Sprintf("server session (backend pid %d) still holds the lock", backendPid),
+		fmt.Sprintf("SELECT pg_terminate_backend(%d);", backendPid), "pushform force-unlock --force " + info.ID} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to say %q", err, want)
+		}
+	}
+	got, err := m.ForceUnlock(info.ID)
+	if err != nil || got.ID != info.ID {
+		t.Fatalf("ForceUnlock = %+v, %v", got, err)
+	}
+	id, err := m.Lock(ctx, state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatalf("Lock after force-unlock: %v", err)
+	}
+	m.Unlock(id)
+	if err := conn.Ping(ctx); err == nil {
+		t.Error("the lingering session survived force-unlock")
+	}
+}
