@@ -472,6 +472,26 @@ func TestPGKillThenApplyFromOtherCheckout(t *testing.T) {
 	plan := a.mustRun(0, "plan", "--detailed-exitcode", "--json")
 	b.mustRun(0, "plan", "--detailed-exitcode")
 
+	au := auditCrashTargets(t, p, sb, plan.stdout)
+	noStateFiles(t, a, b)
+	summary := fmt.Sprintf("pg kill -9 then apply from the other checkout: %s; then A finished. %d targets: delivered %d, lost %d, shown twice %d, "+
+		"unknown untagged held %d (%d of them reached the device), tagged copies replaced on devices %d",
+		strings.Join(notes, "; "), au.targets, au.delivered, au.lost, au.dups, au.held, au.heldReached, au.retried)
+	t.Log(summary)
+	fmt.Println(summary)
+}
+
+// crashAudit counts the crash campaign's targets against what their
+// devices show.
+type crashAudit struct {
+	targets, delivered, held, heldReached, retried, lost, dups int
+}
+
+// auditCrashTargets checks every target of crashTargets(0) in p's state
+// against its device: none lost, none shown twice, and the unknown
+// untagged ones held by plan (plan --json output).
+func auditCrashTargets(t *testing.T, p *pgState, sb *sandbox, planJSON string) crashAudit {
+	t.Helper()
 	// Every target against what its device shows.
 	st := p.read(t)
 	targets := crashTargets(0)
@@ -542,18 +562,13 @@ func TestPGKillThenApplyFromOtherCheckout(t *testing.T) {
 		t.Errorf("%d targets lost, %d shown twice", lost, dups)
 	}
 	heldInPlan := 0
-	for _, n := range jsonPlanHeld(t, plan.stdout) {
+	for _, n := range jsonPlanHeld(t, planJSON) {
 		heldInPlan += n
 	}
 	if heldInPlan != held {
 		t.Errorf("the plan holds %d targets, the state has %d unknown untagged", heldInPlan, held)
 	}
-	noStateFiles(t, a, b)
-	summary := fmt.Sprintf("pg kill -9 then apply from the other checkout: %s; then A finished. %d targets: delivered %d, lost %d, shown twice %d, "+
-		"unknown untagged held %d (%d of them reached the device), tagged copies replaced on devices %d",
-		strings.Join(notes, "; "), len(targets), delivered, lost, dups, held, heldReached, retried)
-	t.Log(summary)
-	fmt.Println(summary)
+	return crashAudit{len(targets), delivered, held, heldReached, retried, lost, dups}
 }
 
 // TestPGStatePushThenNoChanges moves a file state to PostgreSQL as a team

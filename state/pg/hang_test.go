@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/url"
 	"os/exec"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,93 +17,6 @@ import (
 	"pushform/state/statetest"
 )
 
-// stallProxy forwards TCP connections to the test server until stall is
-// called; from then on it forwards nothing (a network that drops every
-// packet), but a side that closes still closes the other, as a firewall's
-// reset would.
-type stallProxy struct {
-	ln      net.Listener
-	stalled atomic.Bool
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   []net.Conn
-}
-
-func newStallProxy(t *testing.T, target string) *stallProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &stallProxy{ln: ln}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.pipe(c, up)
-			go p.pipe(up, c)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close() // the driver's cancel request, stalled, would wait 15 s
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
-	return p
-}
-
-// pipe copies from src to dst while not stalled, discarding afterwards;
-// when src ends, both are closed.
-func (p *stallProxy) pipe(src, dst net.Conn) {
-	defer p.wg.Done()
-	defer src.Close()
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 && !p.stalled.Load() {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *stallProxy) stall() { p.stalled.Store(true) }
-
-// viaProxy returns o with its connection string pointed at addr.
-func viaProxy(t *testing.T, o pg.Options, addr string) (pg.Options, string) {
-	t.Helper()
-	u, err := url.Parse(o.ConnString)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := u.Host
-	u.Host = addr
-	o.ConnString = u.String()
-	return o, target
-}
-
 // A connection that stops answering mid-run ends the call within the
 // statement deadline with an error saying what it waited for; the lock
 // goes with the connection, and another run then takes it and finds
@@ -118,9 +26,9 @@ func TestHungConnectionEnds(t *testing.T) {
 	t.Parallel()
 	o := pgtest.Options(t)
 	o.Timeouts = pg.Timeouts{Statement: 2 * time.Second}
-	_, target := viaProxy(t, o, "")
-	p := newStallProxy(t, target)
-	viaO, _ := viaProxy(t, o, p.ln.Addr().String())
+	viaO := o
+	p, proxied := pgtest.NewStallProxy(t, o.ConnString)
+	viaO.ConnString = proxied
 	m := pgtest.Open(t, viaO)
 	if err := m.Persist(statetest.Sample()); err != nil {
 		t.Fatal(err)
@@ -132,7 +40,7 @@ func TestHungConnectionEnds(t *testing.T) {
 	if err := m.Append(intent); err != nil {
 		t.Fatal(err)
 	}
-	p.stall()
+	p.Stall()
 	start := time.Now()
 	_, outcome := statetest.BatchEntries(1, 3)
 	err := m.Append(outcome)
@@ -179,13 +87,13 @@ func TestHungConnectionInterrupted(t *testing.T) {
 	t.Parallel()
 	o := pgtest.Options(t)
 	o.Timeouts = pg.Timeouts{Statement: time.Minute}
-	_, target := viaProxy(t, o, "")
-	p := newStallProxy(t, target)
-	viaO, _ := viaProxy(t, o, p.ln.Addr().String())
+	viaO := o
+	p, proxied := pgtest.NewStallProxy(t, o.ConnString)
+	viaO.ConnString = proxied
 	run, interrupt := context.WithCancel(context.Background())
 	viaO.Interrupt = run
 	m := pgtest.Open(t, viaO)
-	p.stall()
+	p.Stall()
 	interrupt()
 	start := time.Now()
 	err := m.Persist(statetest.Sample())
@@ -201,22 +109,9 @@ func TestHungConnectionInterrupted(t *testing.T) {
 // after connect_timeout.
 func TestConnectTimeout(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(io.Discard, c); c.Close() }()
-		}
-	}()
+	addr := pgtest.Silent(t)
 	start := time.Now()
-	_, err = pg.Open(context.Background(), pg.Options{ConnString: "postgres://u:hunter2@" + ln.Addr().String() + "/db?sslmode=disable",
+	_, err := pg.Open(context.Background(), pg.Options{ConnString: "postgres://u:hunter2@" + addr + "/db?sslmode=disable",
 		Timeouts: pg.Timeouts{Connect: time.Second}})
 	if err == nil || !strings.Contains(err.Error(), "connecting: the server did not answer within connect_timeout (1s)") {
 		t.Fatalf("err = %v", err)
