@@ -157,6 +157,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 	}
 	r.sess, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
 		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags), Compact: true,
+		ReadOnly: operation == "plan", // a role that may only read plans without a lock
 	})
 	if err != nil {
 		return nil, err

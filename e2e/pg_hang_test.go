@@ -157,3 +157,41 @@ func TestPGKillDuringSlowStatement(t *testing.T) {
 	t.Log(summary)
 	fmt.Println(summary)
 }
+
+// TestPGReadOnlyRole: a pull request's commands run with a role that may
+// only read the state: plan, show --markdown and state list/show succeed
+// and leave no lock row; apply is refused before anything is sent.
+func TestPGReadOnlyRole(t *testing.T) {
+	t.Parallel()
+	p := newPGState(t)
+	sb := startSandbox(t, crashSeed, "--quiet")
+	campaign := crashCampaign(1)
+	a := newPGWorkspace(t, sb, campaign, p)
+	a.apply("--parallelism", "4")
+	b := newPGWorkspace(t, sb, campaign+"\nnotification \"from_pr\" {\n  user_ids = [\"u00001\"]\n  title    = \"PR\"\n  body     = \"from a pull request\"\n}\n", p)
+	b.env = append(b.env, "PUSHFORM_PG_CONN_STR="+pgtest.ReadOnlyRole(t, p.schema)) // the last one counts
+	before := sb.stats().SendRequests
+
+	b.mustRun(2, "plan", "--detailed-exitcode", "--out", "pr.plan")
+	if md := b.mustRun(0, "show", "--markdown", "pr.plan"); !strings.Contains(md.stdout, "notification.from_pr") {
+		t.Errorf("show --markdown does not show the change:\n%s", md.stdout)
+	}
+	b.mustRun(0, "state", "list")
+	b.mustRun(0, "state", "show", "notification.tagged_w0")
+	if _, _, found := p.lockRow(); found {
+		t.Error("a read-only run left a lock row")
+	}
+	for _, args := range [][]string{{"apply", "--auto-approve"}, {"apply", "pr.plan"}} {
+		r := b.run(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "apply refused: PostgreSQL state") || !strings.Contains(r.stderr, "can only read this state (it lacks INSERT on states") {
+			t.Errorf("%s with the read-only role: exit %d; want 1 with the refusal:\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if n := sb.stats().SendRequests - before; n != 0 {
+		t.Errorf("%d send requests reached the sandbox from the read-only checkout", n)
+	}
+	// The team's role applies what the pull request planned.
+	a.write(campaign+"\nnotification \"from_pr\" {\n  user_ids = [\"u00001\"]\n  title    = \"PR\"\n  body     = \"from a pull request\"\n}\n", sb)
+	a.apply()
+	b.mustRun(0, "plan", "--detailed-exitcode")
+}

@@ -112,6 +112,9 @@ func (m *Manager) Append(entries ...state.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	if m.roErr != nil {
+		return m.roErr
+	}
 	rows := make([][]byte, len(entries))
 	for i, e := range entries {
 		rows[i] = statefile.AppendEntry(nil, e)
@@ -187,6 +190,9 @@ func (m *Manager) staleErr(ctx context.Context) error {
 // stored lineage and serial, stores s as the snapshot with the serial plus
 // one and deletes the journal rows it replaces.
 func (m *Manager) Persist(s *state.State) error {
+	if m.roErr != nil {
+		return m.roErr
+	}
 	out := *s
 	out.Version = state.FormatVersion
 	out.Serial = s.Serial + 1

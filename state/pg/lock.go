@@ -22,6 +22,9 @@ import (
 // Lock tries once; a state locked by someone else returns a
 // *state.LockError.
 func (m *Manager) Lock(_ context.Context, info state.LockInfo) (string, error) {
+	if m.roErr != nil {
+		return "", m.roErr
+	}
 	info = info.ForNewLock()
 	holder, backendPid, err := m.tryLock(info)
 	if err != nil {
@@ -222,6 +225,9 @@ func (m *Manager) unlockLocked(id string) error {
 // connection, so this only clears the record; a lock whose holder is still
 // connected is refused with a *state.LockError in the chain.
 func (m *Manager) ForceUnlock(id string) (state.LockInfo, error) {
+	if m.roErr != nil {
+		return state.LockInfo{}, m.roErr
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.usable(); err != nil {

@@ -128,6 +128,7 @@ type Manager struct {
 	red          redactor
 	t            Timeouts        // with defaults filled in
 	stop         context.Context // Options.Interrupt
+	roErr        error           // why this connection cannot write; nil when it can
 
 	mu     sync.Mutex // guards conn and what follows; held across each database call
 	conn   *pgx.Conn  // nil once closed
@@ -183,6 +184,10 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 	}
 	m.conn = conn
 	if err := m.ensureSchema(); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	if err := m.checkWritable(); err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}

@@ -54,9 +54,10 @@ CREATE TABLE IF NOT EXISTS %[1]s.locks (
 
 // queries are the statements of one schema.
 type queries struct {
-	statesTable string // quoted, for to_regclass
-	tablesExist string
-	ddl         string
+	schemaQuoted string
+	statesTable  string // quoted, for to_regclass
+	tablesExist  string
+	ddl          string
 
 	readState, readJournal, head string
 	appendRows, appendNew        string
@@ -70,9 +71,10 @@ func newQueries(schema string) queries {
 	s := pgx.Identifier{schema}.Sanitize()
 	f := func(q string) string { return strings.ReplaceAll(q, "S.", s+".") }
 	return queries{
-		statesTable: s + ".states",
-		tablesExist: `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL`,
-		ddl:         fmt.Sprintf(ddl, s),
+		schemaQuoted: s,
+		statesTable:  s + ".states",
+		tablesExist:  `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL`,
+		ddl:          fmt.Sprintf(ddl, s),
 
 		readState:   f(`SELECT lineage, serial, environment, snapshot FROM S.states WHERE name = $1`),
 		readJournal: f(`SELECT entry FROM S.journal WHERE state_name = $1 AND serial = $2 ORDER BY seq`),
