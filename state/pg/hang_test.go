@@ -232,3 +232,35 @@ func TestLingeringSessionLock(t *testing.T) {
 		t.Error("the lingering session survived force-unlock")
 	}
 }
+
+// Every session is bounded as the backend block says, with defaults for
+// what it leaves out, and what the connection string sets itself wins.
+func TestSessionBounds(t *testing.T) {
+	pgtest.URL(t)
+	t.Parallel()
+	o := pgtest.Options(t)
+	o.Timeouts = pg.Timeouts{Statement: 90 * time.Second, Keepalive: 45 * time.Second, CheckInterval: 3 * time.Second}
+	m := pgtest.Open(t, o)
+	want := map[string]string{
+		"statement_timeout": "90s", "lock_timeout": "10s", "idle_in_transaction_session_timeout": "92s",
+		"client_connection_check_interval": "3s", "tcp_keepalives_idle": "45", "tcp_keepalives_interval": "15", "tcp_keepalives_count": "3",
+		"application_name": "pushform",
+	}
+	for name, w := range want {
+		if got, err := pg.Show(m, name); err != nil || got != w {
+			t.Errorf("%s = %q, %v; want %q", name, got, err, w)
+		}
+	}
+	o.ConnString += "&statement_timeout=5000"
+	if !strings.Contains(o.ConnString, "?") {
+		o.ConnString = strings.Replace(o.ConnString, "&", "?", 1)
+	}
+	o.Timeouts.CheckInterval = pg.Disabled
+	m = pgtest.Open(t, o)
+	if got, err := pg.Show(m, "statement_timeout"); err != nil || got != "5s" {
+		t.Errorf("statement_timeout from the connection string = %q, %v; want 5s", got, err)
+	}
+	if got, err := pg.Show(m, "client_connection_check_interval"); err != nil || got != "0" {
+		t.Errorf("client_connection_check_interval when disabled = %q, %v; want the server's 0", got, err)
+	}
+}

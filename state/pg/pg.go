@@ -204,55 +204,66 @@ func (m *Manager) configure(cfg *pgx.ConnConfig) {
 		cfg.ConnectTimeout = m.t.Connect
 	}
 	// A peer gone without a word (a machine powered off, a network cut) is
-	// noticed by TCP keepalives: the server's end releases the lock of a
-	// runner that vanished, this end ends a run whose server vanished.
-	ka := max(m.t.Keepalive/time.Second, 1)
-	interval := max(ka/3, 1)
-	cfg.DialFunc = (&net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: ka * time.Second, Interval: interval * time.Second, Count: 3}}).DialContext
-	for k, v := range map[string]string{
-		"tcp_keepalives_idle":     fmt.Sprint(int64(ka)),
-		"tcp_keepalives_interval": fmt.Sprint(int64(interval)),
-		"tcp_keepalives_count":    "3",
-		// Every statement is bounded on the server, and so is waiting for a
-		// row another transaction holds (it is reported, not waited on).
-		"statement_timeout": fmt.Sprint(m.t.Statement.Milliseconds()),
-		"lock_timeout":      fmt.Sprint(m.t.Lock.Milliseconds()),
-		// A run cut off inside a transaction must not keep its row locks:
-		// the server ends such a session, and its advisory lock with it.
-		"idle_in_transaction_session_timeout": fmt.Sprint((m.t.Statement + callMargin).Milliseconds()),
-	} {
-		if _, ok := cfg.RuntimeParams[k]; !ok {
-			cfg.RuntimeParams[k] = v
-		}
-	}
+	// noticed by TCP keepalives: this end ends a run whose server vanished
+	// (and the server's end, set in connect, releases the lock of a runner
+	// that vanished).
+	idle, interval := m.keepalive()
+	cfg.DialFunc = (&net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: idle, Interval: interval, Count: 3}}).DialContext
 }
 
-// connect connects with cfg and asks a server that supports it (14 and
-// later) to check during each statement that this client is still
-// connected: a killed run's statement, and the lock its session holds, then
-// end within CheckInterval instead of when the statement would.
+// keepalive is the TCP keepalive idle time and probe interval.
+func (m *Manager) keepalive() (idle, interval time.Duration) {
+	idle = max(m.t.Keepalive.Truncate(time.Second), time.Second)
+	return idle, max((idle / 3).Truncate(time.Second), time.Second)
+}
+
+// connect connects with cfg and bounds every wait of the session on the
+// server, with SET rather than startup parameters, which poolers such as
+// PgBouncer refuse: the server's keepalives, each statement
+// (statement_timeout), waiting for a row another transaction holds
+// (lock_timeout: it is reported, not waited on), a session cut off inside a
+// transaction (ended, with its locks), and, on servers that support it (14
+// and later), checking during each statement that this client is still
+// connected, so a killed run's statement, and the lock its session holds,
+// end within CheckInterval instead of when the statement would. What the
+// connection string sets itself wins.
 func (m *Manager) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		if ctx.Err() == nil && isTimeout(err) {
-			return nil, fmt.Errorf("%s: connecting: the server did not answer within connect_timeout (%s)%s", m, cfg.ConnectTimeout, m.red.parseDetail(err))
+			return nil, fmt.Errorf("%s: connecting: the server did not answer within connect_timeout (%s)", m, cfg.ConnectTimeout)
 		}
 		return nil, m.opErr("connecting", err)
 	}
-	if m.t.CheckInterval == Disabled {
-		return conn, nil
+	idle, interval := m.keepalive()
+	var sets []string
+	set := func(name string, v int64) {
+		if _, ok := cfg.RuntimeParams[name]; !ok {
+			sets = append(sets, fmt.Sprintf("SET %s = %d", name, v))
+		}
 	}
-	if _, set := cfg.RuntimeParams["client_connection_check_interval"]; set {
-		return conn, nil
+	set("tcp_keepalives_idle", int64(idle/time.Second))
+	set("tcp_keepalives_interval", int64(interval/time.Second))
+	set("tcp_keepalives_count", 3)
+	set("statement_timeout", m.t.Statement.Milliseconds())
+	set("lock_timeout", m.t.Lock.Milliseconds())
+	set("idle_in_transaction_session_timeout", (m.t.Statement + callMargin).Milliseconds())
+	if m.t.CheckInterval != Disabled && serverMajor(conn.PgConn().ParameterStatus("server_version")) >= 14 {
+		set("client_connection_check_interval", m.t.CheckInterval.Milliseconds())
 	}
-	if serverMajor(conn.PgConn().ParameterStatus("server_version")) < 14 {
+	if len(sets) == 0 {
 		return conn, nil
 	}
 	cctx, cancel := m.call()
 	defer cancel()
-	if _, err := conn.Exec(cctx, fmt.Sprintf("SET client_connection_check_interval = %d", m.t.CheckInterval.Milliseconds())); err != nil {
+	if _, err := conn.Exec(cctx, strings.Join(sets, "; ")); err != nil {
+		conn.PgConn().Conn().Close() // no goodbye to a server that may not answer
 		conn.Close(context.Background())
-		return nil, m.opErr("setting client_connection_check_interval", err)
+		what := "setting the session's timeouts"
+		if isTimeout(err) {
+			return nil, fmt.Errorf("%s: %s: the server did not answer within %s", m, what, m.t.Statement+callMargin)
+		}
+		return nil, m.dbErr(what, err)
 	}
 	return conn, nil
 }

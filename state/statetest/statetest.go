@@ -633,7 +633,7 @@ func BatchEntries(batch, size int) (intent, outcome state.Entry) {
 // apply read them.
 type CompactManager interface {
 	state.Manager
-	ReadCompact() (*state.State, error)
+	state.CompactReader
 }
 
 // Compact returns m with Read going through ReadCompact: each read checks
