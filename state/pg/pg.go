@@ -13,6 +13,11 @@
 // goes through it, so the writes of a run die with its lock. Connect to the
 // server directly or through a session-pooling proxy; a transaction-pooling
 // proxy (PgBouncer's pool_mode=transaction) cannot hold a session lock.
+//
+// Nothing waits for ever (see Timeouts and deadline.go): the connection,
+// every statement, every row lock and every round trip have a deadline, and
+// an error says which one ran out. A role that may only read (readonly.go)
+// reads without a lock; everything that writes is refused up front.
 package pg
 
 import (
