@@ -256,7 +256,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		}
 		// A short deadline expires while the lock is held.
 		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err = m.Lock(short, state.NewLockInfo("plan"))
+		_, err = state.LockWithContext(short, m, state.NewLockInfo("plan"))
 		cancel()
 		var le *state.LockError
 		if !errors.As(err, &le) {
@@ -267,7 +267,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			id2, err := m.Lock(long, state.NewLockInfo("plan"))
+			id2, err := state.LockWithContext(long, m, state.NewLockInfo("plan"))
 			if err == nil {
 				err = m.Unlock(id2)
 			}
@@ -493,7 +493,7 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 			t.Fatal(err)
 		}
 		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		_, err = b.Lock(short, state.NewLockInfo("plan"))
+		_, err = state.LockWithContext(short, b, state.NewLockInfo("plan"))
 		cancel()
 		var le *state.LockError
 		if !errors.As(err, &le) || le.Info.ID != id {
@@ -503,7 +503,7 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			id2, err := b.Lock(long, state.NewLockInfo("plan"))
+			id2, err := state.LockWithContext(long, b, state.NewLockInfo("plan"))
 			if err == nil {
 				err = b.Unlock(id2)
 			}
@@ -633,7 +633,7 @@ func BatchEntries(batch, size int) (intent, outcome state.Entry) {
 // apply read them.
 type CompactManager interface {
 	state.Manager
-	ReadCompact() (*state.State, error)
+	state.CompactReader
 }
 
 // Compact returns m with Read going through ReadCompact: each read checks
