@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"pushform/backend"
+	"pushform/config"
 	"pushform/termtext"
 	"slices"
 	"strconv"
@@ -43,6 +45,9 @@ type Env struct {
 	Environ []string
 	// Dir is the working directory; --chdir is resolved against it.
 	Dir string
+	// Backends are the state backend types a backend block may name; nil
+	// means backend.Builtins(). Tests and other front ends add their own.
+	Backends backend.Registry
 }
 
 // OSEnv returns the Env of the running process.
@@ -84,6 +89,22 @@ type Meta struct {
 	// help and completion learn the flags of every command this way,
 	// without running it.
 	probe func(*pflag.FlagSet)
+}
+
+// backends returns the backend types a configuration may name.
+func (m *Meta) backends() backend.Registry {
+	if m.Backends == nil {
+		return backend.Builtins()
+	}
+	return m.Backends
+}
+
+// newLoader returns a configuration loader that checks backend blocks
+// against the schemas of m's backend types.
+func (m *Meta) newLoader() *config.Loader {
+	l := config.NewLoader()
+	l.Backends = m.backends()
+	return l
 }
 
 // ConfigDir is the configuration directory: --chdir resolved against the

@@ -23,7 +23,7 @@ import (
 // pgOpen opens the PostgreSQL state o, as a backend "pg" block would.
 func pgOpen(o pg.Options) func(context.Context) (backend.State, error) {
 	return func(ctx context.Context) (backend.State, error) {
-		return backend.OpenState(ctx, backend.StateOptions{PG: &o})
+		return backend.OpenPG(ctx, o)
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package config reads a directory of pushform HCL files and turns it into a
-// typed, evaluated Config. No HCL or cty types appear in Config: the planner
+// typed, evaluated Config. No HCL or cty types appear in Config but the
+// backend block's body, which the backend of its type decodes: the planner
 // works on plain Go values.
 package config
 
@@ -7,6 +8,8 @@ import (
 	"fmt"
 	"pushform/message"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // Config is one evaluated configuration directory.
@@ -36,20 +39,17 @@ type Config struct {
 	FrequencyCap *FrequencyCap
 }
 
-// Backend is the backend block: the state is kept in PostgreSQL.
+// Backend is the backend block, kept unevaluated: its type (the block
+// label) and body, which the backend of that type decodes with its own
+// schema (see BackendTypes).
 type Backend struct {
-	// Type is the block label; "pg" is the only one.
+	// Type is the block label, such as "pg".
 	Type string
-	// ConnStrEnv is the NAME of the environment variable holding the
-	// postgres:// URL, never the URL itself; default DefaultConnStrEnv.
-	ConnStrEnv string
-	// SchemaName is a plain SQL identifier ([a-z_][a-z0-9_]*, at most 63
-	// bytes); default DefaultSchemaName.
-	SchemaName string
-	// StateName selects one state among those in the schema; printable, at
-	// most 200 characters; default DefaultStateName.
-	StateName string
-	Pos       Pos
+	// Body is the block's body, not yet decoded.
+	Body hcl.Body
+	// TypeRange is where the label is; DeclRange the block header.
+	TypeRange, DeclRange hcl.Range
+	Pos                  Pos
 }
 
 // Moved is a moved block: the state recorded under From now belongs to To.

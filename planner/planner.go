@@ -583,7 +583,10 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 			if i := cc.earlierOf(t.Fingerprint); cc.earlier[i].holds != holdsSameTag && mayHold(t) {
 				dupAt = i
 			}
-		case t.Outcome == state.Unknown && !pl.opts.RetryUnknown && t.Unanswered >= pl.opts.MaxUnknownResends:
+		case t.Outcome == state.Unknown && !pl.opts.RetryUnknown && t.Unanswered >= pl.opts.MaxUnknownResends &&
+			// A replace under the same tag cannot show twice: new
+			// content is sent whatever became of the old.
+			(t.Fingerprint == fp || cc.earlier[cc.earlierOf(t.Fingerprint)].holds != holdsSameTag):
 			n.Held++
 			cl.held = append(cl.held, id)
 			cl.heldUnanswered++

@@ -41,6 +41,7 @@ type Stream struct {
 	// being filled, with n targets.
 	cur []RequestPart
 	n   int
+	in  addressed // what cur addresses
 
 	mu      sync.Mutex
 	ready   []Request // requests handed out, in order
@@ -244,7 +245,12 @@ func (s *Stream) pack(c *Change, i int, targets []string) {
 		if s.n == limit {
 			s.handOut()
 		}
-		k := min(len(targets), limit-s.n)
+		k := s.in.fit(i, c.TargetKind, targets[:min(len(targets), limit-s.n)])
+		if k == 0 {
+			s.handOut() // the next target is in the request already
+			continue
+		}
+		s.in.add(i, c.TargetKind, targets[:k])
 		if last := len(s.cur) - 1; last >= 0 && s.cur[last].Index == i {
 			// The part goes on from an earlier piece of the list: one
 			// part, its targets gathered into a list of their own.
@@ -269,6 +275,7 @@ func (s *Stream) handOut() {
 	s.wakeLocked()
 	s.mu.Unlock()
 	s.cur, s.n = nil, 0
+	s.in.reset()
 }
 
 func (s *Stream) wakeLocked() {

@@ -1,6 +1,7 @@
 // Package state holds what pushform knows it has sent: per address the
 // content last applied and per target the last outcome with its request id.
-// The model here is pure data; backends (file.go) load and persist it.
+// The model here is pure data; backends (state/local, state/pg) load and
+// persist it through the interfaces of manager.go.
 package state
 
 import (

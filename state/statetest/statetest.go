@@ -318,7 +318,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		}
 		// A short deadline expires while the lock is held.
 		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err = m.Lock(short, state.NewLockInfo("plan"))
+		_, err = state.LockWithContext(short, m, state.NewLockInfo("plan"))
 		cancel()
 		var le *state.LockError
 		if !errors.As(err, &le) {
@@ -329,7 +329,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			id2, err := m.Lock(long, state.NewLockInfo("plan"))
+			id2, err := state.LockWithContext(long, m, state.NewLockInfo("plan"))
 			if err == nil {
 				err = m.Unlock(id2)
 			}
@@ -555,7 +555,7 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 			t.Fatal(err)
 		}
 		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		_, err = b.Lock(short, state.NewLockInfo("plan"))
+		_, err = state.LockWithContext(short, b, state.NewLockInfo("plan"))
 		cancel()
 		var le *state.LockError
 		if !errors.As(err, &le) || le.Info.ID != id {
@@ -565,7 +565,7 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			id2, err := b.Lock(long, state.NewLockInfo("plan"))
+			id2, err := state.LockWithContext(long, b, state.NewLockInfo("plan"))
 			if err == nil {
 				err = b.Unlock(id2)
 			}
@@ -695,7 +695,7 @@ func BatchEntries(batch, size int) (intent, outcome state.Entry) {
 // apply read them.
 type CompactManager interface {
 	state.Manager
-	ReadCompact() (*state.State, error)
+	state.CompactReader
 }
 
 // Compact returns m with Read going through ReadCompact: each read checks
