@@ -16,6 +16,7 @@ import (
 
 	"pushform/backend"
 	"pushform/state"
+	"pushform/state/pg"
 	"pushform/state/pg/pgtest"
 	"pushform/state/statetest"
 )
@@ -30,7 +31,9 @@ func BenchmarkHistory10M(b *testing.B) {
 		b.Skip("ten million targets; skipped with -short")
 	}
 	dir := b.TempDir()
-	writeHistoryState(b, backend.StateOptions{ConfigDir: dir})
+	writeHistoryState(b, func() (backend.State, error) {
+		return backend.OpenState(context.Background(), backend.StateOptions{ConfigDir: dir})
+	})
 	benchHistory(b, dir, nil, "--user", "u0500000")
 }
 
@@ -42,7 +45,9 @@ func BenchmarkHistoryAddress10M(b *testing.B) {
 		b.Skip("ten million targets; skipped with -short")
 	}
 	dir := b.TempDir()
-	writeHistoryState(b, backend.StateOptions{ConfigDir: dir})
+	writeHistoryState(b, func() (backend.State, error) {
+		return backend.OpenState(context.Background(), backend.StateOptions{ConfigDir: dir})
+	})
 	benchHistory(b, dir, nil, "campaign.launch.notification.announce")
 }
 
@@ -53,7 +58,7 @@ func BenchmarkHistory10MPG(b *testing.B) {
 		b.Skip("ten million targets; skipped with -short")
 	}
 	o := pgtest.Options(b)
-	writeHistoryState(b, backend.StateOptions{PG: &o})
+	writeHistoryState(b, func() (backend.State, error) { return pg.Open(context.Background(), o) })
 	block := fmt.Sprintf("backend \"pg\" {\n  schema_name = %q\n  state_name  = %q\n}\n", o.Schema, o.StateName)
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(block), 0o644); err != nil {
@@ -97,7 +102,7 @@ func benchHistory(b *testing.B, dir string, vars map[string]string, args ...stri
 // writeHistoryState persists, where o says, the state apply leaves after sending
 // "Launch" to a million users under campaign.old, forgetting it, and
 // sending other content to ten million under campaign.launch.
-func writeHistoryState(b *testing.B, o backend.StateOptions) {
+func writeHistoryState(b *testing.B, open func() (backend.State, error)) {
 	b.Helper()
 	st := state.New("test")
 	st.Compact = true
@@ -120,7 +125,7 @@ func writeHistoryState(b *testing.B, o backend.StateOptions) {
 		b.Fatal(err)
 	}
 	apply(20_000, "campaign.launch.notification.announce", "fp-launch", 48*time.Hour)
-	be, err := backend.OpenState(context.Background(), o)
+	be, err := open()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"pushform/message"
 	"pushform/planner"
 	"pushform/state"
+	"pushform/state/pg"
 	"pushform/state/pg/pgtest"
 )
 
@@ -279,7 +280,7 @@ func TestHistoryHostileText(t *testing.T) {
 // TestHistoryPostgreSQL: the same history from a state kept in PostgreSQL.
 func TestHistoryPostgreSQL(t *testing.T) {
 	o := pgtest.Options(t)
-	be, err := backend.OpenState(context.Background(), backend.StateOptions{PG: &o})
+	be, err := pg.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

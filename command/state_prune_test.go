@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"pushform/backend"
 	"pushform/message"
 	"pushform/state"
 	"pushform/state/local"
+	"pushform/state/pg"
 	"pushform/state/pg/pgtest"
 )
 
@@ -113,7 +113,7 @@ func TestStatePruneRefusals(t *testing.T) {
 // PostgreSQL, persisted there.
 func TestStatePrunePostgreSQL(t *testing.T) {
 	o := pgtest.Options(t)
-	be, err := backend.OpenState(context.Background(), backend.StateOptions{PG: &o})
+	be, err := pg.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
