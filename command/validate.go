@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"pushform/config"
 	"pushform/planner"
 )
 
@@ -74,7 +73,7 @@ func cmdValidate(ctx context.Context, m *Meta, args []string) int {
 // recipients lists stay unknown.
 func runValidate(_ context.Context, o *validateOptions) int {
 	m, cf := o.Meta, o.configFlags
-	l := config.NewLoader()
+	l := m.newLoader()
 	if o.enabled() {
 		_, diags := l.Load(m.ConfigDir(), m.configOptions(cf, nil))
 		if err := o.write(m.Stdout, newValidateResult(diags)); err != nil {

@@ -55,15 +55,21 @@ notification "welcome" {
 }
 `
 
-// TestRenameWithoutMovedBlock: a renamed notification plans a forget and
-// a create with the same content; every view warns with the moved block to
-// paste, and apply refuses the plan, fresh or saved, sending nothing.
-// --allow-resend sends it again.
+// TestRenameWithoutMovedBlock: a renamed notification with the same
+// content sends nothing (the ledger knows every target has it); renamed
+// with an edit, it is a forget and a create every view warns about with
+// the moved block to paste, and apply refuses the plan, fresh or saved,
+// sending nothing. --allow-resend sends it.
 func TestRenameWithoutMovedBlock(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	w := newWorkspace(t, sb, fmt.Sprintf(welcomeBlock, guardUsers(100)))
 	w.apply()
-	w.write(strings.Replace(fmt.Sprintf(welcomeBlock, guardUsers(100)), `"welcome"`, `"welcome_v2"`, 1), sb)
+	renamed := strings.Replace(fmt.Sprintf(welcomeBlock, guardUsers(100)), `"welcome"`, `"welcome_v2"`, 1)
+	w.write(renamed, sb)
+	if a, tg := w.planJSON().action("notification.welcome_v2"); a != "already-delivered" || tg["already_delivered"] != 100 {
+		t.Fatalf("a rename with the same content: %s %v", a, tg)
+	}
+	w.write(strings.Replace(renamed, "Glad you are here", "Glad you are here!", 1), sb)
 	before := sb.stats()
 
 	block := "moved {\n  from = notification.welcome\n  to   = notification.welcome_v2\n}\n"
@@ -112,7 +118,7 @@ func TestRenameWithoutMovedBlock(t *testing.T) {
 		t.Errorf("a refused apply changed the state: %v", s.Addresses())
 	}
 
-	// Sending again on purpose, decided in the reviewed plan.
+	// Sending it on purpose, decided in the reviewed plan.
 	if r := w.mustRun(0, "plan", "--allow-resend", "--out", "resend.plan"); !strings.Contains(r.stdout, "To send exactly these notifications") {
 		t.Errorf("plan --allow-resend --out:\n%s", r.stdout)
 	}
@@ -123,8 +129,8 @@ func TestRenameWithoutMovedBlock(t *testing.T) {
 	w.mustRun(0, "plan", "--detailed-exitcode")
 }
 
-// TestRenameOfForEachKey: a for_each key that changes with the same content
-// is guarded the same way.
+// TestRenameOfForEachKey: a for_each key that changes with the same
+// content sends nothing; with an edit it is guarded as a rename.
 func TestRenameOfForEachKey(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	cfg := `
@@ -132,19 +138,22 @@ notification "order" {
   for_each = toset(["%s"])
   user_ids = ["g0001", "g0002"]
   title    = "Your order shipped"
-  body     = "It arrives Tuesday"
+  body     = "%s"
 }
 `
-	w := newWorkspace(t, sb, fmt.Sprintf(cfg, "A-1"))
+	w := newWorkspace(t, sb, fmt.Sprintf(cfg, "A-1", "It arrives Tuesday"))
 	w.apply()
-	w.write(fmt.Sprintf(cfg, "a-1"), sb)
+	w.write(fmt.Sprintf(cfg, "a-1", "It arrives Tuesday."), sb)
 	r := w.mustRun(1, "apply", "--auto-approve")
 	if !strings.Contains(r.stderr, "moved {\n  from = notification.order[\"A-1\"]\n  to   = notification.order[\"a-1\"]\n}") {
 		t.Errorf("apply's refusal:\n%s", r.stderr)
 	}
+	w.write(fmt.Sprintf(cfg, "a-1", "It arrives Tuesday"), sb)
+	w.apply()
 	if got := guardReceived(sb, 3); got != 2 {
 		t.Errorf("devices were shown %d notifications, want 2", got)
 	}
+	w.mustRun(0, "plan", "--detailed-exitcode")
 }
 
 // TestMovedBlock: with the moved block the plan says the notification has

@@ -176,6 +176,9 @@ var actionWords = map[planner.Action]string{
 	planner.ActionExpired: "expired",
 	planner.ActionCapped:  "held by frequency_cap",
 	planner.ActionNoOp:    "nothing to send",
+
+	planner.ActionAlreadyDelivered: "already delivered",
+	planner.ActionDisabled:         "disabled",
 }
 
 func actionWord(a planner.Action) string {
@@ -449,6 +452,10 @@ func audienceLine(c *planner.Change, a *Audience) string {
 		return plural(t.Expired, noun1(noun), noun) + " never sent"
 	case planner.ActionCapped:
 		return plural(t.Capped, noun1(noun), noun) + " held back"
+	case planner.ActionAlreadyDelivered:
+		return plural(t.AlreadyDelivered, noun1(noun), noun) + " " + md(c.AlreadyLine()) + ", nothing is sent"
+	case planner.ActionDisabled:
+		return "enabled = false: nothing is sent or forgotten"
 	case planner.ActionNoOp:
 		if t.TagOnly > 0 {
 			return plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep") + " it under the earlier tag"
@@ -551,6 +558,8 @@ func markdownChange(c *planner.Change) string {
 	switch {
 	case c.Action == planner.ActionForget:
 		lines = append(lines, fmt.Sprintf("- %s: %s (a push cannot be recalled)", termtext.Clean(c.Address), plural(c.Targets.Forget, "target forgotten", "targets forgotten")))
+	case c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled:
+		// Nothing is sent: the headline and the notes say why.
 	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait:
 		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
 			lines = append(lines, "+ "+a.name+": "+a.value)
