@@ -57,8 +57,10 @@ func TestClassifyAllMatchesSequential(t *testing.T) {
 		other, retagged := m.Content, m.Content
 		other.Body, retagged.Tag = "older", "older-tag"
 		otherFP, retaggedFP := Fingerprint(m.Kind, other), Fingerprint(m.Kind, retagged)
-		prior := &state.Message{Fingerprint: fp, Content: m.Content, Targets: map[string]*state.Target{},
-			EarlierTags: map[string]string{otherFP: tag, retaggedFP: "older-tag"}}
+		// The address records the other content: the retagged one is
+		// not a decision recorded yet.
+		prior := &state.Message{Fingerprint: otherFP, Content: other, Targets: map[string]*state.Target{},
+			EarlierTags: map[string]string{fp: tag, retaggedFP: "older-tag"}}
 		reachable = reachable[:0]
 		for i := range ids {
 			ids[i] = fmt.Sprintf("u%07d", i)

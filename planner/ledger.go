@@ -353,15 +353,20 @@ func (c *Change) AlreadyLine() string {
 // pointing at its earlier delivery (state.AlreadyDelivered, with that
 // delivery's request id and time, and its address as the reason). Targets
 // an address of this same plan sends are left out: whether they get it
-// is not known yet, and the next plan sees it in the ledger.
+// is not known yet, and the next plan sees it in the ledger. A change
+// that accepts its content (Change.Accept) records it with no targets.
 func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 	var out []state.Entry
 	for _, c := range p.Changes {
+		content := c.Content
+		it := state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind, Fingerprint: c.Fingerprint, Content: &content}
+		if c.Accept {
+			// The content with no targets: the address records it.
+			out = append(out, state.Entry{Type: state.EntryRecord, Time: at, Items: []state.Item{it}})
+		}
 		if len(c.AlreadyDelivered) == 0 {
 			continue
 		}
-		content := c.Content
-		it := state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind, Fingerprint: c.Fingerprint, Content: &content}
 		for i, id := range c.AlreadyDelivered {
 			e := c.Earlier[c.AlreadyVia[i]]
 			if e.InPlan {

@@ -77,6 +77,19 @@ type Plan struct {
 	Renames []Rename `json:"renames,omitempty"`
 	// Pacing lists the send_rate groups of the plan's sends, by Group.
 	Pacing []Pace `json:"pacing,omitempty"`
+	// AwaitingReview lists, in a scheduled plan (Options.Scheduled), the
+	// changes it leaves out because no reviewed apply accepted them: new
+	// addresses, changed content, forgets and moves.
+	AwaitingReview []Review `json:"awaiting_review,omitempty"`
+}
+
+// Review is a change a scheduled plan leaves for a reviewed apply.
+type Review struct {
+	Address string `json:"address"`
+	Action  Action `json:"action"`
+	// Why says what makes it a change to review: "new address", "content
+	// changed", "forget", "moved from ADDR".
+	Why string `json:"why"`
 }
 
 // Rename is a forgotten address and a created one whose targets overlap
@@ -160,6 +173,15 @@ type Change struct {
 	AlreadyVia       []int             `json:"already_via,omitempty"`
 	Earlier          []EarlierDelivery `json:"earlier,omitempty"`
 	Warnings         []string          `json:"warnings,omitempty"`
+	// Accept: apply records Content as the address's content with nothing
+	// sent (a notification waiting for send_after or a frequency_cap, a
+	// tag-only change whose targets keep the earlier tag), so the decision
+	// is made once and a scheduled apply knows the content was reviewed.
+	Accept bool `json:"accept,omitempty"`
+
+	// inState and recorded say whether the state holds the address, and
+	// with this content: set while planning, not saved.
+	inState, recorded bool
 }
 
 // TargetCounts break an address's targets down by what the plan does.
@@ -240,7 +262,16 @@ type Summary struct {
 // anything.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready()
+	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.accepts()
+}
+
+func (p *Plan) accepts() bool {
+	for _, c := range p.Changes {
+		if c.Accept {
+			return true
+		}
+	}
+	return false
 }
 
 // recordsAlready reports whether apply records already-delivered targets

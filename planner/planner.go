@@ -60,6 +60,12 @@ type Options struct {
 	// received, once (apply --allow-resend); the plan counts them as
 	// repeats.
 	AllowResend bool
+	// Scheduled plans only what a reviewed apply accepted (apply
+	// --scheduled): the changes of addresses whose content the state
+	// records, which send to new recipients, retry, or send what
+	// send_after, send_rate, a frequency_cap or a window held back. Every
+	// other change is left out and listed in Plan.AwaitingReview.
+	Scheduled bool
 }
 
 // Make computes the plan. It fails when an option names no address. The
@@ -166,6 +172,13 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
 	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
+	for _, c := range p.Changes {
+		c.Accept = accepts(c)
+	}
+	if opts.Scheduled {
+		p.Changes, p.AwaitingReview = holdForReview(p.Changes)
+		clear(created) // every created address awaits review: no renames
+	}
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
@@ -256,6 +269,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		pc := prior.Content
 		c.Prior = &pc
 	}
+	c.inState, c.recorded = prior != nil, prior != nil && prior.Fingerprint == c.Fingerprint
 	if m.SendAfter != nil && pl.opts.Now.Before(*m.SendAfter) {
 		// Targets no longer configured are forgotten, even while waiting.
 		if prior != nil {
@@ -597,6 +611,11 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 			switch h := cc.earlier[i].holds; {
 			case h == holdsSameTag || t.Outcome == state.Failed: // a failed target shows nothing of it
 				count, changed = &n.Replace, true
+			case h == holdsTagOnly && cc.prior != nil && cc.prior.Fingerprint == fp:
+				// The state records this content: keeping the earlier
+				// tag was decided (Change.Accept), not asked again.
+				n.UpToDate++
+				continue
 			case h == holdsTagOnly:
 				n.TagOnly++
 				bump(&cl.tagOnly, i, 1, ne)

@@ -132,7 +132,12 @@ func TestMakeActions(t *testing.T) {
 			if tt.warn != "" && !strings.Contains(strings.Join(c.Warnings, "\n"), tt.warn) {
 				t.Errorf("warnings %q do not mention %q", c.Warnings, tt.warn)
 			}
-			if got := p.HasChanges(); got != (len(tt.send) > 0 || tt.counts.Forget > 0) {
+			// A new address that sends nothing yet records its content.
+			accept := tt.st == nil && (tt.action == ActionWait || tt.action == ActionCapped)
+			if c.Accept != accept {
+				t.Errorf("Accept = %v, want %v", c.Accept, accept)
+			}
+			if got := p.HasChanges(); got != (len(tt.send) > 0 || tt.counts.Forget > 0 || accept) {
 				t.Errorf("HasChanges = %v", got)
 			}
 		})
