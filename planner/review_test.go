@@ -49,7 +49,9 @@ func TestScheduled(t *testing.T) {
 	moved := cfgOf(a, renamed)
 	moved.Moved = []config.Moved{{From: "notification.b", To: "notification.b2"}}
 
-	reviewed := func(h *history) *history { return h.send(a, state.Delivered, "u1", "u2").send(b, state.Delivered, "u1") }
+	reviewed := func(h *history) *history {
+		return h.send(a, state.Delivered, "u1", "u2").send(b, state.Delivered, "u1")
+	}
 	tests := []struct {
 		name   string
 		st     func(h *history)
