@@ -31,6 +31,9 @@ type applyOptions struct {
 	// allowResend applies a plan that looks like renames (see
 	// planner.Plan.ResendGuard).
 	allowResend bool
+	// scheduled sends only what a reviewed apply accepted (see
+	// planner.Options.Scheduled).
+	scheduled bool
 }
 
 func cmdApply(ctx context.Context, m *Meta, args []string) int {
@@ -48,6 +51,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 	fs.BoolVar(&o.autoApprove, "auto-approve", false, "send without asking for confirmation")
 	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines")
 	fs.IntVar(&o.parallelism, "parallelism", executor.DefaultParallelism, "send at most `N` requests at once")
+	fs.BoolVar(&o.scheduled, "scheduled", false, "send only what a reviewed apply accepted (held-back sends, retries, new recipients of recorded content), without asking; list the other changes and exit 4")
 	fs.BoolVar(&o.allowResend, "allow-resend", false, "apply a plan that forgets an address and sends to its targets under another (a rename without a moved block), and send content once more to targets that already received it: those devices show it again")
 	o.retryFlags.bind(fs)
 	if err := m.parse(fs, args); err != nil {
@@ -71,7 +75,12 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		}
 		o.planFile = fs.Arg(0)
 	}
-	o.planFlags.allowResend = o.allowResend
+	if o.scheduled {
+		if err := checkScheduledFlags(fs); err != nil {
+			return nil, err
+		}
+	}
+	o.planFlags.allowResend, o.planFlags.scheduled = o.allowResend, o.scheduled
 	return o, nil
 }
 
@@ -136,9 +145,9 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	}
 	if !p.HasChanges() {
 		out.NoChanges()
-		return ExitOK
+		return o.awaitingReview(p, ExitOK)
 	}
-	if saved == nil && !o.autoApprove {
+	if saved == nil && !o.autoApprove && !o.scheduled {
 		if ok, err := m.confirm(); !ok {
 			return m.fail(err)
 		}
@@ -155,7 +164,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	out.Start(p)
 	start := time.Now()
 	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, o.executorOptions(r, out.Event, start))
-	return o.finish(r, out, p, rec, res, applyErr, start)
+	return o.awaitingReview(p, o.finish(r, out, p, rec, res, applyErr, start))
 }
 
 func (o *applyOptions) executorOptions(r *run, events func(executor.Event), start time.Time) executor.Options {

@@ -27,6 +27,9 @@ const (
 	ExitError   = 1
 	ExitChanges = 2 // plan --detailed-exitcode: changes present
 	ExitFmt     = 3 // fmt --check: files to change
+	// ExitReview: apply --scheduled left changes for a reviewed apply
+	// (after sending what it released).
+	ExitReview = 4
 )
 
 // Env is everything a command may touch outside its arguments: streams,

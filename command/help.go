@@ -58,10 +58,14 @@ func helpDocs() map[string]helpDoc {
 				"question; without a terminal it is required). With PLANFILE it sends exactly that saved plan " +
 				"without asking, and refuses it if the state changed since it was made. A plan that forgets an address " +
 				"and sends the same content to the same targets under another (a rename without a moved block) is " +
-				"refused before anything is sent, unless --allow-resend.",
+				"refused before anything is sent, unless --allow-resend. With --scheduled (a cron job) it sends, " +
+				"without asking, only what a reviewed apply accepted: sends held back by send_after, send_rate, " +
+				"a frequency_cap or a window, retries, and new recipients of content the state records; new " +
+				"addresses, changed content, forgets and moves are listed and left for review, with exit code 4.",
 			examples: []string{
 				"pushform apply -auto-approve",
 				"pushform apply spring.plan",
+				"pushform apply --scheduled",
 			},
 		},
 		"show": {
@@ -251,7 +255,7 @@ func flagGroup(cmd, name string) string {
 	switch name {
 	case "target", "replace", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
-	case "auto-approve", "parallelism", "allow-resend":
+	case "auto-approve", "parallelism", "allow-resend", "scheduled":
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"

@@ -30,6 +30,8 @@ type planFlags struct {
 	maxUnknownResends int
 	// allowResend is apply's --allow-resend: see planner.Options.AllowResend.
 	allowResend bool
+	// scheduled is apply's --scheduled: see planner.Options.Scheduled.
+	scheduled bool
 	serviceFlags
 }
 
@@ -184,7 +186,7 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 func (r *run) planOptions() planner.Options {
 	return planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
-		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend,
+		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend, Scheduled: r.pf.scheduled,
 	}
 }
 
@@ -222,7 +224,9 @@ func (r *run) resolve(snap *state.Snapshot) (*config.Config, error) {
 // be whole first: also with --refresh=false (there is nothing to fetch),
 // and when a block reads the list other than as a bare reference.
 func (r *run) stream() *planner.Stream {
-	if !r.pf.refresh || !r.loader.ResolvesByReference(r.sess.Config) {
+	// A scheduled plan leaves out what awaits review: it needs the whole
+	// plan before sending.
+	if !r.pf.refresh || r.pf.scheduled || !r.loader.ResolvesByReference(r.sess.Config) {
 		return nil
 	}
 	return planner.NewStream(r.sess.Config, r.sess.State, r.planOptions())

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -81,5 +83,99 @@ notification "teaser" {
 	}
 	if d := sb.device("bob-phone"); d.Inbox[0].Title != "We're live" {
 		t.Errorf("bob-phone: %+v", d)
+	}
+}
+
+// TestApplyScheduled: the cron job's apply --scheduled after a merge whose
+// reviewed apply has not run sends nothing of it (a new notification, an
+// edited one, a send_after come due that no review accepted), lists them
+// and exits 4; after the reviewed apply, the send_after that comes due is
+// sent by --scheduled, and the next run has nothing to do.
+func TestApplyScheduled(t *testing.T) {
+	sb := startSandbox(t, seed, "--quiet")
+	const welcome = `
+notification "welcome" {
+  user_ids = ["alice", "bob"]
+  title    = "Welcome"
+  body     = "%s"
+  tag      = "welcome"
+}
+`
+	w := newWorkspace(t, sb, fmt.Sprintf(welcome, "Glad you are here"))
+	const before, after = "--now=2026-12-01T08:00:00Z", "--now=2026-12-01T10:00:00Z"
+	w.apply(before)
+	if d := sb.device("bob-phone"); d.Received != 1 {
+		t.Fatalf("bob-phone received %d after the first apply", d.Received)
+	}
+
+	// The merge: welcome edited, a new notification, one waiting for 09:00.
+	w.write(fmt.Sprintf(welcome, "Glad you are here!")+`
+notification "news" {
+  user_ids = ["alice"]
+  title    = "News"
+  body     = "Something new"
+}
+
+notification "launch" {
+  user_ids   = ["alice", "bob"]
+  title      = "We're live"
+  body       = "The shop is open"
+  send_after = "2026-12-01T09:00:00Z"
+}
+`, sb)
+	sent := sb.stats().SendRequests
+	for _, now := range []string{before, after} {
+		r := w.mustRun(4, "apply", "--scheduled", now)
+		for _, want := range []string{"Awaiting review", "notification.welcome: content changed", "notification.news: new address", "notification.launch: new address"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("apply --scheduled %s does not list %q:\n%s", now, want, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stderr, "3 changes await review and were not applied") || !strings.Contains(r.stderr, "exit code 4") {
+			t.Errorf("apply --scheduled %s: stderr:\n%s", now, r.stderr)
+		}
+		if n := sb.stats().SendRequests - sent; n != 0 {
+			t.Fatalf("apply --scheduled %s sent %d requests of an unreviewed change", now, n)
+		}
+	}
+	var events []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(w.mustRun(4, "apply", "--scheduled", "--json", before).stdout), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("apply --scheduled --json: %v: %s", err, line)
+		}
+		events = append(events, e)
+	}
+	if last := events[len(events)-1]; last["type"] != "awaiting_review" || len(last["changes"].([]any)) != 3 {
+		t.Errorf("apply --scheduled --json ends with %v", last)
+	}
+
+	// The reviewed apply at 08:00: welcome and news go out, launch waits.
+	w.mustRun(0, "plan", before, "--out", "reviewed.plan")
+	w.mustRun(0, "apply", "reviewed.plan")
+	if d := sb.device("bob-phone"); len(d.Inbox) != 1 || d.Inbox[0].Body != "Glad you are here!" {
+		t.Fatalf("bob-phone after the reviewed apply: %+v", d)
+	}
+	if d := sb.device("alice-phone"); d.Received != 3 || len(d.Inbox) != 2 {
+		t.Fatalf("alice-phone after the reviewed apply: %+v, want the welcome replaced and the news", d)
+	}
+	sent = sb.stats().SendRequests
+	if r := w.mustRun(0, "apply", "--scheduled", before); !strings.Contains(r.stdout, "waiting for send_after") || sb.stats().SendRequests != sent {
+		t.Fatalf("apply --scheduled before 09:00:\n%s", r.stdout)
+	}
+
+	// The cron run after 09:00 releases the launch, once.
+	r := w.mustRun(0, "apply", "--scheduled", after)
+	if !strings.Contains(r.stdout, "2 delivered") || strings.Contains(r.stdout, "Awaiting review") {
+		t.Fatalf("apply --scheduled after 09:00:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if d := sb.device("bob-phone"); d.Received != 3 || len(d.Inbox) != 2 || d.Inbox[0].Title+d.Inbox[1].Title != "WelcomeWe're live" && d.Inbox[0].Title+d.Inbox[1].Title != "We're liveWelcome" {
+		t.Errorf("bob-phone after the launch: %+v", d)
+	}
+	sent = sb.stats().SendRequests
+	w.mustRun(0, "apply", "--scheduled", after)
+	w.mustRun(0, "plan", "--detailed-exitcode", after)
+	if n := sb.stats().SendRequests - sent; n != 0 {
+		t.Errorf("a second scheduled run sent %d requests", n)
 	}
 }

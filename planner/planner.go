@@ -321,7 +321,9 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		dups += n
 	}
 	switch {
-	case prior == nil:
+	case prior == nil || prior.TargetCount() == 0:
+		// With no targets recorded, the address was accepted while it
+		// waited (Change.Accept): its first sends create it on devices.
 		c.Action = ActionCreate
 	case cl.changed && m.Kind == config.KindBadge:
 		c.Action = ActionUpdate

@@ -149,6 +149,12 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	for _, warn := range p.Warnings {
 		v.note(&b, "Warning:", pal.yellow("Warning:"), termtext.Clean(warn))
 	}
+	if len(p.AwaitingReview) > 0 {
+		fmt.Fprintf(&b, "\n%s (apply --scheduled applies only what a reviewed apply accepted):\n", pal.bold("Awaiting review"))
+		for _, r := range p.AwaitingReview {
+			fmt.Fprintf(&b, "  %s %s: %s\n", pal.symbol(r.Action), termtext.Clean(r.Address), termtext.Clean(r.Why))
+		}
+	}
 	if len(p.Renames) > 0 {
 		fmt.Fprintf(&b, "\n%s\n\n", renameAdvice(p))
 		for i, r := range p.Renames {
@@ -226,6 +232,13 @@ func heldBack(s planner.Summary) string {
 // SummaryLine is the one-line verdict, e.g. "Plan: 2 to create, 1 to
 // replace, 0 to forget; 12,480 targets in 27 requests."
 func SummaryLine(p *planner.Plan) string {
+	review := ""
+	if n := len(p.AwaitingReview); n > 0 {
+		review = fmt.Sprintf("; %s awaiting review", plural(n, "change", "changes"))
+	}
+	if !p.HasChanges() && review != "" {
+		return "Nothing released: every change awaits review." + heldBack(p.Summary)
+	}
 	if !p.HasChanges() {
 		return "No changes. Devices are up to date with the configuration." + heldBack(p.Summary)
 	}
@@ -265,7 +278,7 @@ func SummaryLine(p *planner.Plan) string {
 	if s.AlreadyDeliveredTargets > 0 {
 		line += fmt.Sprintf("; %s already delivered", plural(s.AlreadyDeliveredTargets, "target", "targets"))
 	}
-	return line + "."
+	return line + review + "."
 }
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
