@@ -197,6 +197,7 @@ func (c *PGConfig) Open(ctx context.Context, env OpenEnv) (State, error) {
 		return nil, err
 	}
 	opts.Interrupt = ctx // the command's: done on Ctrl-C
+	opts.Log = env.Log
 	m, err := pg.Open(ctx, opts)
 	if err != nil {
 		return nil, err

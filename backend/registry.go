@@ -34,6 +34,9 @@ type OpenEnv struct {
 	// Getenv looks up environment variables (connection strings); never
 	// nil.
 	Getenv func(string) string
+	// Log receives debug lines (PUSHFORM_LOG=debug): connects and locks,
+	// never a secret; nil: none.
+	Log func(string)
 }
 
 // Registry maps backend types (block labels) to their Type. It is a plain

@@ -53,6 +53,8 @@ type StateOptions struct {
 	// Getenv reads the environment: the connection string from the
 	// variable the backend block names, and test hooks (local.PauseEnv).
 	Getenv func(string) string
+	// Log receives the backend's debug lines (connects, locks); nil: none.
+	Log func(string)
 }
 
 var (
@@ -79,7 +81,7 @@ func OpenState(ctx context.Context, o StateOptions) (State, error) {
 			}
 			return nil, fmt.Errorf("--state names a local state file, but the configuration keeps its state in %s (backend %q)", where, o.Backend.Type)
 		}
-		return types.open(ctx, o.Backend, OpenEnv{ConfigDir: o.ConfigDir, Getenv: getenv})
+		return types.open(ctx, o.Backend, OpenEnv{ConfigDir: o.ConfigDir, Getenv: getenv, Log: o.Log})
 	}
 	path := o.Path
 	if path == "" {

@@ -23,14 +23,47 @@ func logLevelWarning(v string) string {
 	return fmt.Sprintf("PUSHFORM_LOG=%q is not a log level: use debug (or trace, the same), or unset it; nothing is logged", termtext.Clean(v))
 }
 
+// debugOn reports whether PUSHFORM_LOG asks for debug lines.
+func (m *Meta) debugOn() bool {
+	if m.Getenv == nil { // an Env built in a test
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(m.Getenv("PUSHFORM_LOG"))) {
+	case "debug", "trace":
+		return true
+	}
+	return false
+}
+
+// debugLine formats one debug line: time, level, the message with
+// control characters escaped.
+func debugLine(msg string) string {
+	return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") + " [DEBUG] " + termtext.Clean(msg) + "\n"
+}
+
+// debugLines returns the logger of the state backend's debug lines
+// (PostgreSQL connects and locks) that PUSHFORM_LOG=debug asks for, or
+// nil.
+func (m *Meta) debugLines() func(string) {
+	if !m.debugOn() {
+		return nil
+	}
+	var mu sync.Mutex
+	w := m.Stderr
+	return func(msg string) {
+		line := debugLine(msg)
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprint(w, line)
+	}
+}
+
 // debugLog returns the request logger PUSHFORM_LOG=debug asks for, or nil.
 // It writes one line per HTTP exchange to stderr: method, path, status,
 // request id, duration and counts; never the key, target ids or bodies
 // (pushapi.RequestLog holds none of them).
 func (m *Meta) debugLog() func(pushapi.RequestLog) {
-	switch strings.ToLower(strings.TrimSpace(m.Getenv("PUSHFORM_LOG"))) {
-	case "debug", "trace":
-	default:
+	if !m.debugOn() {
 		return nil
 	}
 	var mu sync.Mutex // workers log concurrently; lines must not interleave

@@ -109,7 +109,7 @@ func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend)
 	if sf.file != "" {
 		path = m.path(sf.file)
 	}
-	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv})
+	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv, Log: m.debugLines()})
 }
 
 // stateBackend opens the state backend for commands that do not load the

@@ -196,6 +196,15 @@ user "alice" {
 	} {
 		check(w, c.code, c.args...)
 	}
+	// PUSHFORM_LOG=debug logs the connect and the lock, so the checks
+	// above read those lines too.
+	r := check(w, 0, "apply", "--auto-approve")
+	for _, want := range []string{"[DEBUG] PostgreSQL state", ": connected to host=" + u.Hostname() + " port=", " role=" + u.User.Username() + " (server ",
+		": lock acquired in ", ": lock released in "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("apply with PUSHFORM_LOG=debug does not log %q:\n%s", want, r.stderr)
+		}
+	}
 	pulled := check(w, 0, "state", "pull")
 	if err := os.WriteFile(filepath.Join(w.dir, "pulled.state"), []byte(pulled.stdout), 0o600); err != nil {
 		t.Fatal(err)

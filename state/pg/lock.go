@@ -26,7 +26,9 @@ func (m *Manager) Lock(_ context.Context, info state.LockInfo) (string, error) {
 		return "", m.roErr
 	}
 	info = info.ForNewLock()
+	start := time.Now()
 	holder, backendPid, err := m.tryLock(info)
+	m.logLock(start, holder, err)
 	if err != nil {
 		return "", err
 	}
@@ -98,6 +100,29 @@ func (m *Manager) tryLock(info state.LockInfo) (*state.LockInfo, int32, error) {
 		m.stale = &prev
 	}
 	return nil, 0, nil
+}
+
+// logLock writes the debug line of one Lock that started at start: taken
+// (after how long a wait), or refused (the first refusal of a wait only:
+// LockWithContext tries again every second).
+func (m *Manager) logLock(start time.Time, holder *state.LockInfo, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case err != nil:
+		m.waitFrom = time.Time{}
+	case holder == nil:
+		m.lockedAt = time.Now()
+		if !m.waitFrom.IsZero() {
+			m.logf("%s: lock acquired after waiting %s", m, since(m.waitFrom))
+		} else {
+			m.logf("%s: lock acquired in %s", m, since(start))
+		}
+		m.waitFrom = time.Time{}
+	case m.waitFrom.IsZero():
+		m.waitFrom = start
+		m.logf("%s: lock held by %s (%s, lock id %s): refused or waiting (--lock-timeout)", m, holder.Who, holder.Operation, holder.ID)
+	}
 }
 
 func (m *Manager) tryAdvisory(ctx context.Context) (bool, error) {
@@ -213,9 +238,13 @@ func (m *Manager) unlockLocked(id string) error {
 	if err != nil {
 		err = m.opErr("removing the lock info", err)
 	}
+	start := time.Now()
 	released, uerr := m.releaseAdvisory(ctx)
 	if uerr == nil && !released {
 		uerr = fmt.Errorf("%s: unlocking: the server no longer held this run's lock", m)
+	}
+	if uerr == nil {
+		m.logf("%s: lock released in %s, held for %s", m, since(start), since(m.lockedAt))
 	}
 	return errors.Join(err, uerr)
 }

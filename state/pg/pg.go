@@ -64,6 +64,11 @@ type Options struct {
 	Redact func(string) string
 	// Timeouts bound every wait on the server; zero fields take defaults.
 	Timeouts Timeouts
+	// Log, when set, receives a line for each connect (host, port,
+	// database, role, server version, how long it took; never the
+	// password) and each lock taken, waited for and released, with
+	// durations (PUSHFORM_LOG=debug).
+	Log func(string)
 	// Interrupt is the run's context: once it is done (Ctrl-C), each call
 	// to the server may take only a few more seconds, so the work in
 	// progress is saved when the server answers and the command ends when
@@ -134,6 +139,7 @@ type Manager struct {
 	t            Timeouts        // with defaults filled in
 	stop         context.Context // Options.Interrupt
 	roErr        error           // why this connection cannot write; nil when it can
+	log          func(string)    // Options.Log; nil: none
 
 	mu     sync.Mutex // guards conn and what follows; held across each database call
 	conn   *pgx.Conn  // nil once closed
@@ -141,6 +147,9 @@ type Manager struct {
 	lockID string
 	lock   state.LockInfo
 	stale  *state.LockInfo
+	// waitFrom is when a Lock was first refused, until one succeeds;
+	// lockedAt when the lock was taken. For the debug log.
+	waitFrom, lockedAt time.Time
 
 	commit state.GroupCommit[[]byte]
 }
@@ -176,6 +185,7 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 	m.q = newQueries(o.Schema)
 	m.t = o.Timeouts.withDefaults()
 	m.stop = o.Interrupt
+	m.log = o.Log
 
 	cfg, err := pgx.ParseConfig(o.ConnString)
 	if err != nil {
@@ -183,11 +193,15 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 	}
 	m.red.add(cfg.Password)
 	m.configure(cfg)
+	start := time.Now()
+	where := fmt.Sprintf("host=%s port=%d database=%s role=%s", cfg.Host, cfg.Port, cfg.Database, cfg.User)
 	conn, err := m.connect(ctx, cfg)
 	if err != nil {
+		m.logf("%s: connecting to %s failed after %s: %v", m, where, since(start), err)
 		return nil, err
 	}
 	m.conn = conn
+	m.logf("%s: connected to %s (server %s) in %s", m, where, conn.PgConn().ParameterStatus("server_version"), since(start))
 	if err := m.ensureSchema(); err != nil {
 		conn.Close(context.Background())
 		return nil, err
@@ -196,7 +210,23 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 		conn.Close(context.Background())
 		return nil, err
 	}
+	if m.roErr != nil {
+		m.logf("%s: the role can only read: no lock is taken", m)
+	}
 	return m, nil
+}
+
+// logf writes a debug line, with any secret removed, when Options.Log is
+// set.
+func (m *Manager) logf(format string, args ...any) {
+	if m.log != nil {
+		m.log(m.red.clean(fmt.Sprintf(format, args...)))
+	}
+}
+
+// since is the time since start, rounded for a log line.
+func since(start time.Time) time.Duration {
+	return time.Since(start).Round(100 * time.Microsecond)
 }
 
 // configure bounds every wait of the connection cfg describes: what the
