@@ -111,7 +111,8 @@ func TestPackedRequestIsolatesInvalid(t *testing.T) {
 
 // TestTagChanges: spec 2.1 rule 5 replaces only a notification with the
 // same tag. A tag change with the content is a resend the device shows
-// beside the earlier one; a change of the tag alone sends nothing.
+// beside the earlier one; a change of the tag alone sends nothing, and
+// once applied is not planned again.
 func TestTagChanges(t *testing.T) {
 	sb := startSandbox(t, seed)
 	campaign := func(body, tag string) string {
@@ -128,10 +129,18 @@ func TestTagChanges(t *testing.T) {
 		!strings.Contains(warn, `only the tag changed, from "promo-a" to "promo-b"`) || !strings.Contains(warn, "--replace notification.promo") {
 		t.Fatalf("tag-only change: %s %v %q", a, tg, p.Warnings)
 	}
-	w.mustRun(0, "plan", "--detailed-exitcode")
+	// Applying records the decision (nothing sent): it is not asked again.
+	w.mustRun(2, "plan", "--detailed-exitcode")
 	w.apply()
 	if d := sb.device("alice-phone"); d.Received != 1 {
 		t.Fatalf("a tag-only change sent something: %+v", d)
+	}
+	p = w.planJSON()
+	if a, tg := p.action("notification.promo"); a != "no-op" || tg["tag_only"] != 0 || tg["up_to_date"] != 1 || len(p.Warnings) != 0 {
+		t.Fatalf("after the tag-only change was applied: %s %v %q", a, tg, p.Warnings)
+	}
+	if r := w.mustRun(0, "plan", "--detailed-exitcode"); strings.Contains(r.stdout, "earlier tag") {
+		t.Fatalf("the tag-only change is planned again:\n%s", r.stdout)
 	}
 
 	// The body too: a resend with the duplicate warning, and the device
