@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the pull-request comment of a sample change set (an edit, an
-# addition, a rename with moved, a tag change, a forget) as GitHub shows
-# it and screenshots it in headless Chromium, into docs/plan-comment.png
+# addition, a rename with moved, a tag change, a forget, an
+# already-delivered) as GitHub shows it and screenshots it in headless
+# Chromium, into docs/plan-comment.png
 # (or $1). The markdown is pushform's own (plan --out, then show
 # --markdown with GitHub Actions' variables set); the renderer is marked
 # with GitHub's alerts and stylesheet, installed from npm into a temporary
@@ -50,7 +51,7 @@ pf --chdir campaigns/spring-sale plan --out "$work/pushform.plan" --now 2026-04-
 (cd "$work/repo" && GITHUB_SHA=3f9c2e17a4b85d06c1e2f3a4b5c6d7e8f9a0b1c2 GITHUB_SERVER_URL=https://github.com \
   GITHUB_REPOSITORY=acme/campaigns GITHUB_RUN_ID=9123456789 \
   "$work/pushform" --chdir campaigns/spring-sale show "$work/pushform.plan" --markdown) |
-  sed "s#$work#/home/runner/work/_temp#g" > "$work/plan.md"
+  sed -e "s#$work#/home/runner/work/_temp#g" -e 's/req-[0-9a-f]\{24\}/req-905e5d925a03774c05891eaf/g' > "$work/plan.md" # the sandbox's request ids are random
 
 node scripts/screenshot/render.mjs "$work/npm/node_modules" "$work/plan.md" "$work/plan.html"
 

@@ -10,6 +10,7 @@ import (
 
 	"pushform/message"
 	"pushform/planner"
+	"pushform/state"
 	"pushform/termtext"
 )
 
@@ -453,9 +454,9 @@ func audienceLine(c *planner.Change, a *Audience) string {
 	case planner.ActionCapped:
 		return plural(t.Capped, noun1(noun), noun) + " held back"
 	case planner.ActionAlreadyDelivered:
-		return plural(t.AlreadyDelivered, noun1(noun), noun) + " " + md(c.AlreadyLine()) + ", nothing is sent"
+		return plural(t.AlreadyDelivered, noun1(noun), noun) + " already had it, " + mdEarlier(c) + ": nothing is sent"
 	case planner.ActionDisabled:
-		return "enabled = false: nothing is sent or forgotten"
+		return "`enabled = false`: nothing is sent or forgotten"
 	case planner.ActionNoOp:
 		if t.TagOnly > 0 {
 			return plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep") + " it under the earlier tag"
@@ -496,6 +497,32 @@ func audienceLine(c *planner.Change, a *Audience) string {
 		line += " (" + sample + ")"
 	}
 	return line
+}
+
+// mdEarlier says where c's targets had its content, for the list of
+// addresses: "delivered on 2026-04-20 under `notification.x` (forgotten)"
+// (the details add the request id).
+func mdEarlier(c *planner.Change) string {
+	if len(c.Earlier) == 0 {
+		return "the ledger says so"
+	}
+	e := c.Earlier[0]
+	var s string
+	switch {
+	case e.InPlan:
+		s = "sent by " + mdCode(e.Address) + " in this plan"
+	case e.Outcome == state.Unknown:
+		s = "maybe delivered on " + e.Time.UTC().Format(time.DateOnly) + " under " + mdCode(e.Address) + " (unknown outcome)"
+	default:
+		s = "delivered on " + e.Time.UTC().Format(time.DateOnly) + " under " + mdCode(e.Address)
+	}
+	if e.Forgotten {
+		s += " (forgotten since)"
+	}
+	if n := len(c.Earlier) - 1; n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
 }
 
 // writeWarnings writes the plan's warnings as a GitHub alert, listing as

@@ -1,5 +1,6 @@
 # The pull request: an edit, an addition, a rename with moved, a tag
-# change and a forget (beta_invite is gone).
+# change, a forget (beta_invite is gone) and an already-delivered (its
+# content, moved into onboarding without a moved block: dave has it).
 service {
   sandbox     = "sandbox.hcl"
   environment = "production"
@@ -46,5 +47,11 @@ campaign "onboarding" {
     title    = "Welcome"
     body     = "Thanks for joining"
     tag      = "welcome"
+  }
+
+  notification "beta_invite" {
+    user_ids = ["dave"]
+    title    = "You're in the beta"
+    body     = "Try the new checkout first"
   }
 }
