@@ -35,9 +35,10 @@ type jsonPlan struct {
 	Summary       planner.Summary  `json:"summary"`
 	HasChanges    bool             `json:"has_changes"`
 	Requests      []jsonRequestRef `json:"requests"`
-	// Renames and Pacing are left out when empty.
-	Renames []jsonRename `json:"renames,omitempty"`
-	Pacing  []jsonPace   `json:"pacing,omitempty"`
+	// Renames, Pacing and AwaitingReview are left out when empty.
+	Renames        []jsonRename     `json:"renames,omitempty"`
+	Pacing         []jsonPace       `json:"pacing,omitempty"`
+	AwaitingReview []planner.Review `json:"awaiting_review,omitempty"`
 }
 
 // jsonRename is a forget and a create that look like a rename: apply
@@ -73,6 +74,9 @@ type jsonChange struct {
 	// Earlier lists the deliveries that make targets already delivered.
 	Earlier  []planner.EarlierDelivery `json:"earlier,omitempty"`
 	Warnings []string                  `json:"warnings,omitempty"`
+	// Accept: apply records the content with nothing sent (see
+	// planner.Change.Accept).
+	Accept bool `json:"accept,omitempty"`
 }
 
 type jsonRequestRef struct {
@@ -83,16 +87,17 @@ type jsonRequestRef struct {
 // Plan writes the plan as one JSON document.
 func (v *PlanJSON) Plan(p *planner.Plan) error {
 	out := jsonPlan{
-		FormatVersion: planner.FormatVersion,
-		Environment:   p.Environment,
-		CreatedAt:     p.CreatedAt,
-		StateLineage:  p.StateLineage,
-		StateSerial:   p.StateSerial,
-		Changes:       make([]jsonChange, 0, len(p.Changes)),
-		Warnings:      p.Warnings,
-		Summary:       p.Summary,
-		HasChanges:    p.HasChanges(),
-		Requests:      make([]jsonRequestRef, 0, len(p.Batches)),
+		FormatVersion:  planner.FormatVersion,
+		Environment:    p.Environment,
+		CreatedAt:      p.CreatedAt,
+		StateLineage:   p.StateLineage,
+		StateSerial:    p.StateSerial,
+		Changes:        make([]jsonChange, 0, len(p.Changes)),
+		Warnings:       p.Warnings,
+		Summary:        p.Summary,
+		HasChanges:     p.HasChanges(),
+		Requests:       make([]jsonRequestRef, 0, len(p.Batches)),
+		AwaitingReview: p.AwaitingReview,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
@@ -100,7 +105,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 	for _, c := range p.Changes {
 		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
 			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, SendBefore: c.SendBefore,
-			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings})
+			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings, Accept: c.Accept})
 	}
 	for _, r := range p.Renames {
 		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})
