@@ -90,7 +90,8 @@ notification "teaser" {
 // reviewed apply has not run sends nothing of it (a new notification, an
 // edited one, a send_after come due that no review accepted), lists them
 // and exits 4; after the reviewed apply, the send_after that comes due is
-// sent by --scheduled, and the next run has nothing to do.
+// sent by --scheduled (exit 4 still while a later merge awaits review),
+// and once that is reviewed the next run has nothing to do.
 func TestApplyScheduled(t *testing.T) {
 	sb := startSandbox(t, seed, "--quiet")
 	const welcome = `
@@ -109,7 +110,7 @@ notification "welcome" {
 	}
 
 	// The merge: welcome edited, a new notification, one waiting for 09:00.
-	w.write(fmt.Sprintf(welcome, "Glad you are here!")+`
+	merged := fmt.Sprintf(welcome, "Glad you are here!") + `
 notification "news" {
   user_ids = ["alice"]
   title    = "News"
@@ -122,7 +123,8 @@ notification "launch" {
   body       = "The shop is open"
   send_after = "2026-12-01T09:00:00Z"
 }
-`, sb)
+`
+	w.write(merged, sb)
 	sent := sb.stats().SendRequests
 	for _, now := range []string{before, after} {
 		r := w.mustRun(4, "apply", "--scheduled", now)
@@ -164,18 +166,33 @@ notification "launch" {
 		t.Fatalf("apply --scheduled before 09:00:\n%s", r.stdout)
 	}
 
-	// The cron run after 09:00 releases the launch, once.
-	r := w.mustRun(0, "apply", "--scheduled", after)
-	if !strings.Contains(r.stdout, "2 delivered") || strings.Contains(r.stdout, "Awaiting review") {
+	// Another merge, not reviewed yet. The cron run after 09:00 releases
+	// the launch, once, and still exits 4 for the new notification.
+	w.write(merged+`
+notification "survey" {
+  user_ids = ["bob"]
+  title    = "Survey"
+  body     = "Two questions"
+}
+`, sb)
+	r := w.mustRun(4, "apply", "--scheduled", after)
+	if !strings.Contains(r.stdout, "2 delivered") || !strings.Contains(r.stdout, "notification.survey: new address") ||
+		!strings.Contains(r.stderr, "1 change awaits review and was not applied") {
 		t.Fatalf("apply --scheduled after 09:00:\n%s\n%s", r.stdout, r.stderr)
 	}
 	if d := sb.device("bob-phone"); d.Received != 3 || len(d.Inbox) != 2 || d.Inbox[0].Title+d.Inbox[1].Title != "WelcomeWe're live" && d.Inbox[0].Title+d.Inbox[1].Title != "We're liveWelcome" {
 		t.Errorf("bob-phone after the launch: %+v", d)
 	}
 	sent = sb.stats().SendRequests
-	w.mustRun(0, "apply", "--scheduled", after)
-	w.mustRun(0, "plan", "--detailed-exitcode", after)
+	w.mustRun(4, "apply", "--scheduled", after)
 	if n := sb.stats().SendRequests - sent; n != 0 {
 		t.Errorf("a second scheduled run sent %d requests", n)
+	}
+	// Reviewed, the survey goes out; the cron job has nothing left to do.
+	w.apply(after)
+	w.mustRun(0, "apply", "--scheduled", after)
+	w.mustRun(0, "plan", "--detailed-exitcode", after)
+	if d := sb.device("bob-phone"); d.Received != 4 {
+		t.Errorf("bob-phone received %d, want 4 (welcome twice, the launch, the survey)", d.Received)
 	}
 }
