@@ -171,13 +171,17 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		}
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
+	if opts.Scheduled {
+		// Before the caps: what awaits review takes none of their room.
+		for _, c := range p.Changes {
+			c.Accept = accepts(c)
+		}
+		p.Changes, p.AwaitingReview = holdForReview(p.Changes)
+		clear(created) // every created address awaits review: no renames
+	}
 	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
 	for _, c := range p.Changes {
 		c.Accept = accepts(c)
-	}
-	if opts.Scheduled {
-		p.Changes, p.AwaitingReview = holdForReview(p.Changes)
-		clear(created) // every created address awaits review: no renames
 	}
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	for _, c := range p.Changes {

@@ -49,6 +49,12 @@ func TestScheduled(t *testing.T) {
 	moved := cfgOf(a, renamed)
 	moved.Moved = []config.Moved{{From: "notification.b", To: "notification.b2"}}
 
+	// A cap of one a day: a new address ahead of a in address order
+	// would take u3's push, but it awaits review, so a sends it.
+	promo := note("campaign.promo.notification.n", "P", "p", "", "u3")
+	capped := cfgOf(promo, aMore, b)
+	capped.FrequencyCap = &config.FrequencyCap{Max: 1, Per: 24 * time.Hour}
+
 	reviewed := func(h *history) *history {
 		return h.send(a, state.Delivered, "u1", "u2").send(b, state.Delivered, "u1")
 	}
@@ -81,6 +87,8 @@ func TestScheduled(t *testing.T) {
 			}
 			h.applyPlan(p)
 		}, cfg: cfgOf(a, b, dueC), send: "notification.c: [u1 u2]"},
+		{name: "what awaits review takes no room under a frequency_cap", st: func(h *history) { reviewed(h) }, cfg: capped,
+			send: "notification.a: [u3]", review: "campaign.promo.notification.n (new address)"},
 		{name: "an expired new address applies nothing: no review", st: func(h *history) { reviewed(h) }, cfg: cfgOf(a, b, closed)},
 	}
 	for _, tt := range tests {
