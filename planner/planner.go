@@ -146,12 +146,16 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 			prior = st.Messages[m.Address]
 		}
 		c := pl.change(m, prior)
-		pl.notePlanned(c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from
 			if c.Action == ActionNoOp {
 				c.Action = ActionMoved
 			}
+		}
+		if !opts.Scheduled || c.recorded && c.MovedFrom == "" {
+			// What awaits review sends nothing now: it must not make a
+			// later address's targets already delivered.
+			pl.notePlanned(c)
 		}
 		c.Paces = paceGroups(cfg, m, paces)
 		p.Changes = append(p.Changes, c)

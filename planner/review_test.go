@@ -55,6 +55,10 @@ func TestScheduled(t *testing.T) {
 	capped := cfgOf(promo, aMore, b)
 	capped.FrequencyCap = &config.FrequencyCap{Max: 1, Per: 24 * time.Hour}
 
+	// The same content as a, to u3, at an address ahead of a: it awaits
+	// review, so a sends u3 (not "sent by campaign.promo... in this plan").
+	twin := note("campaign.promo.notification.twin", "A", "a", "t", "u3")
+
 	reviewed := func(h *history) *history {
 		return h.send(a, state.Delivered, "u1", "u2").send(b, state.Delivered, "u1")
 	}
@@ -89,6 +93,8 @@ func TestScheduled(t *testing.T) {
 		}, cfg: cfgOf(a, b, dueC), send: "notification.c: [u1 u2]"},
 		{name: "what awaits review takes no room under a frequency_cap", st: func(h *history) { reviewed(h) }, cfg: capped,
 			send: "notification.a: [u3]", review: "campaign.promo.notification.n (new address)"},
+		{name: "what awaits review sends nothing in this plan", st: func(h *history) { reviewed(h) }, cfg: cfgOf(twin, aMore, b),
+			send: "notification.a: [u3]", review: "campaign.promo.notification.twin (new address)"},
 		{name: "an expired new address applies nothing: no review", st: func(h *history) { reviewed(h) }, cfg: cfgOf(a, b, closed)},
 	}
 	for _, tt := range tests {
