@@ -254,10 +254,16 @@ func SummaryLine(p *planner.Plan) string {
 		}
 	}
 	parts = append(parts, Count(s.Replace)+" to replace")
+	recordTag := 0 // tag-only changes apply records (Change.Accept)
+	for _, c := range p.Changes {
+		if c.Accept && c.Targets.TagOnly > 0 {
+			recordTag++
+		}
+	}
 	for _, o := range []struct {
 		n    int
 		what string
-	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Expired, "expired"}, {s.Capped, "capped"},
+	}{{recordTag, "to record (tag only)"}, {s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Expired, "expired"}, {s.Capped, "capped"},
 		{s.AlreadyDelivered, "already delivered"}, {s.Disabled, "disabled"}} {
 		if o.n > 0 {
 			parts = append(parts, Count(o.n)+" "+o.what)

@@ -26,3 +26,14 @@ func TestAwaitingReview(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
 	}
 }
+
+// TestSummaryRecordsTagOnly: a plan whose only change is a tag-only one
+// apply records says so in its summary line.
+func TestSummaryRecordsTagOnly(t *testing.T) {
+	p := &planner.Plan{Changes: []*planner.Change{{Address: "notification.promo", Action: planner.ActionNoOp, Accept: true,
+		Targets: planner.TargetCounts{Total: 1, TagOnly: 1}}}}
+	want := "Plan: 0 to create, 0 to replace, 1 to record (tag only), 0 to forget; 0 targets in 0 requests."
+	if got := SummaryLine(p); got != want {
+		t.Errorf("SummaryLine = %q, want %q", got, want)
+	}
+}
