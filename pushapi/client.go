@@ -880,7 +880,7 @@ func (c *Client) recipientsPage(ctx context.Context, target string, f *recipient
 		}
 		// The excerpt is what the window still holds: the start of the
 		// answer when it went wrong early.
-		window := s.b[:min(len(s.b), 64<<10)]
+		window := s.start()
 		return pg, &DecodeError{Method: http.MethodGet, StatusCode: r.status, RequestID: r.requestID,
 			Err: c.red.Error(err), Excerpt: excerpt(c.red.Bytes(window), r.header.Get("Content-Type"))}
 	}

@@ -149,7 +149,7 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 		return allDelivered()
 	}
 
-	s := &scanner{b: body}
+	s := newScanner(body)
 	most := perTopicEntries(ts)
 	rs := make([]Result, most)
 	es := make([]entry, 0, most)
@@ -273,7 +273,7 @@ func notJSON(s *scanner, body []byte, want string) error {
 			}
 			return errors.New("the answer is not JSON (it looks like an HTML page)")
 		}
-		start := body[s.i:]
+		start := s.rest()
 		return fmt.Errorf("the answer is not JSON (it starts with %q)", sanitize(string(start[:min(len(start), 24)]), 24))
 	case "nothing":
 		return errors.New("the answer is empty")
@@ -780,16 +780,6 @@ func (s *scanner) text() (string, error) {
 		return validUTF8(v), nil
 	}
 	return s.raw()
-}
-
-// raw reads any value and returns its JSON text (whole bodies only).
-func (s *scanner) raw() (string, error) {
-	s.peek()
-	start := s.i
-	if err := s.skip(1); err != nil {
-		return "", err
-	}
-	return validUTF8(s.b[start:s.i]), nil
 }
 
 func validUTF8(b []byte) string {

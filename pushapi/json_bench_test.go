@@ -124,7 +124,7 @@ func stdDecodeSendResults(body []byte, batch []Notification) ([][]Result, error)
 // decodeRecipientsBody decodes a whole recipients page.
 func decodeRecipientsBody(body []byte) ([]string, error) {
 	var ids []string
-	s := &scanner{b: body}
+	s := newScanner(body)
 	_, err := s.recipientsPage(func(id []byte) error {
 		ids = append(ids, string(id))
 		return nil
