@@ -15,8 +15,8 @@ import (
 // recipients list.
 
 // stdSplit splits a send request with encoding/json instead of
-// splitRequest: a lower bound of what an encoding/json sandbox would do
-// (the target arrays are still decoded by decodeNotification afterwards).
+// splitRequest, target arrays decoded too: a lower bound of what an
+// encoding/json sandbox would do (decodeNotification validates afterwards).
 func stdSplit(body []byte) ([]element, error) {
 	var objs []map[string]json.RawMessage
 	if err := json.Unmarshal(body, &objs); err != nil {
@@ -26,7 +26,14 @@ func stdSplit(body []byte) ([]element, error) {
 	for i, o := range objs {
 		e := element{object: true, fields: make(fieldMap, 0, len(o))}
 		for k, v := range o {
-			e.fields = append(e.fields, field{name: k, raw: v})
+			f := field{name: k, raw: v}
+			if len(v) > 0 && v[0] == '[' { // an array of strings, as splitRequest decodes it
+				var strs []string
+				if json.Unmarshal(v, &strs) == nil && strs != nil {
+					f.strs = strs
+				}
+			}
+			e.fields = append(e.fields, f)
 		}
 		elems[i] = e
 	}
