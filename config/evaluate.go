@@ -71,7 +71,7 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 		diags = append(diags, d...)
 		cfg.Campaigns[name] = c
 	}
-	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients}
+	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns}
 	for _, mb := range mod.messages {
 		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
 		br.settings, d = evalBlockSettings(mb, ctx)

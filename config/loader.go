@@ -32,6 +32,9 @@ type Options struct {
 // so that Resolve can complete it with recipients without reading or
 // parsing anything again. A Loader is not safe for concurrent use.
 type Loader struct {
+	// Backends checks backend blocks (backend.Registry); nil keeps them
+	// unchecked, for callers that never open the state.
+	Backends BackendTypes
 	// parsed are the files of the last Load, by diagnostic filename.
 	parsed map[string]*hcl.File
 	// files are parsed with secret-looking values masked, and redact what
@@ -160,6 +163,9 @@ func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Dia
 		}
 		f, d := decodeFile(p.file)
 		diags = append(diags, d...)
+		for _, bb := range f.backends {
+			diags = append(diags, l.checkBackend(bb)...)
+		}
 		diags = append(diags, mod.addFile(f)...)
 	}
 	if len(names) == 0 {

@@ -44,11 +44,12 @@ func checkNoTargetTwice(t *testing.T, p *Plan) {
 // but a target never joins a request that already addresses it (a result
 // entry echoes only the target, in no promised order).
 func TestPackNeverAddressesATargetTwice(t *testing.T) {
+	// Each block's own title: blocks alike would be one content, sent once.
 	dev := func(addr string, ids ...string) *config.Message {
-		return msg(addr, config.KindNotification, config.TargetDevices, ids, config.Content{Title: "T", Body: "B"})
+		return msg(addr, config.KindNotification, config.TargetDevices, ids, config.Content{Title: addr, Body: "B"})
 	}
 	topic := func(addr string, ids ...string) *config.Message {
-		return msg(addr, config.KindNotification, config.TargetTopics, ids, config.Content{Title: "T", Body: "B"})
+		return msg(addr, config.KindNotification, config.TargetTopics, ids, config.Content{Title: addr, Body: "B"})
 	}
 	cases := []struct {
 		name  string
