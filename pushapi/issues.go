@@ -253,17 +253,8 @@ func (s *scanner) path() ([]pathElem, error) {
 // index reads a notification index: a whole number or a numeric string;
 // -1 for anything else.
 func (s *scanner) index() (int, error) {
-	var v []byte
-	var err error
-	switch s.peek() {
-	case '"':
-		v, err = s.str()
-	case '0':
-		v, err = s.number()
-	default:
-		return -1, s.skip(1)
-	}
-	if err != nil {
+	v, ok, err := s.numeric()
+	if err != nil || !ok {
 		return -1, err
 	}
 	f, perr := strconv.ParseFloat(strings.TrimSpace(string(v)), 64)

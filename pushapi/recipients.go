@@ -232,16 +232,8 @@ func (s *scanner) nextValue() (string, error) {
 // pageCount reads a value that should be a whole non-negative number,
 // given as a number or a numeric string; ok is false for anything else.
 func (s *scanner) pageCount() (n int64, ok bool, err error) {
-	var v []byte
-	switch s.peek() {
-	case '"':
-		v, err = s.str()
-	case '0':
-		v, err = s.number()
-	default:
-		return 0, false, s.skip(1)
-	}
-	if err != nil || len(v) > 32 {
+	v, ok, err := s.numeric()
+	if err != nil || !ok || len(v) > 32 {
 		return 0, false, err
 	}
 	n, perr := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)

@@ -267,6 +267,20 @@ func (s *scanner) number() ([]byte, error) {
 	return v, nil
 }
 
+// numeric reads a number, or a string (a service may quote its numbers),
+// and returns its text; ok is false, the value skipped, for anything else.
+func (s *scanner) numeric() (v []byte, ok bool, err error) {
+	switch s.peek() {
+	case '"':
+		v, err = s.str()
+	case '0':
+		v, err = s.number()
+	default:
+		return nil, false, s.skip(1)
+	}
+	return v, err == nil, err
+}
+
 var (
 	errTooDeep = errors.New("nesting too deep")
 	// errTooLong is a string over the length its caller allows.
