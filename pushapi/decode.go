@@ -606,6 +606,20 @@ const (
 )
 
 func entryKey(key []byte) (int, string) {
+	switch string(key) { // the spec's spelling, without folding case
+	case "userId":
+		return keyUserID, "userId"
+	case "status":
+		return keyOutcome, "status"
+	case "deviceCount":
+		return keyDeviceCount, "deviceCount"
+	case "reason":
+		return keyReason, "reason"
+	case "message":
+		return keyMessage, "message"
+	case "deviceId":
+		return keyDeviceID, "deviceId"
+	}
 	type k struct {
 		name string
 		id   int
@@ -742,6 +756,14 @@ func (s *scanner) topicsEcho(e *entry, exp *target) error {
 }
 
 func parseOutcome(v []byte) (Outcome, bool) {
+	switch string(v) { // the spec's spelling, without folding case
+	case "delivered":
+		return OutcomeDelivered, true
+	case "skipped":
+		return OutcomeSkipped, true
+	case "failed":
+		return OutcomeFailed, true
+	}
 	v = bytes.TrimSpace(v)
 	for _, o := range [...]Outcome{OutcomeDelivered, OutcomeSkipped, OutcomeFailed} {
 		if bytes.EqualFold(v, []byte(o)) {
@@ -804,6 +826,9 @@ func (s *scanner) count() (n int, ok bool, err error) {
 	} else if v, err = s.number(); err != nil {
 		return 0, false, err
 	}
+	if n, ok := smallUint(v); ok {
+		return n, true, nil
+	}
 	i, err := strconv.ParseInt(string(v), 10, 0)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(string(v), 64)
@@ -816,6 +841,21 @@ func (s *scanner) count() (n int, ok bool, err error) {
 		return 0, false, fmt.Errorf("negative: %d", i)
 	}
 	return int(i), true, nil
+}
+
+// smallUint parses the common count: up to nine decimal digits.
+func smallUint(v []byte) (int, bool) {
+	if len(v) == 0 || len(v) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // epochMillisFrom is the magnitude from which an epoch number is taken
