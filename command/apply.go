@@ -93,12 +93,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		}
 	}()
 
-	var out views.Apply
-	if o.json {
-		out = views.NewApplyJSON(m.Stdout)
-	} else {
-		out = views.NewApplyHuman(m.Stdout, m.Stderr, m.Color(), m.StdoutTerminal, time.Now)
-	}
+	out := views.NewApply(jsonFormat(o.json), m.view(false))
 
 	if saved == nil && o.autoApprove {
 		if s := r.stream(); s != nil {

@@ -107,16 +107,11 @@ func (o *planOptions) applyCommand() string {
 
 // writePlan shows p on stdout in the chosen format.
 func (m *Meta) writePlan(p *planner.Plan, jf jsonFlags, asMarkdown bool) error {
-	var v views.Plan
-	switch {
-	case jf.enabled():
-		v = views.NewPlanJSON(m.Stdout, jf.indent)
-	case asMarkdown:
-		v = views.NewPlanMarkdown(m.Stdout, 0)
-	default:
-		v = views.NewPlanHuman(m.Stdout, m.Color())
+	f := jf.format()
+	if asMarkdown {
+		f = views.Markdown
 	}
-	return v.Plan(p)
+	return views.NewPlan(f, m.view(jf.indent)).Plan(p)
 }
 
 // writePlanFile saves a plan for apply, readable by its owner only: it
