@@ -203,9 +203,9 @@ type planning struct {
 // preclassified is what classifyAll would return for the targets of the
 // message at addr, made chunk by chunk while they arrived.
 type preclassified struct {
-	addr string
-	cc   *changeContext
-	cl   classified
+	addr       string
+	changeCtx  *changeContext
+	classified classified
 }
 
 // isRecipient is safe for concurrent use: classify calls it from several
@@ -274,7 +274,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		// and neither the plan nor its readers write to it.
 		cl.counts.New, cl.send = len(ids), ids
 	} else if pl.pre != nil && pl.pre.addr == m.Address {
-		cc, cl = pl.pre.cc, pl.pre.cl
+		cc, cl = pl.pre.changeCtx, pl.pre.classified
 	} else {
 		cc = newChangeContext(m, prior, c.Fingerprint, pl.replace[m.Address])
 		cc.lc = lc
