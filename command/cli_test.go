@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"pushform/internal/testutil"
+	"pushform/views"
 )
 
 // TestCommandLineErrors runs every command and subcommand with an unknown
@@ -212,7 +213,7 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	code, out, _ = runIn(t, t.TempDir(), "", nil, "version", "--json")
-	var got buildInfo
+	var got views.BuildInfo
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitOK || got != info {
 		t.Errorf("version --json: exit %d, %v\n%s", code, err, out)
 	}

@@ -129,3 +129,26 @@ func NewValidate(f Format, v *View) Validate {
 	}
 	panic(unsupported("validate", f))
 }
+
+// NewVersion returns the version view of format f: human or JSON.
+func NewVersion(f Format, v *View) Version {
+	switch f {
+	case Human:
+		return NewVersionHuman(v.Stdout)
+	case JSON:
+		return NewVersionJSON(v.Stdout)
+	}
+	panic(unsupported("version", f))
+}
+
+// NewSandboxDevice returns the sandbox device view of format f: human or
+// JSON.
+func NewSandboxDevice(f Format, v *View) SandboxDevice {
+	switch f {
+	case Human:
+		return NewSandboxDeviceHuman(v.Stdout)
+	case JSON:
+		return NewSandboxDeviceJSON(v.Stdout)
+	}
+	panic(unsupported("sandbox device", f))
+}

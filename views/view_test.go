@@ -27,6 +27,10 @@ func TestFactories(t *testing.T) {
 			map[Format]string{Human: "*views.RecipientsHuman", JSON: "*views.RecipientsJSON"}},
 		{"validate", func(f Format) any { return NewValidate(f, v) },
 			map[Format]string{Human: "*views.ValidateHuman", JSON: "*views.ValidateJSON"}},
+		{"version", func(f Format) any { return NewVersion(f, v) },
+			map[Format]string{Human: "*views.VersionHuman", JSON: "*views.VersionJSON"}},
+		{"sandbox device", func(f Format) any { return NewSandboxDevice(f, v) },
+			map[Format]string{Human: "*views.SandboxDeviceHuman", JSON: "*views.SandboxDeviceJSON"}},
 	}
 	for _, tt := range tests {
 		for _, f := range []Format{Human, JSON, Markdown, Format(99)} {
