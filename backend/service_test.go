@@ -97,15 +97,7 @@ func TestEmbeddedSandbox(t *testing.T) {
 // at a separately started service, even one that names a sandbox seed
 // (here one that does not exist: it is never read).
 func TestBaseURLWinsOverSandbox(t *testing.T) {
-	seed, diags := sandbox.ParseSeed("seed.hcl", []byte("api_key \"k-test\" { environment = \"test\" }\nuser \"zed\" {\n  device \"zed-phone\" { environment = \"test\" }\n}\n"))
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
-	}
-	base, stop, err := sandbox.New(seed, sandbox.Options{}).Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop() })
+	base, _ := testutil.StartSandbox(t, "api_key \"k-test\" { environment = \"test\" }\nuser \"zed\" {\n  device \"zed-phone\" { environment = \"test\" }\n}\n", sandbox.Options{})
 	cfg := &config.Config{Dir: t.TempDir(), Service: config.Service{Environment: "test", Sandbox: "missing.hcl", APIKeyEnv: "PF_KEY"}}
 	svc, err := backend.Connect(cfg, backend.ServiceOptions{Getenv: env(map[string]string{"PUSHFORM_BASE_URL": base, "PF_KEY": "k-test"})})
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,20 +23,8 @@ var controlChar = regexp.MustCompile(`[\x00-\x09\x0b-\x1f\x7f\x{80}-\x{9f}]`)
 // pointing at it; it returns the directory and an Env for Run.
 func testService(t *testing.T, seed string, opts sandbox.Options, campaign string) (string, func(args ...string) (int, string, string)) {
 	t.Helper()
-	sd, diags := sandbox.ParseSeed("seed.hcl", []byte(seed))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	base, stop, err := sandbox.New(sd, opts).Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop() })
-	dir := t.TempDir()
-	svc := fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n", base)
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(svc+campaign), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	base, _ := testutil.StartSandbox(t, seed, opts)
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": testutil.ServiceAt(base) + campaign})
 	run := func(args ...string) (int, string, string) {
 		return runCLI(t, dir, Env{}, args...)
 	}

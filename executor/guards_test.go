@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/sandbox"
@@ -86,21 +86,16 @@ func maxInWindow(log []sent, w time.Duration) int {
 // returns a client for it.
 func startSandbox(t *testing.T, n int) (*sandbox.Server, *pushapi.Client) {
 	t.Helper()
-	seed, diags := sandbox.ParseSeed("seed.hcl", []byte(fmt.Sprintf(`
+	seed := fmt.Sprintf(`
 api_key "k-test-0123456789" { environment = "test" }
 user_range "u%%04d" {
   count       = %d
   device      = "d%%04d"
   environment = "test"
 }
-`, n)))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	sb := sandbox.New(seed, sandbox.Options{})
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	c, err := pushapi.New(pushapi.Options{BaseURL: srv.URL + "/v1", APIKey: "k-test-0123456789"})
+`, n)
+	base, sb := testutil.StartSandbox(t, seed, sandbox.Options{})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: "k-test-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}
