@@ -308,8 +308,14 @@ notification "a" {
 	if r := w.mustRun(1, "plan"); !strings.Contains(r.stderr, "checksum mismatch") {
 		t.Errorf("edited serial:\n%s", r.stderr)
 	}
-	os.WriteFile(path, bytes.Replace(good, []byte(`{"version":4,`), []byte(`{"version":5,`), 1), 0o600)
-	if r := w.mustRun(1, "plan"); !strings.Contains(r.stderr, "was written by a newer pushform (state format 5;") || strings.Contains(r.stderr, "corrupt") {
+	m := regexp.MustCompile(`^\{"version":(\d+),`).FindSubmatch(good)
+	if m == nil {
+		t.Fatalf("no version in the header: %.80q", good)
+	}
+	v, _ := strconv.Atoi(string(m[1]))
+	newer := fmt.Sprintf(`{"version":%d,`, v+1)
+	os.WriteFile(path, bytes.Replace(good, m[0], []byte(newer), 1), 0o600)
+	if r := w.mustRun(1, "plan"); !strings.Contains(r.stderr, fmt.Sprintf("was written by a newer pushform (state format %d;", v+1)) || strings.Contains(r.stderr, "corrupt") {
 		t.Errorf("newer format:\n%s", r.stderr)
 	}
 }
