@@ -1,6 +1,8 @@
 // Package views turns plans, apply progress and state into output for
 // people (human text, markdown) and machines (JSON). Each kind of output is
-// an interface (Plan, Apply, State) with one type per format; nothing here
+// an interface (Plan, Apply, State, History, ...) with one type per
+// format, and a factory (NewPlan, NewApply, ...) that picks the type for
+// a Format: commands choose output only through those. Nothing here
 // plans, sends or reads files.
 package views
 
