@@ -60,7 +60,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&pf.targets, "target", nil, "limit the plan to `ADDR` and what it contains (repeatable)")
 	fs.StringArrayVar(&pf.replace, "replace", nil, "send `ADDR` again to every target (repeatable)")
 	fs.BoolVar(&pf.refresh, "refresh", true, "fetch the recipients list (false: use the one recorded in state)")
-	fs.StringVar(&pf.now, "now", "", "plan (and apply) as if it were `TIME` (RFC 3339): for send_after, send_before and frequency_cap")
+	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after, send_before and frequency_cap: to rehearse the future (apply refuses a TIME in the past)")
 	pf.stateFlags.bind(fs, true)
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
@@ -68,7 +68,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 }
 
 // check validates the flag values that pflag cannot, and returns the time
-// to plan at.
+// --now gives, or the zero time without it.
 func (pf *planFlags) check() (time.Time, error) {
 	if pf.maxUnknownResends < 1 {
 		return time.Time{}, fmt.Errorf("--max-unknown-resends must be at least 1, not %d", pf.maxUnknownResends)
@@ -77,7 +77,7 @@ func (pf *planFlags) check() (time.Time, error) {
 		return time.Time{}, err
 	}
 	if pf.now == "" {
-		return time.Now(), nil
+		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339, pf.now)
 	if err != nil {
@@ -147,6 +147,9 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 	now, err := pf.check()
 	if err != nil {
 		return nil, err
+	}
+	if now.IsZero() {
+		now = m.clock()()
 	}
 	r := &run{m: m, pf: pf, loader: m.newLoader(), now: now}
 	cfg, diags := m.loadConfig(r.loader, pf.configFlags, nil)
