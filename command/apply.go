@@ -153,7 +153,11 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	}
 	out.Start(p)
 	start := time.Now()
-	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, o.executorOptions(out.Event))
+	opts := o.executorOptions(out.Event)
+	// send_rate holds across runs: the requests recorded in the current
+	// window count.
+	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, m.clock()())
+	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
 	return o.finish(r, out, p, rec, res, applyErr, start)
 }
 
