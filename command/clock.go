@@ -28,7 +28,7 @@ func (e *clockError) Error() string {
 		what = "the plan was made for " + rfc3339(e.now) + ", which"
 	}
 	switch {
-	case !e.last.IsZero() && e.now.Before(e.last):
+	case !e.last.IsZero():
 		return fmt.Sprintf("%s is earlier than the latest delivery the state records (%s): apply never runs before what it already sent, "+
 			"or frequency caps and delivery windows could be bypassed; nothing was sent. Plan at a later time, or without --now", what, rfc3339(e.last))
 	default:
@@ -39,6 +39,10 @@ func (e *clockError) Error() string {
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// before reports whether t is before ref to the second: --now is written in
+// whole seconds, so the current second (`date -u +%FT%TZ`) is not the past.
+func before(t, ref time.Time) bool { return t.Before(ref.Truncate(time.Second)) }
 
 // checkApplyClock refuses, before anything is sent, an apply whose time
 // is earlier than the latest delivery st records, and a --now earlier than
@@ -51,17 +55,17 @@ func checkApplyClock(nowFlag string, now time.Time, clock func() time.Time, save
 	case saved != nil && nowFlag != "" && !now.Equal(saved.CreatedAt):
 		return fmt.Errorf("--now %s is not the time the plan was made for (%s): apply the plan without --now, or make a new plan", rfc3339(now), rfc3339(saved.CreatedAt))
 	case saved != nil:
-		if last := st.LastDelivery(); saved.CreatedAt.Before(last) {
+		if last := st.LastDelivery(); before(saved.CreatedAt, last) {
 			return &clockError{now: saved.CreatedAt, last: last, saved: true}
 		}
 		return nil
 	case nowFlag == "":
 		return nil // the real clock
 	}
-	if last := st.LastDelivery(); now.Before(last) {
+	if last := st.LastDelivery(); before(now, last) {
 		return &clockError{now: now, last: last}
 	}
-	if real := clock(); now.Before(real) {
+	if real := clock(); before(now, real) {
 		return &clockError{now: now, clock: real}
 	}
 	return nil
@@ -73,12 +77,12 @@ func planClockNote(nowFlag string, now time.Time, clock func() time.Time, st *st
 	if nowFlag == "" {
 		return ""
 	}
-	if last := st.LastDelivery(); now.Before(last) {
+	if last := st.LastDelivery(); before(now, last) {
 		return fmt.Sprintf("Note: --now %s is earlier than the latest delivery the state records (%s): apply refuses this time, "+
 			"as a plan file or not; this plan shows what would have been sent then.", rfc3339(now), rfc3339(last))
 	}
 	real := clock()
-	if !now.Before(real) {
+	if !before(now, real) {
 		return ""
 	}
 	if out != "" {

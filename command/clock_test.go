@@ -60,6 +60,18 @@ func TestCheckApplyClock(t *testing.T) {
 	if err := checkApplyClock("", clock, time.Now, plan(clock), nil); err != nil {
 		t.Errorf("no state yet: %v", err)
 	}
+	// --now is written in whole seconds: the current second is not the
+	// past, nor is that of the latest delivery.
+	subsecond := func() time.Time { return clock.Add(700 * time.Millisecond) }
+	if err := checkApplyClock("2026-11-22T12:00:00Z", clock, subsecond, nil, st); err != nil {
+		t.Errorf("--now the current second: %v", err)
+	}
+	recent := state.New("test")
+	recent.Messages["notification.a"] = &state.Message{Address: "notification.a", Targets: map[string]*state.Target{
+		"u1": {Outcome: state.Delivered, Time: subsecond()}}}
+	if err := checkApplyClock("2026-11-22T12:00:00Z", clock, subsecond, nil, recent); err != nil {
+		t.Errorf("--now the second of the latest delivery: %v", err)
+	}
 }
 
 // TestApplyClockIsReal drives the CLI with an injected real clock: apply
