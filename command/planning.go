@@ -256,7 +256,7 @@ func (r *run) fetchInto(ctx context.Context, s *planner.Stream) {
 	for _, c := range chunks {
 		ids = append(ids, c...)
 	}
-	snap := &state.Snapshot{FetchedAt: r.now.UTC(), UserIDs: ids}
+	snap := &state.Snapshot{FetchedAt: r.m.clock()().UTC(), UserIDs: ids} // fetched at the real time, whatever --now says
 	cfg, err := r.resolve(snap)
 	if err != nil {
 		s.Fail(err)
@@ -297,7 +297,7 @@ func (r *run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return &state.Snapshot{FetchedAt: r.now.UTC(), UserIDs: ids}, true, nil
+	return &state.Snapshot{FetchedAt: r.m.clock()().UTC(), UserIDs: ids}, true, nil
 }
 
 // hasSkippedUsers reports whether st records a user skipped as
