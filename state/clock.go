@@ -14,16 +14,33 @@ func (s *State) LastDelivery() time.Time {
 		return last
 	}
 	for m := range s.LedgerMessages() {
-		var prev *Target
-		for _, t := range m.AllTargets() {
-			if t == prev { // records are shared between targets: read each once
-				continue
-			}
-			prev = t
+		m.eachRecord(func(t *Target) {
 			if (t.Outcome == Delivered || t.Outcome == Unknown) && t.Time.After(last) {
 				last = t.Time
 			}
-		}
+		})
 	}
 	return last
+}
+
+// eachRecord calls f with the records of m's targets, each distinct one
+// of a compact message once (a million targets share a few thousand). It
+// may include a record no target holds any more: one of an earlier
+// outcome, which happened too.
+func (m *Message) eachRecord(f func(*Target)) {
+	m.ready()
+	if t := m.table; t != nil {
+		for _, r := range t.records {
+			if r != nil {
+				f(r)
+			}
+		}
+		for _, r := range t.more {
+			f(r)
+		}
+		return
+	}
+	for _, r := range m.Targets {
+		f(r)
+	}
 }
