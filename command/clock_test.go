@@ -1,6 +1,7 @@
 package command
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,5 +134,62 @@ notification "later" {
 	code, _, stderr = run("apply", "past.plan")
 	if code != ExitError || !strings.Contains(stderr, "the plan was made for 2026-11-22T11:30:00Z, which is earlier than the latest delivery the state records (2026-11-22T12:00:00Z)") {
 		t.Fatalf("apply of a plan made before the last delivery: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestApplyAheadKeepsCaps: frequency_cap { max = 1 per = "24h" }; after
+// a delivery at the real time, plan --now a day ahead rehearses the
+// second notification going then, but apply --now a day ahead sends now,
+// so the cap holds it back; a plan saved to apply counts the same way.
+func TestApplyAheadKeepsCaps(t *testing.T) {
+	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	const capped = `
+frequency_cap {
+  max = 1
+  per = "24h"
+}
+notification "a_launch" {
+  user_ids = ["alice", "bob"]
+  title    = "Launch"
+  body     = "It is here"
+}
+`
+	dir, _ := testService(t, viewSeed, sandbox.Options{}, capped)
+	run := func(args ...string) (int, string, string) {
+		return runCLI(t, dir, Env{Now: func() time.Time { return clock }}, args...)
+	}
+	if code, stdout, stderr := run("apply", "--auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	main := filepath.Join(dir, "main.hcl")
+	src, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, []byte(`
+notification "b_reminder" {
+  user_ids = ["alice", "bob"]
+  title    = "Reminder"
+  body     = "Have you tried it?"
+}
+`)...)
+	if err := os.WriteFile(main, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const dayAhead = "2026-11-23T12:00:01Z"
+	held := "⊘ notification.b_reminder is held back by frequency_cap: 2 users"
+	if _, stdout, _ := run("plan", "--now", dayAhead); !strings.Contains(stdout, "+ notification.b_reminder will be created") {
+		t.Errorf("plan --now a day ahead rehearses the reminder going then:\n%s", stdout)
+	}
+	if _, stdout, _ := run("plan", "--now", dayAhead, "--out", "ahead.plan"); !strings.Contains(stdout, held) {
+		t.Errorf("a plan saved to apply counts the cap at the real time:\n%s", stdout)
+	}
+	code, stdout, stderr := run("apply", "--auto-approve", "--now", dayAhead)
+	if code != ExitOK || !strings.Contains(stdout, held) {
+		t.Errorf("apply --now a day ahead: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	st := readStateAt(t, filepath.Join(dir, "pushform.state"))
+	if m := st.Messages["notification.b_reminder"]; m != nil && m.TargetCount() > 0 {
+		t.Errorf("the reminder was sent within the day: %d targets recorded", m.TargetCount())
 	}
 }

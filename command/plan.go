@@ -60,6 +60,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	if o.out != "" {
+		r.sendAt = m.clock()() // apply may send the saved plan at once
+	}
 	p, err := r.plan(ctx)
 	if cerr := r.sess.Close(); err == nil && cerr != nil {
 		err = cerr

@@ -139,6 +139,10 @@ type run struct {
 	loader *config.Loader
 	sess   *backend.Session
 	now    time.Time
+	// sendAt is set when the plan may be sent at once (apply, plan
+	// --out): the real clock, from which frequency caps count when --now
+	// is ahead of it (see planner.Options.SendAt).
+	sendAt time.Time
 }
 
 // openRun loads and validates the configuration, then locks and reads the
@@ -152,6 +156,9 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 		now = m.clock()()
 	}
 	r := &run{m: m, pf: pf, loader: m.newLoader(), now: now}
+	if operation == "apply" {
+		r.sendAt = m.clock()()
+	}
 	cfg, diags := m.loadConfig(r.loader, pf.configFlags, nil)
 	if diags.HasErrors() {
 		return nil, errReported
@@ -187,7 +194,7 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 func (r *run) planOptions() planner.Options {
 	return planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
-		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend,
+		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend, SendAt: r.sendAt,
 	}
 }
 

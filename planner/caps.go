@@ -157,6 +157,15 @@ func applyCaps(cfg *config.Config, st *state.State, now time.Time, changes []*Ch
 	}
 }
 
+// capTime is the time frequency caps count back from: the plan's, or when
+// its sends go out earlier (SendAt), that.
+func (opts Options) capTime() time.Time {
+	if !opts.SendAt.IsZero() && opts.SendAt.Before(opts.Now) {
+		return opts.SendAt
+	}
+	return opts.Now
+}
+
 func anyCampaignCap(cfg *config.Config) bool {
 	for _, c := range cfg.Campaigns {
 		if c.FrequencyCap != nil {

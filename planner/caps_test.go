@@ -48,3 +48,40 @@ func TestFrequencyCapCountsOutcomes(t *testing.T) {
 		})
 	}
 }
+
+// TestFrequencyCapCountsFromSendAt: a plan at a time ahead (--now) that
+// apply sends at once counts its caps from the real time of the sends
+// (SendAt): a delivery an hour ago holds the user back, though a day has
+// passed at the plan's time. A plan only rehearsing that time (no SendAt)
+// shows the user free then.
+func TestFrequencyCapCountsFromSendAt(t *testing.T) {
+	first := note("notification.a_first", "First", "One", "", "u1")
+	second := note("notification.b_second", "Second", "Two", "", "u1")
+	ahead := now.Add(25 * time.Hour)
+	for _, tt := range []struct {
+		name       string
+		planAt     time.Time
+		sendAt     time.Time
+		wantCapped bool
+	}{
+		{"rehearsing a day ahead", ahead, time.Time{}, false},
+		{"sent now, planned a day ahead", ahead, now, true},
+		{"sent now, planned now", now, now, true},
+		{"a plan for the past: from its own time, later deliveries included", now.Add(-2 * time.Hour), now, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := recorded(first, state.Delivered, nil)
+			st.Messages[first.Address].Targets["u1"].Time = now.Add(-time.Hour)
+			cfg := cfgOf(first, second)
+			cfg.FrequencyCap = &config.FrequencyCap{Max: 1, Per: 24 * time.Hour}
+			p, err := Make(Input{Config: cfg, State: st}, Options{Now: tt.planAt, SendAt: tt.sendAt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := change(t, p, second.Address)
+			if capped := c.Action == ActionCapped && c.Targets.Capped == 1; capped != tt.wantCapped {
+				t.Errorf("%s %+v, want capped %v", c.Action, c.Targets, tt.wantCapped)
+			}
+		})
+	}
+}
