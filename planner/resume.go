@@ -62,8 +62,8 @@ func resume(st *state.State, p Pace, now time.Time) (time.Time, bool) {
 	}
 	byRequest := map[key]int{}
 	for m := range st.LedgerMessages() {
-		if !p.Member(m.Address) {
-			continue
+		if !p.Member(m.Address) || !mayDeliverSince(m, since) {
+			continue // a ledger entry forgotten before the window holds no send in it
 		}
 		for _, t := range m.AllTargets() {
 			if t.Time.After(since) && tookRate(t) {
