@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"pushform/internal/testutil"
+	"pushform/internal/testutil/cpubench"
 )
 
 // The client's JSON is read and written with jsontext (encode.go, scan.go,
@@ -190,42 +190,42 @@ func BenchmarkJSON(b *testing.B) {
 	recips := recipientsBody(100_000)
 	b.Run("request=500/jsontext", func(b *testing.B) {
 		var pool bufPool
-		testutil.BenchTargets(b, 500, func() {
+		cpubench.PerTarget(b, 500, func() {
 			buf := pool.get()
 			*buf = appendBatch(*buf, batch)
 			pool.put(buf)
 		})
 	})
 	b.Run("request=500/encoding-json", func(b *testing.B) {
-		testutil.BenchTargets(b, 500, func() {
+		cpubench.PerTarget(b, 500, func() {
 			if _, err := json.Marshal(batch); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
 	b.Run("response=500/jsontext", func(b *testing.B) {
-		testutil.BenchTargets(b, 500, func() {
+		cpubench.PerTarget(b, 500, func() {
 			if _, err := decodeSendResults(answer, 207, batch, nil); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
 	b.Run("response=500/encoding-json", func(b *testing.B) {
-		testutil.BenchTargets(b, 500, func() {
+		cpubench.PerTarget(b, 500, func() {
 			if _, err := stdDecodeSendResults(answer, batch); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
 	b.Run("recipients=100k/jsontext", func(b *testing.B) {
-		testutil.BenchTargets(b, 100_000, func() {
+		cpubench.PerTarget(b, 100_000, func() {
 			if _, err := decodeRecipientsBody(recips); err != nil {
 				b.Fatal(err)
 			}
 		})
 	})
 	b.Run("recipients=100k/encoding-json", func(b *testing.B) {
-		testutil.BenchTargets(b, 100_000, func() {
+		cpubench.PerTarget(b, 100_000, func() {
 			var ids []string
 			if err := json.Unmarshal(recips, &ids); err != nil {
 				b.Fatal(err)
@@ -233,7 +233,7 @@ func BenchmarkJSON(b *testing.B) {
 		})
 	})
 	b.Run("recipients=100k/encoding-json-stream", func(b *testing.B) {
-		testutil.BenchTargets(b, 100_000, func() {
+		cpubench.PerTarget(b, 100_000, func() {
 			dec := json.NewDecoder(bytes.NewReader(recips))
 			if _, err := dec.Token(); err != nil {
 				b.Fatal(err)

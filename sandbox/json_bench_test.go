@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"pushform/internal/testutil"
+	"pushform/internal/testutil/cpubench"
 )
 
 // The sandbox's JSON is read and written with jsontext (scan.go, decode.go,
@@ -124,14 +124,14 @@ func BenchmarkJSON(b *testing.B) {
 	body := benchBodies()[0]
 	ids, as := benchAttempts()
 	b.Run("request=500/jsontext", func(b *testing.B) {
-		testutil.BenchTargets(b, MaxUserIDs, func() {
+		cpubench.PerTarget(b, MaxUserIDs, func() {
 			if _, issues := decodeSendRequest(body); issues != nil {
 				b.Fatal(issues)
 			}
 		})
 	})
 	b.Run("request=500/encoding-json", func(b *testing.B) {
-		testutil.BenchTargets(b, MaxUserIDs, func() {
+		cpubench.PerTarget(b, MaxUserIDs, func() {
 			elems, err := stdSplit(body)
 			if err != nil {
 				b.Fatal(err)
@@ -143,10 +143,10 @@ func BenchmarkJSON(b *testing.B) {
 	})
 	b.Run("response=500/jsontext", func(b *testing.B) {
 		var buf []byte
-		testutil.BenchTargets(b, MaxUserIDs, func() { buf = sandboxResults(buf[:0], ids, as) })
+		cpubench.PerTarget(b, MaxUserIDs, func() { buf = sandboxResults(buf[:0], ids, as) })
 	})
 	b.Run("response=500/encoding-json", func(b *testing.B) {
-		testutil.BenchTargets(b, MaxUserIDs, func() {
+		cpubench.PerTarget(b, MaxUserIDs, func() {
 			if _, err := stdResults(ids, as); err != nil {
 				b.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func BenchmarkJSON(b *testing.B) {
 	}
 	b.Run("recipients=100k/jsontext", func(b *testing.B) {
 		var buf []byte
-		testutil.BenchTargets(b, len(many), func() {
+		cpubench.PerTarget(b, len(many), func() {
 			buf = append(buf[:0], '[')
 			for i, id := range many {
 				if i > 0 {
@@ -170,7 +170,7 @@ func BenchmarkJSON(b *testing.B) {
 		})
 	})
 	b.Run("recipients=100k/encoding-json", func(b *testing.B) {
-		testutil.BenchTargets(b, len(many), func() {
+		cpubench.PerTarget(b, len(many), func() {
 			if _, err := json.Marshal(many); err != nil {
 				b.Fatal(err)
 			}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package testutil
+package cpubench
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package testutil
+package cpubench
 
 // CPUTime is 0 where getrusage is not available.
 func CPUTime() int64 { return 0 }

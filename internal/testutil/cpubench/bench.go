@@ -1,12 +1,15 @@
-package testutil
+// Package cpubench holds the CPU timer and loop of the packages' JSON
+// benchmarks. It is apart from testutil, which starts sandboxes, so the
+// sandbox's own tests can use it.
+package cpubench
 
 import "testing"
 
-// BenchTargets runs op in b's loop, reporting allocations, the wall time
+// PerTarget runs op in b's loop, reporting allocations, the wall time
 // per target (an operation handles n targets) and the CPU per operation.
 // The CPU counts every thread of the process, the garbage collector's
 // too: what an operation costs, which is what a busy machine is short of.
-func BenchTargets(b *testing.B, n int, op func()) {
+func PerTarget(b *testing.B, n int, op func()) {
 	b.Helper()
 	cpu0 := CPUTime()
 	b.ReportAllocs()
