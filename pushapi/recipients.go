@@ -243,7 +243,7 @@ func (s *scanner) pageCount() (n int64, ok bool, err error) {
 func (s *scanner) recipient(emit func([]byte) error) error {
 	switch s.peek() {
 	case '"':
-		v, err := s.strMax(MaxUserIDBytes)
+		v, err := s.nextStr(MaxUserIDBytes)
 		if errors.Is(err, errTooLong) {
 			return fmt.Errorf("a user id longer than %d bytes", MaxUserIDBytes)
 		}

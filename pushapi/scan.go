@@ -229,6 +229,11 @@ func (s *scanner) strMax(max int) ([]byte, error) {
 	if k := s.peek(); k != '"' {
 		return nil, s.unexpected(k, "a string")
 	}
+	return s.nextStr(max)
+}
+
+// nextStr is strMax where the caller has seen a string is next.
+func (s *scanner) nextStr(max int) ([]byte, error) {
 	v, err := s.dec.ReadValue()
 	if err != nil {
 		return nil, s.fail(err, "a string")
