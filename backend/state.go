@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"time"
 
@@ -53,6 +52,8 @@ type StateOptions struct {
 	// Getenv reads the connection string from the variable the backend
 	// block names.
 	Getenv func(string) string
+	// Secrets are the run's secrets, taken out of the backend's messages.
+	Secrets *secret.Set
 	// PG, when set, chooses the PostgreSQL backend with these options
 	// directly (tests); Backend fills it in otherwise. Path must then be ""
 	// (--state names a local file).
@@ -73,15 +74,9 @@ func (o StateOptions) pgOptions() (*pg.Options, error) {
 	if conn == "" {
 		return nil, fmt.Errorf("environment variable %s is empty: it must hold the postgres:// URL of the database that keeps the state (backend \"pg\" at %s)", b.ConnStrEnv, b.Pos)
 	}
-	// The password must not reach any message, however the server or the
-	// driver quotes it.
-	secrets := []string{conn}
-	if u, err := url.Parse(conn); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			secrets = append(secrets, pw)
-		}
-	}
-	return &pg.Options{ConnString: conn, Schema: b.SchemaName, StateName: b.StateName, Redact: secret.NewRedactor(secrets...).String}, nil
+	// pg takes the password out of its messages itself, and the run's
+	// other secrets (the API key) through Redact.
+	return &pg.Options{ConnString: conn, Schema: b.SchemaName, StateName: b.StateName, Redact: o.Secrets.String}, nil
 }
 
 var (

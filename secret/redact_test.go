@@ -366,3 +366,23 @@ func FuzzRedactForms(f *testing.F) {
 		}
 	})
 }
+
+func TestSetGrows(t *testing.T) {
+	var none *Set
+	none.Add("ignored-secret")
+	if none.String("ignored-secret") != "ignored-secret" || none.Redactor() != nil {
+		t.Error("a nil Set redacts")
+	}
+	s := NewSet("pg-password-canary")
+	redact := s.String // handed out before the key is known
+	if got := redact("pg-password-canary / k-test-canary-0123456789"); got != "[redacted] / k-test-canary-0123456789" {
+		t.Errorf("before Add: %q", got)
+	}
+	s.Add("k-test-canary-0123456789", "")
+	if got := redact("PG-PASSWORD-CANARY / " + base64.StdEncoding.EncodeToString([]byte("k-test-canary-0123456789"))); got != "[redacted] / [redacted]" {
+		t.Errorf("after Add: %q", got)
+	}
+	if err := s.Error(errors.New("key k-test-canary-0123456789")); err.Error() != "key [redacted]" {
+		t.Errorf("Error: %v", err)
+	}
+}
