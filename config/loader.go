@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"pushform/secret"
 )
 
 // Options are the inputs of Load besides the configuration directory.
@@ -20,7 +22,10 @@ type Options struct {
 	// against the configuration directory.
 	VarFiles []string
 	// Environ is the process environment as KEY=VALUE pairs; PUSHFORM_VAR_name
-	// entries set variables.
+	// entries set variables. The API key (in the variable api_key_env
+	// names) and the database password (in the connection string of the
+	// one conn_str_env names) are read from it too, only to make sure no
+	// evaluated value holds them and no diagnostic shows them.
 	Environ []string
 	// Recipients maps a data "recipients" block name to the fetched user ids.
 	// Nil means not fetched: targets that depend on it stay unknown.
@@ -38,6 +43,8 @@ type Loader struct {
 	// was masked: made when first needed, as most loads report nothing.
 	files  map[string]*hcl.File
 	redact *redaction
+	// secrets redacts the secrets the last Load knew of from diagnostics.
+	secrets *secret.Redactor
 	// last is the last Load's evaluation, for Resolve.
 	last *evaluation
 }
@@ -58,6 +65,7 @@ func (l *Loader) Files() map[string]*hcl.File {
 func (l *Loader) redaction() *redaction {
 	if l.redact == nil {
 		l.redact = newRedaction()
+		l.redact.known = l.secrets
 		l.files = make(map[string]*hcl.File, len(l.parsed))
 		for name, f := range l.parsed {
 			l.files[name] = l.redact.file(f)
@@ -83,7 +91,7 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // is usable whenever diags has no errors; all problems of all files are
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
-	l.parsed, l.files, l.redact, l.last = map[string]*hcl.File{}, nil, nil, nil
+	l.parsed, l.files, l.redact, l.last, l.secrets = map[string]*hcl.File{}, nil, nil, nil, nil
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
@@ -96,6 +104,7 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 		var d hcl.Diagnostics
 		e, varFiles, d = evaluate(mod, opts)
 		diags = append(diags, d...)
+		l.secrets = e.secrets
 		for _, vf := range varFiles {
 			files[vf.name] = vf.file
 		}

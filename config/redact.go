@@ -53,6 +53,7 @@ func looksSecret(v string) bool {
 // redaction is what one Load masked: the values to scrub from diagnostics.
 type redaction struct {
 	secrets map[string]bool
+	known   *secret.Redactor // the secrets the configuration names (the API key)
 }
 
 func newRedaction() *redaction { return &redaction{secrets: map[string]bool{}} }
@@ -104,9 +105,9 @@ func (r *redaction) source(src []byte) []byte {
 	attr := ""
 	flush := func(f *frame) {
 		v := f.value.String()
-		hide := secretAttrs[f.attr] || looksSecret(v) || (strings.HasSuffix(f.attr, "_env") && !envNameRE.MatchString(v))
+		hide := secretAttrs[f.attr] || looksSecret(v) || (strings.HasSuffix(f.attr, "_env") && !envNameRE.MatchString(v)) || r.known.Contains(v)
 		for _, t := range f.lits {
-			if looksSecret(unescapeHCL(t)) {
+			if lit := unescapeHCL(t); looksSecret(lit) || r.known.Contains(lit) {
 				hide = true
 			}
 		}
@@ -243,6 +244,7 @@ var urlSecretRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://([^/\s"'@]*@)?[^
 // letters and digits mixing both (how generated keys look), and URL
 // userinfo, queries and fragments.
 func (r *redaction) text(s string) string {
+	s = r.known.String(s)
 	if len(r.secrets) > 0 {
 		vals := make([]string, 0, len(r.secrets))
 		for v := range r.secrets {
