@@ -110,3 +110,32 @@ variable "b" { default = "" }
 		t.Errorf("a configuration without the key fails: %v", diags)
 	}
 }
+
+// A time with a UTC offset is not mistaken for a key: the diagnostic
+// shows it as written.
+func TestTimeWithOffsetIsShown(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(`service { environment = "test" }
+notification "n" {
+  user_ids    = ["a"]
+  title       = "t"
+  body        = "b"
+  send_after  = "2026-11-27T08:00:00+01:00"
+  send_before = "2026-11-27T07:00:00+01:00"
+}
+`), 0o644)
+	l := NewLoader()
+	_, diags := l.Load(dir, Options{})
+	var out bytes.Buffer
+	if err := l.WriteDiagnostics(&out, diags, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`send_before = "2026-11-27T07:00:00+01:00"`, "(2026-11-27T07:00:00+01:00) must be after send_after (2026-11-27T08:00:00+01:00)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("want %q in:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "***") {
+		t.Errorf("a time was masked:\n%s", out.String())
+	}
+}

@@ -151,14 +151,38 @@ func (r *redaction) source(src []byte) []byte {
 			attr = ""
 		case hclsyntax.TokenIdent:
 			if secret.LooksLikeKey(string(t.Bytes)) {
+				// Masked, it reads as "*" operators next time: it ends
+				// the attribute as they do, so masking again changes
+				// nothing.
 				mask(t.Range)
 				r.note(string(t.Bytes))
+				attr = ""
+				break
 			}
 			if i+1 < len(toks) && (toks[i+1].Type == hclsyntax.TokenEqual || toks[i+1].Type == hclsyntax.TokenOQuote) {
 				attr = string(t.Bytes)
 			}
-		case hclsyntax.TokenComment, hclsyntax.TokenInvalid, hclsyntax.TokenBadUTF8:
+		case hclsyntax.TokenStar:
+			attr = ""
+		case hclsyntax.TokenInvalid, hclsyntax.TokenBadUTF8:
 			r.maskWords(out, t.Range)
+			attr = "" // masked words in it read as "*" next time
+		case hclsyntax.TokenComment:
+			// Its delimiters stay, or masked text would stop being a
+			// comment.
+			rng, b := t.Range, t.Bytes
+			switch {
+			case bytes.HasPrefix(b, []byte("#")):
+				rng.Start.Byte++
+			case bytes.HasPrefix(b, []byte("/*")):
+				rng.Start.Byte += 2
+				if bytes.HasSuffix(b, []byte("*/")) && len(b) >= 4 {
+					rng.End.Byte -= 2
+				}
+			case bytes.HasPrefix(b, []byte("//")):
+				rng.Start.Byte += 2
+			}
+			r.maskWords(out, rng)
 		}
 	}
 	for _, f := range stack { // unterminated
