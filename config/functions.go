@@ -79,6 +79,7 @@ func functions(dir string) map[string]function.Function {
 		"tomap":           toCollectionFunc(cty.Map),
 		"file":            fileFunc(dir),
 	}
+	cappedFunctions(fs)
 	// templatefile gets the table without itself, so templates cannot recurse.
 	inner := make(map[string]function.Function, len(fs))
 	for k, v := range fs {

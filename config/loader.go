@@ -45,6 +45,8 @@ type Loader struct {
 	redact *redaction
 	// secrets redacts the secrets the last Load knew of from diagnostics.
 	secrets *secret.Redactor
+	// budget counts what the for expressions of the last Load walk.
+	budget *budget
 	// last is the last Load's evaluation, for Resolve.
 	last *evaluation
 }
@@ -80,7 +82,7 @@ func (l *Loader) redaction() *redaction {
 // quoted from copies where such values are masked, byte for byte. width 0
 // means no wrapping.
 func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint, color bool) error {
-	if err := hcl.NewDiagnosticTextWriter(w, l.Files(), width, color).WriteDiagnostics(diags); err != nil {
+	if err := writeDiagnostics(w, l.Files(), diags, width, color); err != nil {
 		return fmt.Errorf("writing diagnostics: %w", err)
 	}
 	return nil
@@ -92,6 +94,7 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	l.parsed, l.files, l.redact, l.last, l.secrets = map[string]*hcl.File{}, nil, nil, nil, nil
+	l.budget = newBudget(MaxIterations)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
@@ -143,6 +146,9 @@ func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Dia
 			continue
 		}
 		f, d := ParseSource(name, src)
+		if f != nil {
+			meterForExprs(f.Body, l.budget)
+		}
 		if f != nil {
 			files[name] = f
 		}

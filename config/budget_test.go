@@ -1,0 +1,57 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEvaluationCostIsCapped(t *testing.T) {
+	for _, tc := range []struct{ expr, want string }{
+		{`[for a in range(1024) : [for b in range(1024) : [for c in range(1024) : c]]]`, "Configuration too costly to evaluate"},
+		{`{ for a in range(1000) : a => [for b in range(1000) : b] }`, "walk more than 1,000,000 elements"},
+		{`setproduct(range(100), range(100), range(100))`, "setproduct would make more than 100,000 elements"},
+		{`format("%0999999999d", 1)`, "width or precision in the format is more than 10,000"},
+		{`formatlist("%.99999999999999999999f", [1])`, "width or precision in the format is more than 10,000"},
+		{`indent(999999999, "a\nb")`, "indent takes at most 10,000 spaces"},
+	} {
+		t.Run(tc.expr, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("service { environment = \"test\" }\nlocals {\n  x = "+tc.expr+"\n}\n"), 0o644)
+			start := time.Now()
+			_, diags := NewLoader().Load(dir, Options{})
+			took := time.Since(start)
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
+				t.Errorf("want an error saying %q, got %v", tc.want, diags)
+			}
+			if diags.HasErrors() {
+				if s := diags[0].Subject; s == nil || filepath.Base(s.Filename) != "main.hcl" || s.Start.Line != 3 {
+					t.Errorf("the error does not point at the expression (main.hcl line 3): %v", diags[0].Subject)
+				}
+			}
+			if took > 10*time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
+	}
+	// What a campaign file does stays well inside the caps.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(`service { environment = "test" }
+locals {
+  ids   = [for i in range(1000) : format("user-%05d", i)]
+  pairs = [for p in setproduct(local.ids, ["a", "b"]) : join("-", p)]
+  text  = indent(2, "a\nb")
+}
+notification "n" {
+  for_each = toset([for i in range(500) : tostring(i)])
+  user_ids = [for i in range(20) : "u${each.key}-${i}"]
+  title    = format("%-10s|", "t")
+  body     = "b"
+}
+`), 0o644)
+	if _, diags := NewLoader().Load(dir, Options{}); diags.HasErrors() {
+		t.Errorf("an ordinary configuration fails: %v", diags)
+	}
+}
