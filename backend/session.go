@@ -44,22 +44,45 @@ type SessionOptions struct {
 	// Compact reads the state compact (state.State.Compact): no map of
 	// targets, for runs that only plan and record (plan, apply).
 	Compact bool
+	// ReadOnly says the run only reads (plan, history): with a backend
+	// that may only read (ReadOnlyReporter) it takes no lock, which would
+	// need a write. A run that writes is refused by such a backend before
+	// anything happens.
+	ReadOnly bool
+}
+
+// ReadOnlyReporter is the optional capability of a backend that may be
+// opened with only the right to read (a PostgreSQL role granted SELECT):
+// ReadOnly says why it cannot write, nil when it can.
+type ReadOnlyReporter interface {
+	ReadOnly() error
 }
 
 // Open locks and reads the state of be for a run over cfg (which may be nil
 // for runs that need no configuration), and refuses a state recorded for
-// another environment before anything talks to the service. The session
+// another environment before anything talks to the service. A backend that
+// may only read is read without a lock by a ReadOnly run, and refuses any
+// other. The session
 // owns be from here: Close closes it, also when Open fails.
 func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (*Session, error) {
 	s := &Session{Config: cfg, Backend: be, svcOpts: o.Service, compact: o.Compact}
 	if s.svcOpts.DevicesDir == "" {
 		s.svcOpts.DevicesDir = be.Dir()
 	}
-	id, err := Lock(ctx, be, o.Operation, o.LockTimeout)
-	if err != nil {
-		return nil, errors.Join(err, be.Close())
+	var roErr error
+	if ro, ok := be.(ReadOnlyReporter); ok {
+		roErr = ro.ReadOnly()
 	}
-	s.lockID = id
+	switch {
+	case roErr != nil && !o.ReadOnly:
+		return nil, errors.Join(fmt.Errorf("%s refused: %w", o.Operation, roErr), be.Close())
+	case roErr == nil:
+		id, err := Lock(ctx, be, o.Operation, o.LockTimeout)
+		if err != nil {
+			return nil, errors.Join(err, be.Close())
+		}
+		s.lockID = id
+	}
 	if info, ok := be.StaleLock(); ok {
 		s.StaleLock = &info
 	}
@@ -85,7 +108,7 @@ func (s *Session) read() (*state.State, error) {
 	if !s.compact {
 		return s.Backend.Read()
 	}
-	if cr, ok := s.Backend.(interface{ ReadCompact() (*state.State, error) }); ok {
+	if cr, ok := s.Backend.(state.CompactReader); ok {
 		return cr.ReadCompact()
 	}
 	st, err := s.Backend.Read()

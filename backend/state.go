@@ -49,34 +49,14 @@ type StateOptions struct {
 	// Backend is the configuration's backend block; nil keeps the state in
 	// a local file.
 	Backend *config.Backend
-	// Getenv reads the connection string from the variable the backend
-	// block names.
+	// Types are the backend types a block may name; nil means Builtins().
+	Types Registry
+	// Getenv reads the environment: the connection string from the
+	// variable the backend block names, and test hooks (local.PauseEnv).
 	Getenv func(string) string
-	// Secrets are the run's secrets, taken out of the backend's messages.
+	// Secrets are the run's secrets (the API key), taken out of the
+	// backend's messages.
 	Secrets *secret.Set
-	// PG, when set, chooses the PostgreSQL backend with these options
-	// directly (tests); Backend fills it in otherwise. Path must then be ""
-	// (--state names a local file).
-	PG *pg.Options
-}
-
-// pgOptions turns a backend "pg" block into the options of pg.Open, with
-// the connection string from the environment.
-func (o StateOptions) pgOptions() (*pg.Options, error) {
-	b := o.Backend
-	if b.Type != "pg" {
-		return nil, fmt.Errorf("backend %q (%s) is not supported by this pushform", b.Type, b.Pos)
-	}
-	conn := ""
-	if o.Getenv != nil {
-		conn = o.Getenv(b.ConnStrEnv)
-	}
-	if conn == "" {
-		return nil, fmt.Errorf("environment variable %s is empty: it must hold the postgres:// URL of the database that keeps the state (backend \"pg\" at %s)", b.ConnStrEnv, b.Pos)
-	}
-	// pg takes the password out of its messages itself, and the run's
-	// other secrets (the API key) through Redact.
-	return &pg.Options{ConnString: conn, Schema: b.SchemaName, StateName: b.StateName, Redact: o.Secrets.String}, nil
 }
 
 var (
@@ -84,31 +64,49 @@ var (
 	_ State = (*pg.Manager)(nil)
 )
 
-// OpenState opens the state backend. Without a backend block in the
-// configuration it is the local file backend.
+// OpenState opens the state backend: the one the configuration's backend
+// block names, or the local file backend without one.
 func OpenState(ctx context.Context, o StateOptions) (State, error) {
-	if o.PG == nil && o.Backend != nil {
-		opts, err := o.pgOptions()
-		if err != nil {
-			return nil, err
-		}
-		o.PG = opts
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
 	}
-	if o.PG != nil {
+	if o.Backend != nil {
+		types := o.Types
+		if types == nil {
+			types = Builtins()
+		}
 		if o.Path != "" {
-			return nil, errors.New("--state names a local state file, but the configuration keeps its state in PostgreSQL (backend \"pg\")")
+			where := "a backend"
+			if n, ok := types[o.Backend.Type].(interface{ Where() string }); ok {
+				where = n.Where()
+			}
+			return nil, fmt.Errorf("--state names a local state file, but the configuration keeps its state in %s (backend %q)", where, o.Backend.Type)
 		}
-		m, err := pg.Open(ctx, *o.PG)
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
+		return types.open(ctx, o.Backend, OpenEnv{ConfigDir: o.ConfigDir, Getenv: getenv, Secrets: o.Secrets})
 	}
 	path := o.Path
 	if path == "" {
 		path = filepath.Join(o.ConfigDir, DefaultStateFile)
 	}
-	return localState{local.NewFile(path)}, nil
+	return localState{local.NewFileWith(path, local.Options{PauseAt: getenv(local.PauseEnv)})}, nil
+}
+
+// OpenPG opens the PostgreSQL backend with options given directly (tests,
+// state push and pull between backends).
+func OpenPG(ctx context.Context, o pg.Options) (State, error) {
+	m, err := pg.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// IsLocal reports whether s is the local file backend: what fills its
+// disk is the user's to free, a database's errors say what failed.
+func IsLocal(s State) bool {
+	_, ok := s.(localState)
+	return ok
 }
 
 // localState is the local file backend as a State.
@@ -126,7 +124,7 @@ func Lock(ctx context.Context, l state.Locker, operation string, timeout time.Du
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	id, err := l.Lock(ctx, state.NewLockInfo(operation))
+	id, err := state.LockWithContext(ctx, l, state.NewLockInfo(operation))
 	var le *state.LockError
 	if errors.As(err, &le) && timeout == 0 {
 		return "", fmt.Errorf("%w; --lock-timeout waits for it", err)

@@ -48,7 +48,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 	fs.BoolVar(&o.autoApprove, "auto-approve", false, "send without asking for confirmation")
 	fs.BoolVar(&o.json, "json", false, "stream events as JSON lines")
 	fs.IntVar(&o.parallelism, "parallelism", executor.DefaultParallelism, "send at most `N` requests at once")
-	fs.BoolVar(&o.allowResend, "allow-resend", false, "apply a plan that forgets an address and sends the same content under another (a rename without a moved block): those devices show it again")
+	fs.BoolVar(&o.allowResend, "allow-resend", false, "apply a plan that forgets an address and sends to its targets under another (a rename without a moved block), and send content once more to targets that already received it: those devices show it again")
 	o.retryFlags.bind(fs)
 	if err := m.parse(fs, args); err != nil {
 		return nil, err
@@ -68,6 +68,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 	if fs.NArg() == 1 {
 		o.planFile = fs.Arg(0)
 	}
+	o.planFlags.allowResend = o.allowResend
 	return o, nil
 }
 
@@ -251,7 +252,7 @@ func (o *applyOptions) finish(r *run, out views.Apply, p *planner.Plan, rec *sta
 	if applyErr != nil {
 		// The first error is the one reported; a failed save comes second.
 		if res.JournalError != "" {
-			m.fail(fmt.Errorf("%w\n%s", applyErr, journalFailureMessage(res, sess.Backend.String(), persistErr == nil)))
+			m.fail(fmt.Errorf("%w\n%s", applyErr, journalFailureMessage(res, sess.Backend.String(), persistErr == nil, backend.IsLocal(sess.Backend))))
 		} else {
 			m.fail(applyErr)
 		}
@@ -418,7 +419,7 @@ func persistAfterApply(sess *backend.Session, rec *state.Recorder, res *executor
 // are durable and what the next run does with the rest. saved says
 // whether the state was saved after the failure (with the outcomes the
 // journal missed: see persistAfterApply).
-func journalFailureMessage(res *executor.Result, where string, saved bool) string {
+func journalFailureMessage(res *executor.Result, where string, saved, local bool) string {
 	var b strings.Builder
 	if saved {
 		fmt.Fprintf(&b, "  Recorded: the state %s was saved after the failure with every outcome this run received, those the journal missed included.\n", where)
@@ -441,7 +442,11 @@ func journalFailureMessage(res *executor.Result, where string, saved bool) strin
 	if n := res.NotStarted - u.NotSent; n > 0 {
 		fmt.Fprintf(&b, "  Not sent: %s; the next plan sends them.\n", plural(n, "target"))
 	}
-	b.WriteString("  Free space where the state is kept (or fix the error above), then review with pushform plan and apply again.")
+	if local {
+		b.WriteString("  Free space where the state is kept (or fix the error above), then review with pushform plan and apply again.")
+	} else {
+		b.WriteString("  Fix what the error above names (the connection, the server, a lock), then review with pushform plan and apply again.")
+	}
 	return b.String()
 }
 

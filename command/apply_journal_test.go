@@ -64,7 +64,7 @@ func TestPersistAfterJournalFailure(t *testing.T) {
 	if _, err := os.Stat(path + ".journal"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("journal left after the save: %v", err)
 	}
-	msg := journalFailureMessage(res, path, true)
+	msg := journalFailureMessage(res, path, true, true)
 	if !strings.Contains(msg, "was saved after the failure with every outcome this run received") || strings.Contains(msg, "Not recorded") {
 		t.Errorf("message after a save:\n%s", msg)
 	}
@@ -81,7 +81,12 @@ func TestJournalFailureMessage(t *testing.T) {
 		"the next plan treats them as unknown too, as after a crash.\n" +
 		"  Not sent: 1,000 targets; the next plan sends them.\n" +
 		"  Free space where the state is kept (or fix the error above), then review with pushform plan and apply again."
-	if got := journalFailureMessage(res, "DIR/pushform.state", false); got != want {
+	if got := journalFailureMessage(res, "DIR/pushform.state", false, true); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// A database's error says what failed: no advice about disk space.
+	got := journalFailureMessage(res, `PostgreSQL state "default" (schema pushform)`, false, false)
+	if strings.Contains(got, "Free space") || !strings.HasSuffix(got, "  Fix what the error above names (the connection, the server, a lock), then review with pushform plan and apply again.") {
+		t.Errorf("PostgreSQL advice:\n%s", got)
 	}
 }

@@ -224,7 +224,9 @@ func TestBashCompletion(t *testing.T) {
 		{"pushform plan --o", []string{"--out"}},
 		{"pushform plan -detailed", []string{"--detailed-exitcode"}},
 		{"pushform apply --auto-approve --para", []string{"--parallelism"}},
-		{"pushform state ", []string{"list", "show", "rm", "mv", "pull", "push", "repair"}},
+		{"pushform state ", []string{"list", "show", "rm", "mv", "pull", "push", "repair", "prune"}},
+		{"pushform history --u", []string{"--user", "--until"}},
+		{"pushform state prune --b", []string{"--before"}},
 		{"pushform state show --a", []string{"--all"}},
 		{"pushform sandbox show --j", []string{"--json"}},
 		{"pushform sandbox --fa", []string{"--fail-rate", "--fault-seed"}},
@@ -269,7 +271,7 @@ func TestCompletionScripts(t *testing.T) {
 	for _, want := range []string{
 		"complete -c pushform -n '__fish_use_subcommand' -a 'plan' -d 'Show what apply would send'",
 		"complete -c pushform -n '__fish_seen_subcommand_from plan' -l out -r -F -d 'save the plan to FILE for apply'",
-		"complete -c pushform -n '__fish_seen_subcommand_from state; and not __fish_seen_subcommand_from list show rm mv pull push repair' -a 'list'",
+		"complete -c pushform -n '__fish_seen_subcommand_from state; and not __fish_seen_subcommand_from list show rm mv pull push repair prune' -a 'list'",
 		"complete -c pushform -n '__fish_seen_subcommand_from state; and __fish_seen_subcommand_from show' -l all",
 	} {
 		if !strings.Contains(fish, want) {

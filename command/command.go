@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"pushform/backend"
+	"pushform/config"
 	"pushform/secret"
 	"pushform/termtext"
 	"slices"
@@ -44,6 +46,9 @@ type Env struct {
 	Environ []string
 	// Dir is the working directory; --chdir is resolved against it.
 	Dir string
+	// Backends are the state backend types a backend block may name; nil
+	// means backend.Builtins(). Tests and other front ends add their own.
+	Backends backend.Registry
 }
 
 // OSEnv returns the Env of the running process.
@@ -89,6 +94,22 @@ type Meta struct {
 	// help and completion learn the flags of every command this way,
 	// without running it.
 	probe func(*pflag.FlagSet)
+}
+
+// backends returns the backend types a configuration may name.
+func (m *Meta) backends() backend.Registry {
+	if m.Backends == nil {
+		return backend.Builtins()
+	}
+	return m.Backends
+}
+
+// newLoader returns a configuration loader that checks backend blocks
+// against the schemas of m's backend types.
+func (m *Meta) newLoader() *config.Loader {
+	l := config.NewLoader()
+	l.Backends = m.backends()
+	return l
 }
 
 // ConfigDir is the configuration directory: --chdir resolved against the
@@ -207,6 +228,7 @@ func commands() []command {
 		{name: "plan", summary: "Show what apply would send", run: cmdPlan, main: true},
 		{name: "apply", summary: "Send what the plan says and record it in state", run: cmdApply, main: true},
 		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
+		{name: "history", summary: "List what a target received, or what an address sent", run: cmdHistory},
 		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
 		{name: "state", summary: "Inspect or edit the state", run: runState, subs: []subcommand{
 			{"list", "List the addresses in the state, with target counts"},
@@ -216,6 +238,7 @@ func commands() []command {
 			{"pull", "Print the backend's state in the local file format"},
 			{"push", "Store a local state file in the configured backend"},
 			{"repair", "Cut a damaged state journal after its last intact line"},
+			{"prune", "Drop delivery ledger records older than a date"},
 		}},
 		{name: "force-unlock", summary: "Remove a stale state lock", run: cmdForceUnlock},
 		{name: "recipients", summary: "List the users who can receive a push right now", run: cmdRecipients},

@@ -132,3 +132,20 @@ func TestFmtMissingPath(t *testing.T) {
 		t.Errorf("code %d, stderr %q", code, errOut)
 	}
 }
+
+// TestFmtKeepsRepeatAndEnabled: fmt aligns enabled and repeat_after like
+// any attribute, in a campaign and in its blocks, and the result validates.
+func TestFmtKeepsRepeatAndEnabled(t *testing.T) {
+	src := "service {\n  environment = \"test\"\n}\ncampaign \"c\" {\n  enabled = false\n  repeat_after=\"7d\"\n  notification \"n\" {\n    user_ids = [\"a\"]\n    title = \"t\"\n    body = \"b\"\n    enabled=true\n    repeat_after = \"1h\"\n  }\n}\n"
+	want := "service {\n  environment = \"test\"\n}\ncampaign \"c\" {\n  enabled      = false\n  repeat_after = \"7d\"\n  notification \"n\" {\n    user_ids     = [\"a\"]\n    title        = \"t\"\n    body         = \"b\"\n    enabled      = true\n    repeat_after = \"1h\"\n  }\n}\n"
+	dir := writeFiles(t, map[string]string{"a.hcl": src})
+	if code, _, errOut := runIn(t, dir, "", nil, "fmt"); code != ExitOK {
+		t.Fatalf("fmt: code %d, stderr %q", code, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.hcl")); string(got) != want {
+		t.Errorf("a.hcl = %q, want %q", got, want)
+	}
+	if code, out, errOut := runIn(t, dir, "", nil, "validate"); code != ExitOK {
+		t.Errorf("validate: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -73,6 +73,22 @@ func helpDocs() map[string]helpDoc {
 				"pushform show",
 			},
 		},
+		"history": {
+			usage: []string{"history [options] --user ID", "history [options] --device ID", "history [options] --topic NAME", "history [options] ADDR"},
+			text: "Answers \"what did this user receive, and why?\" from the state's delivery ledger, which keeps every " +
+				"delivery record, forgotten addresses' included, until 'pushform state prune' drops it. With --user, " +
+				"--device or --topic it lists what that target was sent, oldest first: time, address (and whether it " +
+				"was forgotten), kind, title, tag, outcome and request id. With an address it lists what the address " +
+				"sent, one line per apply (requests of one content, with the delivered, failed, skipped and unknown " +
+				"counts and request ids), and when it was forgotten. --since and --until take an RFC 3339 time or a " +
+				"date (a whole UTC day). It reads the state without locking it; an id the ledger has never seen is " +
+				"said so, with exit 0.",
+			examples: []string{
+				"pushform history --user alice",
+				"pushform history --device alice-phone --since 2026-11-01 --json",
+				"pushform history campaign.spring_sale.notification.announce",
+			},
+		},
 		"fmt": {
 			usage: []string{"fmt [options] [PATH...]"},
 			text: "Rewrites configuration files in the canonical format: indentation, spacing and aligned " +
@@ -85,7 +101,7 @@ func helpDocs() map[string]helpDoc {
 			},
 		},
 		"state": {
-			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state mv [options] FROM TO", "state pull [options]", "state push [options] FILE", "state repair [options]"},
+			usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state mv [options] FROM TO", "state pull [options]", "state push [options] FILE", "state repair [options]", "state prune [options] --before TIME"},
 			text: "Inspects or edits the state: the record of what was sent to whom. Nothing is sent. " +
 				"Run 'pushform state SUBCOMMAND -h' for the options of each.",
 			examples: []string{
@@ -152,6 +168,17 @@ func helpDocs() map[string]helpDoc {
 				"cuts only with --force (without those records the next plan sends those targets again). It then prints " +
 				"how the state reads. A PostgreSQL state has no journal file: there is nothing to repair.",
 			examples: []string{"pushform state repair", "pushform state repair -force -state=env/test.state"},
+		},
+		"state prune": {
+			usage: []string{"state prune [options] --before TIME"},
+			text: "Drops the delivery ledger's records older than TIME (RFC 3339, or a date: the start of that day, UTC), " +
+				"under the state lock. The ledger is kept forever unless pruned: it is what keeps a forgotten address, a " +
+				"rename or a stale branch from sending a target content it already received, so a dropped record can no " +
+				"longer stop a resend. The addresses' view (each current address's targets and last outcomes) is kept " +
+				"whole. Refused, with the count, when it would drop records that a repeat_after or frequency_cap of the " +
+				"configuration still needs (those younger than the longest of them), unless --force. Prints how many " +
+				"records were dropped.",
+			examples: []string{"pushform state prune --before 2026-01-01", "pushform state prune --before 2026-06-01T00:00:00Z --force"},
 		},
 		"force-unlock": {
 			usage: []string{"force-unlock [options] LOCK_ID"},
@@ -224,6 +251,8 @@ func flagGroup(name string) string {
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"
+	case "user", "device", "topic", "since", "until":
+		return "History options"
 	case "state", "lock-timeout":
 		return "State options"
 	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after":
@@ -243,7 +272,7 @@ func flagGroup(name string) string {
 // groupOrder is the order of the headings.
 func groupOrder() []string {
 	return []string{
-		"Plan options", "Apply options", "Sandbox options", "Fault injection", "Variables",
+		"Plan options", "Apply options", "History options", "Sandbox options", "Fault injection", "Variables",
 		"State options", "Service and retries", "Options", "Output", "Global options",
 	}
 }

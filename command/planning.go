@@ -28,6 +28,8 @@ type planFlags struct {
 	retryUnknown bool
 	// maxUnknownResends: see planner.Options.MaxUnknownResends.
 	maxUnknownResends int
+	// allowResend is apply's --allow-resend: see planner.Options.AllowResend.
+	allowResend bool
 	serviceFlags
 }
 
@@ -105,14 +107,14 @@ func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend)
 	if sf.file != "" {
 		path = m.path(sf.file)
 	}
-	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Getenv: m.Getenv, Secrets: m.secrets})
+	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv, Secrets: m.secrets})
 }
 
 // stateBackend opens the state backend for commands that do not load the
 // whole configuration: only its backend block is read, so they work on a
 // configuration that does not validate yet (or a directory without one).
 func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, error) {
-	l := config.NewLoader()
+	l := m.newLoader()
 	be, diags := l.LoadBackend(m.ConfigDir())
 	if diags.HasErrors() {
 		if err := l.WriteDiagnostics(m.Stderr, diags, 0, m.Color()); err != nil {
@@ -146,7 +148,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 	if err != nil {
 		return nil, err
 	}
-	r := &run{m: m, pf: pf, loader: config.NewLoader(), now: now}
+	r := &run{m: m, pf: pf, loader: m.newLoader(), now: now}
 	cfg, diags := m.loadConfig(r.loader, pf.configFlags, nil)
 	if diags.HasErrors() {
 		return nil, errReported
@@ -157,6 +159,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 	}
 	r.sess, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
 		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags), Compact: true,
+		ReadOnly: operation == "plan", // a role that may only read plans without a lock
 	})
 	if err != nil {
 		return nil, err
@@ -181,7 +184,7 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 func (r *run) planOptions() planner.Options {
 	return planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
-		MaxUnknownResends: r.pf.maxUnknownResends,
+		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend,
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"pushform/backend"
-	"pushform/config"
 	"pushform/termtext"
 	"pushform/views"
 )
@@ -44,7 +43,7 @@ func cmdRecipients(ctx context.Context, m *Meta, args []string) int {
 // runRecipients prints the users who can receive a push right now.
 func runRecipients(ctx context.Context, o *recipientsOptions) int {
 	m := o.Meta
-	cfg, diags := m.loadConfig(config.NewLoader(), o.configFlags, nil)
+	cfg, diags := m.loadConfig(m.newLoader(), o.configFlags, nil)
 	if diags.HasErrors() {
 		return ExitError
 	}

@@ -18,7 +18,7 @@ const stateShowLimit = 50
 
 func runState(ctx context.Context, m *Meta, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
-		return m.usageError("state", errors.New("missing subcommand: list, show, rm, mv, pull, push or repair"))
+		return m.usageError("state", errors.New("missing subcommand: list, show, rm, mv, pull, push, repair or prune"))
 	}
 	switch args[0] {
 	case "list":
@@ -35,6 +35,8 @@ func runState(ctx context.Context, m *Meta, args []string) int {
 		return m.statePush(ctx, args[1:])
 	case "repair":
 		return m.stateRepair(ctx, args[1:])
+	case "prune":
+		return m.statePrune(ctx, args[1:])
 	case "-h", "--help", "-help", "help":
 		writeHelp(m.Stdout, "state", m.FlagSet("state"))
 		return ExitOK

@@ -80,7 +80,7 @@ func (m *Meta) statePush(ctx context.Context, args []string) int {
 	var sf stateFlags
 	o := &statePushOptions{Meta: m}
 	sf.bind(fs, true)
-	fs.BoolVar(&o.force, "force", false, "replace a state of another lineage, or a newer one, in the backend")
+	fs.BoolVar(&o.force, "force", false, "replace a state of another lineage, or a newer one, in the backend (its delivery records are kept)")
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("state push", err)
 	}
@@ -124,6 +124,7 @@ func runStatePush(ctx context.Context, o *statePushOptions) int {
 func (m *Meta) statePushLocked(sess *backend.Session, src *state.State, o *statePushOptions) int {
 	cur := sess.State
 	out := *src
+	added := 0
 	if cur != nil {
 		same, err := sameState(cur, src)
 		if err != nil {
@@ -148,6 +149,9 @@ func (m *Meta) statePushLocked(sess *backend.Session, src *state.State, o *state
 		// write passes (lineage, serial) holds, and saved plans of both
 		// copies become stale.
 		out.Lineage, out.Serial = cur.Lineage, cur.Serial
+		// A ledger only grows: what the backend's state recorded reached
+		// whom stays, whichever addresses the pushed one holds.
+		added = out.MergeLedger(cur, time.Now().UTC())
 	}
 	sess.State = &out
 	if err := sess.Persist(); err != nil {
@@ -158,6 +162,10 @@ func (m *Meta) statePushLocked(sess *backend.Session, src *state.State, o *state
 		addrs = "1 address"
 	}
 	fmt.Fprintf(m.Stdout, "Pushed %s to %s: serial %d, lineage %s, %s.\n", o.file, sess.Backend, out.Serial, out.Lineage, addrs)
+	if cur != nil {
+		fmt.Fprintf(m.Stdout, "Delivery records: %s had %s, %s had %s; %s kept from %s, %s in all (a ledger only grows: see pushform state prune).\n",
+			o.file, views.Count(src.RecordCount()), sess.Backend, views.Count(cur.RecordCount()), views.Count(added), sess.Backend, views.Count(out.RecordCount()))
+	}
 	if cur != nil && cur.Lineage != src.Lineage {
 		fmt.Fprintf(m.Stdout, "The backend keeps the lineage of the state it replaced (%s; %s had %s), so plans saved from either are refused as stale.\n", cur.Lineage, o.file, src.Lineage)
 	}

@@ -8,19 +8,22 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"pushform/backend"
+	"pushform/message"
 	"pushform/state"
 	"pushform/state/pg"
 	"pushform/state/pg/pgtest"
 	"pushform/state/statefile"
 	"pushform/state/statetest"
+	"pushform/views"
 )
 
 // pgOpen opens the PostgreSQL state o, as a backend "pg" block would.
 func pgOpen(o pg.Options) func(context.Context) (backend.State, error) {
 	return func(ctx context.Context) (backend.State, error) {
-		return backend.OpenState(ctx, backend.StateOptions{PG: &o})
+		return backend.OpenPG(ctx, o)
 	}
 }
 
@@ -97,6 +100,15 @@ func TestStatePushLocal(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Pushed "+src) {
 		t.Errorf("stdout %q", out)
+	}
+	// The replaced state's records stay in the ledger: the sample's
+	// campaign.c.badge.reset was not in the pushed copy's view.
+	n := statetest.Sample().RecordCount()
+	if want := "other.state had " + views.Count(n) + ", "; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "kept from") {
+		t.Errorf("stdout %q; want the record counts", out)
+	}
+	if got.RecordCount() < n {
+		t.Errorf("%d records after push --force, fewer than the %d the pushed copy had", got.RecordCount(), n)
 	}
 }
 
@@ -213,5 +225,48 @@ func TestStatePushPullPG(t *testing.T) {
 	}
 	if err := holder.Unlock(id); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStatePushForceKeepsDeliveries: state pull > old.state, an apply
+// delivers to more users, push --force of the old copy: the view is the
+// old copy's, every delivery record stays, and the output says so.
+func TestStatePushForceKeepsDeliveries(t *testing.T) {
+	m, out, errb := stateTestMeta(t)
+	dst := filepath.Join(m.Dir, "pushform.state")
+	old, _ := writeStateFile(t, t.TempDir(), "old.state", readStateAt(t, dst))
+
+	be, err := backend.OpenState(context.Background(), backend.StateOptions{Path: dst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	c := message.Content{Title: "Big sale", Body: "For everyone"}
+	users := []string{"v1", "v2", "v3"}
+	if err := be.Append(
+		state.Entry{Type: state.EntryIntent, Time: at, Items: []state.Item{{Address: "notification.big", Kind: message.KindNotification, TargetKind: message.TargetUsers, Fingerprint: "fp-big", Content: &c, Targets: users}}},
+		state.Entry{Type: state.EntryOutcome, Time: at, RequestID: "req-big", Items: []state.Item{{Address: "notification.big", Fingerprint: "fp-big", Targets: users,
+			Outcomes: []state.Target{{Outcome: state.Delivered}, {Outcome: state.Delivered}, {Outcome: state.Delivered}}}}},
+	); err != nil {
+		t.Fatal(err)
+	}
+	be.Close()
+	before := readStateAt(t, dst).RecordCount()
+
+	if code := runState(context.Background(), m, []string{"push", "--force", old}); code != 0 {
+		t.Fatalf("push --force: exit %d: %s", code, errb)
+	}
+	got := readStateAt(t, dst)
+	if got.Messages["notification.big"] != nil {
+		t.Error("the pushed copy's view should not hold notification.big")
+	}
+	if h := got.TargetHistory(message.TargetUsers, "v2"); len(h) != 1 || h[0].RequestID != "req-big" || !h[0].Forgotten {
+		t.Fatalf("history of v2 after push --force: %+v", h)
+	}
+	if got.RecordCount() != before {
+		t.Errorf("%d records after the push, the backend had %d", got.RecordCount(), before)
+	}
+	if want := "3 kept from"; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), views.Count(before)+" in all") {
+		t.Errorf("stdout %q; want %q", out, want)
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"pushform/config"
 	"pushform/planner"
 )
 
@@ -75,7 +74,7 @@ func cmdValidate(ctx context.Context, m *Meta, args []string) int {
 // recipients lists stay unknown.
 func runValidate(_ context.Context, o *validateOptions) int {
 	m, cf := o.Meta, o.configFlags
-	l := config.NewLoader()
+	l := m.newLoader()
 	if o.json {
 		_, diags := l.Load(m.ConfigDir(), m.configOptions(cf, nil))
 		enc := json.NewEncoder(m.Stdout)

@@ -3,122 +3,45 @@ package config
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-// Defaults of the backend "pg" block.
-const (
-	DefaultConnStrEnv = "PUSHFORM_PG_CONN_STR"
-	DefaultSchemaName = "pushform"
-	DefaultStateName  = "default"
-)
-
-// backendTypes are the known backend block labels.
-var backendTypes = []string{"pg"}
-
-// MaxStateNameLength caps state_name, in characters.
-const MaxStateNameLength = 200
-
-var pgBackendSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "conn_str_env"},
-		{Name: "schema_name"},
-		{Name: "state_name"},
-	},
+// BackendTypes checks backend blocks against the schema their type
+// declares. The configuration keeps a backend block's body unevaluated and
+// knows no backend's fields, as Terraform's configs package does: each
+// backend declares and decodes its own (backend.Registry implements this).
+type BackendTypes interface {
+	// CheckBackend decodes b's body as its type's schema and reports every
+	// problem, an unknown type included.
+	CheckBackend(b *Backend) hcl.Diagnostics
 }
-
-// sqlIdentRE is a plain (unquoted) SQL identifier; PostgreSQL truncates
-// names at 63 bytes.
-var sqlIdentRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // backendBlock is a decoded backend block.
 type backendBlock struct {
 	block   *hcl.Block
-	backend *Backend
+	backend *Backend // nil when its type refused the body
 }
 
-// decodeBackendBlock decodes a backend block. Its values are literals, as
-// in Terraform: the backend is opened before anything is evaluated. The
-// Backend is nil when the block is unusable.
+// decodeBackendBlock keeps a backend block: its type and body, unevaluated.
 func decodeBackendBlock(b *hcl.Block) (*backendBlock, hcl.Diagnostics) {
-	bb := &backendBlock{block: b}
-	typ := b.Labels[0]
-	if typ != "pg" {
-		return bb, hcl.Diagnostics{errDiag("Unsupported backend type",
-			fmt.Sprintf("There is no backend type %s; the known types are: %s. Without a backend block the state is a local file.", quoteValue(typ), strings.Join(backendTypes, ", ")),
-			b.LabelRanges[0].Ptr())}
-	}
-	content, diags := b.Body.Content(pgBackendSchema)
-	be := &Backend{Type: typ, ConnStrEnv: DefaultConnStrEnv, SchemaName: DefaultSchemaName, StateName: DefaultStateName, Pos: posOf(b.DefRange)}
-	ok := !diags.HasErrors()
-	if a, has := content.Attributes["conn_str_env"]; has {
-		v, set, d := literalString(a)
-		diags = append(diags, d...)
-		switch {
-		case !set:
-			ok = ok && !d.HasErrors()
-		case looksLikeConnStr(v):
-			// Never quoted: it may hold the password.
-			diags = append(diags, errDiag("Connection string in configuration",
-				`conn_str_env takes the NAME of the environment variable that holds the postgres:// URL, and this value looks like a connection string or a secret itself. Remove it from the file (and change the password if it was committed), put it in the environment, and name the variable: conn_str_env = "PUSHFORM_PG_CONN_STR".`,
-				a.Expr.Range().Ptr()))
-			ok = false
-		case !envNameRE.MatchString(v):
-			// Not quoted: a value that is not a name may hold a password.
-			diags = append(diags, errDiag("Invalid conn_str_env",
-				fmt.Sprintf("conn_str_env must name an environment variable (letters, digits and underscores, not starting with a digit), such as %q; this value is not one (not shown, in case it holds a password).", DefaultConnStrEnv),
-				a.Expr.Range().Ptr()))
-			ok = false
-		default:
-			be.ConnStrEnv = v
-		}
-	}
-	if a, has := content.Attributes["schema_name"]; has {
-		v, set, d := literalString(a)
-		diags = append(diags, d...)
-		switch {
-		case !set:
-			ok = ok && !d.HasErrors()
-		case !sqlIdentRE.MatchString(v) || strings.HasPrefix(v, "pg_") || v == "information_schema":
-			diags = append(diags, errDiag("Invalid schema_name",
-				fmt.Sprintf("schema_name must be a plain SQL identifier: lower-case letters, digits and underscores, not starting with a digit, at most 63 characters, and not a system schema (pg_*, information_schema); got %s.", quoteValue(v)),
-				a.Expr.Range().Ptr()))
-			ok = false
-		default:
-			be.SchemaName = v
-		}
-	}
-	if a, has := content.Attributes["state_name"]; has {
-		v, set, d := literalString(a)
-		diags = append(diags, d...)
-		switch {
-		case !set:
-			ok = ok && !d.HasErrors()
-		case strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > MaxStateNameLength || strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-			diags = append(diags, errDiag("Invalid state_name",
-				fmt.Sprintf("state_name must be non-empty printable text of at most %d characters (no control or formatting characters), such as \"marketing\"; got %s.", MaxStateNameLength, quoteValue(v)),
-				a.Expr.Range().Ptr()))
-			ok = false
-		default:
-			be.StateName = v
-		}
-	}
-	if ok {
-		bb.backend = be
-	}
-	return bb, diags
+	return &backendBlock{block: b, backend: &Backend{
+		Type: b.Labels[0], Body: b.Body, TypeRange: b.LabelRanges[0], DeclRange: b.DefRange, Pos: posOf(b.DefRange),
+	}}, nil
 }
 
-// looksLikeConnStr reports whether an env var name is a connection string
-// (URL or key=value form) or a secret instead.
-func looksLikeConnStr(v string) bool {
-	return looksSecret(v) || strings.ContainsAny(v, ":/@= \t")
+// checkBackend has l.Backends check bb; a body its type refuses leaves no
+// Backend. Without Backends the block is kept unchecked.
+func (l *Loader) checkBackend(bb *backendBlock) hcl.Diagnostics {
+	if l.Backends == nil {
+		return nil
+	}
+	diags := l.Backends.CheckBackend(bb.backend)
+	if diags.HasErrors() {
+		bb.backend = nil
+	}
+	return diags
 }
 
 // LoadBackend reads only the backend block of the configuration in dir:
@@ -161,6 +84,7 @@ func (l *Loader) LoadBackend(dir string) (*Backend, hcl.Diagnostics) {
 			}
 			bb, d := decodeBackendBlock(b.AsHCLBlock())
 			diags = append(diags, d...)
+			diags = append(diags, l.checkBackend(bb)...)
 			if found != nil {
 				diags = append(diags, errDiag("Duplicate backend block",
 					fmt.Sprintf("A configuration has at most one backend block, saying where its state is kept; the first is at %s.", rangePos(found.block.DefRange)),
@@ -178,3 +102,23 @@ func (l *Loader) LoadBackend(dir string) (*Backend, hcl.Diagnostics) {
 	}
 	return found.backend, diags
 }
+
+// LiteralString evaluates a string attribute that may not refer to
+// anything (a backend block is decoded before anything is evaluated); set
+// is false when it is null or could not be evaluated. For backends'
+// decoders.
+func LiteralString(a *hcl.Attribute) (val string, set bool, diags hcl.Diagnostics) {
+	return literalString(a)
+}
+
+// QuoteValue quotes a configuration value for a diagnostic, unless it may
+// be a secret.
+func QuoteValue(v string) string { return quoteValue(v) }
+
+// LooksSecret reports whether a value may be a secret: a key, a URL with
+// credentials, or a connection string with a password.
+func LooksSecret(v string) bool { return looksSecret(v) }
+
+// IsEnvName reports whether v is an environment variable name (letters,
+// digits and underscores, not starting with a digit).
+func IsEnvName(v string) bool { return envNameRE.MatchString(v) }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 )
 
 var campaignSchema = &hcl.BodySchema{
@@ -9,6 +10,8 @@ var campaignSchema = &hcl.BodySchema{
 		{Name: "description"},
 		{Name: "send_rate"},
 		{Name: "max_targets"},
+		{Name: "enabled"},
+		{Name: "repeat_after"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "notification", LabelNames: []string{"name"}},
@@ -77,6 +80,16 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		n, _, d := evalCount(a, ctx)
 		diags = append(diags, d...)
 		c.MaxTargets, c.MaxTargetsPos = n, posOf(a.NameRange)
+	}
+	if a, ok := cb.attrs["enabled"]; ok {
+		v, set, d := evalKnown(a, ctx, cty.Bool)
+		diags = append(diags, d...)
+		c.Disabled = set && v.False()
+	}
+	if a, ok := cb.attrs["repeat_after"]; ok {
+		r, _, d := evalDuration(a, ctx)
+		diags = append(diags, d...)
+		c.RepeatAfter = r
 	}
 	if cb.freqCap != nil {
 		fc, d := evalFrequencyCap(cb.freqCap, ctx)

@@ -1,5 +1,6 @@
 // Package config reads a directory of pushform HCL files and turns it into a
-// typed, evaluated Config. No HCL or cty types appear in Config: the planner
+// typed, evaluated Config. No HCL or cty types appear in Config but the
+// backend block's body, which the backend of its type decodes: the planner
 // works on plain Go values.
 package config
 
@@ -7,6 +8,8 @@ import (
 	"fmt"
 	"pushform/message"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // Config is one evaluated configuration directory.
@@ -36,20 +39,17 @@ type Config struct {
 	FrequencyCap *FrequencyCap
 }
 
-// Backend is the backend block: the state is kept in PostgreSQL.
+// Backend is the backend block, kept unevaluated: its type (the block
+// label) and body, which the backend of that type decodes with its own
+// schema (see BackendTypes).
 type Backend struct {
-	// Type is the block label; "pg" is the only one.
+	// Type is the block label, such as "pg".
 	Type string
-	// ConnStrEnv is the NAME of the environment variable holding the
-	// postgres:// URL, never the URL itself; default DefaultConnStrEnv.
-	ConnStrEnv string
-	// SchemaName is a plain SQL identifier ([a-z_][a-z0-9_]*, at most 63
-	// bytes); default DefaultSchemaName.
-	SchemaName string
-	// StateName selects one state among those in the schema; printable, at
-	// most 200 characters; default DefaultStateName.
-	StateName string
-	Pos       Pos
+	// Body is the block's body, not yet decoded.
+	Body hcl.Body
+	// TypeRange is where the label is; DeclRange the block header.
+	TypeRange, DeclRange hcl.Range
+	Pos                  Pos
 }
 
 // Moved is a moved block: the state recorded under From now belongs to To.
@@ -106,7 +106,12 @@ type Campaign struct {
 	// FrequencyCap is the campaign's own frequency_cap, applied to its
 	// notifications on top of Config.FrequencyCap; nil when there is none.
 	FrequencyCap *FrequencyCap
-	Pos          Pos
+	// Disabled is enabled = false, and RepeatAfter is repeat_after: both
+	// are inherited by the campaign's messages that do not set their own
+	// (the Message fields already hold the result).
+	Disabled    bool
+	RepeatAfter time.Duration
+	Pos         Pos
 	// SendRatePos and MaxTargetsPos are where those attributes are, for
 	// diagnostics at plan time.
 	SendRatePos, MaxTargetsPos Pos
@@ -153,6 +158,14 @@ type Message struct {
 	// reaching the same targets: the later send replaces the earlier one
 	// (spec 2.1 rules 5 and 7).
 	SharedTag bool
+	// Disabled is enabled = false (the block's own, else its campaign's):
+	// the message is paused. It sends nothing and keeps its records; the
+	// plan lists it as disabled, not forgotten. The zero value is enabled.
+	Disabled bool
+	// RepeatAfter is repeat_after (the block's own, else its campaign's):
+	// the same content may reach a target again once that long has passed
+	// since its last delivery. 0 means never again.
+	RepeatAfter time.Duration
 	// Pos is where the block starts; TargetsPos where its target attribute
 	// is; MaxTargetsPos where max_targets is.
 	Pos           Pos

@@ -45,7 +45,7 @@ type blockResult struct {
 // evaluate turns a decoded module into a Config, in Packer's order:
 // variable values, then the context (topics, data), then locals, then
 // every block that may use them.
-func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostics) {
+func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []varFile, hcl.Diagnostics) {
 	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
 	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir), dataLocals: dataLocals(mod.locals)}
 	vars, varFiles, diags := variableValues(mod, opts)
@@ -75,7 +75,7 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 		diags = append(diags, d...)
 		cfg.Campaigns[name] = c
 	}
-	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients}
+	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns}
 	for _, mb := range mod.messages {
 		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
 		br.settings, d = evalBlockSettings(mb, ctx)
@@ -100,7 +100,7 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 
 	diags = append(diags, e.checkAudience(cfg, nil)...)
 	diags = append(diags, e.checkSharedTags(cfg)...)
-	known := knownSecrets(cfg, opts)
+	known := knownSecrets(cfg, opts, types)
 	e.secrets = redactorOf(known)
 	diags = append(diags, e.checkSecrets(known)...)
 	for _, mb := range mod.moved {

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"pushform/backend"
+	"pushform/config"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -22,8 +25,9 @@ func TestGoldenDiagnostics(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			l := NewLoader()
-			_, diags := l.Load(dir, Options{})
+			l := config.NewLoader()
+			l.Backends = backend.Builtins() // the backend blocks' own schemas
+			_, diags := l.Load(dir, config.Options{})
 			if len(diags) == 0 {
 				t.Fatal("no diagnostics")
 			}

@@ -21,10 +21,27 @@ type knownSecret struct {
 	red    *secret.Redactor
 }
 
+// BackendSecrets may be implemented by the BackendTypes of a Loader: the
+// secrets a backend block reads from the environment (the password of the
+// connection string a backend "pg" block names), which Load then looks
+// for in evaluated values as it does for the API key.
+type BackendSecrets interface {
+	BackendSecrets(b *Backend, getenv func(string) string) []BackendSecret
+}
+
+// BackendSecret is one secret of a backend block.
+type BackendSecret struct {
+	// What names it in a diagnostic, without its value: "the database
+	// password (PUSHFORM_PG_CONN_STR)".
+	What string
+	// Values are its spellings (a password as written and unescaped).
+	Values []string
+}
+
 // knownSecrets are the secrets the configuration names: the value of the
-// variable api_key_env names, the password of the connection string the
-// backend's conn_str_env names.
-func knownSecrets(cfg *Config, opts Options) []knownSecret {
+// variable api_key_env names, and those of the backend block (through
+// types, when it implements BackendSecrets).
+func knownSecrets(cfg *Config, opts Options, types BackendTypes) []knownSecret {
 	env := func(name string) string {
 		for i := len(opts.Environ) - 1; i >= 0; i-- { // the last one wins, as in a shell
 			if k, v, ok := strings.Cut(opts.Environ[i], "="); ok && k == name {
@@ -42,8 +59,10 @@ func knownSecrets(cfg *Config, opts Options) []knownSecret {
 	if name := cfg.Service.APIKeyEnv; name != "" {
 		add(fmt.Sprintf("the API key (%s)", name), env(name))
 	}
-	if cfg.Backend != nil && cfg.Backend.ConnStrEnv != "" {
-		add(fmt.Sprintf("the database password (%s)", cfg.Backend.ConnStrEnv), secret.ConnPasswords(env(cfg.Backend.ConnStrEnv))...)
+	if bs, ok := types.(BackendSecrets); ok && cfg.Backend != nil {
+		for _, s := range bs.BackendSecrets(cfg.Backend, env) {
+			add(s.What, s.Values...)
+		}
 	}
 	return out
 }

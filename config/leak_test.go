@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"pushform/secret"
 )
 
 func TestSecretInValueIsAnError(t *testing.T) {
@@ -72,6 +76,7 @@ variable "b" { default = "" }
 				t.Fatal(err)
 			}
 			l := NewLoader()
+			l.Backends = pgSecrets{}
 			_, diags := l.Load(dir, Options{Environ: environ})
 			want := tc.what + " appears in " + tc.attr
 			found := false
@@ -138,4 +143,17 @@ notification "n" {
 	if strings.Contains(out.String(), "***") {
 		t.Errorf("a time was masked:\n%s", out.String())
 	}
+}
+
+// pgSecrets stands for backend.Registry (which imports config): a "pg"
+// block whose password is that of the URL in PUSHFORM_PG_CONN_STR.
+type pgSecrets struct{}
+
+func (pgSecrets) CheckBackend(*Backend) hcl.Diagnostics { return nil }
+
+func (pgSecrets) BackendSecrets(b *Backend, getenv func(string) string) []BackendSecret {
+	if b.Type != "pg" {
+		return nil
+	}
+	return []BackendSecret{{What: "the database password (PUSHFORM_PG_CONN_STR)", Values: secret.ConnPasswords(getenv("PUSHFORM_PG_CONN_STR"))}}
 }

@@ -37,6 +37,9 @@ type Options struct {
 // so that Resolve can complete it with recipients without reading or
 // parsing anything again. A Loader is not safe for concurrent use.
 type Loader struct {
+	// Backends checks backend blocks (backend.Registry); nil keeps them
+	// unchecked, for callers that never open the state.
+	Backends BackendTypes
 	// parsed are the files of the last Load, by diagnostic filename.
 	parsed map[string]*hcl.File
 	// files are parsed with secret-looking values masked, and redact what
@@ -105,7 +108,7 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	if mod != nil {
 		var varFiles []varFile
 		var d hcl.Diagnostics
-		e, varFiles, d = evaluate(mod, opts)
+		e, varFiles, d = evaluate(mod, opts, l.Backends)
 		diags = append(diags, d...)
 		l.secrets = e.secrets
 		for _, vf := range varFiles {
@@ -175,6 +178,9 @@ func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Dia
 		}
 		f, d := decodeFile(p.file)
 		diags = append(diags, d...)
+		for _, bb := range f.backends {
+			diags = append(diags, l.checkBackend(bb)...)
+		}
 		diags = append(diags, mod.addFile(f)...)
 	}
 	if len(names) == 0 {

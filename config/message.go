@@ -32,6 +32,8 @@ var messageSchema = &hcl.BodySchema{
 		{Name: "send_rate"},
 		{Name: "max_targets"},
 		{Name: "shared_tag"},
+		{Name: "enabled"},
+		{Name: "repeat_after"},
 	},
 }
 
@@ -375,6 +377,7 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 			}
 		}
 	}
+	diags = append(diags, decodeRepeat(m, attrs, ctx, sc.campaigns[mb.campaign])...)
 	if a, ok := attrs["send_after"]; ok {
 		var d hcl.Diagnostics
 		m.SendAfter, d = evalTime(a, ctx)
@@ -392,6 +395,30 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 		}
 	}
 	return m, diags
+}
+
+// decodeRepeat sets enabled and repeat_after on m: the block's own values,
+// else those of its campaign c (the zero Campaign at top level). Both may
+// differ per for_each instance.
+func decodeRepeat(m *Message, attrs hcl.Attributes, ctx *hcl.EvalContext, c Campaign) hcl.Diagnostics {
+	m.Disabled, m.RepeatAfter = c.Disabled, c.RepeatAfter
+	var diags hcl.Diagnostics
+	v, _, ok, d := present(attrs, "enabled", ctx, cty.Bool)
+	diags = append(diags, d...)
+	if ok && v.IsKnown() {
+		m.Disabled = v.False()
+	}
+	v, a, ok, d := present(attrs, "repeat_after", ctx, cty.String)
+	diags = append(diags, d...)
+	if ok && v.IsKnown() {
+		r, err := parseDuration(v.AsString())
+		if err != nil {
+			return append(diags, errDiag("Invalid repeat_after",
+				fmt.Sprintf("repeat_after is how long after its last delivery the same content may reach a target again: %s; got %s.", err, quoteValue(v.AsString())), a.Expr.Range().Ptr()))
+		}
+		m.RepeatAfter = r
+	}
+	return diags
 }
 
 // nonEmpty returns a known title or body, reporting an empty one.

@@ -34,7 +34,7 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	var diags hcl.Diagnostics
 
 	var ctx *hcl.EvalContext
-	sc := &scope{data: e.mod.data, topics: cfg.Topics, recipients: recipients}
+	sc := &scope{data: e.mod.data, topics: cfg.Topics, recipients: recipients, campaigns: cfg.Campaigns}
 	for _, br := range e.blocks {
 		if br.mb.duplicate {
 			continue

@@ -144,6 +144,17 @@ func TestRules(t *testing.T) {
 		{"message bad send_rate", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_rate = \"-3/second\"\n}\n"), Options{}, errAt("Invalid send_rate", "msg.hcl", 5)},
 		{"message negative max_targets", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  max_targets = -1\n}\n"), Options{}, errAt("Invalid max_targets", "msg.hcl", 5)},
 		{"max_targets uses each", msg("notification \"n\" {\n  for_each = { a = 1 }\n  user_ids = [\"u\"]\n  badge_count = 1\n  max_targets = each.value\n}\n"), Options{}, errAt("Invalid reference to each", "msg.hcl", 5)},
+		{"enabled not a bool", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  enabled = \"paused\"\n}\n"), Options{}, errAt("Incorrect attribute value type", "msg.hcl", 5)},
+		{"enabled a number", msg("badge \"b\" {\n  device_ids = [\"d\"]\n  badge_count = 1\n  enabled = 0\n}\n"), Options{}, errAt("Incorrect attribute value type", "msg.hcl", 4)},
+		{"campaign enabled not a bool", msg("campaign \"c\" {\n  enabled = [true]\n}\n"), Options{}, errAt("Incorrect attribute value type", "msg.hcl", 2)},
+		{"campaign enabled from data", msg("data \"recipients\" \"r\" {}\ncampaign \"c\" {\n  enabled = length(data.recipients.r.user_ids) > 0\n}\n"), Options{}, errAt("Value depends on a data source", "msg.hcl", 3)},
+		{"bad repeat_after", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  repeat_after = \"weekly\"\n}\n"), Options{}, errAt("Invalid repeat_after", "msg.hcl", 5)},
+		{"zero repeat_after", msg("badge \"b\" {\n  device_ids = [\"d\"]\n  badge_count = 1\n  repeat_after = \"0d\"\n}\n"), Options{}, errAt("Invalid repeat_after", "msg.hcl", 4)},
+		{"negative repeat_after", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  repeat_after = \"-1h\"\n}\n"), Options{}, errAt("Invalid repeat_after", "msg.hcl", 5)},
+		{"repeat_after a number", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  repeat_after = [7]\n}\n"), Options{}, errAt("Incorrect attribute value type", "msg.hcl", 5)},
+		{"repeat_after per instance", msg("notification \"n\" {\n  for_each = { a = \"1h\", b = \"soon\" }\n  user_ids = [each.key]\n  title = \"t\"\n  body = \"b\"\n  repeat_after = each.value\n}\n"), Options{}, errAt("Invalid repeat_after", "msg.hcl", 6)},
+		{"campaign bad repeat_after", msg("campaign \"c\" {\n  repeat_after = \"7 days\"\n}\n"), Options{}, errAt("Invalid repeat_after", "msg.hcl", 2)},
+		{"campaign zero repeat_after", msg("campaign \"c\" {\n  repeat_after = \"0s\"\n}\n"), Options{}, errAt("Invalid repeat_after", "msg.hcl", 2)},
 		{"bad send_before", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_before = \"2026-13-01\"\n}\n"), Options{}, errAt("Invalid send_before", "msg.hcl", 5)},
 		{"window ends before it starts", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_after = \"2026-11-27T20:00:00Z\"\n  send_before = \"2026-11-27T08:00:00Z\"\n}\n"), Options{}, errAt("Invalid delivery window", "msg.hcl", 6)},
 		{"empty window", msg("notification \"n\" {\n  user_ids = [\"u\"]\n  title = \"t\"\n  body = \"b\"\n  send_after = \"2026-11-27T20:00:00+01:00\"\n  send_before = \"2026-11-27T19:00:00Z\"\n}\n"), Options{}, errAt("Invalid delivery window", "msg.hcl", 6)},
@@ -248,6 +259,8 @@ campaign "bf" {
     max_targets = 50000
     tag         = "bf-2026"
     shared_tag  = true
+    enabled      = true
+    repeat_after = "7d"
   }
 }
 notification "late" {

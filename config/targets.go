@@ -14,11 +14,13 @@ import (
 var targetAttrs = []TargetKind{TargetUsers, TargetDevices, TargetTopics}
 
 // scope is what message evaluation checks names against: the declared data
-// sources and topics, and the fetched recipients (nil: not fetched).
+// sources and topics, and the fetched recipients (nil: not fetched); and the
+// evaluated campaigns, whose settings their messages inherit.
 type scope struct {
 	data       map[string]*dataSource
 	topics     map[string]Topic
 	recipients map[string][]string
+	campaigns  map[string]Campaign
 }
 
 // recipientsRef reports whether expr is exactly data.recipients.NAME.user_ids.

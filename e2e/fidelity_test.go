@@ -261,4 +261,21 @@ notification "n" {
 	if p := w.planJSON("--max-unknown-resends", "4"); p.Summary["requests"] != 1 {
 		t.Fatalf("--max-unknown-resends 4 must send it again: %v", p.Summary)
 	}
+	// New content under the same tag replaces whatever the devices show:
+	// it cannot show twice, so the held target gets it (issue 22, 5).
+	w.write(`
+notification "n" {
+  topics = ["a", "b"]
+  title  = "T2"
+  body   = "B"
+  tag    = "n"
+}
+`, &sandbox{t: t, base: srv.URL + "/v1", root: srv.URL})
+	if p := w.planJSON(); p.Summary["requests"] != 1 || p.Summary["replace"] != 1 {
+		t.Fatalf("a same-tag replace of a held target: %v %q", p.Summary, p.Warnings)
+	}
+	w.mustRun(1, "apply", "--auto-approve")
+	if got := sends.Load(); got != 4 {
+		t.Fatalf("the replace was not sent (%d requests)", got)
+	}
 }

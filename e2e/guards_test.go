@@ -55,15 +55,21 @@ notification "welcome" {
 }
 `
 
-// TestRenameWithoutMovedBlock: a renamed notification plans a forget and
-// a create with the same content; every view warns with the moved block to
-// paste, and apply refuses the plan, fresh or saved, sending nothing.
-// --allow-resend sends it again.
+// TestRenameWithoutMovedBlock: a renamed notification with the same
+// content sends nothing (the ledger knows every target has it); renamed
+// with an edit, it is a forget and a create every view warns about with
+// the moved block to paste, and apply refuses the plan, fresh or saved,
+// sending nothing. --allow-resend sends it.
 func TestRenameWithoutMovedBlock(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	w := newWorkspace(t, sb, fmt.Sprintf(welcomeBlock, guardUsers(100)))
 	w.apply()
-	w.write(strings.Replace(fmt.Sprintf(welcomeBlock, guardUsers(100)), `"welcome"`, `"welcome_v2"`, 1), sb)
+	renamed := strings.Replace(fmt.Sprintf(welcomeBlock, guardUsers(100)), `"welcome"`, `"welcome_v2"`, 1)
+	w.write(renamed, sb)
+	if a, tg := w.planJSON().action("notification.welcome_v2"); a != "already-delivered" || tg["already_delivered"] != 100 {
+		t.Fatalf("a rename with the same content: %s %v", a, tg)
+	}
+	w.write(strings.Replace(renamed, "Glad you are here", "Glad you are here!", 1), sb)
 	before := sb.stats()
 
 	block := "moved {\n  from = notification.welcome\n  to   = notification.welcome_v2\n}\n"
@@ -108,7 +114,7 @@ func TestRenameWithoutMovedBlock(t *testing.T) {
 		t.Errorf("a refused apply changed the state: %v", s.Addresses())
 	}
 
-	// Sending again on purpose.
+	// Sending it on purpose.
 	w.apply("--allow-resend")
 	if got := guardReceived(sb, 100); got != 200 {
 		t.Errorf("devices were shown %d notifications, want 200 after --allow-resend", got)
@@ -116,8 +122,8 @@ func TestRenameWithoutMovedBlock(t *testing.T) {
 	w.mustRun(0, "plan", "--detailed-exitcode")
 }
 
-// TestRenameOfForEachKey: a for_each key that changes with the same content
-// is guarded the same way.
+// TestRenameOfForEachKey: a for_each key that changes with the same
+// content sends nothing; with an edit it is guarded as a rename.
 func TestRenameOfForEachKey(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	cfg := `
@@ -125,19 +131,22 @@ notification "order" {
   for_each = toset(["%s"])
   user_ids = ["g0001", "g0002"]
   title    = "Your order shipped"
-  body     = "It arrives Tuesday"
+  body     = "%s"
 }
 `
-	w := newWorkspace(t, sb, fmt.Sprintf(cfg, "A-1"))
+	w := newWorkspace(t, sb, fmt.Sprintf(cfg, "A-1", "It arrives Tuesday"))
 	w.apply()
-	w.write(fmt.Sprintf(cfg, "a-1"), sb)
+	w.write(fmt.Sprintf(cfg, "a-1", "It arrives Tuesday."), sb)
 	r := w.mustRun(1, "apply", "--auto-approve")
 	if !strings.Contains(r.stderr, "moved {\n  from = notification.order[\"A-1\"]\n  to   = notification.order[\"a-1\"]\n}") {
 		t.Errorf("apply's refusal:\n%s", r.stderr)
 	}
+	w.write(fmt.Sprintf(cfg, "a-1", "It arrives Tuesday"), sb)
+	w.apply()
 	if got := guardReceived(sb, 3); got != 2 {
 		t.Errorf("devices were shown %d notifications, want 2", got)
 	}
+	w.mustRun(0, "plan", "--detailed-exitcode")
 }
 
 // TestMovedBlock: with the moved block the plan says the notification has

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/jackc/pgx/v5"
 
+	"pushform/backend"
 	"pushform/config"
 	"pushform/state"
 	"pushform/state/pg"
@@ -471,6 +472,26 @@ func TestPGKillThenApplyFromOtherCheckout(t *testing.T) {
 	plan := a.mustRun(0, "plan", "--detailed-exitcode", "--json")
 	b.mustRun(0, "plan", "--detailed-exitcode")
 
+	au := auditCrashTargets(t, p, sb, plan.stdout)
+	noStateFiles(t, a, b)
+	summary := fmt.Sprintf("pg kill -9 then apply from the other checkout: %s; then A finished. %d targets: delivered %d, lost %d, shown twice %d, "+
+		"unknown untagged held %d (%d of them reached the device), tagged copies replaced on devices %d",
+		strings.Join(notes, "; "), au.targets, au.delivered, au.lost, au.dups, au.held, au.heldReached, au.retried)
+	t.Log(summary)
+	fmt.Println(summary)
+}
+
+// crashAudit counts the crash campaign's targets against what their
+// devices show.
+type crashAudit struct {
+	targets, delivered, held, heldReached, retried, lost, dups int
+}
+
+// auditCrashTargets checks every target of crashTargets(0) in p's state
+// against its device: none lost, none shown twice, and the unknown
+// untagged ones held by plan (plan --json output).
+func auditCrashTargets(t *testing.T, p *pgState, sb *sandbox, planJSON string) crashAudit {
+	t.Helper()
 	// Every target against what its device shows.
 	st := p.read(t)
 	targets := crashTargets(0)
@@ -541,18 +562,13 @@ func TestPGKillThenApplyFromOtherCheckout(t *testing.T) {
 		t.Errorf("%d targets lost, %d shown twice", lost, dups)
 	}
 	heldInPlan := 0
-	for _, n := range jsonPlanHeld(t, plan.stdout) {
+	for _, n := range jsonPlanHeld(t, planJSON) {
 		heldInPlan += n
 	}
 	if heldInPlan != held {
 		t.Errorf("the plan holds %d targets, the state has %d unknown untagged", heldInPlan, held)
 	}
-	noStateFiles(t, a, b)
-	summary := fmt.Sprintf("pg kill -9 then apply from the other checkout: %s; then A finished. %d targets: delivered %d, lost %d, shown twice %d, "+
-		"unknown untagged held %d (%d of them reached the device), tagged copies replaced on devices %d",
-		strings.Join(notes, "; "), len(targets), delivered, lost, dups, held, heldReached, retried)
-	t.Log(summary)
-	fmt.Println(summary)
+	return crashAudit{len(targets), delivered, held, heldReached, retried, lost, dups}
 }
 
 // TestPGStatePushThenNoChanges moves a file state to PostgreSQL as a team
@@ -693,6 +709,10 @@ func pgExample(t *testing.T, dir string) []string {
 	if be == nil {
 		return nil
 	}
+	pc, diags := backend.DecodePG(be)
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s", dir, diags.Error())
+	}
 	p := newPGState(t)
 	path := filepath.Join(dir, be.Pos.Filename)
 	src, err := os.ReadFile(path)
@@ -706,9 +726,9 @@ func pgExample(t *testing.T, dir string) []string {
 	if body := f.Body.(*hclsyntax.Body); len(body.Blocks) != 1 || len(body.Attributes) != 0 {
 		t.Fatalf("%s: keep an example's backend block alone in its file, so that tests can point it at the test database", path)
 	}
-	block := fmt.Sprintf("backend %q {\n  conn_str_env = %q\n  schema_name  = %q\n  state_name   = %q\n}\n", be.Type, be.ConnStrEnv, p.schema, be.StateName)
+	block := fmt.Sprintf("backend %q {\n  conn_str_env = %q\n  schema_name  = %q\n  state_name   = %q\n}\n", be.Type, pc.ConnStrEnv, p.schema, pc.StateName)
 	if err := os.WriteFile(path, []byte(block), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return []string{be.ConnStrEnv + "=" + p.url}
+	return []string{pc.ConnStrEnv + "=" + p.url}
 }

@@ -54,6 +54,7 @@ func sentState(t *testing.T, ms ...*config.Message) *state.State {
 // an address), and says so in one event; nothing of it is sent.
 func TestPreludeJournalsSnapshotAndForgets(t *testing.T) {
 	old := note("notification.old", "", "u1")
+	old.Content.Body = "Other" // the same content would reach u1 once only
 	keep := note("notification.keep", "t", "u1", "u2")
 	st := sentState(t, old, keep)
 	fetched := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)

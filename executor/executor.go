@@ -413,8 +413,8 @@ func (r *run) emit(e Event) {
 	}
 }
 
-// prelude records the moves, the recipients snapshot and the forgets,
-// which send nothing. Moves come first: what follows uses the new
+// prelude records the moves, the recipients snapshot, the forgets and the
+// already-delivered targets, which send nothing. Moves come first: what follows uses the new
 // addresses.
 func (r *run) prelude(p *planner.Plan) error {
 	now := r.opts.Now().UTC()
@@ -447,6 +447,9 @@ func (r *run) prelude(p *planner.Plan) error {
 		}
 		forgot = append(forgot, c.Address)
 	}
+	// Targets that already had their content are recorded up to date,
+	// after the forgets (which keep the deliveries they point at).
+	entries = append(entries, p.RecordEntries(now)...)
 	if len(entries) == 0 {
 		return nil
 	}

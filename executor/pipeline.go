@@ -44,17 +44,19 @@ type prepared struct {
 // left; a normal stop records those as not sent.
 func (r *run) sendAll(ctx context.Context) error {
 	// In-flight requests finish even after ctx ends (an interrupt stops new
-	// requests only), and after a journal failure: their answers cannot be
-	// recorded, but the summary reports them. A rejected key stops
-	// everything.
+	// requests only), after a journal failure (their answers cannot be
+	// recorded, but the summary reports them) and after a rejected key: a
+	// 401 processes nothing (spec part 7), so the requests in flight get
+	// theirs and are recorded not sent, where cutting them off would leave
+	// them unknown for ever. Nothing new starts after any of these.
 	fatalCtx, stopRun := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopRun(nil)
 	reqCtx, abort := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer abort(nil)
 	fatal := func(err error) {
 		stopRun(err)
-		je, pe := (*journalError)(nil), (*planError)(nil)
-		if !errors.As(err, &je) && !errors.As(err, &pe) {
+		je, pe, ae := (*journalError)(nil), (*planError)(nil), (*pushapi.AuthError)(nil)
+		if !errors.As(err, &je) && !errors.As(err, &pe) && !errors.As(err, &ae) {
 			abort(err)
 		}
 	}

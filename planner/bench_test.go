@@ -81,18 +81,38 @@ func BenchmarkFrequencyCap1M(b *testing.B) {
 	}
 }
 
-// BenchmarkRename1M plans a rename of a million-user notification without
-// a moved block: the forget and the create are paired.
+// BenchmarkRename1M plans a rename with an edit of a million-user
+// notification without a moved block: the forget and the create are
+// paired (the ledger finds no target that has the edited content).
 func BenchmarkRename1M(b *testing.B) {
 	users := benchIDs(1_000_000)
 	old := note("notification.welcome", "Welcome", "Hello", "", users...)
-	renamed := note("notification.welcome_v2", "Welcome", "Hello", "", users...)
+	renamed := note("notification.welcome_v2", "Welcome", "Hello!", "", users...)
 	in := Input{Config: cfgOf(renamed), State: recorded(old, state.Delivered, nil)}
 	b.ReportAllocs()
 	for b.Loop() {
 		p, err := Make(in, Options{Now: now})
 		if err != nil || len(p.Renames) != 1 {
 			b.Fatalf("plan: %v, %v", err, p.Renames)
+		}
+	}
+}
+
+// BenchmarkReAdd1M plans a million-user notification forgotten and put
+// back: the ledger finds every target already has it.
+func BenchmarkReAdd1M(b *testing.B) {
+	users := benchIDs(1_000_000)
+	m := note("notification.welcome", "Welcome", "Hello", "", users...)
+	st := compactDelivered(b, m)
+	if err := st.ApplyEntry(state.Entry{Type: state.EntryForget, Time: now, Items: []state.Item{{Address: m.Address}}}); err != nil {
+		b.Fatal(err)
+	}
+	in := Input{Config: cfgOf(m), State: st}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := Make(in, Options{Now: now})
+		if err != nil || p.Summary.AlreadyDeliveredTargets != 1_000_000 || p.Summary.Requests != 0 {
+			b.Fatalf("plan: %v, %+v", err, p.Summary)
 		}
 	}
 }

@@ -12,9 +12,10 @@ import (
 // Frequency caps. A frequency_cap { max, per } holds a user back once max
 // notifications were delivered to them within per before the plan's time:
 // the top-level cap counts every notification address of the state, a
-// campaign's cap the campaign's own. The state keeps each target's last
-// outcome, so an address counts once per user, with the time of its last
-// delivery. Only notifications to user_ids count and are held: badges
+// campaign's cap the campaign's own. Every delivery in the ledger counts:
+// forgotten addresses and content an address replaced included (an
+// address's view keeps each target's last outcome, so one content of an
+// address counts once per user, with the time of its last delivery). Only notifications to user_ids count and are held: badges
 // are never capped, and the users behind device ids and topics are not
 // known. Within one plan, sends count as they are planned, in address
 // order: with max = 1, of two new notifications to the same user the
@@ -49,8 +50,8 @@ func newCapCounter(fc *config.FrequencyCap, st *state.State, now time.Time, in f
 	}
 	cc.counts = make(map[string]int32, size)
 	since := now.Add(-fc.Per)
-	for addr, m := range st.Messages {
-		if !counted(addr, m) {
+	for m := range st.LedgerMessages() {
+		if !counted(m.Address, m) || !mayDeliverSince(m, since) {
 			continue
 		}
 		// Equal records are shared between targets: decide once each.
@@ -66,6 +67,12 @@ func newCapCounter(fc *config.FrequencyCap, st *state.State, now time.Time, in f
 		}
 	}
 	return cc
+}
+
+// mayDeliverSince reports whether m may hold a delivery after since: a
+// ledger entry forgotten before it holds none (its targets are not read).
+func mayDeliverSince(m *state.Message, since time.Time) bool {
+	return m.ForgottenAt.IsZero() || m.ForgottenAt.After(since)
 }
 
 // capping holds the counters of the caps a plan applies.

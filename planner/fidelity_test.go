@@ -186,7 +186,13 @@ func TestUnansweredHeld(t *testing.T) {
 			TargetCounts{Total: 3, Unknown: 2, UpToDate: 1, Send: 2}, nil},
 		{"tagged, 3 unanswered, --retry-unknown: sent again", unanswered(tagged, 3), tagged, Options{RetryUnknown: true}, ActionRetry,
 			TargetCounts{Total: 3, Unknown: 2, UpToDate: 1, Send: 2}, nil},
-		{"tagged, 3 unanswered, content changed: still held", unanswered(tagged, 3), note(addr, "T", "B2", "tag", "u1", "u2", "u3"), Options{}, ActionReplace,
+		// A replace under the same tag cannot show twice (issue 22, 5):
+		// held targets get the new content like the others.
+		{"tagged, 3 unanswered, content changed under the same tag: replaced", unanswered(tagged, 3), note(addr, "T", "B2", "tag", "u1", "u2", "u3"), Options{}, ActionReplace,
+			TargetCounts{Total: 3, Replace: 3, Send: 3}, nil},
+		{"tagged, 3 unanswered, content and tag changed: still held", unanswered(tagged, 3), note(addr, "T", "B2", "tag2", "u1", "u2", "u3"), Options{}, ActionResend,
+			TargetCounts{Total: 3, Held: 2, Replace: 1, Send: 1}, []string{"no usable answer"}},
+		{"untagged, 3 unanswered, content changed: still held", unanswered(untagged, 3), note(addr, "T", "B2", "", "u1", "u2", "u3"), Options{}, ActionResend,
 			TargetCounts{Total: 3, Held: 2, Replace: 1, Send: 1}, []string{"no usable answer"}},
 		{"untagged, 1 unanswered: held as untagged", unanswered(untagged, 1), untagged, Options{}, ActionNoOp,
 			TargetCounts{Total: 3, Held: 2, UpToDate: 1}, []string{"without a tag a second copy would show twice"}},

@@ -126,20 +126,29 @@ func TestRenameDetection(t *testing.T) {
 		cfg     *config.Message
 		renames string
 	}{
+		// The same content is not sent again (already-delivered): no
+		// rename to guard.
 		{"renamed, same content and targets", recorded(welcome, state.Delivered, nil),
-			note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100}]"},
-		{"renamed with a target more", recorded(welcome, state.Delivered, nil),
-			note("notification.welcome_v2", "Hi", "Welcome", "", append(ids(100, "u"), "x")...), "[{notification.welcome notification.welcome_v2 100}]"},
-		{"for_each key changed", recorded(note(`notification.o["a"]`, "Hi", "Welcome", "", "u1", "u2"), state.Delivered, nil),
-			note(`notification.o["b"]`, "Hi", "Welcome", "", "u2"), `[{notification.o["a"] notification.o["b"] 1}]`},
-		{"other content", recorded(welcome, state.Delivered, nil),
-			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[]"},
-		{"other targets", recorded(welcome, state.Delivered, nil),
-			note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "x")...), "[]"},
-		{"nothing reached them", recorded(welcome, state.Failed, nil),
 			note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...), "[]"},
+		{"renamed with a target more", recorded(welcome, state.Delivered, nil),
+			note("notification.welcome_v2", "Hi", "Welcome", "", append(ids(100, "u"), "x")...), "[]"},
+		{"for_each key changed", recorded(note(`notification.o["a"]`, "Hi", "Welcome", "", "u1", "u2"), state.Delivered, nil),
+			note(`notification.o["b"]`, "Hi", "Welcome", "", "u2"), "[]"},
+		{"renamed with a tag added", recorded(welcome, state.Delivered, nil),
+			note("notification.welcome_v2", "Hi", "Welcome", "welcome", ids(100, "u")...), "[]"},
 		{"unknown outcomes may have", recorded(welcome, state.Unknown, nil),
-			note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100}]"},
+			note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...), "[]"},
+		// A rename with an edit is an edit.
+		{"renamed with a body edit", recorded(welcome, state.Delivered, nil),
+			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100 false}]"},
+		{"for_each key changed with an edit", recorded(note(`notification.o["a"]`, "Hi", "Welcome", "", "u1", "u2"), state.Delivered, nil),
+			note(`notification.o["b"]`, "Hi", "Welcome again", "", "u2"), `[{notification.o["a"] notification.o["b"] 1 false}]`},
+		{"an edit to unknown outcomes may show twice", recorded(welcome, state.Unknown, nil),
+			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100 false}]"},
+		{"other targets", recorded(welcome, state.Delivered, nil),
+			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "x")...), "[]"},
+		{"nothing reached them", recorded(welcome, state.Failed, nil),
+			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +191,7 @@ func TestRenameDetection(t *testing.T) {
 		}
 	})
 	t.Run("--target leaving the old address out is guarded too", func(t *testing.T) {
-		v2 := note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...)
+		v2 := note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...)
 		p, err := Make(Input{Config: cfgOf(v2), State: recorded(welcome, state.Delivered, nil)}, Options{Now: now, Targets: []string{"notification.welcome_v2"}})
 		if err != nil || len(p.Renames) != 1 || len(p.Changes) != 1 {
 			t.Fatalf("err %v renames %v changes %d", err, p.Renames, len(p.Changes))
@@ -190,7 +199,7 @@ func TestRenameDetection(t *testing.T) {
 	})
 	t.Run("a create waiting for send_after is guarded too", func(t *testing.T) {
 		later := now.Add(time.Hour)
-		v2 := note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...)
+		v2 := note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...)
 		v2.SendAfter = &later
 		p, err := Make(Input{Config: cfgOf(v2), State: recorded(welcome, state.Delivered, nil)}, Options{Now: now})
 		if err != nil || len(p.Renames) != 1 {

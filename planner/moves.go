@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	"pushform/config"
 	"pushform/message"
@@ -59,48 +61,67 @@ func sortedStrings[V any](m map[string]V) []string {
 	return out
 }
 
-// detectRenames pairs addresses the state records and the configuration no
-// longer declares (forgotten by this plan, or by the next one when
-// --target leaves them out) with new notifications of the same content and
-// target kind whose targets overlap: a rename without a moved block, which
-// would show the notification again. Each new address is paired with the
-// gone one it overlaps most (ties: the first by address), each gone one at
-// most once. Expired changes send nothing and are left out. It takes time
-// linear in the new addresses' targets.
-func detectRenames(changes []*Change, created map[string]*config.Message, st *state.State, declared map[string]bool) []Rename {
+// renameWindow is how long after an address was forgotten a new address
+// reaching its targets is still taken for a rename of it.
+const renameWindow = 7 * 24 * time.Hour
+
+// detectRenames pairs addresses the configuration no longer declares
+// (forgotten by this plan, by the next one when --target leaves them out,
+// or forgotten within renameWindow and kept in the ledger) with new
+// notifications of the same target kind that send to targets the old one
+// reached (or may have) with content that looks edited from the old one
+// (see edited): a rename without a moved block. Targets that already have the very content are not sent (the
+// ledger makes them already-delivered), so what remains is an edit made
+// together with the rename: it is warned as the same edit on one address
+// would be, and apply refuses it unless a moved block records the rename
+// or --allow-resend is given. Splits and merges of blocks pair the same
+// way. Each new address is paired with the gone one it overlaps most
+// (ties: the first by address), each gone one at most once. It takes time
+// linear in the new addresses' sends per candidate.
+func detectRenames(cfg *config.Config, changes []*Change, created map[string]*config.Message, st *state.State, declared map[string]bool, now time.Time) []Rename {
 	if st == nil || len(created) == 0 {
 		return nil
 	}
-	type key struct {
-		fp string
-		tk message.TargetKind
+	movedAway := map[string]bool{}
+	for _, mv := range cfg.Moved {
+		movedAway[mv.From] = true
 	}
-	forgotten := map[key][]*state.Message{}
+	byKind := map[message.TargetKind][]*state.Message{}
 	for _, addr := range st.Addresses() {
 		if m := st.Messages[addr]; !declared[addr] && m.Kind == message.KindNotification {
-			k := key{m.Fingerprint, m.TargetKind}
-			forgotten[k] = append(forgotten[k], m)
+			byKind[m.TargetKind] = append(byKind[m.TargetKind], m)
 		}
 	}
-	if len(forgotten) == 0 {
+	for _, m := range st.Ledger {
+		if m.Kind == message.KindNotification && !m.ForgottenAt.IsZero() && now.Sub(m.ForgottenAt) < renameWindow && !movedAway[m.Address] {
+			byKind[m.TargetKind] = append(byKind[m.TargetKind], m)
+		}
+	}
+	if len(byKind) == 0 {
 		return nil
 	}
-	used := map[string]bool{}
+	used := map[*state.Message]bool{}
 	var out []Rename
 	for _, c := range changes {
 		m := created[c.Address]
 		if m == nil || c.Action == ActionExpired || c.Kind != message.KindNotification {
 			continue
 		}
+		// What it sends; a create waiting for send_after will send its
+		// targets (but not content they have: the ledger keeps them back).
+		sends := c.Send
+		if c.Action == ActionWait {
+			sends = m.Targets.IDs
+		}
 		var best *state.Message
 		bestN := 0
-		for _, old := range forgotten[key{c.Fingerprint, c.TargetKind}] {
-			if used[old.Address] {
+		for _, old := range byKind[c.TargetKind] {
+			if used[old] || old.Address == c.Address || c.Action == ActionWait && old.Fingerprint == c.Fingerprint || !edited(old.Content, c.Content) {
 				continue
 			}
 			n := 0
 			find := old.Finder()
-			for _, id := range m.Targets.IDs {
+			for _, id := range sends {
 				if t := find.Find(id); t != nil && mayHold(t) {
 					n++
 				}
@@ -112,11 +133,38 @@ func detectRenames(changes []*Change, created map[string]*config.Message, st *st
 		if best == nil {
 			continue
 		}
-		used[best.Address] = true
+		used[best] = true
 		r := Rename{From: best.Address, To: c.Address, Targets: bestN}
+		if best.Fingerprint == c.Fingerprint {
+			r.Same = true
+		}
 		out = append(out, r)
-		c.Warnings = append(c.Warnings, fmt.Sprintf("looks like a rename of %s (the same content, which %d of its targets already have): applying would forget %s and send it to them again, so apply refuses this plan unless a moved block records the rename (from = %s, to = %s) or --allow-resend is given",
-			r.From, r.Targets, r.From, r.From, r.To))
+		c.Warnings = append(c.Warnings, renameWarning(r, best.Content, c.Content))
 	}
 	return out
+}
+
+// edited reports whether new looks like old edited rather than another
+// notification: the same title, body or tag, or the same text but for
+// spaces. Content sent again unchanged counts too.
+func edited(old, new message.Content) bool {
+	squash := func(c message.Content) string { return strings.Join(strings.Fields(c.Title+" "+c.Body), " ") }
+	return old.Title != "" && old.Title == new.Title || old.Body != "" && old.Body == new.Body ||
+		old.Tag != "" && old.Tag == new.Tag || squash(old) == squash(new)
+}
+
+// renameWarning explains a rename r from content old to new as the same
+// edit on one address would be explained.
+func renameWarning(r Rename, old, new message.Content) string {
+	var what string
+	switch {
+	case r.Same:
+		what = fmt.Sprintf(" (the same content, which %d of its targets already have): applying would send it to them again", r.Targets)
+	case old.Tag != "" && old.Tag == new.Tag:
+		what = fmt.Sprintf(" with its content changed: %d of its targets have the earlier notification (tag %q), which devices replace with this one, as after an edit of %s", r.Targets, old.Tag, r.From)
+	default:
+		what = fmt.Sprintf(" with its content changed: %d of its targets have the earlier notification and will show both, as after an edit of %s without the same tag", r.Targets, r.From)
+	}
+	return fmt.Sprintf("looks like a rename of %s%s; apply refuses this plan unless a moved block records the rename (from = %s, to = %s) or --allow-resend is given",
+		r.From, what, r.From, r.To)
 }

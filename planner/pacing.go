@@ -103,20 +103,33 @@ func batches(changes []*Change, limit int, paces map[string]*Pace) []Batch {
 	}
 }
 
-// pack packs changes idx into requests of at most limit targets.
+// pack packs changes idx into requests of at most limit targets. A
+// target never joins a request that another change in it already
+// addresses (see addressed): the request ends before it.
 func pack(changes []*Change, idx []int, limit int) []Batch {
 	var out []Batch
 	var cur Batch
+	var in addressed
 	n := 0
+	flush := func() {
+		out = append(out, cur)
+		cur, n = Batch{}, 0
+		in.reset()
+	}
 	for _, i := range idx {
 		c := changes[i]
 		for from := 0; from < len(c.Send); {
 			if n == limit {
-				out = append(out, cur)
-				cur, n = Batch{}, 0
+				flush()
 			}
 			to := min(len(c.Send), from+limit-n)
+			to = from + in.fit(i, c.TargetKind, c.Send[from:to])
+			if to == from {
+				flush() // the next target is in the request already
+				continue
+			}
 			cur.Parts = append(cur.Parts, Part{Change: i, From: from, To: to})
+			in.add(i, c.TargetKind, c.Send[from:to])
 			n += to - from
 			from = to
 		}

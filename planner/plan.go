@@ -42,6 +42,14 @@ const (
 	// ActionCapped: every target apply would send is held back by a
 	// frequency_cap; a later plan sends them once the cap allows.
 	ActionCapped Action = "capped"
+	// ActionAlreadyDelivered: the ledger shows every target apply would
+	// send already received this content (or may have), under this or
+	// another address, current or forgotten: nothing is sent, and apply
+	// records the address as up to date, pointing at those deliveries.
+	ActionAlreadyDelivered Action = "already-delivered"
+	// ActionDisabled: enabled = false. Nothing is sent or forgotten; the
+	// address keeps its records.
+	ActionDisabled Action = "disabled"
 )
 
 // Plan is the complete, deterministic result of planning.
@@ -71,15 +79,18 @@ type Plan struct {
 	Pacing []Pace `json:"pacing,omitempty"`
 }
 
-// Rename is a forgotten address and a created one with the same content
-// whose targets overlap: most likely a rename without a moved block, which
-// would show the notification again on the targets of both.
+// Rename is a forgotten address and a created one whose targets overlap
+// (see detectRenames): most likely a rename without a moved block, which
+// would show a notification again on the targets of both.
 type Rename struct {
 	From string `json:"from"`
 	To   string `json:"to"`
-	// Targets counts the targets of To that From already reached (or may
-	// have: unknown outcomes count).
+	// Targets counts the targets To sends to that From already reached
+	// (or may have: unknown outcomes count).
 	Targets int `json:"targets"`
+	// Same is set when the content is the same (--allow-resend or
+	// repeat_after sends it again); otherwise it was edited too.
+	Same bool `json:"same,omitempty"`
 }
 
 // MovedBlock is the moved block that records r as a rename.
@@ -141,8 +152,14 @@ type Change struct {
 	// untagged notification, because a second copy would be visible, and
 	// those sent MaxUnknownResends times without a usable answer (see
 	// --retry-unknown).
-	Held     []string `json:"held,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Held []string `json:"held,omitempty"`
+	// AlreadyDelivered lists the targets not sent because the ledger shows
+	// they received this content before (see ledger.go); AlreadyVia gives,
+	// parallel, the index in Earlier of the delivery that says so.
+	AlreadyDelivered []string          `json:"already_delivered,omitempty"`
+	AlreadyVia       []int             `json:"already_via,omitempty"`
+	Earlier          []EarlierDelivery `json:"earlier,omitempty"`
+	Warnings         []string          `json:"warnings,omitempty"`
 }
 
 // TargetCounts break an address's targets down by what the plan does.
@@ -164,8 +181,14 @@ type TargetCounts struct {
 	Expired int `json:"expired,omitempty"`
 	// Capped targets are held back by a frequency_cap for now.
 	Capped int `json:"capped,omitempty"`
-	Forget int `json:"forget,omitempty"`
-	Send   int `json:"send"` // targets apply sends to
+	// AlreadyDelivered targets received this content before (the ledger
+	// says so): not sent. Repeat targets received it too and are sent it
+	// again, as repeat_after or --allow-resend allows (they are counted in
+	// New, Replace, ... as well).
+	AlreadyDelivered int `json:"already_delivered,omitempty"`
+	Repeat           int `json:"repeat,omitempty"`
+	Forget           int `json:"forget,omitempty"`
+	Send             int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.
@@ -202,6 +225,13 @@ type Summary struct {
 	ExpiredTargets int `json:"expired_targets"`
 	Capped         int `json:"capped"`
 	CappedTargets  int `json:"capped_targets"`
+	// AlreadyDelivered counts the addresses whose action is
+	// already-delivered, AlreadyDeliveredTargets the targets of every
+	// change not sent because they had the content; Disabled the
+	// addresses with enabled = false.
+	AlreadyDelivered        int `json:"already_delivered"`
+	AlreadyDeliveredTargets int `json:"already_delivered_targets"`
+	Disabled                int `json:"disabled"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
 }
@@ -210,7 +240,20 @@ type Summary struct {
 // anything.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets()
+	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready()
+}
+
+// recordsAlready reports whether apply records already-delivered targets
+// (those an earlier address of this same plan sends are not recorded).
+func (p *Plan) recordsAlready() bool {
+	for _, c := range p.Changes {
+		for _, e := range c.Earlier {
+			if !e.InPlan {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ResendGuard refuses a plan with renames (see Plan.Renames): applying it
@@ -222,9 +265,13 @@ func (p *Plan) ResendGuard() error {
 	}
 	var b strings.Builder
 	for _, r := range p.Renames {
-		fmt.Fprintf(&b, "%s looks like a rename of %s (same content; %d of its targets already have it). ", r.To, r.From, r.Targets)
+		if r.Same {
+			fmt.Fprintf(&b, "%s looks like a rename of %s (same content; %d of its targets already have it). ", r.To, r.From, r.Targets)
+		} else {
+			fmt.Fprintf(&b, "%s looks like a rename of %s with its content changed (%d of its targets have the earlier one). ", r.To, r.From, r.Targets)
+		}
 	}
-	b.WriteString("Applying would forget the one and send the other, so those devices would show it again.\n")
+	b.WriteString("Applying would forget the one and send the other, so those devices would show a notification again.\n")
 	b.WriteString("If it is a rename, add to the configuration:\n\n")
 	for _, r := range p.Renames {
 		b.WriteString(r.MovedBlock())
@@ -270,6 +317,16 @@ func (p *Plan) Check() error {
 		for _, g := range c.Paces {
 			if _, ok := p.PaceOf(g); !ok {
 				return fmt.Errorf("%s names send rate group %s, which the plan does not have", c.Address, g)
+			}
+		}
+	}
+	for _, c := range p.Changes {
+		if len(c.AlreadyVia) != len(c.AlreadyDelivered) {
+			return fmt.Errorf("%s lists %d already-delivered targets and %d earlier deliveries for them", c.Address, len(c.AlreadyDelivered), len(c.AlreadyVia))
+		}
+		for _, v := range c.AlreadyVia {
+			if v < 0 || v >= len(c.Earlier) {
+				return fmt.Errorf("%s names earlier delivery %d of %d", c.Address, v, len(c.Earlier))
 			}
 		}
 	}

@@ -56,6 +56,10 @@ type Options struct {
 	// requests sent it and got no usable answer (RetryUnknown sends it
 	// anyway); 0 means DefaultMaxUnknownResends.
 	MaxUnknownResends int
+	// AllowResend sends targets content the ledger says they already
+	// received, once (apply --allow-resend); the plan counts them as
+	// repeats.
+	AllowResend bool
 }
 
 // Make computes the plan. It fails when an option names no address. The
@@ -104,12 +108,26 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	}
 
 	pl := planning{opts: opts, recipients: in.Recipients, replace: toSet(opts.Replace), pre: pre}
+	if st != nil {
+		pl.ledger = newLedgerIndex(st)
+	}
 	seen := make(map[string]bool, len(cfg.Messages))
 	var planned []*config.Message
 	msgs := map[string]*config.Message{}    // planned messages by address
 	created := map[string]*config.Message{} // those with no state
 	paces := map[string]*Pace{}
-	for _, m := range cfg.Messages {
+	// In address order: of two addresses sending the same content to a
+	// target, the first sends it.
+	byAddr := slices.Clone(cfg.Messages)
+	slices.SortStableFunc(byAddr, func(a, b *config.Message) int { return strings.Compare(a.Address, b.Address) })
+	var selectedMsgs []*config.Message
+	for _, m := range byAddr {
+		if selected(m.Address, opts.Targets) {
+			selectedMsgs = append(selectedMsgs, m)
+		}
+	}
+	pl.prepareInPlan(selectedMsgs)
+	for _, m := range byAddr {
 		seen[m.Address] = true
 		if !selected(m.Address, opts.Targets) {
 			continue
@@ -122,6 +140,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 			prior = st.Messages[m.Address]
 		}
 		c := pl.change(m, prior)
+		pl.notePlanned(c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from
 			if c.Action == ActionNoOp {
@@ -147,7 +166,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
 	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
-	p.Renames = detectRenames(p.Changes, created, st, seen)
+	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
 			c.Paces = nil // nothing to pace; Plan.Pacing lists only groups that send
@@ -174,6 +193,11 @@ type planning struct {
 	pre *preclassified
 	// parallelFrom overrides the package constant, for tests.
 	parallelFrom int
+	// ledger indexes the state's ledger (nil without a state); inPlan
+	// maps, for each content several planned messages send, the targets
+	// those planned so far send it to (see prepareInPlan).
+	ledger *ledgerIndex
+	inPlan map[vkey]map[string]string
 }
 
 // preclassified is what classifyAll would return for the targets of the
@@ -213,6 +237,15 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	}
 	ids := m.Targets.IDs
 	c.Targets.Total = len(ids)
+	if m.Disabled {
+		// Paused: nothing is sent or forgotten, the records stay.
+		c.Action = ActionDisabled
+		if prior != nil && prior.Fingerprint != c.Fingerprint {
+			pc := prior.Content
+			c.Prior = &pc
+		}
+		return c
+	}
 	if prior != nil && prior.TargetKind != c.TargetKind {
 		// Ids of another kind name other things: start afresh.
 		c.Forget = sortedIDs(prior)
@@ -235,7 +268,8 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	}
 	var cc *changeContext
 	var cl classified
-	if prior == nil { // every target is new
+	lc := pl.check(m, visibleOf(m.Kind, content), prior)
+	if prior == nil && lc.holdsNone(ids) { // every target is new
 		// The list is shared, not copied: it may hold millions of ids,
 		// and neither the plan nor its readers write to it.
 		cl.counts.New, cl.send = len(ids), ids
@@ -243,9 +277,12 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		cc, cl = pl.pre.cc, pl.pre.cl
 	} else {
 		cc = newChangeContext(m, prior, c.Fingerprint, pl.replace[m.Address])
+		cc.lc = lc
+		cc.repeatAfter, cc.now = m.RepeatAfter, pl.opts.Now
 		cl = pl.classifyAll(ids, cc)
 	}
 	c.Send, c.Held = cl.send, cl.held
+	setAlready(c, cl.already, cl.alreadyRefs)
 	forget := c.Targets.Forget // of a target kind change
 	c.Targets = cl.counts
 	c.Targets.Total, c.Targets.Forget = len(ids), forget
@@ -287,6 +324,16 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Action = ActionRetry
 	default:
 		c.Action = ActionNoOp
+	}
+	if len(c.Send) == 0 && len(c.AlreadyDelivered) > 0 {
+		c.Action = ActionAlreadyDelivered
+	}
+	if n := c.Targets.Repeat; n > 0 {
+		why := "repeat_after has passed since their last delivery"
+		if pl.opts.AllowResend {
+			why = "--allow-resend sends it again"
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%d targets already received this content and are sent it again: %s", n, why))
 	}
 	if c.Targets.TagOnly > 0 {
 		c.Warnings = append(c.Warnings, cc.tagOnlyWarnings(cl.tagOnly, m.Address)...)
@@ -341,6 +388,13 @@ type changeContext struct {
 	// fingerprint not listed (its tag is not recorded).
 	earlier []earlier
 	buf     [3]earlier // backs earlier for the usual few
+	// lc is what the ledger and this plan's earlier addresses say the
+	// targets already received; nil when nothing. repeatAfter (0: never)
+	// lets a target have the content again once that long has passed
+	// since it did, at the plan's time now.
+	lc          *ledgerCheck
+	repeatAfter time.Duration
+	now         time.Time
 }
 
 func newChangeContext(m *config.Message, prior *state.Message, fp string, force bool) *changeContext {
@@ -413,6 +467,10 @@ type classified struct {
 	heldUnanswered int
 	heldIDs        []string
 	moreIDs        bool
+	// already lists the targets not sent because they received the
+	// content before; alreadyRefs, parallel, says where.
+	already     []string
+	alreadyRefs []already
 }
 
 const maxHeldIDs = 5
@@ -471,6 +529,10 @@ func (cl *classified) merge(p classified, ne int) {
 	n.Held += p.counts.Held
 	n.Reachable += p.counts.Reachable
 	n.Skipped += p.counts.Skipped
+	n.AlreadyDelivered += p.counts.AlreadyDelivered
+	n.Repeat += p.counts.Repeat
+	cl.already = append(cl.already, p.already...)
+	cl.alreadyRefs = append(cl.alreadyRefs, p.alreadyRefs...)
 	cl.send = append(cl.send, p.send...)
 	cl.held = append(cl.held, p.held...)
 	cl.changed = cl.changed || p.changed
@@ -498,6 +560,7 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 	if prior != nil {
 		find = prior.Finder()
 	}
+	lf := cc.lc.finder(prior)
 	for _, id := range ids {
 		var t *state.Target // nil unless ok: the !ok case comes first below
 		var ok bool
@@ -508,56 +571,85 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 		if ok {
 			cl.found++
 		}
+		// A target to send is counted in *count, and may change what it
+		// holds (changed) or show it beside earlier content (dupAt).
+		var count *int
+		changed, dupAt := false, -1
 		switch {
 		case !ok:
-			n.New++
+			count = &n.New
 		case cc.force:
-			n.Replace++
-			cl.changed = true
+			count, changed = &n.Replace, true
 			if i := cc.earlierOf(t.Fingerprint); cc.earlier[i].holds != holdsSameTag && mayHold(t) {
-				bump(&cl.dup, i, 1, ne)
+				dupAt = i
 			}
-		case t.Outcome == state.Unknown && !pl.opts.RetryUnknown && t.Unanswered >= pl.opts.MaxUnknownResends:
+		case t.Outcome == state.Unknown && !pl.opts.RetryUnknown && t.Unanswered >= pl.opts.MaxUnknownResends &&
+			// A replace under the same tag cannot show twice: new
+			// content is sent whatever became of the old.
+			(t.Fingerprint == fp || cc.earlier[cc.earlierOf(t.Fingerprint)].holds != holdsSameTag):
 			n.Held++
 			cl.held = append(cl.held, id)
 			cl.heldUnanswered++
 			cl.noteHeldID(t.RequestID)
 			continue
-		case t.Fingerprint != fp && (t.Outcome == state.Delivered || t.Outcome == state.Failed || t.Outcome == state.Unknown):
+		case t.Fingerprint != fp && (mayHold(t) || t.Outcome == state.Failed):
 			i := cc.earlierOf(t.Fingerprint)
 			switch h := cc.earlier[i].holds; {
 			case h == holdsSameTag || t.Outcome == state.Failed: // a failed target shows nothing of it
-				n.Replace++
-				cl.changed = true
+				count, changed = &n.Replace, true
 			case h == holdsTagOnly:
 				n.TagOnly++
 				bump(&cl.tagOnly, i, 1, ne)
 				continue
 			default:
-				n.Replace++
-				cl.changed = true
-				bump(&cl.dup, i, 1, ne)
+				count, changed, dupAt = &n.Replace, true, i
 			}
-		case t.Outcome == state.Delivered:
+		case (t.Outcome == state.Delivered || t.Outcome == state.AlreadyDelivered) && cc.repeatDue(t):
+			count = &n.Repeat
+		case t.Outcome == state.Delivered || t.Outcome == state.AlreadyDelivered:
 			n.UpToDate++
 			continue
 		case t.Outcome == state.Failed:
-			n.Retry++
+			count = &n.Retry
 		case t.Outcome == state.Unknown && (cc.tagged || pl.opts.RetryUnknown):
-			n.Unknown++
+			count = &n.Unknown
 		case t.Outcome == state.Unknown:
 			n.Held++
 			cl.held = append(cl.held, id)
 			continue
 		case t.Outcome == state.Skipped && cc.users && (cc.listed || pl.isRecipient(id)):
-			n.Reachable++
+			count = &n.Reachable
 		default: // skipped: retrying does not help (spec part 3)
 			n.Skipped++
 			continue
 		}
+		if !cc.force {
+			if a, had, repeat := lf.received(id); had {
+				if !repeat {
+					n.AlreadyDelivered++
+					cl.already = append(cl.already, id)
+					cl.alreadyRefs = append(cl.alreadyRefs, a)
+					continue
+				}
+				if count != &n.Repeat {
+					n.Repeat++
+				}
+			}
+		}
+		*count++
+		cl.changed = cl.changed || changed
+		if dupAt >= 0 {
+			bump(&cl.dup, dupAt, 1, ne)
+		}
 		cl.send = append(cl.send, id)
 	}
 	return cl
+}
+
+// repeatDue reports whether repeat_after lets target t, which has the
+// content, have it again now.
+func (cc *changeContext) repeatDue(t *state.Target) bool {
+	return cc.repeatAfter > 0 && !cc.now.Before(t.Time.Add(cc.repeatAfter))
 }
 
 // bump adds n to (*counts)[i], making the slice of size on first need.
@@ -570,7 +662,7 @@ func bump(counts *[]int, i, n, size int) {
 
 // mayHold reports whether the device of t may show what was sent to it.
 func mayHold(t *state.Target) bool {
-	return t.Outcome == state.Delivered || t.Outcome == state.Unknown
+	return received(t)
 }
 
 // duplicateWarnings explain, per earlier tag, the targets that will show
@@ -757,7 +849,12 @@ func summarize(p *Plan) Summary {
 			s.Expired++
 		case ActionCapped:
 			s.Capped++
+		case ActionAlreadyDelivered:
+			s.AlreadyDelivered++
+		case ActionDisabled:
+			s.Disabled++
 		}
+		s.AlreadyDeliveredTargets += c.Targets.AlreadyDelivered
 		if c.MovedFrom != "" {
 			s.Moved++
 		}

@@ -41,6 +41,7 @@ type Stream struct {
 	// being filled, with n targets.
 	cur []RequestPart
 	n   int
+	in  addressed // what cur addresses
 
 	mu      sync.Mutex
 	ready   []Request // requests handed out, in order
@@ -95,7 +96,7 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 		}
 		m = cm
 	}
-	if m == nil || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
+	if m == nil || m.Disabled || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
 		m.MaxTargets > 0 || m.SendRate != nil ||
 		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) {
 		return nil
@@ -119,6 +120,14 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	}
 	var prior *state.Message
 	if st != nil {
+		for _, e := range st.Ledger {
+			// A rename of an address forgotten lately is detected from the
+			// whole plan, before anything is sent.
+			if e.Kind == config.KindNotification && e.TargetKind == m.Targets.Kind && !e.ForgottenAt.IsZero() &&
+				opts.Now.Sub(e.ForgottenAt) < renameWindow && edited(e.Content, m.Content) {
+				return nil
+			}
+		}
 		for addr, sm := range st.Messages {
 			if !declared[addr] {
 				return nil // forgotten: a rename might be detected
@@ -135,12 +144,21 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 
 	s := &Stream{st: st, opts: opts, m: m, prior: prior, changed: make(chan struct{})}
 	s.pl = &planning{opts: opts, replace: toSet(opts.Replace)}
+	// The ledger, and the messages before it sending the same content,
+	// are consulted as Make consults them.
+	if st != nil {
+		s.pl.ledger = newLedgerIndex(st)
+	}
+	var sel []*config.Message
+	for _, cm := range cfg.Messages {
+		if selected(cm.Address, opts.Targets) {
+			sel = append(sel, cm)
+		}
+	}
+	s.pl.prepareInPlan(sel)
 	s.tmpl = &Change{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: Fingerprint(m.Kind, m.Content),
 		Content: m.Content, SendAfter: m.SendAfter, SendBefore: m.SendBefore}
-	if prior != nil {
-		s.cc = newChangeContext(m, prior, s.tmpl.Fingerprint, s.pl.replace[m.Address])
-		s.cc.listed = true
-	}
+
 	// The changes of the other messages are made now, with the code of
 	// Make; those before the streamed one are packed into requests.
 	var before []*Change
@@ -152,17 +170,27 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	}
 	sort.Strings(addrs)
 	s.index = sort.SearchStrings(addrs, m.Address)
-	for _, cm := range cfg.Messages {
-		if cm == m || !selected(cm.Address, opts.Targets) || cm.Address > m.Address {
+	sort.Slice(sel, func(i, j int) bool { return sel[i].Address < sel[j].Address })
+	for _, cm := range sel {
+		if cm == m || cm.Address > m.Address {
 			continue
 		}
 		var pm *state.Message
 		if st != nil {
 			pm = st.Messages[cm.Address]
 		}
-		before = append(before, s.pl.change(cm, pm))
+		c := s.pl.change(cm, pm)
+		s.pl.notePlanned(c)
+		before = append(before, c)
 	}
-	sort.Slice(before, func(i, j int) bool { return before[i].Address < before[j].Address })
+	// The list is classified as it arrives when the message has state
+	// or the ledger, or a message before it, may hold its content back.
+	if lc := s.pl.check(m, visibleOf(m.Kind, m.Content), prior); prior != nil || lc != nil {
+		s.cc = newChangeContext(m, prior, s.tmpl.Fingerprint, s.pl.replace[m.Address])
+		s.cc.listed = true
+		s.cc.lc = lc
+		s.cc.repeatAfter, s.cc.now = m.RepeatAfter, opts.Now
+	}
 	for i, c := range before {
 		s.pack(c, i, c.Send)
 	}
@@ -196,7 +224,7 @@ func (s *Stream) Add(ids []string) {
 	}
 	s.listed += len(ids)
 	send := ids
-	if s.prior != nil {
+	if s.cc != nil {
 		cl := s.pl.classify(ids, s.cc)
 		send = cl.send
 		// The pieces are joined once the list is whole, into a list of
@@ -217,7 +245,12 @@ func (s *Stream) pack(c *Change, i int, targets []string) {
 		if s.n == limit {
 			s.handOut()
 		}
-		k := min(len(targets), limit-s.n)
+		k := s.in.fit(i, c.TargetKind, targets[:min(len(targets), limit-s.n)])
+		if k == 0 {
+			s.handOut() // the next target is in the request already
+			continue
+		}
+		s.in.add(i, c.TargetKind, targets[:k])
 		if last := len(s.cur) - 1; last >= 0 && s.cur[last].Index == i {
 			// The part goes on from an earlier piece of the list: one
 			// part, its targets gathered into a list of their own.
@@ -242,6 +275,7 @@ func (s *Stream) handOut() {
 	s.wakeLocked()
 	s.mu.Unlock()
 	s.cur, s.n = nil, 0
+	s.in.reset()
 }
 
 func (s *Stream) wakeLocked() {
@@ -280,7 +314,7 @@ func (s *Stream) finish(cfg *config.Config, recipients *state.Snapshot) (*Plan, 
 		return nil, fmt.Errorf("planning while the recipients arrived: %s has %d targets once resolved, %d arrived", s.m.Address, lenIDs(m), s.listed)
 	}
 	var pre *preclassified
-	if s.prior != nil {
+	if s.cc != nil {
 		s.cl.send, s.sends = slices.Concat(s.sends...), nil
 		pre = &preclassified{addr: m.Address, cc: s.cc, cl: s.cl}
 	}

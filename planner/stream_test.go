@@ -149,6 +149,7 @@ func TestStreamPlansAsMake(t *testing.T) {
 					}
 				}
 			}
+			checkNoTargetTwice(t, want)
 			if len(list) > 3*opts.BatchLimit && len(handed) == 0 {
 				t.Errorf("nothing handed out before the list was whole (%d ids)", len(list))
 			}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -44,6 +45,12 @@ const (
 	maxPages = 100_000
 	// DefaultRecipientsTimeout bounds fetching the whole recipient list.
 	DefaultRecipientsTimeout = 5 * time.Minute
+	// DefaultRecipientsMaxAttempts bounds the tries of one recipients
+	// page, as apply's --max-attempts does a send.
+	DefaultRecipientsMaxAttempts = 5
+	// DefaultMaxRetryAfter caps a Retry-After wait, as apply's
+	// --max-retry-after does.
+	DefaultMaxRetryAfter = 5 * time.Minute
 )
 
 // Paths relative to the base URL (spec 4).
@@ -76,6 +83,13 @@ type Options struct {
 	// RecipientsTimeout bounds fetching the whole recipient list, every
 	// page; default 5m.
 	RecipientsTimeout time.Duration
+	// RecipientsMaxAttempts bounds the tries of one recipients page that
+	// the service refused without doing anything (429, 503...); default
+	// DefaultRecipientsMaxAttempts.
+	RecipientsMaxAttempts int
+	// MaxRetryAfter caps the wait a Retry-After on a recipients page can
+	// impose; default DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
 	// Log, when set, is called once per HTTP exchange (each send, each
 	// recipients page) when it is over, for a debug log. It gets no key,
 	// no ids and no body text: see RequestLog. It must be safe for
@@ -171,6 +185,11 @@ type Client struct {
 	// themselves.
 	deadline, recDeadline func(context.Context) (context.Context, context.CancelFunc)
 	log                   func(RequestLog)
+	// recAttempts and maxRetryAfter bound the retries of a recipients
+	// page; sleep waits between them (tests pass one that does not).
+	recAttempts   int
+	maxRetryAfter time.Duration
+	sleep         func(context.Context, time.Duration) error
 }
 
 // New checks opts and returns a client.
@@ -199,6 +218,16 @@ func New(opts Options) (*Client, error) {
 		recTime: opts.RecipientsTimeout,
 		maxBody: opts.MaxResponseBytes,
 		log:     opts.Log,
+
+		recAttempts:   opts.RecipientsMaxAttempts,
+		maxRetryAfter: opts.MaxRetryAfter,
+		sleep:         sleepCtx,
+	}
+	if c.recAttempts <= 0 {
+		c.recAttempts = DefaultRecipientsMaxAttempts
+	}
+	if c.maxRetryAfter <= 0 {
+		c.maxRetryAfter = DefaultMaxRetryAfter
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout
@@ -281,7 +310,7 @@ type response struct {
 // than the whole call: a list of ten million ids may take longer than one
 // call should, as long as it keeps coming. The caller must call release
 // on the response.
-func (c *Client) do(ctx context.Context, method, path string, body *reqBody, stream bool) (*response, error) {
+func (c *Client) do(ctx context.Context, method, target string, body *reqBody, stream bool) (*response, error) {
 	var idle *idleTimer
 	var cancel context.CancelFunc
 	if stream {
@@ -290,7 +319,12 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody, str
 	} else {
 		ctx, cancel = c.deadline(ctx)
 	}
-	op := method + " " + path
+	// target is a path under the base URL, or an absolute URL on its
+	// host (a next page link, checked by nextPage).
+	if strings.HasPrefix(target, "/") {
+		target = c.base + target
+	}
+	op := method + " " + c.red.String(strings.TrimPrefix(target, c.base))
 	if i := strings.IndexByte(op, '?'); i >= 0 {
 		op = op[:i]
 	}
@@ -303,10 +337,10 @@ func (c *Client) do(ctx context.Context, method, path string, body *reqBody, str
 		// GotConn runs before the write starts.
 		GotConn: func(httptrace.GotConnInfo) { wrote.Store(true) },
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, c.base+path, nil)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, target, nil)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("%s: %w", op, c.red.Error(err))
 	}
 	for k, v := range c.headers {
 		req.Header[k] = v
@@ -512,8 +546,8 @@ func (c *Client) send(ctx context.Context, batch []Notification) (*SendResponse,
 }
 
 // Recipients fetches the user ids that can receive a push now (spec 4.2),
-// following paging cursors with ?cursor= until the last page. It is
-// RecipientsFunc collecting every id.
+// following paging to the last page. It is RecipientsFunc collecting every
+// id.
 func (c *Client) Recipients(ctx context.Context) (*RecipientsResponse, error) {
 	out := &RecipientsResponse{}
 	ids, err := c.RecipientsFunc(ctx, func(chunk []string) error {
@@ -530,41 +564,43 @@ func (c *Client) Recipients(ctx context.Context) (*RecipientsResponse, error) {
 // recipientsChunk is how many ids RecipientsFunc hands over at a time.
 const recipientsChunk = 4096
 
-// RecipientsFunc fetches the recipient list (spec 4.2), following paging
-// cursors, and calls fn with the user ids in chunks in the order served,
+// RecipientsFunc fetches the recipient list (spec 4.2), following its
+// paging, and calls fn with the user ids in chunks in the order served,
 // each id once (duplicates within and across pages are dropped). fn may
 // keep the slice and its strings; an error from fn stops the fetch and is
 // returned. The request ids of the pages fetched are returned, also with
 // an error.
 //
-// The whole list is bounded by Options.RecipientsTimeout, each cursor by
-// MaxCursorBytes and each id by MaxUserIDBytes; the API key in an id (in
-// any escaping) is redacted like everywhere else.
+// The next page is named by a Link header with rel="next" (RFC 8288), or
+// in the body by next (also nextCursor, nextPageToken...), links.next,
+// paging.next (any of links, _links, paging, pagination, meta, pageInfo)
+// or cursor: an absolute URL, a relative one, or a cursor value sent back
+// as ?cursor=. A link is followed only on the base URL's scheme and host
+// (the API key goes nowhere else). A page that says more follows (a
+// hasMore flag, a total above the ids served, a page number below the
+// page count, a next field of another form) but names no next page it
+// can follow is an error naming the page, never the silent end of the
+// list. A page answered 429, 503 or another status that certainly changed
+// nothing is asked for again, up to Options.RecipientsMaxAttempts tries,
+// waiting as apply's retries do (Retry-After honoured, up to
+// Options.MaxRetryAfter).
+//
+// The whole list is bounded by Options.RecipientsTimeout, each cursor or
+// link by MaxCursorBytes and each id by MaxUserIDBytes; the API key in an
+// id (in any escaping) is redacted like everywhere else.
 func (c *Client) RecipientsFunc(ctx context.Context, fn func(ids []string) error) (requestIDs []string, err error) {
 	parent := ctx
 	ctx, cancel := c.recDeadline(ctx)
 	defer cancel()
 	start := time.Now()
 	f := &recipientsFetch{c: c, fn: fn, seen: newIDSet()}
-	cursors := make(map[string]struct{})
-	path := RecipientsPath
+	target := c.base + RecipientsPath
+	fetched := map[string]struct{}{target: {}}
 	for page := 1; ; page++ {
 		if page > maxPages {
-			return requestIDs, fmt.Errorf("the recipient list did not end after %d pages (%s user ids): the service keeps sending a next cursor; ask its operators why its paging does not end", maxPages, count(f.total))
+			return requestIDs, fmt.Errorf("the recipient list did not end after %d pages (%s user ids): the service keeps sending a next page; ask its operators why its paging does not end", maxPages, count(f.total))
 		}
-		pageStart, before := time.Now(), f.served
-		cursor, reqID, err := c.recipientsPage(ctx, path, f)
-		if c.log != nil {
-			status := http.StatusOK
-			if err != nil {
-				status = statusOf(err)
-			}
-			c.log(RequestLog{Method: http.MethodGet, Path: RecipientsPath, Page: page, Status: status, RequestID: reqID,
-				Duration: time.Since(pageStart), IDsReceived: f.served - before, Error: logWord(err)})
-		}
-		if reqID != "" {
-			requestIDs = append(requestIDs, reqID)
-		}
+		pg, err := c.recipientsPageRetry(ctx, target, page, f, &requestIDs)
 		if err == nil {
 			err = f.flush()
 		}
@@ -578,16 +614,168 @@ func (c *Client) RecipientsFunc(ctx context.Context, fn func(ids []string) error
 			}
 			return requestIDs, err
 		}
-		if cursor == "" {
+		next, err := c.nextPage(target, pg, f)
+		if err != nil {
+			return requestIDs, &DecodeError{Method: http.MethodGet, StatusCode: http.StatusOK, RequestID: pg.requestID,
+				Err: c.red.Error(fmt.Errorf("recipients page %d: %w", page, err))}
+		}
+		if next == "" {
 			return requestIDs, nil
 		}
-		if _, again := cursors[cursor]; again {
-			return requestIDs, &DecodeError{Method: http.MethodGet, StatusCode: http.StatusOK, RequestID: reqID,
-				Err: c.red.Error(fmt.Errorf("paging loops: page %d sent cursor %q again", page, sanitize(cursor, 80)))}
+		if _, again := fetched[next]; again {
+			return requestIDs, &DecodeError{Method: http.MethodGet, StatusCode: http.StatusOK, RequestID: pg.requestID,
+				Err: c.red.Error(fmt.Errorf("paging loops: recipients page %d names a page already fetched as its next (%s)", page, sanitize(pg.nextRaw, 80)))}
 		}
-		cursors[cursor] = struct{}{}
-		path = RecipientsPath + "?cursor=" + url.QueryEscape(cursor)
+		fetched[next] = struct{}{}
+		target = next
 	}
+}
+
+// recipientsPageRetry fetches one page, asking again while the answer
+// says nothing was done (429, 503...) and no id of the page was read.
+func (c *Client) recipientsPageRetry(ctx context.Context, target string, page int, f *recipientsFetch, requestIDs *[]string) (*pageAnswer, error) {
+	for attempt := 1; ; attempt++ {
+		pageStart, before := time.Now(), f.served
+		pg, err := c.recipientsPage(ctx, target, f)
+		reqID := pg.requestID
+		if c.log != nil {
+			status := http.StatusOK
+			if err != nil {
+				status = statusOf(err)
+			}
+			c.log(RequestLog{Method: http.MethodGet, Path: RecipientsPath, Page: page, Status: status, RequestID: reqID,
+				Duration: time.Since(pageStart), IDsReceived: f.served - before, Error: logWord(err)})
+		}
+		if reqID != "" {
+			*requestIDs = append(*requestIDs, reqID)
+		}
+		if err == nil || attempt >= c.recAttempts || f.served != before || ctx.Err() != nil {
+			return pg, err
+		}
+		class, after := Classify(err)
+		var se *StatusError
+		var te *TransportError
+		if class != Safe || !errors.As(err, &se) && !(errors.As(err, &te) && !te.Sent) {
+			return pg, err
+		}
+		if c.sleep(ctx, c.recBackoff(attempt, after)) != nil {
+			return pg, err
+		}
+	}
+}
+
+// recBackoff is the wait before asking for a page again: apply's policy,
+// capped exponential backoff with jitter, never shorter than the
+// Retry-After the service asked for (within MaxRetryAfter).
+func (c *Client) recBackoff(attempt int, after time.Duration) time.Duration {
+	const base, most = 250 * time.Millisecond, 30 * time.Second
+	d := base << min(attempt-1, 16)
+	if d > most || d <= 0 {
+		d = most
+	}
+	d = d/2 + rand.N(d/2+1)
+	return max(d, min(after, c.maxRetryAfter))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// nextPage works out the URL of the page after the one fetched from
+// target: "" when it was the last.
+func (c *Client) nextPage(target string, pg *pageAnswer, f *recipientsFetch) (string, error) {
+	if pg.linkErr != nil {
+		return "", fmt.Errorf("its Link header cannot be read (%v), so the next page cannot be found", pg.linkErr)
+	}
+	raw, from, isLink := pg.link, `the Link header's rel="next"`, true
+	if raw == "" {
+		raw, from = pg.info.nextPage()
+		isLink = false
+	}
+	pg.nextRaw = raw
+	if raw == "" {
+		return "", c.unfollowed(&pg.info, f)
+	}
+	if !isLink && !c.looksLikeLink(raw) {
+		return c.base + RecipientsPath + "?cursor=" + url.QueryEscape(raw), nil
+	}
+	cur, err := url.Parse(target)
+	if err != nil {
+		return "", err
+	}
+	ref, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("the next page in %s is not a URL: %q", from, sanitize(raw, 80))
+	}
+	u := cur.ResolveReference(ref)
+	u.Fragment, u.RawFragment = "", ""
+	base, _ := url.Parse(c.base)
+	if u.User != nil || !strings.EqualFold(u.Scheme, base.Scheme) || !sameHost(u, base) {
+		return "", fmt.Errorf("the next page in %s is on another host (%s): it is not followed, the API key is sent only to the base URL's host (%s)",
+			from, sanitize(u.Scheme+"://"+u.Host, 80), sanitize(base.Host, 80))
+	}
+	return u.String(), nil
+}
+
+// unfollowed checks a page that names no next page: when it says more
+// follows anyway, the list would be cut short without a word.
+func (c *Client) unfollowed(p *pageInfo, f *recipientsFetch) error {
+	const how = `a Link header with rel="next", or next, links.next, paging.next or cursor in the body`
+	switch {
+	case p.more != "":
+		return fmt.Errorf("the answer says more pages follow (%s: true) but names no next page (%s): the list would be incomplete", sanitize(p.more, 40), how)
+	case p.total > int64(f.served):
+		return fmt.Errorf("the answer says the list holds %s user ids (%s) but %s were served and it names no next page (%s): the list would be incomplete",
+			count(int(min(p.total, 1<<53))), sanitize(p.totalKey, 40), count(f.served), how)
+	case p.pages > 0 && p.page >= 0 && p.page+1 < p.pages:
+		return fmt.Errorf("the answer is page %d of %d but names no next page (%s): the list would be incomplete", p.page, p.pages, how)
+	case p.nextish != "":
+		return fmt.Errorf("the answer names its next page under %q, which pushform cannot follow (it follows %s): the list would be incomplete", sanitize(p.nextish, 40), how)
+	}
+	return nil
+}
+
+// looksLikeLink tells a next link in a body from a cursor value: an
+// absolute URL, a query or dot-relative reference, or a path under the
+// base URL's path (a cursor may start with "/" too: base64 does).
+func (c *Client) looksLikeLink(v string) bool {
+	switch {
+	case strings.Contains(v, "://"), strings.HasPrefix(v, "?"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"):
+		return true
+	case strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//"):
+		base, err := url.Parse(c.base)
+		if err != nil {
+			return false
+		}
+		p := v
+		if i := strings.IndexAny(p, "?#"); i >= 0 {
+			p = p[:i]
+		}
+		bp := strings.TrimSuffix(base.Path, "/")
+		return bp == "" || p == bp || strings.HasPrefix(p, bp+"/")
+	}
+	return false
+}
+
+// sameHost compares hosts without regard to case, with default ports.
+func sameHost(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // count formats n with thousands separators, as pushform prints numbers.
@@ -654,33 +842,47 @@ func (f *recipientsFetch) flush() error {
 	return f.fn(chunk)
 }
 
+// pageAnswer is what one recipients page said about paging.
+type pageAnswer struct {
+	requestID string
+	info      pageInfo
+	link      string // the Link header's rel="next" target, "" when none
+	linkErr   error  // a Link header that cannot be parsed
+	nextRaw   string // the next page as named, for messages
+}
+
 // recipientsPage fetches one page and passes its ids to f as they
-// arrive; it returns the next cursor ("" on the last page) and the page's
-// request id.
-func (c *Client) recipientsPage(ctx context.Context, path string, f *recipientsFetch) (cursor, requestID string, err error) {
-	r, err := c.do(ctx, http.MethodGet, path, nil, true)
+// arrive; it returns what the page says about the next one.
+func (c *Client) recipientsPage(ctx context.Context, target string, f *recipientsFetch) (*pageAnswer, error) {
+	pg := &pageAnswer{}
+	r, err := c.do(ctx, http.MethodGet, target, nil, true)
 	if err != nil {
-		return "", RequestID(err), err
+		pg.requestID = RequestID(err)
+		return pg, err
 	}
 	defer r.release(c)
+	pg.requestID = r.requestID
 	if r.status != http.StatusOK {
-		return "", r.requestID, c.errorFor(http.MethodGet, r, 0)
+		return pg, c.errorFor(http.MethodGet, r, 0)
+	}
+	if v := r.header.Values("Link"); len(v) > 0 {
+		pg.link, pg.linkErr = nextLink(v)
 	}
 	s := newStreamScanner(r.stream, 64<<10)
-	cursor, err = s.recipientsPage(f.add)
+	pg.info, err = s.recipientsPage(f.add)
 	if err != nil {
 		var stop *stopped
 		if errors.As(err, &stop) {
-			return "", r.requestID, stop.err
+			return pg, stop.err
 		}
 		if rerr := s.readErr(); rerr != nil { // the answer broke off: not its content's fault
-			return "", r.requestID, r.readError(c, rerr)
+			return pg, r.readError(c, rerr)
 		}
 		// The excerpt is what the window still holds: the start of the
 		// answer when it went wrong early.
 		window := s.b[:min(len(s.b), 64<<10)]
-		return "", r.requestID, &DecodeError{Method: http.MethodGet, StatusCode: r.status, RequestID: r.requestID,
+		return pg, &DecodeError{Method: http.MethodGet, StatusCode: r.status, RequestID: r.requestID,
 			Err: c.red.Error(err), Excerpt: excerpt(c.red.Bytes(window), r.header.Get("Content-Type"))}
 	}
-	return cursor, r.requestID, nil
+	return pg, nil
 }

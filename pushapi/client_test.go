@@ -140,7 +140,7 @@ func TestRecipientsShapes(t *testing.T) {
 		{"number element", []canned{{status: 200, body: `["a",3]`}}, nil, 0, "recipient 1: is a number, want a string"},
 		{"empty id", []canned{{status: 200, body: `["a",""]`}}, nil, 0, "empty user id"},
 		{"object without list", []canned{{status: 200, body: `{"users":["a"]}`}}, nil, 0, "an object without a user id list"},
-		{"cursor wrong type", []canned{{status: 200, body: `{"userIds":[],"next":{}}`}}, nil, 0, "the next cursor is an object, want a string"},
+		{"cursor wrong type", []canned{{status: 200, body: `{"userIds":[],"next":{}}`}}, nil, 0, "the next cursor is an object without href or url, want a string"},
 		{"truncated", []canned{{status: 200, body: `["a","b`}}, nil, 0, "recipient 1: at byte 7: the answer ended inside a string"},
 		{"503", []canned{{status: 503, body: "down"}}, nil, 0, "503 Service Unavailable"},
 	}

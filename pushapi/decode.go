@@ -134,9 +134,9 @@ func quoteList(ss []string) string {
 // together in the order served, so a key split across them is found too.
 func decodeSendResults(body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
 	ts := targetsOf(batch)
-	if len(bytes.TrimSpace(body)) == 0 {
+	allDelivered := func() ([][]Result, error) {
 		if status != 200 {
-			return nil, fmt.Errorf("the %d answer is empty: a 207 must list results", status)
+			return nil, fmt.Errorf("the %d answer lists no results: a 207 must list results", status)
 		}
 		flat := make([]Result, len(ts))
 		for k := range ts {
@@ -144,6 +144,9 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 			fillEcho(&flat[k], &ts[k])
 		}
 		return split(flat, ts, len(batch)), nil
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return allDelivered()
 	}
 
 	s := &scanner{b: body}
@@ -186,8 +189,9 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 			return nil, err
 		}
 	case '{':
-		found := false
+		found, members := false, 0
 		err := s.object(func(key []byte) error {
+			members++
 			if !bytes.EqualFold(key, []byte("results")) || found {
 				return s.skip(1)
 			}
@@ -200,8 +204,13 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 		if err != nil {
 			return nil, err
 		}
-		if !found {
+		switch {
+		case members == 0 && s.eof():
+			return allDelivered() // {}: the spec's empty 200
+		case !found:
 			return nil, errors.New(`the answer is an object without a "results" array`)
+		case n == 0 && s.eof() && len(ts) > 0:
+			return allDelivered() // {"results": []}: as empty a 200
 		}
 	default:
 		return nil, notJSON(s, body, "a results object or array")
@@ -210,6 +219,11 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 		return nil, s.errorf("data after the results")
 	}
 	redactTexts(es, red)
+	if len(batch) > 1 {
+		if err := ambiguous(es, ts); err != nil {
+			return nil, err
+		}
+	}
 	flat, err := match(es, rs, n, ts)
 	if err != nil {
 		return nil, err
@@ -266,6 +280,83 @@ func notJSON(s *scanner, body []byte, want string) error {
 	default:
 		return fmt.Errorf("the answer is %s, want %s", k, want)
 	}
+}
+
+// ambiguous reports a target addressed by two notifications of the
+// request whose result entries differ: an entry echoes only the target,
+// and the spec promises no order, so which entry is whose cannot be told
+// and no outcome may be guessed. (The executor never packs a target twice
+// into one request; another caller may.)
+func ambiguous(es []entry, ts []target) error {
+	// Keys an entry can name: a user, a device, a whole topics array, and
+	// one topic of an array answered one entry per topic.
+	owner := make(map[string]int, len(ts))
+	var twice map[string]bool
+	note := func(key string, notif int) {
+		if n, ok := owner[key]; !ok {
+			owner[key] = notif
+		} else if n != notif {
+			if twice == nil {
+				twice = map[string]bool{}
+			}
+			twice[key] = true
+		}
+	}
+	for k := range ts {
+		t := &ts[k]
+		note(echoKey(t.kind, t.id, t.topics), t.notif)
+		if t.kind == 't' && len(t.topics) > 1 {
+			for _, name := range t.topics {
+				note("1\x00"+name, t.notif)
+			}
+		}
+	}
+	if twice == nil {
+		return nil
+	}
+	first := map[string]*entry{}
+	for k := range es {
+		e := &es[k]
+		var keys []string
+		switch {
+		case e.echo&echoUser != 0:
+			keys = []string{echoKey('u', e.UserID, nil)}
+		case e.echo&echoDevice != 0:
+			keys = []string{echoKey('d', e.DeviceID, nil)}
+		case e.echo&echoTopics != 0 && len(e.Topics) != 1:
+			keys = []string{echoKey('t', "", e.Topics)}
+		case e.echo&echoTopic != 0:
+			keys = []string{echoKey('t', "", []string{e.topic}), "1\x00" + e.topic}
+		}
+		for _, key := range keys {
+			if !twice[key] {
+				continue
+			}
+			if f := first[key]; f == nil {
+				first[key] = e
+			} else if !sameOutcome(f.Result, e.Result) {
+				return fmt.Errorf("the request addressed %s in two notifications and their results differ: an entry echoes only the target and results come in no promised order, so which is whose cannot be told", e.describe())
+			}
+		}
+	}
+	return nil
+}
+
+// sameOutcome reports whether a and b say the same of their targets.
+func sameOutcome(a, b *Result) bool {
+	count := func(r *Result) int {
+		if r.DeviceCount == nil {
+			return -1
+		}
+		return *r.DeviceCount
+	}
+	since := func(r *Result) time.Time {
+		if r.UnreachableSince == nil {
+			return time.Time{}
+		}
+		return *r.UnreachableSince
+	}
+	return a.Outcome == b.Outcome && count(a) == count(b) && a.Reason == b.Reason && a.Message == b.Message && since(a).Equal(since(b))
 }
 
 // match places the n entries es decoded from an answer on the targets ts
@@ -737,8 +828,12 @@ func (s *scanner) count() (n int, ok bool, err error) {
 	return int(i), true, nil
 }
 
-// timestamp reads an RFC 3339 string or epoch milliseconds (a number or a
-// numeric string); nil for null.
+// epochMillisFrom is the magnitude from which an epoch number is taken
+// for milliseconds rather than seconds.
+const epochMillisFrom = 1e11
+
+// timestamp reads an RFC 3339 string or epoch seconds or milliseconds (a
+// number or a numeric string, told apart by magnitude); nil for null.
 func (s *scanner) timestamp() (*time.Time, error) {
 	if s.null() {
 		return nil, nil
@@ -759,9 +854,16 @@ func (s *scanner) timestamp() (*time.Time, error) {
 	} else if v, err = s.number(); err != nil {
 		return nil, err
 	}
-	ms, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || math.IsInf(ms, 0) || math.Abs(ms) > 1e15 {
-		return nil, fmt.Errorf("neither RFC 3339 nor epoch milliseconds: %q", sanitize(string(v), 40))
+	n, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(n, 0) || math.Abs(n) > 1e15 {
+		return nil, fmt.Errorf("neither RFC 3339 nor epoch seconds or milliseconds: %q", sanitize(string(v), 40))
+	}
+	// Seconds and milliseconds told apart by magnitude: 1e11 seconds is
+	// the year 5138, 1e11 milliseconds is March 1973; a contact time is
+	// between the two.
+	ms := n
+	if math.Abs(n) < epochMillisFrom {
+		ms = n * 1000
 	}
 	t := time.UnixMilli(int64(ms)).UTC()
 	return &t, nil

@@ -254,6 +254,13 @@ func TestIssueShapes(t *testing.T) {
 		{"message [N] out of range", `[{"message":"[7] title: bad"}]`, -1, "", "[7] title: bad"},
 		{"nothing says which", `[{"code":"too_long","message":"title too long"}]`, -1, "", "title too long"},
 		{"plain string", `["bad request"]`, -1, "", "bad request"},
+		{"pointer and detail", `[{"pointer":"/2/title","detail":"too long"}]`, 2, "title", "too long"},
+		{"reason under msg", `[{"path":[1,"body"],"msg":"too long"}]`, 1, "body", "too long"},
+		{"reason under reason", `[{"index":0,"reason":"empty"}]`, 0, "", "empty"},
+		{"reason under description", `[{"field":"tag","description":"bad tag"}]`, -1, "tag", "bad tag"},
+		{"detail before title (RFC 9457)", `[{"title":"Invalid field","pointer":"/1/tag","detail":"tag too long"}]`, 1, "tag", "tag too long"},
+		{"message wins over detail", `[{"detail":"d","message":"m","path":[0]}]`, 0, "", "m"},
+		{"[N] in a detail", `[{"detail":"[1] title: too long"}]`, 1, "title", "[1] title: too long"},
 		{"path wins over index", `[{"path":[0,"title"],"index":2,"message":"m"}]`, 0, "title", "m"},
 	}
 	for _, tc := range cases {

@@ -62,6 +62,9 @@ func FuzzDecodeRecipients(f *testing.F) {
 		`["\u00e9\ud800"]`,
 		`{"meta":{"a":[1,{"b":"\"c"}],"n":-1.5e3},"userIds":["x\ny",{"id":"z"}],"cursor":"next page"}`,
 		`[` + strings.Repeat(`"abcdefghij",`, 50) + `"k"]`,
+		`{"data":["a"],"links":{"self":"/v1/r","next":"/v1/r?p=2"},"meta":{"total":"3","hasMore":true}}`,
+		`{"_links":{"next":{"href":"./r?p=2","title":"x"}},"data":[],"paging":{"page":1,"totalPages":4}}`,
+		`{"userIds":["a"],"nextPageUri":"x","pagination":{"meta":{"next":"deep"}},"next":false}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -84,7 +87,7 @@ func FuzzDecodeRecipients(f *testing.F) {
 			return nil
 		})
 		if (err == nil) != (err2 == nil) || cursor != cursor2 || !slices.Equal(whole, streamed) {
-			t.Fatalf("whole: %q %q %v\nstream: %q %q %v", whole, cursor, err, streamed, cursor2, err2)
+			t.Fatalf("whole: %q %+v %v\nstream: %q %+v %v", whole, cursor, err, streamed, cursor2, err2)
 		}
 		if err != nil {
 			return

@@ -1,6 +1,7 @@
 package pushapi
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -76,6 +77,7 @@ func newClient(t *testing.T, baseURL string, mod ...func(*Options)) *Client {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	c.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() } // retries of a page do not wait
 	t.Cleanup(c.Close)
 	return c
 }

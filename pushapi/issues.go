@@ -97,6 +97,20 @@ func issueKey(key []byte) int {
 	return issueOther
 }
 
+// reasonKeys name an issue's reason when it has no message, best first:
+// RFC 9457's detail before its title, which only names the problem type.
+var reasonKeys = [...]string{"detail", "msg", "reason", "description", "error", "title"}
+
+// reasonRank is key's place in reasonKeys, -1 when it is none of them.
+func reasonRank(key []byte) int {
+	for i, k := range reasonKeys {
+		if bytes.EqualFold(key, []byte(k)) {
+			return i
+		}
+	}
+	return -1
+}
+
 // issue reads one entry of an issues array.
 func (s *scanner) issue(n int) (Issue, error) {
 	is := Issue{Index: -1}
@@ -107,6 +121,8 @@ func (s *scanner) issue(n int) (Issue, error) {
 		hasPath       bool
 		index         = -1
 		field         string
+		reason        string // from detail, msg, reason or description
+		reasonAt      int    // its rank in reasonKeys
 	)
 	switch s.peek() {
 	case '"':
@@ -118,6 +134,13 @@ func (s *scanner) issue(n int) (Issue, error) {
 	case '{':
 		err := s.object(func(key []byte) error {
 			var err error
+			if r := reasonRank(key); r >= 0 {
+				v, err := s.text()
+				if err == nil && v != "" && (reason == "" || r < reasonAt) {
+					reason, reasonAt = v, r
+				}
+				return err
+			}
 			switch issueKey(key) {
 			case issuePath:
 				path, err = s.path()
@@ -165,6 +188,9 @@ func (s *scanner) issue(n int) (Issue, error) {
 		}
 	}
 	is.Raw = json.RawMessage(slices.Clone(s.b[start:s.i]))
+	if is.Message == "" {
+		is.Message = reason
+	}
 
 	switch {
 	case hasPath:

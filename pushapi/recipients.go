@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Bounds on what a recipients page may hold.
@@ -19,31 +20,89 @@ const (
 const (
 	pageOther = iota
 	pageList
-	pageCursor
+	pageNext    // a link or cursor to the next page
+	pageCursor  // "cursor": the next page's cursor, unless a next key says otherwise
+	pageNest    // an object holding paging fields: links, paging, meta...
+	pageTotal   // how many ids the whole list holds
+	pageMore    // a flag that more pages follow
+	pageNumber  // this page's number
+	pagePages   // how many pages there are
+	pageNextish // another key naming a next page (nextPageUri...): a scheme not understood
 )
 
+var pageKeys = map[string]int{
+	"userids": pageList, "recipients": pageList, "data": pageList,
+	"next": pageNext, "nextcursor": pageNext, "next_cursor": pageNext, "nextpagetoken": pageNext,
+	"next_page_token": pageNext, "nextpage": pageNext, "next_page": pageNext, "nexturl": pageNext,
+	"next_url": pageNext, "nextlink": pageNext, "next_link": pageNext, "nextpageurl": pageNext,
+	"next_page_url": pageNext, "@odata.nextlink": pageNext,
+	"cursor": pageCursor,
+	"links":  pageNest, "_links": pageNest, "paging": pageNest, "pagination": pageNest, "meta": pageNest,
+	"pageinfo": pageNest, "page_info": pageNest,
+	"total": pageTotal, "totalcount": pageTotal, "total_count": pageTotal, "totalitems": pageTotal,
+	"total_items": pageTotal, "totalresults": pageTotal, "total_results": pageTotal, "count": pageTotal,
+	"hasmore": pageMore, "has_more": pageMore, "hasnext": pageMore, "has_next": pageMore,
+	"hasnextpage": pageMore, "has_next_page": pageMore, "more": pageMore,
+	"page": pageNumber, "currentpage": pageNumber, "current_page": pageNumber, "page_number": pageNumber,
+	"pagenumber": pageNumber,
+	"pages":      pagePages, "totalpages": pagePages, "total_pages": pagePages, "pagecount": pagePages,
+	"page_count": pagePages,
+}
+
 func pageKey(key []byte) int {
-	for _, k := range [...]string{"userIds", "recipients", "data"} {
-		if bytes.EqualFold(key, []byte(k)) {
-			return pageList
-		}
+	if len(key) > 20 {
+		return pageOther
 	}
-	for _, k := range [...]string{"next", "nextCursor", "cursor"} {
-		if bytes.EqualFold(key, []byte(k)) {
-			return pageCursor
+	var buf [20]byte
+	lower := buf[:len(key)]
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	if k, ok := pageKeys[string(lower)]; ok {
+		return k
+	}
+	if bytes.Contains(lower, []byte("next")) {
+		for _, w := range [...]string{"page", "cursor", "url", "uri", "link", "token", "href", "offset", "key"} {
+			if bytes.Contains(lower, []byte(w)) {
+				return pageNextish
+			}
 		}
 	}
 	return pageOther
 }
 
+// pageInfo is what a recipients page body says about paging.
+type pageInfo struct {
+	next, nextKey     string // the next page (a URL, a relative reference or a cursor) and where it was
+	cursor, cursorKey string // a "cursor" field: the next page's, when no next key is given
+	total             int64  // ids in the whole list; -1 when not said
+	totalKey          string
+	more              string // the key of a true "more pages follow" flag; "" when none
+	page, pages       int64  // this page's number and the number of pages; -1 when not said
+	nextish           string // a key naming a next page in a way not understood
+}
+
+// nextPage returns the next page the body names and the key it is under.
+func (p *pageInfo) nextPage() (string, string) {
+	if p.next != "" {
+		return p.next, p.nextKey
+	}
+	return p.cursor, p.cursorKey
+}
+
 // recipientsPage decodes one page of the recipient list from s: a bare
 // array of user ids, or an object holding the list under userIds,
-// recipients or data with an optional next cursor under next, nextCursor
-// or cursor. Elements may be strings or objects with a userId (or id).
-// Each id is passed to emit (the slice is valid during the call only);
-// the next cursor is returned, "" on the last page. body is the start of
-// the answer, for saying what it is when it is not JSON.
-func (s *scanner) recipientsPage(emit func(id []byte) error) (cursor string, err error) {
+// recipients or data, with paging fields beside it or nested one level
+// (links.next, paging.next, meta.total...). Elements may be strings or
+// objects with a userId (or id). Each id is passed to emit (the slice is
+// valid during the call only); what the body says about paging is
+// returned. body is the start of the answer, for saying what it is when
+// it is not JSON.
+func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err error) {
+	info = pageInfo{total: -1, page: -1, pages: -1}
 	k := 0
 	list := func() error {
 		if s.peek() != '[' {
@@ -60,43 +119,135 @@ func (s *scanner) recipientsPage(emit func(id []byte) error) (cursor string, err
 	switch s.peek() {
 	case '[':
 		if err := list(); err != nil {
-			return "", err
+			return info, err
 		}
 	case '{':
 		found := false
-		err := s.object(func(key []byte) error {
-			switch pageKey(key) {
-			case pageList:
-				if found {
+		var member func(prefix string, depth int) func(key []byte) error
+		member = func(prefix string, depth int) func(key []byte) error {
+			return func(key []byte) error {
+				kind := pageKey(key)
+				name := prefix + string(key)
+				switch kind {
+				case pageList:
+					if found || depth > 0 {
+						return s.skip(1)
+					}
+					found = true
+					return list()
+				case pageNext, pageCursor:
+					c, err := s.nextValue()
+					if err != nil {
+						return fmt.Errorf("the next cursor %w", err)
+					}
+					switch {
+					case c == "":
+					case kind == pageNext && info.next == "":
+						info.next, info.nextKey = c, name
+					case kind == pageCursor && info.cursor == "":
+						info.cursor, info.cursorKey = c, name
+					}
+					return nil
+				case pageNest:
+					if depth > 1 || s.peek() != '{' {
+						return s.skip(1)
+					}
+					return s.object(member(name+".", depth+1))
+				case pageTotal, pageNumber, pagePages:
+					n, ok := s.pageCount()
+					if !ok {
+						return s.skip(1)
+					}
+					switch {
+					case kind == pageTotal && info.total < 0:
+						info.total, info.totalKey = n, name
+					case kind == pageNumber && info.page < 0:
+						info.page = n
+					case kind == pagePages && info.pages < 0:
+						info.pages = n
+					}
+					return nil
+				case pageMore:
+					if s.peek() == 't' {
+						if info.more == "" {
+							info.more = name
+						}
+						return s.literal("true")
+					}
+					return s.skip(1)
+				case pageNextish:
+					if c := s.peek(); c == 'n' || c == 'f' {
+						return s.skip(1) // null or false: nothing follows
+					}
+					if info.nextish == "" {
+						info.nextish = name
+					}
 					return s.skip(1)
 				}
-				found = true
-				return list()
-			case pageCursor:
-				c, err := s.cursor()
-				if err != nil {
-					return fmt.Errorf("the next cursor %w", err)
-				}
-				if c != "" {
-					cursor = c
-				}
-				return nil
+				return s.skip(1)
 			}
-			return s.skip(1)
-		})
-		if err != nil {
-			return "", err
+		}
+		if err := s.object(member("", 0)); err != nil {
+			return info, err
 		}
 		if !found {
-			return "", errors.New(`the answer is an object without a user id list (userIds, recipients or data)`)
+			return info, errors.New(`the answer is an object without a user id list (userIds, recipients or data)`)
 		}
 	default:
-		return "", notJSON(s, s.b, "an array or object")
+		return info, notJSON(s, s.b, "an array or object")
 	}
 	if !s.eof() {
-		return "", s.errorf("data after the recipient list")
+		return info, s.errorf("data after the recipient list")
 	}
-	return cursor, nil
+	return info, nil
+}
+
+// nextValue reads a next page: a cursor or link as cursor reads it, or an
+// object holding one under href or url (as HAL has it).
+func (s *scanner) nextValue() (string, error) {
+	switch s.peek() {
+	case 'f':
+		return "", s.literal("false") // no next page
+	case '{':
+	default:
+		return s.cursor()
+	}
+	var v string
+	seen := false
+	err := s.object(func(key []byte) error {
+		if seen || !bytes.EqualFold(key, []byte("href")) && !bytes.EqualFold(key, []byte("url")) {
+			return s.skip(1)
+		}
+		seen = true
+		c, err := s.cursor()
+		v = c
+		return err
+	})
+	if err == nil && !seen {
+		return "", errors.New("is an object without href or url, want a string")
+	}
+	return v, err
+}
+
+// pageCount reads a whole non-negative number given as a number or a
+// numeric string; ok is false (and nothing is read) for anything else.
+func (s *scanner) pageCount() (int64, bool) {
+	c := s.peek()
+	if c != '"' && (c < '0' || c > '9') {
+		return 0, false
+	}
+	var v []byte
+	var err error
+	if c == '"' {
+		v, err = s.strMax(32)
+	} else {
+		v, err = s.number()
+	}
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	return n, err == nil && n >= 0
 }
 
 func (s *scanner) recipient(emit func([]byte) error) error {

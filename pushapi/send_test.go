@@ -58,6 +58,11 @@ func TestSendTolerantDecoding(t *testing.T) {
 		{"unreachableSince epoch ms number and string", 200,
 			`{"results":[{"userId":"alice","status":"skipped","reason":"no_active_device","unreachableSince":1793527200000},{"userId":"bob","status":"skipped","reason":"no_active_device","unreachableSince":"1793527200000"}]}`,
 			mixed[:1], [][]Result{{skippedSince, skippedSince}}},
+		{"unreachableSince epoch seconds number and string", 200,
+			`{"results":[{"userId":"alice","status":"skipped","reason":"no_active_device","unreachableSince":1793527200},{"userId":"bob","status":"skipped","reason":"no_active_device","unreachableSince":"1793527200.0"}]}`,
+			mixed[:1], [][]Result{{skippedSince, skippedSince}}},
+		{"empty object 200", 200, `{}`, mixed, [][]Result{{unknownCount, unknownCount}, {unknownCount}, {unknownCount}}},
+		{"empty results 200", 200, ` {"results": [ ]} `, mixed[:2], [][]Result{{unknownCount, unknownCount}, {unknownCount}}},
 		{"unreachableSince null", 200,
 			`{"results":[{"userId":"alice","status":"skipped","reason":"no_active_device","unreachableSince":null},{"userId":"bob","status":"skipped","reason":"no_active_device"}]}`,
 			mixed[:1], [][]Result{{skipped, skipped}}},
@@ -97,13 +102,13 @@ func TestSendTolerantDecoding(t *testing.T) {
 		{"one topic echoed as a string", 200,
 			`[{"topic":"deals","status":"delivered","deviceCount":2}]`,
 			[]Notification{{Topics: []string{"deals"}, Title: "T", Body: "B"}}, [][]Result{{delivered(2)}}},
-		{"the same topic in two notifications", 200,
-			`[{"topics":["news"],"status":"delivered","deviceCount":1},{"topics":["deals"],"status":"delivered","deviceCount":1},{"topics":["deals"],"status":"skipped","reason":"no_active_device"},{"topics":["news"],"status":"delivered","deviceCount":2}]`,
-			[]Notification{mixed[2], mixed[2]}, [][]Result{{delivered(2)}, {delivered(2)}}},
-		{"same user in two notifications", 200,
-			`[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"alice","status":"skipped","reason":"r"}]`,
+		{"same user in two notifications, results alike", 200,
+			`[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"alice","status":"delivered","deviceCount":1}]`,
 			[]Notification{{UserIDs: []string{"alice"}, Title: "a", Body: "b"}, {UserIDs: []string{"alice"}, BadgeCount: intp(1)}},
-			[][]Result{{delivered(1)}, {{Outcome: OutcomeSkipped, Reason: "r"}}}},
+			[][]Result{{delivered(1)}, {delivered(1)}}},
+		{"one topic in two topics arrays told apart by the arrays", 207,
+			`[{"topics":["deals","news"],"status":"delivered","deviceCount":3},{"topics":["deals"],"status":"failed","message":"m"}]`,
+			[]Notification{mixed[2], {Topics: []string{"deals"}, Title: "T", Body: "B"}}, [][]Result{{delivered(3)}, {{Outcome: OutcomeFailed, Message: "m"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,6 +198,12 @@ func TestSendDecodeErrors(t *testing.T) {
 		{"bad time", `[{"userId":"alice","status":"skipped","unreachableSince":"yesterday"},{"userId":"bob","status":"delivered"}]`, 200, "neither RFC 3339"},
 		{"time wrong type", `[{"userId":"alice","status":"skipped","unreachableSince":{}},{"userId":"bob","status":"delivered"}]`, 200, "unreachableSince"},
 		{"results not array", `{"results":{"userId":"alice"}}`, 200, "results is an object, want an array"},
+		{"same user in two notifications, results differ", `[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"bob","status":"delivered","deviceCount":1},{"userId":"alice","status":"skipped","reason":"r"},{"userId":"bob","status":"delivered","deviceCount":1}]`, 200, `the request addressed userId "alice" in two notifications and their results differ`},
+		{"same user in two notifications, in order yet told apart by nothing", `[{"userId":"alice","status":"delivered","deviceCount":1},{"userId":"bob","status":"delivered","deviceCount":1},{"userId":"alice","status":"failed","message":"too long"},{"userId":"bob","status":"failed","message":"too long"}]`, 207, "which is whose cannot be told"},
+		{"the same topics array in two notifications, per topic", `[{"topics":["news"],"status":"delivered","deviceCount":1},{"topics":["deals"],"status":"delivered","deviceCount":1},{"topics":["deals"],"status":"skipped","reason":"no_active_device"},{"topics":["news"],"status":"delivered","deviceCount":2}]`, 200, `topic "deals" in two notifications`},
+		{"empty object 207", `{}`, 207, "a 207 must list results"},
+		{"empty results 207", `{"results":[]}`, 207, "a 207 must list results"},
+		{"empty results with trailing data", `{"results":[]} x`, 200, "data after the results"},
 		{"object without results", `{"ok":true}`, 200, `the answer is an object without a "results" array`},
 		{"trailing data", `[{"userId":"alice","status":"delivered"},{"userId":"bob","status":"delivered"}] x`, 200, "data after the results"},
 		{"per topic: a topic missing", `[{"userId":"alice","status":"delivered"},{"userId":"bob","status":"delivered"},{"topics":["news"],"status":"delivered"}]`, 200, `1 results for the 2 topics of topics ["deals", "news"]`},
@@ -207,8 +218,13 @@ func TestSendDecodeErrors(t *testing.T) {
 			srv := serve(t, canned{status: tc.status, body: tc.body, headers: map[string]string{"x-request-id": "rid-7"}})
 			c := newClient(t, srv.URL)
 			batch := mixed[:1]
-			if strings.HasPrefix(tc.name, "per topic") {
+			switch {
+			case strings.HasPrefix(tc.name, "per topic"):
 				batch = []Notification{mixed[0], mixed[2]}
+			case strings.HasPrefix(tc.name, "same user in two"):
+				batch = []Notification{mixed[0], {UserIDs: []string{"alice", "bob"}, Title: "T2", Body: "B2"}}
+			case strings.HasPrefix(tc.name, "the same topics array"):
+				batch = []Notification{mixed[2], mixed[2]}
 			}
 			_, err := c.Send(context.Background(), batch)
 			var de *DecodeError

@@ -26,6 +26,9 @@ type notification struct {
 	kind targetKind
 	ids  []string
 	msg  *message
+	// refused, when set, fails every target with this message without
+	// a delivery (Options.MaxLengthAnswer "207").
+	refused string
 }
 
 // message is the content of a notification, shared by every device that

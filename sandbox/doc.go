@@ -46,7 +46,16 @@
 //     they come in pages of RecipientsPageSize (1000; ?limit=1..10000):
 //     {"userIds":[...],"next":"CURSOR"}, continued with ?cursor=CURSOR; the
 //     last page has no "next". A cursor is a position in the user order, so
-//     paging stays consistent while devices change.
+//     paging stays consistent while devices change. Options.RecipientsPaging
+//     names the next page other ways: a Link header with a relative
+//     rel="next" URL ("link", the body a bare array) or an absolute URL
+//     under links.next ("links-next", {"data":[...],"links":{...}});
+//     Options.RecipientsFaults answer a page 429 or 503 once.
+//   - Options.ResultsOrder, OKBody, SinceFormat and MaxLengthAnswer give
+//     the other answers a service may give: results reversed or shuffled,
+//     a fully delivered 200 as nothing, {} or {"results":[]},
+//     unreachableSince in epoch seconds or milliseconds, a notification over
+//     MaxLength failed per target (207) rather than refused (400).
 //
 // # Delivery
 //

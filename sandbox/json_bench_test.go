@@ -63,7 +63,7 @@ func handResults(b []byte, ids []string, as []attempt) []byte {
 		}
 		b = append(b, `{"userId":`...)
 		b = appendJSONString(b, id)
-		b = appendOutcome(b, &as[i])
+		b = appendOutcome(b, &as[i], "")
 	}
 	return append(b, "]}"...)
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"net/http"
+	"net/url"
 	"strconv"
 )
 
@@ -76,11 +77,15 @@ func (s *Server) recipients(e env, start int, emit func(ord int) bool) int {
 }
 
 // handleRecipients answers GET /push-notifications/recipients: a bare
-// array of every recipient, or with RecipientsShape "object" a page
-// {"userIds":[...],"next":"CURSOR"}, next absent on the last page.
+// array of every recipient, or paged (RecipientsShape "object" or a
+// RecipientsPaging) with the next page named as that option says.
 func (s *Server) handleRecipients(x *exchange, e env) {
 	q := x.r.URL.Query()
-	if s.opts.RecipientsShape != "object" {
+	paging := s.opts.RecipientsPaging
+	if paging == "" && s.opts.RecipientsShape == "object" {
+		paging = PagingCursor
+	}
+	if paging == "" {
 		x.w.Header().Set("Content-Type", "application/json")
 		x.w.WriteHeader(http.StatusOK)
 		bw := bufio.NewWriterSize(x.w, 64<<10)
@@ -104,7 +109,8 @@ func (s *Server) handleRecipients(x *exchange, e env) {
 		return
 	}
 	start := 0
-	if c := q.Get("cursor"); c != "" {
+	c := q.Get("cursor")
+	if c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 0 || n > s.nUsers {
 			x.issues(http.StatusBadRequest, []Issue{{Path: []any{"cursor"}, Message: "invalid cursor: pass the next value of the previous page"}})
@@ -121,7 +127,18 @@ func (s *Server) handleRecipients(x *exchange, e env) {
 		}
 		limit = n
 	}
-	b := []byte(`{"userIds":[`)
+	if s.recipientsFault(x, c) {
+		return
+	}
+	var b []byte
+	switch paging {
+	case PagingLink:
+		b = append(b, '[')
+	case PagingLinksNext:
+		b = append(b, `{"data":[`...)
+	default:
+		b = append(b, `{"userIds":[`...)
+	}
 	n := 0
 	var scratch []byte
 	next := s.recipients(e, start, func(ord int) bool {
@@ -134,11 +151,92 @@ func (s *Server) handleRecipients(x *exchange, e env) {
 		return n < limit
 	})
 	b = append(b, ']')
-	if next < s.nUsers {
-		b = append(b, `,"next":"`...)
-		b = strconv.AppendInt(b, int64(next), 10)
-		b = append(b, '"')
+	more := next < s.nUsers
+	var nextCursor string
+	if more {
+		nextCursor = strconv.Itoa(next)
+		s.notePage(c, nextCursor)
+	}
+	// A next page link: the path asked for with the next cursor, and the
+	// limit when one was given.
+	link := func() string {
+		v := url.Values{"cursor": {nextCursor}}
+		if l := q.Get("limit"); l != "" {
+			v.Set("limit", l)
+		}
+		return x.r.URL.Path + "?" + v.Encode()
+	}
+	switch paging {
+	case PagingLink:
+		first := x.r.URL.Path
+		if more {
+			x.w.Header().Set("Link", "<"+first+`>; rel="first", <`+link()+`>; rel="next"; type="application/json"`)
+		} else {
+			x.w.Header().Set("Link", "<"+first+`>; rel="first"`)
+		}
+	case PagingLinksNext:
+		b = append(b, `,"links":{"self":`...)
+		b = appendJSONString(b, []byte(x.r.URL.RequestURI()))
+		b = append(b, `,"next":`...)
+		if more {
+			b = appendJSONString(b, []byte("http://"+x.r.Host+link()))
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, "}}"...)
+	default:
+		if more {
+			b = append(b, `,"next":"`...)
+			b = append(b, nextCursor...)
+			b = append(b, '"')
+		}
+		b = append(b, '}')
 	}
 	x.note = strconv.Itoa(n) + " recipients"
-	x.send(http.StatusOK, append(b, '}'))
+	x.send(http.StatusOK, b)
+}
+
+// notePage numbers the page that cursor next asks for: the one after the
+// page cursor asked for.
+func (s *Server) notePage(cursor, next string) {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	page := 1
+	if cursor != "" {
+		page = s.recPages[cursor]
+	}
+	if page > 0 {
+		if _, ok := s.recPages[next]; !ok {
+			s.recPages[next] = page + 1
+		}
+	}
+}
+
+// recipientsFault answers the first request for a page that
+// Options.RecipientsFaults names, and reports whether it did.
+func (s *Server) recipientsFault(x *exchange, cursor string) bool {
+	if len(s.opts.RecipientsFaults) == 0 {
+		return false
+	}
+	s.recMu.Lock()
+	page := 1
+	if cursor != "" {
+		page = s.recPages[cursor]
+	}
+	status := 0
+	for _, f := range s.opts.RecipientsFaults {
+		if f.Page == page && !s.recFaulted[page] {
+			status = f.Status
+			s.recFaulted[page] = true
+			break
+		}
+	}
+	s.recMu.Unlock()
+	if status == 0 {
+		return false
+	}
+	s.stats.faults.Add(1)
+	x.w.Header().Set("Retry-After", "1")
+	x.message(status, "recipients page "+strconv.Itoa(page)+": sandbox fault, try again")
+	return true
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -197,8 +198,11 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 	b := make([]byte, 0, size)
 	b = append(b, `{"results":[`...)
 	first := true
+	var spans [][2]int // each entry's bytes, for ResultsOrder
+	start := 0
 	entry := func(a *attempt) {
-		b = appendOutcome(b, a)
+		b = appendOutcome(b, a, s.opts.SinceFormat)
+		spans = append(spans, [2]int{start, len(b)})
 		res.targets++
 		res.deliveries += a.delivered
 		if a.delivered == 0 {
@@ -213,11 +217,17 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 			b = append(b, ',')
 		}
 		first = false
+		start = len(b)
 	}
 	for ni, n := range ns {
 		m := n.msg
 		m.requestID = requestID
 		rec := make([]int32, 0, len(n.ids))
+		if n.refused != "" {
+			s.refuse(n, &b, sep, entry)
+			res.recipients[ni] = rec
+			continue
+		}
 		switch n.kind {
 		case targetUsers:
 			for _, id := range n.ids {
@@ -287,12 +297,76 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 		}
 		res.recipients[ni] = rec
 	}
-	res.body = append(b, "]}"...)
+	res.body = s.reorder(append(b, "]}"...), spans)
 	return res
 }
 
-// appendOutcome appends the outcome fields of a result entry and closes it.
-func appendOutcome(b []byte, a *attempt) []byte {
+// refuse answers every target of n failed with n.refused, attempting no
+// device.
+func (s *Server) refuse(n notification, b *[]byte, sep func(), entry func(*attempt)) {
+	a := attempt{attempted: 1, failMsg: n.refused}
+	one := func(field string, id string) {
+		sep()
+		*b = append(*b, field...)
+		*b = appendJSONString(*b, id)
+		entry(&a)
+	}
+	switch n.kind {
+	case targetUsers:
+		for _, id := range n.ids {
+			one(`{"userId":`, id)
+		}
+	case targetDevices:
+		for _, id := range n.ids {
+			one(`{"deviceId":`, id)
+		}
+	case targetTopics:
+		sep()
+		*b = append(*b, `{"topics":[`...)
+		for i, t := range n.ids {
+			if i > 0 {
+				*b = append(*b, ',')
+			}
+			*b = appendJSONString(*b, t)
+		}
+		*b = append(*b, ']')
+		entry(&a)
+	}
+}
+
+// reorder puts the result entries of body (at spans) in the order
+// Options.ResultsOrder asks for.
+func (s *Server) reorder(body []byte, spans [][2]int) []byte {
+	order := s.opts.ResultsOrder
+	if len(spans) < 2 || order == "" || order == OrderRequest {
+		return body
+	}
+	idx := make([]int, len(spans))
+	for i := range idx {
+		idx[i] = i
+	}
+	switch order {
+	case OrderReverse:
+		slices.Reverse(idx)
+	case OrderShuffle:
+		s.orderMu.Lock()
+		s.order.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		s.orderMu.Unlock()
+	}
+	out := make([]byte, 0, len(body))
+	out = append(out, `{"results":[`...)
+	for k, i := range idx {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, body[spans[i][0]:spans[i][1]]...)
+	}
+	return append(out, "]}"...)
+}
+
+// appendOutcome appends the outcome fields of a result entry and closes
+// it; since is Options.SinceFormat.
+func appendOutcome(b []byte, a *attempt, since string) []byte {
 	switch {
 	case a.delivered > 0:
 		b = append(b, `,"status":"delivered","deviceCount":`...)
@@ -304,7 +378,14 @@ func appendOutcome(b []byte, a *attempt) []byte {
 		b = append(b, `,"status":"skipped","reason":"no_active_device"`...)
 		if a.lastSeen != 0 {
 			b = append(b, `,"unreachableSince":`...)
-			b = appendTime(b, a.lastSeen)
+			switch since {
+			case SinceEpochS:
+				b = strconv.AppendInt(b, a.lastSeen/int64(time.Second), 10)
+			case SinceEpochMS:
+				b = strconv.AppendInt(b, a.lastSeen/int64(time.Millisecond), 10)
+			default:
+				b = appendTime(b, a.lastSeen)
+			}
 		}
 	}
 	return append(b, '}')
@@ -344,6 +425,15 @@ func (s *Server) handleSend(x *exchange, e env) {
 	ns, issues := decodeSendRequest(body)
 	if len(issues) == 0 && s.opts.MaxLength > 0 {
 		issues = checkLengths(ns, s.opts.MaxLength)
+		if s.opts.MaxLengthAnswer == "207" {
+			for _, is := range issues { // processed: those targets fail
+				i := is.Path[0].(int)
+				if ns[i].refused == "" {
+					ns[i].refused = "payload too large: " + is.field() + " " + is.Message
+				}
+			}
+			issues = nil
+		}
 	}
 	if len(issues) > 0 {
 		s.stats.badRequests.Add(1)
@@ -369,8 +459,12 @@ func (s *Server) handleSend(x *exchange, e env) {
 	case f == faultDropAfter:
 		s.stats.faults.Add(1)
 		x.drop()
-	case s.opts.Empty200 && res.allDelivered:
+	case res.allDelivered && (s.opts.Empty200 || s.opts.OKBody == OKBodyEmpty):
 		x.send(http.StatusOK, nil)
+	case res.allDelivered && s.opts.OKBody == OKBodyObject:
+		x.send(http.StatusOK, []byte(`{}`))
+	case res.allDelivered && s.opts.OKBody == OKBodyResults:
+		x.send(http.StatusOK, []byte(`{"results":[]}`))
 	default:
 		x.send(res.status, res.body)
 	}

@@ -2,12 +2,13 @@ package sandbox
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -43,7 +44,8 @@ type Options struct {
 	// IssuesShape is how a 400 says where each issue is (the spec leaves
 	// the entry unshown): "path" (the default: {"path":[1,"title"]}),
 	// "index" ({"index":1,"field":"title"}), "pointer"
-	// ({"pointer":"/1/title"}) or "message" (only a message starting
+	// ({"pointer":"/1/title"}), "pointer-detail" ({"pointer":"/1/title",
+	// "detail":"..."}: no message) or "message" (only a message starting
 	// "[1] title: ").
 	IssuesShape string
 	// TopicResults is how a topics object is answered: "echo" (the
@@ -54,6 +56,30 @@ type Options struct {
 	// characters). The spec leaves length bounds unshown; this lets tests
 	// meet a 400 that a client cannot predict.
 	MaxLength int
+	// RecipientsPaging, when set, pages the recipients list (pages of
+	// RecipientsPageSize; ?limit= changes it) and names each next page
+	// another way: "cursor" ({"userIds":[...],"next":"CURSOR"}, as
+	// RecipientsShape "object"), "link" (a bare array and a Link header
+	// with a relative rel="next" URL beside a rel="first" one) or
+	// "links-next" ({"data":[...],"links":{"next":"ABSOLUTE URL"}}).
+	RecipientsPaging string
+	// RecipientsFaults answer the first request for a page of the
+	// recipients list with a status (429 or 503) and Retry-After: 1.
+	RecipientsFaults []RecipientsFault
+	// ResultsOrder is the order of a send answer's results: "request"
+	// (the default), "reverse", or "shuffle" (drawn from FaultSeed).
+	ResultsOrder string
+	// OKBody is the body of a fully delivered 200: "full" (the default:
+	// the results), "empty" (as Empty200), "object" ({}) or "results"
+	// ({"results":[]}).
+	OKBody string
+	// SinceFormat is how unreachableSince is written: "rfc3339" (the
+	// default), "epoch-s" or "epoch-ms" (JSON numbers).
+	SinceFormat string
+	// MaxLengthAnswer is how a notification over MaxLength is answered:
+	// "400" (the default: the request is refused) or "207" (the request
+	// is processed and that notification's targets fail with the reason).
+	MaxLengthAnswer string
 	// FaultSeed seeds the fault draws, so a run is reproducible.
 	FaultSeed int64
 	// Now is the clock of the rate limiter; nil means time.Now. A test
@@ -62,6 +88,32 @@ type Options struct {
 	// Logf, when set, receives one line per request and any server error.
 	Logf func(format string, args ...any)
 }
+
+// RecipientsFault is a status answered to the first request for page
+// Page (from 1) of the recipients list.
+type RecipientsFault struct {
+	Page, Status int
+}
+
+// Values of Options.RecipientsPaging, ResultsOrder, OKBody and SinceFormat.
+const (
+	PagingCursor    = "cursor"
+	PagingLink      = "link"
+	PagingLinksNext = "links-next"
+
+	OrderRequest = "request"
+	OrderReverse = "reverse"
+	OrderShuffle = "shuffle"
+
+	OKBodyFull    = "full"
+	OKBodyEmpty   = "empty"
+	OKBodyObject  = "object"
+	OKBodyResults = "results"
+
+	SinceRFC3339 = "rfc3339"
+	SinceEpochS  = "epoch-s"
+	SinceEpochMS = "epoch-ms"
+)
 
 // MaxBodyBytes caps a send request body; a larger one gets 413.
 const MaxBodyBytes = 8 << 20
@@ -184,6 +236,14 @@ type Server struct {
 	stats   counters
 	faults  *faultSource
 	limiter *limiter
+	// recPages numbers the recipients pages by the cursor that asks for
+	// them, and recFaulted the pages a RecipientsFault has hit.
+	recMu      sync.Mutex
+	recPages   map[string]int
+	recFaulted map[int]bool
+	// order shuffles results for ResultsOrder "shuffle".
+	orderMu sync.Mutex
+	order   *rand.Rand
 	now     func() time.Time
 	// wait holds a request for the configured latency; false when the
 	// client gave up first. Tests replace it to control the wait.
@@ -223,6 +283,10 @@ func New(seed *Seed, opts Options) *Server {
 		limiter:  newLimiter(opts.RateLimit),
 		now:      opts.Now,
 		wait:     sleep,
+
+		recPages:   map[string]int{},
+		recFaulted: map[int]bool{},
+		order:      rand.New(rand.NewPCG(uint64(opts.FaultSeed), 0x0dde)),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -465,7 +529,7 @@ func (f logfWriter) Write(p []byte) (int, error) {
 
 func newRequestID() string {
 	var b [12]byte
-	rand.Read(b[:])
+	crand.Read(b[:])
 	out := make([]byte, 0, 4+2*len(b))
 	out = append(out, "req-"...)
 	return string(hex.AppendEncode(out, b[:]))
@@ -590,6 +654,9 @@ const (
 	IssuesIndex   = "index"
 	IssuesPointer = "pointer"
 	IssuesMessage = "message"
+	// IssuesPointerDetail: {"pointer":"/1/title","detail":"..."}, the
+	// reason under detail as RFC 9457 has it.
+	IssuesPointerDetail = "pointer-detail"
 
 	TopicResultsEcho     = "echo"
 	TopicResultsPerTopic = "per-topic"
@@ -621,7 +688,7 @@ func appendIssues(b []byte, issues []Issue, shape string) []byte {
 				b = appendJSONString(b, field)
 				b = append(b, ',')
 			}
-		case IssuesPointer:
+		case IssuesPointer, IssuesPointerDetail:
 			b = append(b, `"pointer":`...)
 			b = appendJSONString(b, is.pointer())
 			b = append(b, ',')
@@ -645,7 +712,11 @@ func appendIssues(b []byte, issues []Issue, shape string) []byte {
 		if shape == IssuesMessage && index >= 0 {
 			msg = "[" + strconv.Itoa(index) + "] " + field + ": " + msg
 		}
-		b = append(b, `"message":`...)
+		if shape == IssuesPointerDetail {
+			b = append(b, `"detail":`...)
+		} else {
+			b = append(b, `"message":`...)
+		}
 		b = appendJSONString(b, msg)
 		b = append(b, '}')
 	}

@@ -33,11 +33,20 @@ type Persister interface {
 	Persist(s *State) error
 }
 
+// CompactReader is the optional capability of a Reader that can read a
+// state compact (see State.Compact): no map of targets is built, which plan
+// and apply need at millions of targets. A backend without it is read with
+// Read.
+type CompactReader interface {
+	ReadCompact() (*State, error)
+}
+
 // Locker guards a state against concurrent writers.
 //
-// Lock tries once when ctx has no deadline, and retries until the deadline
-// otherwise; when the state stays locked it returns a *LockError describing
-// the holder. Unlock releases the lock taken with the returned id.
+// Lock tries once: when the state is locked by someone else it returns a
+// *LockError describing the holder (LockWithContext retries). ctx bounds
+// the attempt itself (a round trip to a server), not a wait for the
+// holder. Unlock releases the lock taken with the returned id.
 type Locker interface {
 	Lock(ctx context.Context, info LockInfo) (id string, err error)
 	Unlock(id string) error
@@ -123,25 +132,30 @@ func NewLockID() string {
 // holder's lock info, as far as it could be read.
 type LockError struct {
 	Info LockInfo
-	// Waited is how long Lock retried before giving up.
+	// Waited is how long LockWithContext retried before giving up.
 	Waited time.Duration
+	// Hint, when set, says what the backend knows besides: that the
+	// holder's process is gone while its server session lingers, say.
+	Hint string
 }
 
-// RetryLock takes a lock with try, retrying until ctx's deadline: once
+// LockWithContext takes l's lock, retrying while it is held by someone
+// else until ctx's deadline, as Terraform's statemgr.LockWithContext: once
 // when ctx has none, else after 50 ms, then waits doubling up to a second.
-// try reports whether it took the lock; holder says who holds it, and is
-// asked only when RetryLock gives up, with a *LockError naming it.
-func RetryLock(ctx context.Context, try func() (bool, error), holder func() LockInfo) error {
+// A lock that stays held returns the last *LockError, with Waited set.
+func LockWithContext(ctx context.Context, l Locker, info LockInfo) (string, error) {
 	start := time.Now()
 	wait := 50 * time.Millisecond
 	for {
-		taken, err := try()
-		if err != nil || taken {
-			return err
+		id, err := l.Lock(ctx, info)
+		var le *LockError
+		if err == nil || !errors.As(err, &le) {
+			return id, err
 		}
 		deadline, ok := ctx.Deadline()
 		if !ok || time.Until(deadline) <= 0 || ctx.Err() != nil {
-			return &LockError{Info: holder(), Waited: time.Since(start)}
+			le.Waited = time.Since(start)
+			return "", err
 		}
 		t := time.NewTimer(min(wait, time.Until(deadline)))
 		select {
@@ -158,6 +172,10 @@ func (e *LockError) Error() string {
 	if i.ID == "" && i.Who == "" && i.Pid == 0 {
 		return "state is locked by another process (its lock info is not readable)"
 	}
-	return fmt.Sprintf("state is locked by %s (%s, pid %d, since %s, lock id %s)",
+	msg := fmt.Sprintf("state is locked by %s (%s, pid %d, since %s, lock id %s)",
 		i.Who, i.Operation, i.Pid, i.Created.UTC().Format(time.RFC3339), i.ID)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }

@@ -1,6 +1,7 @@
 // Package state holds what pushform knows it has sent: per address the
 // content last applied and per target the last outcome with its request id.
-// The model here is pure data; backends (file.go) load and persist it.
+// The model here is pure data; backends (state/local, state/pg) load and
+// persist it through the interfaces of manager.go.
 package state
 
 import (
@@ -9,14 +10,16 @@ import (
 	"fmt"
 	"maps"
 	"pushform/message"
+	"slices"
 	"sort"
 	"time"
 )
 
-// FormatVersion is the version of the state file format written. Format 4
-// put the header (serial, lineage, environment) under the checksum; format
-// 3 added Message.EarlierTags and Target.Unanswered; 1 to 3 are still read.
-const FormatVersion = 4
+// FormatVersion is the version of the state file format written. Format 5
+// added the ledger (State.Ledger, Message.ForgottenAt); format 4 put the
+// header (serial, lineage, environment) under the checksum; format 3 added
+// Message.EarlierTags and Target.Unanswered; 1 to 4 are still read.
+const FormatVersion = 5
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -31,6 +34,12 @@ type State struct {
 	// --refresh=false.
 	Recipients *Snapshot           `json:"recipients,omitempty"`
 	Messages   map[string]*Message `json:"messages"`
+	// Ledger holds the delivery records that are no longer in the
+	// addresses' view (Messages): those of forgotten addresses and
+	// targets, and those an address's later content replaced. Together
+	// with Messages it is the ledger of what reached whom (see ledger.go);
+	// its entries are never written once recorded, only replaced.
+	Ledger []*Message `json:"ledger,omitempty"`
 	// Compact makes the messages ApplyEntry creates hold their targets in
 	// a compact table rather than in Message.Targets (see targets.go):
 	// plan and apply read states this way, so ten million targets need no
@@ -40,6 +49,14 @@ type State struct {
 	// owned is set on a fork (see Fork): the addresses whose messages
 	// the fork has copied, and may write to.
 	owned map[string]bool
+	// superseding holds the ledger entries this state value created for
+	// records an intent replaced, by address and fingerprint, so one run
+	// extends one entry per content rather than one per request.
+	superseding map[supersedeKey]*Message
+	// lastSuperseded is the entry superseding used last, for fingerprint
+	// lastFP.
+	lastSuperseded *Message
+	lastFP         string
 }
 
 // Fork returns a state equal to s that ApplyEntry may change while s is
@@ -49,7 +66,9 @@ type State struct {
 func (s *State) Fork() *State {
 	f := *s
 	f.Messages = maps.Clone(s.Messages)
+	f.Ledger = slices.Clip(s.Ledger)
 	f.owned = map[string]bool{}
+	f.superseding, f.lastSuperseded = nil, nil
 	return &f
 }
 
@@ -94,8 +113,15 @@ type Message struct {
 	// fingerprint missing here, and not Fingerprint, has an unknown tag.
 	EarlierTags map[string]string `json:"earlier_tags,omitempty"`
 
+	// ForgottenAt is set on a ledger entry (State.Ledger) of a forgotten
+	// address or of forgotten targets: when they were forgotten. It is
+	// zero on the entries of content an address's later content replaced.
+	ForgottenAt time.Time `json:"forgotten_at,omitzero"`
+
 	// table holds the targets of a compact message (see targets.go).
 	table *targetTable
+	// lazy, when set, decodes the targets on first use (see ledger.go).
+	lazy *lazyTargets
 }
 
 // TagOf returns the tag of the content with fingerprint fp sent to this
@@ -118,6 +144,12 @@ const (
 	Skipped   Outcome = "skipped"
 	Failed    Outcome = "failed"
 	Unknown   Outcome = "unknown"
+	// AlreadyDelivered: not sent, because the ledger showed the target
+	// had received this content (or may have: an unknown outcome) under
+	// another address or earlier. RequestID and Time are that delivery's,
+	// and Reason names the address it was recorded under. It is not a
+	// delivery of its own: frequency caps do not count it.
+	AlreadyDelivered Outcome = "already-delivered"
 )
 
 // Target is the last outcome recorded for one target of a message.
@@ -204,6 +236,12 @@ const (
 	// now belongs to Items[].To (a moved block, or state mv). Nothing is
 	// sent. A move onto an address that has state is refused.
 	EntryMove EntryType = "move"
+	// Record: the targets already received this content (under another
+	// address, or earlier under this one), so nothing is sent: like an
+	// intent it sets the address's content, and each target's record is
+	// its Items[].Outcomes entry (Outcome AlreadyDelivered, pointing at
+	// the earlier delivery).
+	EntryRecord EntryType = "record"
 )
 
 // Item is one message's part of an Entry.
@@ -229,8 +267,11 @@ func (s *State) ApplyEntry(e Entry) error {
 		s.Messages = map[string]*Message{}
 	}
 	switch e.Type {
-	case EntryIntent:
+	case EntryIntent, EntryRecord:
 		for _, it := range e.Items {
+			if e.Type == EntryRecord && len(it.Outcomes) != len(it.Targets) {
+				return fmt.Errorf("journal: record for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+			}
 			m := s.writable(it.Address)
 			if m == nil {
 				m = &Message{Address: it.Address, Targets: map[string]*Target{}}
@@ -248,6 +289,7 @@ func (s *State) ApplyEntry(e Entry) error {
 			if it.TargetKind != "" {
 				m.TargetKind = it.TargetKind
 			}
+			oldFP, oldContent := m.Fingerprint, m.Content
 			if m.Fingerprint != it.Fingerprint {
 				// Targets not in this request keep the earlier content:
 				// remember its tag.
@@ -265,7 +307,24 @@ func (s *State) ApplyEntry(e Entry) error {
 			m.Fingerprint = it.Fingerprint
 			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
 			var carried []*Target // by Unanswered count, shared
-			m.updateTargets(it.Targets, func(_ int, prev *Target) *Target {
+			var shared *Target    // the last record of a record entry
+			m.updateTargets(it.Targets, func(i int, prev *Target) *Target {
+				// The ledger keeps what the target had: other content, or
+				// this content delivered before (a repeat, a --replace).
+				if prev != nil && (prev.Fingerprint != it.Fingerprint || e.Type == EntryIntent && prev.Outcome == Delivered) {
+					s.supersede(m, oldFP, oldContent, it.Targets[i], prev)
+				}
+				if e.Type == EntryRecord {
+					r := it.Outcomes[i]
+					if r.Fingerprint == "" {
+						r.Fingerprint = it.Fingerprint
+					}
+					// Targets of one earlier request share one record.
+					if shared == nil || *shared != r {
+						shared = &r
+					}
+					return shared
+				}
 				// A target still unknown keeps its count of unanswered
 				// requests across the new send.
 				if prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
@@ -318,10 +377,11 @@ func (s *State) ApplyEntry(e Entry) error {
 	case EntryForget:
 		for _, it := range e.Items {
 			if len(it.Targets) == 0 {
-				delete(s.Messages, it.Address)
+				s.forgetAddress(it.Address, e.Time)
 				continue
 			}
 			if m := s.writable(it.Address); m != nil {
+				s.forgetTargets(m, it.Targets, e.Time)
 				for _, id := range it.Targets {
 					m.DeleteTarget(id)
 				}

@@ -23,6 +23,7 @@ import (
 // Target returns the record of target id, or nil when m has none. It is
 // safe for concurrent use with other readers.
 func (m *Message) Target(id string) *Target {
+	m.ready()
 	if m.table != nil {
 		return m.table.get(id)
 	}
@@ -31,6 +32,14 @@ func (m *Message) Target(id string) *Target {
 
 // TargetCount returns how many targets m records.
 func (m *Message) TargetCount() int {
+	if l := m.lazy; l != nil {
+		l.mu.Lock()
+		done := l.done
+		l.mu.Unlock()
+		if !done {
+			return l.n
+		}
+	}
 	if m.table != nil {
 		return m.table.count()
 	}
@@ -39,7 +48,7 @@ func (m *Message) TargetCount() int {
 
 // Compact reports whether m holds its targets in a compact table, with
 // Message.Targets nil.
-func (m *Message) Compact() bool { return m.table != nil }
+func (m *Message) Compact() bool { return m.table != nil || m.lazy != nil }
 
 // SortedTargets returns m's target ids in increasing order and, at the
 // same index, their records. The slices belong to m and must not be
@@ -47,6 +56,7 @@ func (m *Message) Compact() bool { return m.table != nil }
 // gather its targets into one list first, which is a change: readers that
 // share a message use AllTargets, which never does.
 func (m *Message) SortedTargets() (ids []string, recs []*Target) {
+	m.ready()
 	if m.table != nil {
 		return m.table.flat()
 	}
@@ -66,6 +76,7 @@ func (m *Message) SortedTargets() (ids []string, recs []*Target) {
 // compact message, in no particular order otherwise. It changes nothing:
 // several goroutines may read a message at once this way.
 func (m *Message) AllTargets() iter.Seq2[string, *Target] {
+	m.ready()
 	if m.table != nil {
 		return m.table.all()
 	}
@@ -85,6 +96,7 @@ func (m *Message) SetTarget(id string, t *Target) {
 
 // DeleteTarget removes target id.
 func (m *Message) DeleteTarget(id string) {
+	m.ready()
 	if m.table != nil {
 		m.table.remove(id)
 		return
@@ -133,6 +145,7 @@ func (m *Message) makeCompact() {
 // what f returned for an earlier one. A compact message may keep ids: the
 // caller never writes to them.
 func (m *Message) updateTargets(ids []string, f func(i int, prev *Target) *Target) {
+	m.ready()
 	if m.table != nil {
 		m.table.update(ids, f)
 		return
@@ -159,6 +172,7 @@ type TargetFinder struct {
 
 // Finder returns a TargetFinder over m's targets, valid until m changes.
 func (m *Message) Finder() *TargetFinder {
+	m.ready()
 	return &TargetFinder{m: m}
 }
 
@@ -570,7 +584,9 @@ func (t *targetTable) clone() *targetTable {
 // clone returns a copy of m to write to: its targets copied (the records
 // themselves are never written, and are shared).
 func (m *Message) clone() *Message {
+	m.ready()
 	c := *m
+	c.lazy = nil
 	c.EarlierTags = maps.Clone(m.EarlierTags)
 	c.Targets = maps.Clone(m.Targets)
 	if m.table != nil {

@@ -54,7 +54,7 @@ func guardsScenario(t *testing.T) *planner.Plan {
 
 	movedWelcome := note("campaign.onboarding.notification.welcome", "Welcome", "Glad you are here", "welcome", "alice", "bob")
 	movedPromo := note("notification.promo_v2", "Promo", "15% off", "promo", "kim", "leo")
-	renamed := note("notification.tips_v2", "Tips", "Three tips for your first week", "", "carol", "dave", "frank")
+	renamed := note("notification.tips_v2", "Tips", "Three tips for your first week!", "", "carol", "dave", "frank") // a rename with an edit
 	closed := now.Add(-10 * time.Minute)
 	opened := now.Add(-3 * time.Hour)
 	flash.SendAfter, flash.SendBefore = &opened, &closed
@@ -81,6 +81,23 @@ func guardsScenario(t *testing.T) *planner.Plan {
 			{From: "notification.promo", To: "notification.promo_v2"},
 		},
 	}
+	// The ledger: a coupon sent, then forgotten, comes back (already
+	// delivered); a paused block (disabled).
+	coupon := note("notification.coupon", "Coupon", "Your 10% coupon", "", "bob")
+	cc := coupon.Content
+	fp := planner.Fingerprint(coupon.Kind, cc)
+	for _, e := range []state.Entry{
+		{Type: state.EntryIntent, Time: daysAgo, Items: []state.Item{{Address: coupon.Address, Kind: coupon.Kind, TargetKind: coupon.Targets.Kind, Fingerprint: fp, Content: &cc, Targets: []string{"bob"}}}},
+		{Type: state.EntryOutcome, Time: daysAgo, RequestID: "req-7", Items: []state.Item{{Address: coupon.Address, Fingerprint: fp, Targets: []string{"bob"}, Outcomes: []state.Target{{Outcome: state.Delivered}}}}},
+		{Type: state.EntryForget, Time: hourAgo, Items: []state.Item{{Address: coupon.Address}}},
+	} {
+		if err := st.ApplyEntry(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused := note("notification.paused", "Paused", "Not now", "", "alice")
+	paused.Disabled = true
+	cfg.Messages = append(cfg.Messages, coupon, paused)
 	p, err := planner.Make(planner.Input{Config: cfg, State: st}, planner.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +248,7 @@ func TestHostileGuardsEscaped(t *testing.T) {
 		st.Messages[m.Address] = sm
 	}
 	renamed, dest := note("notification.new"+key), note("notification.here"+key)
+	renamed.Content.Body = "B!" // a rename with an edit
 	dest.SendRate = &config.Rate{Count: 1, Per: time.Second}
 	dest.Targets.IDs = append(dest.Targets.IDs, "more")
 	cfg := &config.Config{Service: config.Service{Environment: "test"}, Messages: []*config.Message{dest, renamed},

@@ -49,8 +49,10 @@ func Symbol(a planner.Action) string {
 		return "→"
 	case planner.ActionExpired:
 		return "⌛"
-	case planner.ActionCapped:
+	case planner.ActionCapped, planner.ActionAlreadyDelivered:
 		return "⊘"
+	case planner.ActionDisabled:
+		return "⏸"
 	}
 	return " "
 }
@@ -192,6 +194,12 @@ func heldBack(s planner.Summary) string {
 	if s.CappedTargets > 0 {
 		out += fmt.Sprintf(" %s held back by frequency_cap until it allows them.", plural(s.CappedTargets, "target is", "targets are"))
 	}
+	if s.AlreadyDeliveredTargets > 0 {
+		out += fmt.Sprintf(" %s already delivered: not sent again.", plural(s.AlreadyDeliveredTargets, "target was", "targets were"))
+	}
+	if s.Disabled > 0 {
+		out += fmt.Sprintf(" %s disabled (enabled = false).", plural(s.Disabled, "address is", "addresses are"))
+	}
 	return out
 }
 
@@ -216,7 +224,8 @@ func SummaryLine(p *planner.Plan) string {
 	for _, o := range []struct {
 		n    int
 		what string
-	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Expired, "expired"}, {s.Capped, "capped"}} {
+	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Expired, "expired"}, {s.Capped, "capped"},
+		{s.AlreadyDelivered, "already delivered"}, {s.Disabled, "disabled"}} {
 		if o.n > 0 {
 			parts = append(parts, Count(o.n)+" "+o.what)
 		}
@@ -233,6 +242,9 @@ func SummaryLine(p *planner.Plan) string {
 	if s.ExpiredTargets > 0 {
 		line += fmt.Sprintf("; %s expired", plural(s.ExpiredTargets, "target", "targets"))
 	}
+	if s.AlreadyDeliveredTargets > 0 {
+		line += fmt.Sprintf("; %s already delivered", plural(s.AlreadyDeliveredTargets, "target", "targets"))
+	}
 	return line + "."
 }
 
@@ -245,7 +257,8 @@ func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 		}
 	}
 	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
-	if c.Action == planner.ActionForget || c.Action == planner.ActionExpired || c.Action == planner.ActionCapped {
+	if c.Action == planner.ActionForget || c.Action == planner.ActionExpired || c.Action == planner.ActionCapped ||
+		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled {
 		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 		}
@@ -432,6 +445,10 @@ func headline(c *planner.Change) string {
 		return fmt.Sprintf(" is held back by frequency_cap: %s, sent once the cap allows", plural(t.Capped, noun1(noun), noun))
 	case planner.ActionMoved:
 		return " has moved from " + termtext.Clean(c.MovedFrom) + ": nothing to send"
+	case planner.ActionAlreadyDelivered:
+		return " " + termtext.Clean(c.AlreadyLine()) + ": " + targetList(c.AlreadyDelivered, t.AlreadyDelivered, noun) + ", nothing is sent"
+	case planner.ActionDisabled:
+		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept"
 	}
 	if t.TagOnly > 0 {
 		return fmt.Sprintf(": nothing to send; %s keep it under the earlier tag", plural(t.TagOnly, noun1(noun), noun))
@@ -465,6 +482,12 @@ func changeNotes(c *planner.Change) []string {
 	}
 	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
 		notes = append(notes, Count(t.UpToDate)+" up to date")
+	}
+	if t.AlreadyDelivered > 0 && c.Action != planner.ActionAlreadyDelivered {
+		notes = append(notes, Count(t.AlreadyDelivered)+" "+c.AlreadyLine()+", not sent")
+	}
+	if t.Repeat > 0 {
+		notes = append(notes, Count(t.Repeat)+" sent again (repeat)")
 	}
 	return notes
 }

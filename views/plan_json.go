@@ -70,7 +70,9 @@ type jsonChange struct {
 	SendBefore *time.Time           `json:"send_before,omitempty"`
 	MovedFrom  string               `json:"moved_from,omitempty"`
 	Paces      []string             `json:"paces,omitempty"`
-	Warnings   []string             `json:"warnings,omitempty"`
+	// Earlier lists the deliveries that make targets already delivered.
+	Earlier  []planner.EarlierDelivery `json:"earlier,omitempty"`
+	Warnings []string                  `json:"warnings,omitempty"`
 }
 
 type jsonRequestRef struct {
@@ -98,7 +100,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 	for _, c := range p.Changes {
 		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
 			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, SendBefore: c.SendBefore,
-			MovedFrom: c.MovedFrom, Paces: c.Paces, Warnings: c.Warnings})
+			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings})
 	}
 	for _, r := range p.Renames {
 		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})

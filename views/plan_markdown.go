@@ -179,7 +179,7 @@ func markdownChange(c *planner.Change) string {
 	if c.Action == planner.ActionForget {
 		return b.String()
 	}
-	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped {
+	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped || c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled {
 		if notes := changeNotes(c); len(notes) > 0 {
 			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
 		}

@@ -55,6 +55,10 @@ func (v *StateHuman) List(s *state.State) error {
 // stateOutcomes is the order outcomes are counted and shown in.
 var stateOutcomes = []state.Outcome{state.Delivered, state.Skipped, state.Failed, state.Unknown}
 
+// listedOutcomes are the outcomes state list counts by name: those and
+// the targets recorded as already delivered under another address.
+var listedOutcomes = append(slices.Clip(stateOutcomes), state.AlreadyDelivered)
+
 // countOutcomes counts msg's targets by outcome.
 func countOutcomes(msg *state.Message) map[state.Outcome]int {
 	counts := map[state.Outcome]int{}
@@ -71,14 +75,14 @@ func outcomeCounts(msg *state.Message) string {
 		return "no targets"
 	}
 	var parts []string
-	for _, o := range stateOutcomes {
+	for _, o := range listedOutcomes {
 		if n := counts[o]; n > 0 {
 			parts = append(parts, Count(n)+" "+string(o))
 		}
 	}
 	var other []state.Outcome // outcomes from a newer pushform
 	for o := range counts {
-		if !slices.Contains(stateOutcomes, o) {
+		if !slices.Contains(listedOutcomes, o) {
 			other = append(other, o)
 		}
 	}
@@ -166,6 +170,8 @@ func targetDetail(t state.Target) string {
 		return termtext.Quote(t.Message)
 	case state.Unknown:
 		return "sent, answer not recorded"
+	case state.AlreadyDelivered:
+		return "not sent: delivered under " + termtext.Clean(t.Reason)
 	}
 	return "-"
 }

@@ -240,7 +240,7 @@ func TestFileLockFailures(t *testing.T) {
 		// A deadline far away, ended by cancelling: Lock stops waiting.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 		time.AfterFunc(100*time.Millisecond, cancel)
-		_, err = local.NewFile(a.Path()).Lock(ctx, state.NewLockInfo("plan"))
+		_, err = state.LockWithContext(ctx, local.NewFile(a.Path()), state.NewLockInfo("plan"))
 		var le *state.LockError
 		if !errors.As(err, &le) || le.Info.ID != id {
 			t.Fatalf("Lock = %v; want a *LockError naming %s", err, id)
@@ -257,7 +257,7 @@ func TestPauseChildProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestPauseHook")
 	}
-	f := local.NewFile(path)
+	f := local.NewFileWith(path, local.Options{PauseAt: os.Getenv(local.PauseEnv)})
 	s, err := f.Read()
 	if err != nil {
 		t.Fatal(err)

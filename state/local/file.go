@@ -38,13 +38,12 @@ type File struct {
 	jformat  int // format of the journal on disk; 0 until known
 	// seen is the snapshot this File last read or persisted: Append
 	// extends no other.
-	seen seenSnapshot
+	seen state.Head
 	// stale is the lock info the last Lock found left behind by a holder
 	// that ended without unlocking.
 	stale *state.LockInfo
 
-	gmu     sync.Mutex   // guards pending
-	pending *commitGroup // the group the next Append joins; nil when none waits
+	commit state.GroupCommit[state.Entry]
 
 	pauseAt string // test-only: see PauseEnv
 	// link makes hard links; nil is os.Link. Tests set it to fail, as on
@@ -52,8 +51,8 @@ type File struct {
 	link func(oldname, newname string) error
 }
 
-// PauseEnv names a test-only hook, read once by NewFile. When the
-// environment variable holds the name of a phase, the File writes
+// PauseEnv names a test-only hook, which the caller reads and passes in
+// Options.PauseAt. When the environment variable holds the name of a phase, the File writes
 // "pushform-test: paused at PHASE" to stderr on reaching that phase and
 // then waits to be killed, so e2e/crash_test.go can kill apply inside a
 // phase as a fact rather than a timing guess. Phases:
@@ -74,22 +73,25 @@ func (f *File) pause(phase string) {
 	}
 }
 
-// seenSnapshot is the header of the snapshot a File last read or wrote.
-type seenSnapshot struct {
-	known   bool // false until the first Read or Persist
-	exists  bool // there was a snapshot (not only a journal, or nothing)
-	lineage string
-	serial  uint64
-}
-
 var (
 	_ state.Manager       = (*File)(nil)
 	_ state.ForceUnlocker = (*File)(nil)
 )
 
+// Options tune a File.
+type Options struct {
+	// PauseAt is a phase to pause at (see PauseEnv); "" for none.
+	PauseAt string
+}
+
 // NewFile returns the file backend for the state at path.
 func NewFile(path string) *File {
-	return &File{path: path, pauseAt: os.Getenv(PauseEnv)}
+	return NewFileWith(path, Options{})
+}
+
+// NewFileWith is NewFile with options.
+func NewFileWith(path string, o Options) *File {
+	return &File{path: path, pauseAt: o.PauseAt}
 }
 
 // Path returns the snapshot path.
@@ -134,10 +136,7 @@ func (f *File) read(compact bool) (*state.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := seenSnapshot{known: true}
-	if s != nil {
-		seen = seenSnapshot{known: true, exists: true, lineage: s.Lineage, serial: s.Serial}
-	}
+	seen := state.HeadOf(s)
 	s, err = f.replayJournal(s, compact)
 	if err != nil {
 		return nil, err
@@ -320,39 +319,7 @@ func (f *File) storedHeader() (h statefile.Header, ok bool, err error) {
 // form a group that shares the next write and fsync (group commit), so
 // concurrent appenders pay for far fewer syncs than calls.
 func (f *File) Append(entries ...state.Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	f.gmu.Lock()
-	g := f.pending
-	leader := g == nil
-	if leader {
-		g = &commitGroup{done: make(chan struct{})}
-		f.pending = g
-	}
-	g.entries = append(g.entries, entries...)
-	f.gmu.Unlock()
-	if !leader {
-		<-g.done
-		return g.err
-	}
-	// The leader waits for the sync before it, then seals its group: later
-	// callers start the next one.
-	f.mu.Lock()
-	f.gmu.Lock()
-	f.pending = nil
-	f.gmu.Unlock()
-	g.err = f.appendLocked(g.entries)
-	f.mu.Unlock()
-	close(g.done)
-	return g.err
-}
-
-// commitGroup is the entries of the Append calls that share one sync.
-type commitGroup struct {
-	entries []state.Entry
-	done    chan struct{} // closed once err is set
-	err     error
+	return f.commit.Do(&f.mu, entries, f.appendLocked)
 }
 
 // appendLocked writes entries to the journal with one write and one fsync;
@@ -465,21 +432,11 @@ func (f *File) journalHeader(sh statefile.Header, exists bool) statefile.Journal
 // started from the old one must record (and so send) nothing. Before the
 // first Read or Persist, Append extends what is on disk.
 func (f *File) checkSeen(sh statefile.Header, exists bool) error {
-	was := f.seen
-	const tail = "another run wrote it since; these entries were not recorded"
-	switch {
-	case !was.known || (!was.exists && !exists):
-		return nil
-	case !exists:
-		return fmt.Errorf("%w: %s no longer exists (this run read serial %d); %s", state.ErrStaleSerial, f.path, was.serial, tail)
-	case !was.exists:
-		return fmt.Errorf("%w: %s was created (lineage %s, serial %d) after this run found none; %s", state.ErrStaleSerial, f.path, sh.Lineage, sh.Serial, tail)
-	case sh.Lineage != was.lineage:
-		return fmt.Errorf("%w: %s now has lineage %s, this run read lineage %s; %s", state.ErrLineage, f.path, sh.Lineage, was.lineage, tail)
-	case sh.Serial != was.serial:
-		return fmt.Errorf("%w: %s is at serial %d, this run read serial %d; %s", state.ErrStaleSerial, f.path, sh.Serial, was.serial, tail)
+	now := state.Head{Known: true}
+	if exists {
+		now = state.Head{Known: true, Exists: true, Lineage: sh.Lineage, Serial: sh.Serial}
 	}
-	return nil
+	return f.seen.Stale(f.path, now)
 }
 
 // checkJournalTail cuts a line torn by an earlier crash off the journal
@@ -588,7 +545,7 @@ func (f *File) Persist(s *state.State) error {
 	}
 	s.Version = state.FormatVersion
 	s.Serial = serial
-	f.seen = seenSnapshot{known: true, exists: true, lineage: s.Lineage, serial: serial}
+	f.seen = state.HeadOf(s)
 	f.pause("persist-renamed")
 	// A crash here leaves a journal of an older serial, which Read ignores.
 	if err := os.Remove(f.JournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -644,34 +601,31 @@ func copyFile(src, dst string) error {
 
 // Lock implements Locker with an operating-system lock on PATH.lock, which
 // the kernel releases when the holding process exits, however it exits.
-// Missing fields of info (Who, Created, Pid) are filled in.
-func (f *File) Lock(ctx context.Context, info state.LockInfo) (string, error) {
+// Missing fields of info (Who, Created, Pid) are filled in. It tries once.
+func (f *File) Lock(_ context.Context, info state.LockInfo) (string, error) {
 	info = info.ForNewLock()
-	err := state.RetryLock(ctx, func() (bool, error) {
-		lf, err := f.tryLock()
-		if err != nil || lf == nil {
-			return false, err
-		}
-		// Holding the OS lock, any info left is from a holder that ended
-		// without Unlock (which removes the info first).
-		var stale *state.LockInfo
-		if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
-			stale = &prev
-		}
-		f.removeDeadTemps()
-		if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
-			unlockFile(lf)
-			lf.Close()
-			return false, fmt.Errorf("writing lock info: %w", err)
-		}
-		f.mu.Lock()
-		f.lockFile, f.lockID, f.stale = lf, info.ID, stale
-		f.mu.Unlock()
-		return true, nil
-	}, f.readLockInfo)
+	lf, err := f.tryLock()
 	if err != nil {
 		return "", err
 	}
+	if lf == nil {
+		return "", &state.LockError{Info: f.readLockInfo()}
+	}
+	// Holding the OS lock, any info left is from a holder that ended
+	// without Unlock (which removes the info first).
+	var stale *state.LockInfo
+	if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
+		stale = &prev
+	}
+	f.removeDeadTemps()
+	if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
+		unlockFile(lf)
+		lf.Close()
+		return "", fmt.Errorf("writing lock info: %w", err)
+	}
+	f.mu.Lock()
+	f.lockFile, f.lockID, f.stale = lf, info.ID, stale
+	f.mu.Unlock()
 	return info.ID, nil
 }
 

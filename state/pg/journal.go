@@ -26,27 +26,28 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
+	ctx, cancel := m.call()
+	defer cancel()
 	var (
 		s   *state.State
-		h   head
+		h   state.Head
 		bad error // the stored state's fault, not the driver's
 	)
 	err := pgx.BeginTxFunc(ctx, m.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		s, h = nil, head{known: true}
+		s, h = nil, state.Head{Known: true}
 		var (
 			serial   int64
 			env      string
 			snapshot []byte
 		)
-		err := tx.QueryRow(ctx, m.q.readState, m.name).Scan(&h.lineage, &serial, &env, &snapshot)
+		err := tx.QueryRow(ctx, m.q.readState, m.name).Scan(&h.Lineage, &serial, &env, &snapshot)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		h.exists, h.serial = true, uint64(serial)
+		h.Exists, h.Serial = true, uint64(serial)
 		if snapshot != nil {
 			decode := statefile.Decode
 			if compact {
@@ -56,8 +57,8 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 				bad = fmt.Errorf("%s: the snapshot at serial %d is corrupt: %v", m, serial, err)
 				return bad
 			}
-			if s.Lineage != h.lineage || s.Serial != h.serial {
-				bad = fmt.Errorf("%s: the snapshot holds lineage %q serial %d, but its row says lineage %q serial %d", m, s.Lineage, s.Serial, h.lineage, h.serial)
+			if s.Lineage != h.Lineage || s.Serial != h.Serial {
+				bad = fmt.Errorf("%s: the snapshot holds lineage %q serial %d, but its row says lineage %q serial %d", m, s.Lineage, s.Serial, h.Lineage, h.Serial)
 				return bad
 			}
 		}
@@ -77,7 +78,7 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 				return bad
 			}
 			if s == nil {
-				s = &state.State{Version: state.FormatVersion, Lineage: h.lineage, Serial: h.serial, Environment: env, Messages: map[string]*state.Message{}, Compact: compact}
+				s = &state.State{Version: state.FormatVersion, Lineage: h.Lineage, Serial: h.Serial, Environment: env, Messages: map[string]*state.Message{}, Compact: compact}
 			}
 			if err := s.ApplyEntry(e); err != nil {
 				bad = fmt.Errorf("%s: replaying journal entry %d of serial %d: %w", m, n, serial, err)
@@ -90,7 +91,7 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 		return nil, bad
 	}
 	if err != nil {
-		return nil, m.dbErr("reading", err)
+		return nil, m.opErr("reading", err)
 	}
 	m.head = h
 	return s, nil
@@ -111,40 +112,14 @@ func (m *Manager) Append(entries ...state.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	if m.roErr != nil {
+		return m.roErr
+	}
 	rows := make([][]byte, len(entries))
 	for i, e := range entries {
 		rows[i] = statefile.AppendEntry(nil, e)
 	}
-	m.gmu.Lock()
-	g := m.pending
-	leader := g == nil
-	if leader {
-		g = &commitGroup{done: make(chan struct{})}
-		m.pending = g
-	}
-	g.rows = append(g.rows, rows...)
-	m.gmu.Unlock()
-	if !leader {
-		<-g.done
-		return g.err
-	}
-	// The leader waits for the statement before it, then seals its group:
-	// later callers start the next one.
-	m.mu.Lock()
-	m.gmu.Lock()
-	m.pending = nil
-	m.gmu.Unlock()
-	g.err = m.appendLocked(g.rows)
-	m.mu.Unlock()
-	close(g.done)
-	return g.err
-}
-
-// commitGroup is the entries of the Append calls that share one commit.
-type commitGroup struct {
-	rows [][]byte
-	done chan struct{} // closed once err is set
-	err  error
+	return m.commit.Do(&m.mu, rows, m.appendLocked)
 }
 
 // appendLocked writes rows in one statement; m.mu is held.
@@ -152,29 +127,30 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	ctx := context.Background()
-	if !m.head.known {
+	ctx, cancel := m.call()
+	defer cancel()
+	if !m.head.Known {
 		h, err := m.storedHead(ctx)
 		if err != nil {
 			return err
 		}
 		m.head = h
 	}
-	if !m.head.exists {
+	if !m.head.Exists {
 		lineage := state.NewLineage()
 		tag, err := m.conn.Exec(ctx, m.q.appendNew, m.name, lineage, rows)
 		if err != nil {
-			return m.dbErr("writing journal entries", err)
+			return m.opErr("writing journal entries", err)
 		}
 		if tag.RowsAffected() != int64(len(rows)) {
 			return m.staleErr(ctx)
 		}
-		m.head = head{known: true, exists: true, lineage: lineage}
+		m.head = state.Head{Known: true, Exists: true, Lineage: lineage}
 		return nil
 	}
-	tag, err := m.conn.Exec(ctx, m.q.appendRows, m.name, m.head.lineage, int64(m.head.serial), rows)
+	tag, err := m.conn.Exec(ctx, m.q.appendRows, m.name, m.head.Lineage, int64(m.head.Serial), rows)
 	if err != nil {
-		return m.dbErr("writing journal entries", err)
+		return m.opErr("writing journal entries", err)
 	}
 	if tag.RowsAffected() != int64(len(rows)) {
 		return m.staleErr(ctx)
@@ -183,17 +159,17 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 }
 
 // storedHead reads the lineage and serial stored now.
-func (m *Manager) storedHead(ctx context.Context) (head, error) {
-	h := head{known: true}
+func (m *Manager) storedHead(ctx context.Context) (state.Head, error) {
+	h := state.Head{Known: true}
 	var serial int64
-	err := m.conn.QueryRow(ctx, m.q.head, m.name).Scan(&h.lineage, &serial)
+	err := m.conn.QueryRow(ctx, m.q.head, m.name).Scan(&h.Lineage, &serial)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return h, nil
 	}
 	if err != nil {
-		return h, m.dbErr("reading", err)
+		return h, m.opErr("reading", err)
 	}
-	h.exists, h.serial = true, uint64(serial)
+	h.Exists, h.Serial = true, uint64(serial)
 	return h, nil
 }
 
@@ -204,23 +180,19 @@ func (m *Manager) staleErr(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	was := m.head
-	const tail = "another run wrote it since; these entries were not recorded"
-	switch {
-	case !now.exists:
-		return fmt.Errorf("%w: %s no longer exists (this run read serial %d); %s", state.ErrStaleSerial, m, was.serial, tail)
-	case !was.exists:
-		return fmt.Errorf("%w: %s was created (lineage %s, serial %d) after this run found none; %s", state.ErrStaleSerial, m, now.lineage, now.serial, tail)
-	case now.lineage != was.lineage:
-		return fmt.Errorf("%w: %s now has lineage %s, this run read lineage %s; %s", state.ErrLineage, m, now.lineage, was.lineage, tail)
+	if err := m.head.Stale(m.String(), now); err != nil {
+		return err
 	}
-	return fmt.Errorf("%w: %s is at serial %d, this run read serial %d; %s", state.ErrStaleSerial, m, now.serial, was.serial, tail)
+	return fmt.Errorf("%w: %s is at serial %d, this run read serial %d; another run wrote it since; these entries were not recorded", state.ErrStaleSerial, m, now.Serial, m.head.Serial)
 }
 
 // Persist implements state.Persister: in one transaction it checks the
 // stored lineage and serial, stores s as the snapshot with the serial plus
 // one and deletes the journal rows it replaces.
 func (m *Manager) Persist(s *state.State) error {
+	if m.roErr != nil {
+		return m.roErr
+	}
 	out := *s
 	out.Version = state.FormatVersion
 	out.Serial = s.Serial + 1
@@ -234,7 +206,8 @@ func (m *Manager) Persist(s *state.State) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
-	ctx := context.Background()
+	ctx, cancel := m.call()
+	defer cancel()
 	var refused error
 	err := pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
 		var lineage string
@@ -271,10 +244,10 @@ func (m *Manager) Persist(s *state.State) error {
 		return refused
 	}
 	if err != nil {
-		return m.dbErr("writing the state", err)
+		return m.opErr("writing the state", err)
 	}
 	s.Version = state.FormatVersion
 	s.Serial = out.Serial
-	m.head = head{known: true, exists: true, lineage: s.Lineage, serial: out.Serial}
+	m.head = state.HeadOf(s)
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,42 +19,51 @@ import (
 // kept in the locks table, so a refused run can name it. Missing fields of
 // info (Who, Created, Pid) are filled in.
 //
-// Lock tries once when ctx has no deadline and retries until the deadline
-// otherwise; a state that stays locked returns a *state.LockError.
-func (m *Manager) Lock(ctx context.Context, info state.LockInfo) (string, error) {
+// Lock tries once; a state locked by someone else returns a
+// *state.LockError.
+func (m *Manager) Lock(_ context.Context, info state.LockInfo) (string, error) {
+	if m.roErr != nil {
+		return "", m.roErr
+	}
 	info = info.ForNewLock()
-	var holder *state.LockInfo
-	err := state.RetryLock(ctx, func() (bool, error) {
-		var err error
-		holder, err = m.tryLock(info)
-		return holder == nil, err
-	}, func() state.LockInfo { return *holder })
+	holder, backendPid, err := m.tryLock(info)
 	if err != nil {
 		return "", err
+	}
+	if holder != nil {
+		le := &state.LockError{Info: *holder}
+		if backendPid != 0 && processGone(*holder) {
+			le.Hint = fmt.Sprintf("that process has ended, but its server session (backend pid %d) still holds the lock while its last statement runs "+
+				"(it ends within the backend's connection_check_interval on PostgreSQL 14 and later). To end it now, run SELECT pg_terminate_backend(%d); "+
+				"or pushform force-unlock --force %s", backendPid, backendPid, holder.ID)
+		}
+		return "", le
 	}
 	return info.ID, nil
 }
 
 // tryLock takes the lock once. It returns nil when it has it, and the
-// holder's info (as far as it is readable) when someone else does.
-func (m *Manager) tryLock(info state.LockInfo) (*state.LockInfo, error) {
+// holder's info (as far as it is readable) with its server process when
+// someone else does.
+func (m *Manager) tryLock(info state.LockInfo) (*state.LockInfo, int32, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.usable(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if m.lockID != "" {
 		// Advisory locks nest within a session: this Manager's own lock
 		// would be granted again. Another Lock of it is refused as
 		// another process's would be.
 		holder := m.lock
-		return &holder, nil
+		return &holder, 0, nil
 	}
-	ctx := context.Background()
+	ctx, cancel := m.call()
+	defer cancel()
 	for try := 1; ; try++ {
 		got, err := m.tryAdvisory(ctx)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if got {
 			break
@@ -60,12 +71,12 @@ func (m *Manager) tryLock(info state.LockInfo) (*state.LockInfo, error) {
 		// A holder writes its row right after it takes the lock: until
 		// then the row is missing, or is a dead holder's. Name the holder
 		// only from its own row.
-		holder, current, err := m.readHolder(ctx)
+		holder, backendPid, current, err := m.readHolder(ctx)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if current || try == holderTries {
-			return &holder, nil
+			return &holder, backendPid, nil
 		}
 		time.Sleep(holderRetry)
 	}
@@ -75,24 +86,24 @@ func (m *Manager) tryLock(info state.LockInfo) (*state.LockInfo, error) {
 	if err == nil {
 		_, err = m.conn.Exec(ctx, m.q.writeLock, m.name, info.ID, info.Who, info.Operation, info.Created, int32(info.Pid))
 		if err != nil {
-			err = m.dbErr("writing the lock info", err)
+			err = m.opErr("writing the lock info", err)
 		}
 	}
 	if err != nil {
 		m.releaseAdvisory(ctx)
-		return nil, err
+		return nil, 0, err
 	}
 	m.lockID, m.lock, m.stale = info.ID, info, nil
 	if found {
 		m.stale = &prev
 	}
-	return nil, nil
+	return nil, 0, nil
 }
 
 func (m *Manager) tryAdvisory(ctx context.Context) (bool, error) {
 	var got bool
 	if err := m.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, m.key).Scan(&got); err != nil {
-		return false, m.dbErr("taking the lock", err)
+		return false, m.opErr("taking the lock", err)
 	}
 	return got, nil
 }
@@ -100,7 +111,7 @@ func (m *Manager) tryAdvisory(ctx context.Context) (bool, error) {
 func (m *Manager) releaseAdvisory(ctx context.Context) (bool, error) {
 	var released bool
 	if err := m.conn.QueryRow(ctx, `SELECT pg_advisory_unlock($1)`, m.key).Scan(&released); err != nil {
-		return false, m.dbErr("releasing the lock", err)
+		return false, m.opErr("releasing the lock", err)
 	}
 	return released, nil
 }
@@ -117,10 +128,10 @@ const (
 // the session holding the advisory lock now. When it is not (the holder
 // has not written its row yet, or the lock was just released), the info is
 // not returned: it would name someone else.
-func (m *Manager) readHolder(ctx context.Context) (info state.LockInfo, current bool, err error) {
+func (m *Manager) readHolder(ctx context.Context) (info state.LockInfo, backendPid int32, current bool, err error) {
 	info, backendPid, found, err := m.readLockRow(ctx)
 	if err != nil || !found {
-		return state.LockInfo{}, false, err
+		return state.LockInfo{}, 0, false, err
 	}
 	k := uint64(m.key)
 	var holds bool
@@ -129,12 +140,12 @@ WHERE locktype = 'advisory' AND granted AND pid = $1
   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
   AND classid::int8 = $2 AND objid::int8 = $3 AND objsubid = 1)`, backendPid, int64(k>>32), int64(k&0xffffffff)).Scan(&holds)
 	if err != nil {
-		return state.LockInfo{}, false, m.dbErr("reading the lock holder", err)
+		return state.LockInfo{}, 0, false, m.opErr("reading the lock holder", err)
 	}
 	if !holds {
-		return state.LockInfo{}, false, nil
+		return state.LockInfo{}, 0, false, nil
 	}
-	return info, true, nil
+	return info, backendPid, true, nil
 }
 
 // readLock reads the lock info row; found is false when there is none.
@@ -152,7 +163,7 @@ func (m *Manager) readLockRow(ctx context.Context) (info state.LockInfo, backend
 		return state.LockInfo{}, 0, false, nil
 	}
 	if err != nil {
-		return state.LockInfo{}, 0, false, m.dbErr("reading the lock info", err)
+		return state.LockInfo{}, 0, false, m.opErr("reading the lock info", err)
 	}
 	// Another process wrote these: they reach a terminal in messages.
 	info.ID, info.Who, info.Operation = m.red.clean(info.ID), m.red.clean(info.Who), m.red.clean(info.Operation)
@@ -194,12 +205,13 @@ func (m *Manager) unlockLocked(id string) error {
 	if err := m.usable(); err != nil {
 		return err // the lock went with the connection
 	}
-	ctx := context.Background()
+	ctx, cancel := m.call()
+	defer cancel()
 	// The info goes first, while the lock still keeps others from writing
 	// theirs.
 	_, err := m.conn.Exec(ctx, m.q.deleteLock, m.name, id)
 	if err != nil {
-		err = m.dbErr("removing the lock info", err)
+		err = m.opErr("removing the lock info", err)
 	}
 	released, uerr := m.releaseAdvisory(ctx)
 	if uerr == nil && !released {
@@ -213,13 +225,17 @@ func (m *Manager) unlockLocked(id string) error {
 // connection, so this only clears the record; a lock whose holder is still
 // connected is refused with a *state.LockError in the chain.
 func (m *Manager) ForceUnlock(id string) (state.LockInfo, error) {
+	if m.roErr != nil {
+		return state.LockInfo{}, m.roErr
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.usable(); err != nil {
 		return state.LockInfo{}, err
 	}
-	ctx := context.Background()
-	info, found, err := m.readLock(ctx)
+	ctx, cancel := m.call()
+	defer cancel()
+	info, backendPid, found, err := m.readLockRow(ctx)
 	if err != nil {
 		return state.LockInfo{}, err
 	}
@@ -246,16 +262,53 @@ func (m *Manager) ForceUnlock(id string) (state.LockInfo, error) {
 	if err != nil {
 		return info, err
 	}
+	if !got && processGone(info) {
+		// The process is gone and its session lingers (a slow last
+		// statement): end the session, which releases the lock.
+		if got, err = m.terminate(ctx, backendPid); err != nil {
+			return info, err
+		}
+	}
 	if !got {
-		return info, fmt.Errorf("force-unlock: %w; it is held by a running process, still connected to the server, and is released when that connection ends (stop the process rather than unlocking)", &state.LockError{Info: info})
+		hint := ""
+		if backendPid != 0 {
+			hint = fmt.Sprintf(" Its server session is backend pid %d: if that process is gone, end the session with SELECT pg_terminate_backend(%d);", backendPid, backendPid)
+		}
+		return info, fmt.Errorf("force-unlock: %w; it is held by a running process, still connected to the server, and is released when that connection ends (stop the process rather than unlocking).%s", &state.LockError{Info: info}, hint)
 	}
 	_, err = m.conn.Exec(ctx, m.q.deleteLock, m.name, id)
 	if err != nil {
-		err = m.dbErr("removing the lock info", err)
+		err = m.opErr("removing the lock info", err)
 	}
 	_, uerr := m.releaseAdvisory(ctx)
 	if err := errors.Join(err, uerr); err != nil {
 		return info, err
 	}
 	return info, nil
+}
+
+// terminate ends the server session pid, which holds the lock for a
+// process that is gone, and takes the lock once the server released it.
+// m.mu is held.
+func (m *Manager) terminate(ctx context.Context, pid int32) (bool, error) {
+	if _, err := m.conn.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		return false, m.opErr(fmt.Sprintf("ending the lingering session (backend pid %d; SELECT pg_terminate_backend(%d) needs the same role or pg_signal_backend)", pid, pid), err)
+	}
+	for range 50 {
+		got, err := m.tryAdvisory(ctx)
+		if err != nil || got {
+			return got, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false, nil
+}
+
+// processGone reports whether the process that wrote info is known to
+// have ended: it ran on this machine and no longer exists. A holder on
+// another machine is never taken for gone.
+func processGone(info state.LockInfo) bool {
+	_, host, ok := strings.Cut(info.Who, "@")
+	_, here, _ := strings.Cut(state.NewLockInfo("").Who, "@")
+	return ok && host == here && info.Pid > 0 && info.Pid != os.Getpid() && !processExists(info.Pid)
 }

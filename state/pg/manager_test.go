@@ -187,7 +187,7 @@ func TestLockReleasedOnKill(t *testing.T) {
 	// socket; waiting for the lock (as --lock-timeout does) waits for that.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	id, err := m.Lock(ctx, state.NewLockInfo("apply"))
+	id, err := state.LockWithContext(ctx, m, state.NewLockInfo("apply"))
 	if err != nil {
 		t.Fatalf("Lock after the holder was killed: %v", err)
 	}

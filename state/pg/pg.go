@@ -13,6 +13,11 @@
 // goes through it, so the writes of a run die with its lock. Connect to the
 // server directly or through a session-pooling proxy; a transaction-pooling
 // proxy (PgBouncer's pool_mode=transaction) cannot hold a session lock.
+//
+// Nothing waits for ever (see Timeouts and deadline.go): the connection,
+// every statement, every row lock and every round trip have a deadline, and
+// an error says which one ran out. A role that may only read (readonly.go)
+// reads without a lock; everything that writes is refused up front.
 package pg
 
 import (
@@ -20,9 +25,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -54,6 +62,66 @@ type Options struct {
 	// before it leaves the package (the connection password is always
 	// removed).
 	Redact func(string) string
+	// Timeouts bound every wait on the server; zero fields take defaults.
+	Timeouts Timeouts
+	// Interrupt is the run's context: once it is done (Ctrl-C), each call
+	// to the server may take only a few more seconds, so the work in
+	// progress is saved when the server answers and the command ends when
+	// it does not. Nil: never interrupted.
+	Interrupt context.Context
+}
+
+// Timeouts bound every wait on the server, so that a lost network, a hung
+// server or another session's open transaction ends a run with an error
+// naming what it waited for instead of hanging it.
+type Timeouts struct {
+	// Connect bounds establishing a connection (TCP, TLS, authentication);
+	// default DefaultConnectTimeout.
+	Connect time.Duration
+	// Statement bounds each statement on the server (statement_timeout)
+	// and, with a margin for the network, each round trip on the client;
+	// default DefaultStatementTimeout.
+	Statement time.Duration
+	// Lock bounds waiting for a row lock another transaction holds
+	// (lock_timeout); default DefaultLockTimeout.
+	Lock time.Duration
+	// Keepalive is the TCP keepalive idle time of both ends: a peer gone
+	// without a word is noticed within about twice this; default
+	// DefaultKeepalive.
+	Keepalive time.Duration
+	// CheckInterval is the server's client_connection_check_interval
+	// (PostgreSQL 14 and later): how often a server running a statement
+	// checks that its client is still there, so a killed run's statement,
+	// and the lock its session holds, end within it; default
+	// DefaultCheckInterval, Disabled to leave the server's setting.
+	CheckInterval time.Duration
+}
+
+// Defaults of Timeouts: what a team sharing a state would choose. A run's
+// statements take milliseconds; a snapshot of millions of targets a few
+// seconds.
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultStatementTimeout = time.Minute
+	DefaultLockTimeout      = 10 * time.Second
+	DefaultKeepalive        = 30 * time.Second
+	DefaultCheckInterval    = 2 * time.Second
+)
+
+// Disabled turns a Timeouts field off where that is allowed.
+const Disabled time.Duration = -1
+
+// withDefaults fills in the zero fields.
+func (t Timeouts) withDefaults() Timeouts {
+	for _, f := range []struct {
+		v *time.Duration
+		d time.Duration
+	}{{&t.Connect, DefaultConnectTimeout}, {&t.Statement, DefaultStatementTimeout}, {&t.Lock, DefaultLockTimeout}, {&t.Keepalive, DefaultKeepalive}, {&t.CheckInterval, DefaultCheckInterval}} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
+	return t
 }
 
 // Manager is one state in PostgreSQL. It implements state.Manager and
@@ -63,31 +131,24 @@ type Manager struct {
 	key          int64 // of the state's advisory lock
 	q            queries
 	red          redactor
+	t            Timeouts        // with defaults filled in
+	stop         context.Context // Options.Interrupt
+	roErr        error           // why this connection cannot write; nil when it can
 
 	mu     sync.Mutex // guards conn and what follows; held across each database call
 	conn   *pgx.Conn  // nil once closed
-	head   head       // the stored state this Manager last read or wrote
+	head   state.Head // the stored state this Manager last read or wrote
 	lockID string
 	lock   state.LockInfo
 	stale  *state.LockInfo
 
-	gmu     sync.Mutex   // guards pending
-	pending *commitGroup // the group the next Append joins; nil when none waits
+	commit state.GroupCommit[[]byte]
 }
 
 var (
 	_ state.Manager       = (*Manager)(nil)
 	_ state.ForceUnlocker = (*Manager)(nil)
 )
-
-// head is what a Manager knows of the stored state. Append extends only
-// the snapshot it names: anything else was written by someone else since.
-type head struct {
-	known   bool // false until the first Read, Persist or Append
-	exists  bool // a states row exists
-	lineage string
-	serial  uint64
-}
 
 // schemaRE is a plain SQL identifier; quoted anyway in every statement.
 var schemaRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
@@ -113,32 +174,114 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 	}
 	m.key = lockKey("state", o.Schema, o.StateName)
 	m.q = newQueries(o.Schema)
+	m.t = o.Timeouts.withDefaults()
+	m.stop = o.Interrupt
 
 	cfg, err := pgx.ParseConfig(o.ConnString)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the connection string is not a valid postgres:// URL or key=value list%s", m, m.red.parseDetail(err))
 	}
 	m.red.add(cfg.Password)
-	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
-		cfg.RuntimeParams["application_name"] = "pushform"
-	}
-	// A runner whose machine vanishes holds its lock until the server
-	// notices the dead connection: ask it to probe after a minute.
-	for k, v := range map[string]string{"tcp_keepalives_idle": "60", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "6"} {
-		if _, ok := cfg.RuntimeParams[k]; !ok {
-			cfg.RuntimeParams[k] = v
-		}
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	m.configure(cfg)
+	conn, err := m.connect(ctx, cfg)
 	if err != nil {
-		return nil, m.dbErr("connecting", err)
+		return nil, err
 	}
 	m.conn = conn
-	if err := m.ensureSchema(ctx); err != nil {
+	if err := m.ensureSchema(); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	if err := m.checkWritable(); err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}
 	return m, nil
+}
+
+// configure bounds every wait of the connection cfg describes: what the
+// connection string sets itself wins.
+func (m *Manager) configure(cfg *pgx.ConnConfig) {
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "pushform"
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = m.t.Connect
+	}
+	// A peer gone without a word (a machine powered off, a network cut) is
+	// noticed by TCP keepalives: this end ends a run whose server vanished
+	// (and the server's end, set in connect, releases the lock of a runner
+	// that vanished).
+	idle, interval := m.keepalive()
+	cfg.DialFunc = (&net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: idle, Interval: interval, Count: 3}}).DialContext
+}
+
+// keepalive is the TCP keepalive idle time and probe interval.
+func (m *Manager) keepalive() (idle, interval time.Duration) {
+	idle = max(m.t.Keepalive.Truncate(time.Second), time.Second)
+	return idle, max((idle / 3).Truncate(time.Second), time.Second)
+}
+
+// connect connects with cfg and bounds every wait of the session on the
+// server, with SET rather than startup parameters, which poolers such as
+// PgBouncer refuse: the server's keepalives, each statement
+// (statement_timeout), waiting for a row another transaction holds
+// (lock_timeout: it is reported, not waited on), a session cut off inside a
+// transaction (ended, with its locks), and, on servers that support it (14
+// and later), checking during each statement that this client is still
+// connected, so a killed run's statement, and the lock its session holds,
+// end within CheckInterval instead of when the statement would. What the
+// connection string sets itself wins.
+func (m *Manager) connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		if ctx.Err() == nil && isTimeout(err) {
+			return nil, fmt.Errorf("%s: connecting: the server did not answer within connect_timeout (%s)", m, cfg.ConnectTimeout)
+		}
+		return nil, m.opErr("connecting", err)
+	}
+	idle, interval := m.keepalive()
+	var sets []string
+	set := func(name string, v int64) {
+		if _, ok := cfg.RuntimeParams[name]; !ok {
+			sets = append(sets, fmt.Sprintf("SET %s = %d", name, v))
+		}
+	}
+	set("tcp_keepalives_idle", int64(idle/time.Second))
+	set("tcp_keepalives_interval", int64(interval/time.Second))
+	set("tcp_keepalives_count", 3)
+	set("statement_timeout", m.t.Statement.Milliseconds())
+	set("lock_timeout", m.t.Lock.Milliseconds())
+	set("idle_in_transaction_session_timeout", (m.t.Statement + callMargin).Milliseconds())
+	if m.t.CheckInterval != Disabled && serverMajor(conn.PgConn().ParameterStatus("server_version")) >= 14 {
+		set("client_connection_check_interval", m.t.CheckInterval.Milliseconds())
+	}
+	if len(sets) == 0 {
+		return conn, nil
+	}
+	cctx, cancel := m.call()
+	defer cancel()
+	if _, err := conn.Exec(cctx, strings.Join(sets, "; ")); err != nil {
+		conn.PgConn().Conn().Close() // no goodbye to a server that may not answer
+		conn.Close(context.Background())
+		what := "setting the session's timeouts"
+		if isTimeout(err) {
+			return nil, fmt.Errorf("%s: %s: the server did not answer within %s", m, what, m.t.Statement+callMargin)
+		}
+		return nil, m.dbErr(what, err)
+	}
+	return conn, nil
+}
+
+// serverMajor is the major version in a server_version ("15.4",
+// "9.6.24", "13.2 (Debian 13.2-1)"); 0 when there is none.
+func serverMajor(v string) int {
+	end := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(v)
+	}
+	n, _ := strconv.Atoi(v[:end])
+	return n
 }
 
 // String names the state in messages.
@@ -161,7 +304,11 @@ func (m *Manager) Close() error {
 	if m.lockID != "" {
 		err = m.unlockLocked(m.lockID)
 	}
-	cerr := m.conn.Close(context.Background())
+	// Closing says goodbye to the server; a server that does not answer
+	// must not hold the command.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	cerr := m.conn.Close(ctx)
 	m.conn = nil
 	if cerr != nil {
 		err = errors.Join(err, m.dbErr("closing the connection", cerr))

@@ -1,7 +1,6 @@
 package pg
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -55,8 +54,10 @@ CREATE TABLE IF NOT EXISTS %[1]s.locks (
 
 // queries are the statements of one schema.
 type queries struct {
-	tablesExist string
-	ddl         string
+	schemaQuoted string
+	statesTable  string // quoted, for to_regclass
+	tablesExist  string
+	ddl          string
 
 	readState, readJournal, head string
 	appendRows, appendNew        string
@@ -70,8 +71,10 @@ func newQueries(schema string) queries {
 	s := pgx.Identifier{schema}.Sanitize()
 	f := func(q string) string { return strings.ReplaceAll(q, "S.", s+".") }
 	return queries{
-		tablesExist: `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL`,
-		ddl:         fmt.Sprintf(ddl, s),
+		schemaQuoted: s,
+		statesTable:  s + ".states",
+		tablesExist:  `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL`,
+		ddl:          fmt.Sprintf(ddl, s),
 
 		readState:   f(`SELECT lineage, serial, environment, snapshot FROM S.states WHERE name = $1`),
 		readJournal: f(`SELECT entry FROM S.journal WHERE state_name = $1 AND serial = $2 ORDER BY seq`),
@@ -113,12 +116,14 @@ FROM s, unnest($3::bytea[]) WITH ORDINALITY AS u(entry, ord)`),
 // processes racing to create them are serialised by a transaction-scoped
 // advisory lock: CREATE ... IF NOT EXISTS alone fails the loser of a race
 // with a unique violation.
-func (m *Manager) ensureSchema(ctx context.Context) error {
+func (m *Manager) ensureSchema() error {
+	ctx, cancel := m.call()
+	defer cancel()
 	s := pgx.Identifier{m.schema}.Sanitize()
 	tables := []any{s + ".states", s + ".journal", s + ".locks"}
 	var ok bool
 	if err := m.conn.QueryRow(ctx, m.q.tablesExist, tables...).Scan(&ok); err != nil {
-		return m.dbErr("checking the schema", err)
+		return m.opErr("checking the schema", err)
 	}
 	if ok {
 		return nil
@@ -142,7 +147,7 @@ func (m *Manager) ensureSchema(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return m.dbErr("creating schema "+m.schema, err)
+		return m.opErr("creating schema "+m.schema, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"pushform/message"
 	"pushform/state"
 	"pushform/state/statefile"
 	"pushform/state/statetest"
@@ -62,6 +63,34 @@ func BenchmarkDecodeCompact10M(b *testing.B) {
 		got, err := statefile.DecodeCompact(bytes.NewReader(data))
 		if err != nil || len(got.Messages) != 1 {
 			b.Fatalf("decode: %v", err)
+		}
+	}
+}
+
+// BenchmarkTargetHistory10M reads the snapshot of ten million delivered
+// targets and one user's history from it, as pushform history --user
+// does (issue 21: under a second). Skipped with -short.
+func BenchmarkTargetHistory10M(b *testing.B) {
+	st := delivered10M(b)
+	var buf bytes.Buffer
+	if err := statefile.Encode(&buf, st); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	var id string
+	for a := range st.Messages {
+		ids, _ := st.Messages[a].SortedTargets()
+		id = ids[len(ids)/2]
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := statefile.DecodeCompact(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if h := got.TargetHistory(message.TargetUsers, id); len(h) != 1 {
+			b.Fatalf("history of %s: %+v", id, h)
 		}
 	}
 }

@@ -2,13 +2,18 @@ package statefile
 
 // Every byte format of the file backend is encoded and decoded here.
 //
-// Snapshot, format 4: one JSON header line ({"version":4,"lineage":...}),
+// Snapshot, format 5: one JSON header line ({"version":5,"lineage":...}),
 // a binary body, the CRC-32C of the header line and the body (4 bytes,
 // little endian) and snapshotTrailer. The body is columnar per message so
 // a million targets cost a few bytes each: a string table (fingerprints,
 // request ids, reasons, messages), the distinct outcome records, the
 // target ids sorted and front-coded, and runs of (record, count) over
-// those ids. Format 4 is format 3 with the header under the checksum, so
+// those ids. Format 5 adds the ledger after the messages (see
+// encoder.ledger): entries shaped like messages, each with the time it
+// was forgotten, the fingerprints its records hold and its targets as a
+// section of known length that a reader decodes only when asked (so a
+// plan never decodes a forgotten campaign it does not need). Format 4 is
+// format 3 with the header under the checksum, so
 // an edited serial or lineage is refused; format 3 added to format 2 each
 // record's unanswered count and each message's earlier tags. Formats 3, 2
 // and 1 (one plain JSON object) are still read; the next write migrates
@@ -31,6 +36,7 @@ import (
 	"hash/crc32"
 	"io"
 	"iter"
+	"maps"
 	"math"
 	"os"
 	"pushform/message"
@@ -38,6 +44,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -62,7 +69,7 @@ func Encode(w io.Writer, s *state.State) error {
 	return encode(w, s, state.FormatVersion)
 }
 
-// encode writes s as a snapshot of format version (2 to 4; tests write
+// encode writes s as a snapshot of format version (2 to 5; tests write
 // older ones to check they are still read).
 func encode(w io.Writer, s *state.State, version int) error {
 	hdr, err := json.Marshal(Header{Version: version, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
@@ -149,12 +156,19 @@ func decode(r io.Reader, compact bool) (*state.State, error) {
 // readAll reads r whole, into one buffer of the right size when r can say
 // its size (a file): a snapshot of ten million targets is tens of MiB.
 func readAll(r io.Reader) ([]byte, error) {
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-			buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-			_, err := buf.ReadFrom(r)
-			return buf.Bytes(), err
+	size := int64(-1)
+	switch f := r.(type) {
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
 		}
+	case interface{ Size() int64 }: // a bytes.Reader, as pg's snapshot is read
+		size = f.Size()
+	}
+	if size > 0 {
+		buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+		_, err := buf.ReadFrom(r)
+		return buf.Bytes(), err
 	}
 	return io.ReadAll(r)
 }
@@ -888,6 +902,115 @@ func (e *encoder) stateBody(s *state.State) {
 			e.earlierTags(m, recs)
 		}
 	}
+	if e.snapshot >= 5 {
+		e.ledger(s)
+	}
+}
+
+// ledger writes the ledger entries. Their target ids come first, as a
+// table of distinct lists (campaigns to one recipients list share one),
+// each front-coded with its count and prefixed by its length in bytes;
+// then the entries: address, kind, target kind, fingerprint, content,
+// whether and when it was forgotten, earlier tags, the fingerprints its
+// records hold, its target count, the index of its ids in the table, and
+// its records (a message's outcome encoding) prefixed by their length. An
+// entry read lazily and never decoded is written back from the bytes it
+// was read from.
+func (e *encoder) ledger(s *state.State) {
+	type entryIDs struct {
+		list int
+		recs []byte
+	}
+	var lists [][]byte
+	seen := map[uint32][]int{}
+	refs := make([]entryIDs, len(s.Ledger))
+	for i, m := range s.Ledger {
+		ids, recs, ok := m.RawTargets()
+		if !ok {
+			sec := encoder{snapshot: e.snapshot}
+			n, all := m.TargetCount(), m.AllTargets()
+			if !m.Compact() {
+				sorted, targets := m.SortedTargets()
+				all = func(yield func(string, *state.Target) bool) {
+					for i, id := range sorted {
+						if !yield(id, targets[i]) {
+							return
+						}
+					}
+				}
+			}
+			sec.idSeq(n, func(yield func(string) bool) {
+				for id := range all {
+					if !yield(id) {
+						return
+					}
+				}
+			})
+			ids, sec.b = sec.b, nil
+			sec.outcomeSeq(func(yield func(*state.Target) bool) {
+				for _, t := range all {
+					if !yield(t) {
+						return
+					}
+				}
+			})
+			recs = sec.b
+		}
+		h := crc32.Checksum(ids, castagnoli)
+		k := -1
+		for _, j := range seen[h] {
+			if bytes.Equal(lists[j], ids) {
+				k = j
+				break
+			}
+		}
+		if k < 0 {
+			k = len(lists)
+			lists = append(lists, ids)
+			seen[h] = append(seen[h], k)
+		}
+		refs[i] = entryIDs{k, recs}
+	}
+	size := 0
+	for _, l := range lists {
+		size += len(l) + binary.MaxVarintLen64
+	}
+	for _, r := range refs {
+		size += len(r.recs) + 256
+	}
+	e.b = slices.Grow(e.b, size) // once, rather than doubling as it goes
+	e.uvarint(uint64(len(lists)))
+	for _, l := range lists {
+		e.uvarint(uint64(len(l)))
+		e.b = append(e.b, l...)
+	}
+	e.uvarint(uint64(len(s.Ledger)))
+	for i, m := range s.Ledger {
+		e.str(m.Address)
+		e.str(string(m.Kind))
+		e.str(string(m.TargetKind))
+		e.str(m.Fingerprint)
+		e.content(m.Content)
+		e.boolean(!m.ForgottenAt.IsZero())
+		if !m.ForgottenAt.IsZero() {
+			e.time(m.ForgottenAt)
+		}
+		tags := slices.Sorted(maps.Keys(m.EarlierTags))
+		e.uvarint(uint64(len(tags)))
+		for _, fp := range tags {
+			e.str(fp)
+			e.str(m.EarlierTags[fp])
+		}
+		fps := m.Fingerprints()
+		e.uvarint(uint64(len(fps)))
+		for _, fp := range fps {
+			e.str(fp)
+		}
+		e.uvarint(uint64(m.TargetCount()))
+		e.uvarint(uint64(refs[i].list))
+		e.uvarint(uint64(len(refs[i].recs)))
+		e.b = append(e.b, refs[i].recs...)
+	}
 }
 
 // earlierTags writes the tags of the earlier fingerprints some record still
@@ -920,6 +1043,8 @@ func (e *encoder) entry(en state.Entry) {
 		e.b = append(e.b, 3)
 	case state.EntryMove:
 		e.b = append(e.b, 4)
+	case state.EntryRecord:
+		e.b = append(e.b, 5)
 	default:
 		e.b = append(e.b, 0xff)
 		e.str(string(en.Type))
@@ -1256,6 +1381,121 @@ func (d *decoder) stateBody(s *state.State) {
 		}
 		s.Messages[m.Address] = m
 	}
+	if d.snapshot >= 5 {
+		d.ledger(s, recipients)
+	}
+}
+
+// idList is one list of the ledger's table of target ids, decoded once
+// however many entries hold it.
+type idList struct {
+	once sync.Once
+	raw  []byte
+	ids  []string
+	err  error
+}
+
+// get decodes the list: the recipients' ids when it is their very
+// encoding (recipients), else a list of its own.
+func (l *idList) get(recipients []byte, recipientIDs []string) ([]string, error) {
+	l.once.Do(func() {
+		if len(recipients) > 1 && bytes.Equal(l.raw, recipients) {
+			l.ids = recipientIDs
+			return
+		}
+		d := decoder{b: l.raw}
+		l.ids = d.ids()
+		if d.err == nil && d.off != len(d.b) {
+			d.fail("unexpected data after the ids")
+		}
+		l.err = d.err
+	})
+	return l.ids, l.err
+}
+
+// ledger reads what encoder.ledger wrote. A compact state decodes each
+// entry's targets on first use (state.Message.SetLazyTargets); the
+// snapshot's checksum has been verified, so only a file written wrongly
+// can fail then (state.Message.LoadErr).
+func (d *decoder) ledger(s *state.State, recipients []byte) {
+	var recipientIDs []string
+	if s.Recipients != nil {
+		recipientIDs = s.Recipients.UserIDs
+	}
+	lists := make([]*idList, d.count(1))
+	for i := range lists {
+		lists[i] = &idList{raw: d.bytes(d.count(1))}
+	}
+	n := d.count(8)
+	if n > 0 {
+		s.Ledger = make([]*state.Message, 0, n)
+	}
+	for range n {
+		m := &state.Message{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str(), Content: d.content()}
+		if d.boolean() {
+			m.ForgottenAt = d.time()
+		}
+		for range d.count(2) {
+			fp, tag := d.str(), d.str()
+			if m.EarlierTags == nil {
+				m.EarlierTags = map[string]string{}
+			}
+			m.EarlierTags[fp] = tag
+		}
+		var fps []string
+		for range d.count(1) {
+			fps = append(fps, d.str())
+		}
+		targets, li := d.uvarint(), d.uvarint()
+		recs := d.bytes(d.count(1))
+		if d.err != nil {
+			return
+		}
+		if li >= uint64(len(lists)) || targets > uint64(len(lists[li].raw)) {
+			d.fail("ledger entry of " + strconv.Quote(m.Address) + " names ids it does not have")
+			return
+		}
+		list := lists[li]
+		load := func(m *state.Message) error {
+			ids, err := list.get(recipients, recipientIDs)
+			if err == nil && len(ids) != int(targets) {
+				err = errors.New("target count does not match")
+			}
+			if err != nil {
+				return fmt.Errorf("ledger entry of %s: %w", m.Address, err)
+			}
+			sd := decoder{b: recs, snapshot: d.snapshot, compact: true}
+			sd.compactTargets(m, ids)
+			if sd.err == nil && sd.off != len(sd.b) {
+				sd.fail("unexpected data after the records")
+			}
+			if sd.err != nil {
+				return fmt.Errorf("ledger entry of %s: %w", m.Address, sd.err)
+			}
+			return nil
+		}
+		if d.compact {
+			m.SetLazyTargets(int(targets), fps, list.raw, recs, load)
+		} else {
+			ids, err := list.get(recipients, recipientIDs)
+			if err != nil {
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": " + err.Error())
+				return
+			}
+			m.Targets = make(map[string]*state.Target, len(ids))
+			sd := decoder{b: recs, snapshot: d.snapshot}
+			sd.outcomes(len(ids), func(i int, t *state.Target) { m.Targets[ids[i]] = t })
+			switch {
+			case sd.err != nil:
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": " + sd.err.Error())
+			case sd.off != len(sd.b):
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": unexpected data after the records")
+			case len(m.Targets) != len(ids) || len(ids) != int(targets):
+				d.fail("ledger entry of " + strconv.Quote(m.Address) + ": target ids repeated or miscounted")
+			}
+		}
+		s.Ledger = append(s.Ledger, m)
+	}
 }
 
 // compactTargets reads the records of ids into a sorted table. Encode
@@ -1324,6 +1564,8 @@ func (d *decoder) entry() state.Entry {
 		e.Type = state.EntrySnapshot
 	case 4:
 		e.Type = state.EntryMove
+	case 5:
+		e.Type = state.EntryRecord
 	case 0xff:
 		e.Type = state.EntryType(d.str())
 	default:

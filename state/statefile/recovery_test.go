@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"pushform/message"
 
 	"pushform/state"
 )
@@ -28,7 +31,7 @@ func TestSnapshotHeaderUnderChecksum(t *testing.T) {
 		"serial down": {`"serial":41`, `"serial":4`},
 		"lineage":     {string(lin), string(other)},
 		"environment": {`"environment":"test"`, `"environment":"prod"`},
-		"version":     {`{"version":4,`, `{"version":3,`},
+		"version":     {`{"version":5,`, `{"version":3,`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := bytes.Replace(good, []byte(edit[0]), []byte(edit[1]), 1)
@@ -44,7 +47,7 @@ func TestSnapshotHeaderUnderChecksum(t *testing.T) {
 }
 
 // TestFormat3StillRead: a format-3 snapshot (header outside the checksum)
-// is read, and Encode writes it back as format 4.
+// is read, and Encode writes it back as the current format.
 func TestFormat3StillRead(t *testing.T) {
 	s := fidelityState()
 	var buf bytes.Buffer
@@ -58,7 +61,7 @@ func TestFormat3StillRead(t *testing.T) {
 	if back.Version != 3 || back.Messages["a"].Targets["u3"].Unanswered != 2 {
 		t.Fatalf("format 3 decoded as %+v", back)
 	}
-	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, []byte(`{"version":4,`)) {
+	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, []byte(`{"version":5,`)) {
 		t.Errorf("not migrated: %q", data[:40])
 	}
 }
@@ -72,7 +75,7 @@ func TestNewerFormatIsNotCorrupt(t *testing.T) {
 		data []byte
 		want string
 	}{
-		"snapshot":       {bytes.Replace(good, []byte(`{"version":4,`), []byte(`{"version":5,`), 1), "written by a newer pushform (state format 5; this pushform reads formats 1 to 4)"},
+		"snapshot":       {bytes.Replace(good, []byte(`{"version":5,`), []byte(`{"version":6,`), 1), "written by a newer pushform (state format 6; this pushform reads formats 1 to 5)"},
 		"plain JSON":     {[]byte(`{"version":9,"lineage":"x","serial":1,"messages":{}}`), "written by a newer pushform (state format 9;"},
 		"journal header": {journal, "written by a newer pushform (journal format 3; this pushform reads formats 1 to 2)"},
 	} {
@@ -89,7 +92,7 @@ func TestNewerFormatIsNotCorrupt(t *testing.T) {
 			}
 		})
 	}
-	if _, err := DecodeHeader(bytes.NewReader(bytes.Replace(good, []byte(`{"version":4,`), []byte(`{"version":5,`), 1))); err == nil || !strings.Contains(err.Error(), "newer pushform") {
+	if _, err := DecodeHeader(bytes.NewReader(bytes.Replace(good, []byte(`{"version":5,`), []byte(`{"version":6,`), 1))); err == nil || !strings.Contains(err.Error(), "newer pushform") {
 		t.Errorf("DecodeHeader: %v", err)
 	}
 }
@@ -207,4 +210,38 @@ func FuzzScanJournal(f *testing.F) {
 			t.Fatalf("line error %+v, valid %d", le, valid)
 		}
 	})
+}
+
+// TestFormat4Migrated: a format-4 snapshot (no ledger) is read, each
+// recorded target is in the ledger with its address, content, request id
+// and time, and the next write is format 5.
+func TestFormat4Migrated(t *testing.T) {
+	s := state.New("test")
+	c := message.Content{Title: "Coupon", Body: "Your 10% coupon"}
+	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	s.Messages["notification.y"] = &state.Message{Address: "notification.y", Kind: message.KindNotification, TargetKind: message.TargetUsers,
+		Fingerprint: "fp", Content: c, Targets: map[string]*state.Target{
+			"bob":   {Outcome: state.Delivered, Fingerprint: "fp", RequestID: "req-1", Time: at, DeviceCount: 1},
+			"carol": {Outcome: state.Unknown, Fingerprint: "fp", Time: at},
+		}}
+	var buf bytes.Buffer
+	if err := encode(&buf, s, 4); err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeCompact(bytes.NewReader(buf.Bytes()))
+	if err != nil || back.Version != 4 {
+		t.Fatalf("format 4: %v", err)
+	}
+	for id, want := range map[string]state.Outcome{"bob": state.Delivered, "carol": state.Unknown} {
+		h := back.TargetHistory(message.TargetUsers, id)
+		if len(h) != 1 || h[0].Outcome != want || h[0].Address != "notification.y" || h[0].Content.Body != c.Body || !h[0].Time.Equal(at) {
+			t.Fatalf("history of %s after migration: %+v", id, h)
+		}
+	}
+	if h := back.TargetHistory(message.TargetUsers, "bob"); h[0].RequestID != "req-1" {
+		t.Fatalf("request id lost: %+v", h)
+	}
+	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, []byte(`{"version":5,`)) {
+		t.Errorf("not migrated: %q", data[:40])
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,67 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		if err := m.Persist(b); !errors.Is(err, state.ErrStaleSerial) {
 			t.Fatalf("Persist of a state read before another write: err = %v; want ErrStaleSerial", err)
 		}
+	})
+
+	t.Run("Ledger", func(t *testing.T) {
+		// What reached whom survives forgetting and edits, through the
+		// journal and through a snapshot, read back and written again.
+		m := newManager(t)
+		base := Sample()
+		if err := m.Persist(base); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+		coupon := &message.Content{Title: "Coupon", Body: "Your 10% coupon"}
+		edited := &message.Content{Title: "Coupon", Body: "Your 15% coupon"}
+		item := func(c *message.Content, fp string, ids ...string) state.Item {
+			return state.Item{Address: "notification.y", Kind: "notification", TargetKind: "user_ids", Fingerprint: fp, Content: c, Targets: ids}
+		}
+		delivered := func(n int) []state.Target {
+			return slices.Repeat([]state.Target{{Outcome: state.Delivered, DeviceCount: 1}}, n)
+		}
+		o1, o2 := item(nil, "fp-coupon", "alice", "bob"), item(nil, "fp-coupon-15", "bob")
+		o1.Outcomes, o2.Outcomes = delivered(2), delivered(1)
+		entries := []state.Entry{
+			{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{item(coupon, "fp-coupon", "alice", "bob")}},
+			{Type: state.EntryOutcome, Batch: 1, Time: t0, RequestID: "req-1", Items: []state.Item{o1}},
+			{Type: state.EntryIntent, Batch: 2, Time: t0.Add(time.Hour), Items: []state.Item{item(edited, "fp-coupon-15", "bob")}},
+			{Type: state.EntryOutcome, Batch: 2, Time: t0.Add(time.Hour), RequestID: "req-2", Items: []state.Item{o2}},
+			{Type: state.EntryForget, Time: t0.Add(2 * time.Hour), Items: []state.Item{{Address: "notification.y"}}},
+		}
+		if err := m.Append(entries...); err != nil {
+			t.Fatal(err)
+		}
+		check := func(s *state.State, when string) {
+			t.Helper()
+			h := s.TargetHistory(message.TargetUsers, "bob")
+			if len(h) != 2 || h[0].RequestID != "req-1" || h[0].Content.Body != coupon.Body || h[1].RequestID != "req-2" ||
+				h[1].Content.Body != edited.Body || !h[0].Forgotten || !h[1].Forgotten || !h[1].ForgottenAt.Equal(t0.Add(2*time.Hour)) {
+				t.Fatalf("%s: history of bob = %+v", when, h)
+			}
+			if h := s.TargetHistory(message.TargetUsers, "alice"); len(h) != 1 || h[0].RequestID != "req-1" || h[0].Outcome != state.Delivered {
+				t.Fatalf("%s: history of alice = %+v", when, h)
+			}
+		}
+		got, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(got, "journal replayed")
+		if err := m.Persist(got); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = m.Read(); err != nil {
+			t.Fatal(err)
+		}
+		check(got, "snapshot")
+		if err := m.Persist(got); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = m.Read(); err != nil {
+			t.Fatal(err)
+		}
+		check(got, "snapshot written again")
 	})
 
 	t.Run("JournalReplay", func(t *testing.T) {
@@ -256,7 +318,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		}
 		// A short deadline expires while the lock is held.
 		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err = m.Lock(short, state.NewLockInfo("plan"))
+		_, err = state.LockWithContext(short, m, state.NewLockInfo("plan"))
 		cancel()
 		var le *state.LockError
 		if !errors.As(err, &le) {
@@ -267,7 +329,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			id2, err := m.Lock(long, state.NewLockInfo("plan"))
+			id2, err := state.LockWithContext(long, m, state.NewLockInfo("plan"))
 			if err == nil {
 				err = m.Unlock(id2)
 			}
@@ -493,7 +555,7 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 			t.Fatal(err)
 		}
 		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		_, err = b.Lock(short, state.NewLockInfo("plan"))
+		_, err = state.LockWithContext(short, b, state.NewLockInfo("plan"))
 		cancel()
 		var le *state.LockError
 		if !errors.As(err, &le) || le.Info.ID != id {
@@ -503,7 +565,7 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			id2, err := b.Lock(long, state.NewLockInfo("plan"))
+			id2, err := state.LockWithContext(long, b, state.NewLockInfo("plan"))
 			if err == nil {
 				err = b.Unlock(id2)
 			}
@@ -633,7 +695,7 @@ func BatchEntries(batch, size int) (intent, outcome state.Entry) {
 // apply read them.
 type CompactManager interface {
 	state.Manager
-	ReadCompact() (*state.State, error)
+	state.CompactReader
 }
 
 // Compact returns m with Read going through ReadCompact: each read checks
@@ -672,13 +734,19 @@ func (c compactManager) Read() (*state.State, error) {
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		c.t.Fatal("ReadCompact and Read disagree")
 	}
-	for _, m := range cs.Messages {
+	withMap := func(m *state.Message) *state.Message {
 		targets := make(map[string]*state.Target, m.TargetCount())
 		for id, t := range m.AllTargets() {
 			targets[id] = t
 		}
-		*m = state.Message{Address: m.Address, Kind: m.Kind, TargetKind: m.TargetKind, Fingerprint: m.Fingerprint,
-			Content: m.Content, EarlierTags: m.EarlierTags, Targets: targets}
+		return &state.Message{Address: m.Address, Kind: m.Kind, TargetKind: m.TargetKind, Fingerprint: m.Fingerprint,
+			Content: m.Content, EarlierTags: m.EarlierTags, Targets: targets, ForgottenAt: m.ForgottenAt}
+	}
+	for _, m := range cs.Messages {
+		*m = *withMap(m)
+	}
+	for i, m := range cs.Ledger {
+		cs.Ledger[i] = withMap(m)
 	}
 	cs.Compact = false
 	return cs, nil

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -122,4 +123,72 @@ func Open(tb testing.TB, o pg.Options) *pg.Manager {
 	}
 	tb.Cleanup(func() { m.Close() })
 	return m
+}
+
+// ReadOnlyRole creates a login role that may only read the tables of
+// schema (USAGE on it, SELECT on its tables, as the README's read-only
+// GRANTs), and returns the test server's URL for it. The schema's tables
+// must exist. The role is dropped when the test ends. It skips the test
+// when the test role may not create roles (CREATEROLE: .ci/run grants it).
+func ReadOnlyRole(tb testing.TB, schema string) string {
+	tb.Helper()
+	base := URL(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		tb.Fatalf("connecting to the test server: %s", redactedErr(base, err))
+	}
+	defer conn.Close(ctx)
+	var can bool
+	if err := conn.QueryRow(ctx, `SELECT rolcreaterole OR rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&can); err != nil {
+		tb.Fatal(err)
+	}
+	if !can {
+		tb.Skip("skipping the read-only role test: the test role may not create roles (ALTER ROLE ... CREATEROLE, as .ci/run does)")
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	role, password := "pftest_ro_"+hex.EncodeToString(b[:]), "ro-"+hex.EncodeToString(b[:])
+	r, s := pgx.Identifier{role}.Sanitize(), pgx.Identifier{schema}.Sanitize()
+	for _, q := range []string{
+		`CREATE ROLE ` + r + ` LOGIN PASSWORD '` + password + `'`,
+		`GRANT USAGE ON SCHEMA ` + s + ` TO ` + r,
+		`GRANT SELECT ON ALL TABLES IN SCHEMA ` + s + ` TO ` + r,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			tb.Fatalf("creating the read-only role: %v", err)
+		}
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			tb.Errorf("dropping role %s: %s", role, redactedErr(base, err))
+			return
+		}
+		defer conn.Close(ctx)
+		// Its sessions first (a killed test's), then what it was granted
+		// (gone already when the schema was dropped first).
+		conn.Exec(ctx, `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE usename = $1`, role)
+		var exists bool
+		conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists)
+		qs := []string{`DROP ROLE ` + r}
+		if exists {
+			qs = append([]string{`REVOKE ALL ON ALL TABLES IN SCHEMA ` + s + ` FROM ` + r, `REVOKE USAGE ON SCHEMA ` + s + ` FROM ` + r}, qs...)
+		}
+		for _, q := range qs {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				tb.Errorf("dropping role %s: %v", role, err)
+				return
+			}
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal("the test server's URL does not parse")
+	}
+	u.User = url.UserPassword(role, password)
+	return u.String()
 }
