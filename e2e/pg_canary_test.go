@@ -361,6 +361,10 @@ CREATE TRIGGER leak BEFORE INSERT ON `+journal+` FOR EACH ROW EXECUTE FUNCTION `
 		if !strings.Contains(r.stdout+r.stderr, "PostgreSQL state") || !strings.Contains(r.stdout+r.stderr, "[redacted]") {
 			t.Errorf("pushform %s: the error must name the state and keep the server's message around the secrets:\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
 		}
+		// A database's error is not a full disk (issue 25 item 8).
+		if strings.Contains(r.stderr, "Free space") || !strings.Contains(r.stderr, "Fix what the error above names") {
+			t.Errorf("pushform %s: the advice after a failed journal write is not the database's:\n%s", strings.Join(args, " "), r.stderr)
+		}
 		t.Logf("pushform %s:\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
 	}
 	pulled := check(0, "state", "pull")
