@@ -315,7 +315,8 @@ func checkKeyForms(t *testing.T, dir, key, when string) {
 // base64-encoded and split by invisible characters, in every answer, on
 // the paths that store or print what it says (results and their messages,
 // request ids, error bodies, recipient ids): no form of the key is printed
-// or stored (state, its backup, journal, plan file).
+// or stored (state, its backup, journal, plan file), a killed apply's
+// journal included.
 func TestKeyFormsNeverLeak(t *testing.T) {
 	h := startHostile(t)
 	h.forms.Store(true)
@@ -358,7 +359,41 @@ notification "everyone" {
 	if r := run("state", "show", "notification.everyone"); !strings.Contains(r.stdout, "device rejected key") {
 		t.Errorf("the service's message is not in the state:\n%s", r.stdout)
 	}
-	t.Logf("%d runs, 6 answers", runs)
+
+	// Killed while a request is in flight: the journal left behind holds
+	// the intents (their recipient ids) and not a form of the key.
+	h.setMode("hang")
+	for len(h.requests) > 0 {
+		<-h.requests
+	}
+	p := w.startProc("apply", "--auto-approve", "--replace", "notification.everyone")
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
+	for sent := false; !sent; {
+		select {
+		case path := <-h.requests:
+			sent = strings.HasSuffix(path, "/send")
+		case <-p.done:
+			t.Fatalf("apply exited before sending:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		case <-guard.C:
+			p.kill(syscall.SIGKILL)
+			t.Fatalf("no send request reached the service within a minute:\n%s", p.stderr)
+		}
+	}
+	if !p.kill(syscall.SIGKILL) {
+		t.Fatalf("apply was not killed:\n%s", p.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "pushform.state.journal")); err != nil {
+		t.Fatalf("no journal after a kill: %v", err)
+	}
+	if s := keyLeak(p.stdout.String()+p.stderr.String(), formsKey); s != "" {
+		t.Errorf("a killed apply printed %s", s)
+	}
+	checkKeyForms(t, w.dir, formsKey, "killed")
+	h.setMode("ok")
+	run("apply", "--auto-approve")
+	checkKeyForms(t, w.dir, formsKey, "after recovery")
+	t.Logf("%d runs, 6 answers and a kill", runs)
 }
 
 // TestKeyInValuesNeverSent: a configuration whose values hold the key
