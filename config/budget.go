@@ -39,6 +39,10 @@ const MaxWidth = 10_000
 type budget struct {
 	used  atomic.Int64
 	limit atomic.Int64
+	// over is the collection whose walk went over the limit first: every
+	// later refusal names it too, so the error is reported once (the
+	// refusals of one nested for would be one per inner collection).
+	over atomic.Pointer[hcl.Range]
 }
 
 func newBudget(limit int64) *budget {
@@ -95,12 +99,13 @@ func (m *meteredCollection) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnost
 		n = v.LengthInt()
 	}
 	if !m.b.spend(n) {
+		m.b.over.CompareAndSwap(nil, m.Range().Ptr())
 		return cty.DynamicVal, append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
 			Summary:  "Configuration too costly to evaluate",
 			Detail: fmt.Sprintf("The for expressions of this configuration walk more than %s elements in all (for_each instances included), the most a configuration may: "+
 				"nested for expressions multiply. Walk smaller collections, or read the data from a file once.", group(MaxIterations)),
-			Subject: m.Range().Ptr(),
+			Subject: m.b.over.Load(),
 		})
 	}
 	return v, diags

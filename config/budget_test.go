@@ -26,6 +26,9 @@ func TestEvaluationCostIsCapped(t *testing.T) {
 			if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
 				t.Errorf("want an error saying %q, got %v", tc.want, diags)
 			}
+			if n := strings.Count(diags.Error(), tc.want); n != 1 {
+				t.Errorf("the error is reported %d times: %v", n, diags)
+			}
 			if diags.HasErrors() {
 				if s := diags[0].Subject; s == nil || filepath.Base(s.Filename) != "main.hcl" || s.Start.Line != 3 {
 					t.Errorf("the error does not point at the expression (main.hcl line 3): %v", diags[0].Subject)
