@@ -58,6 +58,24 @@ func (b *budget) spend(n int) bool {
 	return limit == 0 || used <= limit
 }
 
+// spent reports whether b has gone over its limit.
+func (b *budget) spent() bool {
+	limit := b.limit.Load()
+	return limit != 0 && b.used.Load() > limit
+}
+
+// refusal is the error of an evaluation over b's limit, at the collection
+// that went over first: the same for every refusal, so it is reported once.
+func (b *budget) refusal() *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Configuration too costly to evaluate",
+		Detail: fmt.Sprintf("The for expressions of this configuration walk more than %s elements in all (for_each instances included), the most a configuration may: "+
+			"nested for expressions multiply. Walk smaller collections, or read the data from a file once.", group(int(b.limit.Load()))),
+		Subject: b.over.Load(),
+	}
+}
+
 // meterForExprs makes every for expression of body spend from b the
 // elements of the collection it walks, each time it is evaluated.
 func meterForExprs(body hcl.Body, b *budget) {
@@ -87,6 +105,11 @@ type meteredCollection struct {
 }
 
 func (m *meteredCollection) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if m.b.spent() {
+		// HCL's for goes on after an error in an element: its inner
+		// collections are refused without being made again.
+		return cty.DynamicVal, hcl.Diagnostics{m.b.refusal()}
+	}
 	v, diags := m.Expression.Value(ctx)
 	if diags.HasErrors() || !v.IsKnown() || v.IsNull() {
 		return v, diags
@@ -100,13 +123,7 @@ func (m *meteredCollection) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnost
 	}
 	if !m.b.spend(n) {
 		m.b.over.CompareAndSwap(nil, m.Range().Ptr())
-		return cty.DynamicVal, append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError,
-			Summary:  "Configuration too costly to evaluate",
-			Detail: fmt.Sprintf("The for expressions of this configuration walk more than %s elements in all (for_each instances included), the most a configuration may: "+
-				"nested for expressions multiply. Walk smaller collections, or read the data from a file once.", group(MaxIterations)),
-			Subject: m.b.over.Load(),
-		})
+		return cty.DynamicVal, append(diags, m.b.refusal())
 	}
 	return v, diags
 }

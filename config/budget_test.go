@@ -9,9 +9,13 @@ import (
 )
 
 func TestEvaluationCostIsCapped(t *testing.T) {
+	// The for expressions at a cap of 10,000 (the mechanism; 1,000,000
+	// costs seconds to reach).
 	for _, tc := range []struct{ expr, want string }{
 		{`[for a in range(1024) : [for b in range(1024) : [for c in range(1024) : c]]]`, "Configuration too costly to evaluate"},
-		{`{ for a in range(1000) : a => [for b in range(1000) : b] }`, "walk more than 1,000,000 elements"},
+		{`{ for a in range(1000) : a => [for b in range(1000) : b] }`, "walk more than 10,000 elements"},
+		{`[for a in range(200) : [for b in range(60) : b]]`, "walk more than 10,000 elements"},
+		{`concat([for a in range(1000) : [for b in range(6) : b]], [for a in range(1000) : [for b in range(3) : b]])`, "walk more than 10,000 elements"},
 		{`setproduct(range(100), range(100), range(100))`, "setproduct would make more than 100,000 elements"},
 		{`format("%0999999999d", 1)`, "width or precision in the format is more than 10,000"},
 		{`formatlist("%.99999999999999999999f", [1])`, "width or precision in the format is more than 10,000"},
@@ -21,7 +25,9 @@ func TestEvaluationCostIsCapped(t *testing.T) {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("service { environment = \"test\" }\nlocals {\n  x = "+tc.expr+"\n}\n"), 0o644)
 			start := time.Now()
-			_, diags := NewLoader().Load(dir, Options{})
+			l := NewLoader()
+			l.maxIterations = 10_000
+			_, diags := l.Load(dir, Options{})
 			took := time.Since(start)
 			if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
 				t.Errorf("want an error saying %q, got %v", tc.want, diags)
@@ -39,7 +45,8 @@ func TestEvaluationCostIsCapped(t *testing.T) {
 			}
 		})
 	}
-	// What a campaign file does stays well inside the caps.
+	// Without a test's cap, Load spends from MaxIterations; what a
+	// campaign file does stays well inside the caps.
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(`service { environment = "test" }
 locals {
@@ -54,7 +61,14 @@ notification "n" {
   body     = "b"
 }
 `), 0o644)
-	if _, diags := NewLoader().Load(dir, Options{}); diags.HasErrors() {
+	l := NewLoader()
+	if _, diags := l.Load(dir, Options{}); diags.HasErrors() {
 		t.Errorf("an ordinary configuration fails: %v", diags)
+	}
+	if got := l.budget.limit.Load(); got != MaxIterations {
+		t.Errorf("the cap is %d, want MaxIterations", got)
+	}
+	if used := l.budget.used.Load(); used < 1000+2000+500*20 {
+		t.Errorf("the for expressions spent %d elements, fewer than they walk", used)
 	}
 }

@@ -38,6 +38,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		l := NewLoader()
+		l.maxIterations = 50_000 // the cap's mechanism, at a size that keeps fuzzing fast
 		cfg, diags := l.Load(dir, Options{})
 		if !diags.HasErrors() && cfg == nil {
 			t.Fatal("no errors and no config")

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +51,9 @@ type Loader struct {
 	secrets *secret.Redactor
 	// budget counts what the for expressions of the last Load walk.
 	budget *budget
+	// maxIterations replaces MaxIterations when not 0 (tests, fuzzing:
+	// the cap's mechanism at a smaller size).
+	maxIterations int64
 	// last is the last Load's evaluation, for Resolve.
 	last *evaluation
 }
@@ -97,7 +101,7 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	l.parsed, l.files, l.redact, l.last, l.secrets = map[string]*hcl.File{}, nil, nil, nil, nil
-	l.budget = newBudget(MaxIterations)
+	l.budget = newBudget(cmp.Or(l.maxIterations, MaxIterations))
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
