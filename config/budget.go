@@ -76,15 +76,12 @@ func (b *budget) refusal() *hcl.Diagnostic {
 	}
 }
 
-// meterForExprs makes every for expression of body spend from b the
-// elements of the collection it walks, each time it is evaluated.
-func meterForExprs(body hcl.Body, b *budget) {
-	sb, ok := body.(*hclsyntax.Body)
-	if !ok {
-		return
-	}
+// meterForExprs makes every for expression of node (a file's body, a
+// template) spend from b the elements of the collection it walks, each
+// time it is evaluated.
+func meterForExprs(node hclsyntax.Node, b *budget) {
 	var fors []*hclsyntax.ForExpr
-	hclsyntax.VisitAll(sb, func(n hclsyntax.Node) hcl.Diagnostics {
+	hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
 		if fe, ok := n.(*hclsyntax.ForExpr); ok {
 			fors = append(fors, fe)
 		}

@@ -45,6 +45,18 @@ func TestEvaluationCostIsCapped(t *testing.T) {
 			}
 		})
 	}
+	// A template's for directives spend from the same budget.
+	t.Run("templatefile", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "t.tpl"), []byte("%{ for a in range(1024) }%{ for b in range(1024) }%{ for c in range(1024) }x%{ endfor }%{ endfor }%{ endfor }"), 0o644)
+		os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("service { environment = \"test\" }\nlocals {\n  x = templatefile(\"t.tpl\", {})\n}\n"), 0o644)
+		l := NewLoader()
+		l.maxIterations = 10_000
+		_, diags := l.Load(dir, Options{})
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), "walk more than 10,000 elements") {
+			t.Errorf("want the cap's error, got %v", diags)
+		}
+	})
 	// Without a test's cap, Load spends from MaxIterations; what a
 	// campaign file does stays well inside the caps.
 	dir := t.TempDir()

@@ -47,7 +47,7 @@ type blockResult struct {
 // every block that may use them.
 func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []varFile, hcl.Diagnostics) {
 	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
-	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir), dataLocals: dataLocals(mod.locals)}
+	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir, mod.budget), dataLocals: dataLocals(mod.locals)}
 	vars, varFiles, diags := variableValues(mod, opts)
 	e.vars = vars
 	for name, tb := range mod.topics {

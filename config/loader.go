@@ -108,6 +108,9 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	}
 	files := l.parsed
 	mod, diags := l.parse(abs, files)
+	if mod != nil {
+		mod.budget = l.budget
+	}
 	var e *evaluation
 	if mod != nil {
 		var varFiles []varFile
@@ -154,7 +157,9 @@ func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Dia
 		}
 		f, d := ParseSource(name, src)
 		if f != nil {
-			meterForExprs(f.Body, l.budget)
+			if body, ok := f.Body.(*hclsyntax.Body); ok {
+				meterForExprs(body, l.budget)
+			}
 		}
 		if f != nil {
 			files[name] = f
