@@ -89,7 +89,11 @@ func meterForExprs(node hclsyntax.Node, b *budget) {
 	})
 	for _, fe := range fors { // after the walk, which must see the expressions as parsed
 		if _, done := fe.CollExpr.(*meteredCollection); !done {
-			fe.CollExpr = &meteredCollection{Expression: fe.CollExpr, b: b}
+			// Through parentheses, whose child the walkers of hclsyntax
+			// visit: Variables() still finds local.x in "for x in local.x"
+			// (a wrapper is not a node of theirs; only its children are).
+			paren := &hclsyntax.ParenthesesExpr{Expression: fe.CollExpr, SrcRange: fe.CollExpr.Range()}
+			fe.CollExpr = &meteredCollection{Expression: paren, b: b}
 		}
 	}
 }

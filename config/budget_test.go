@@ -84,3 +84,36 @@ notification "n" {
 		t.Errorf("the for expressions spent %d elements, fewer than they walk", used)
 	}
 }
+
+// TestMeteredForKeepsReferences: the collection of a metered for is still
+// seen by the walkers of hclsyntax, so locals are evaluated in the order
+// they refer to each other and a for over data is evaluated again with the
+// recipients.
+func TestMeteredForKeepsReferences(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(`service { environment = "test" }
+locals {
+  b = [for x in local.z : "${x}!"]
+  z = ["p", "q"]
+}
+data "recipients" "r" {}
+notification "n" {
+  user_ids = [for u in data.recipients.r.user_ids : upper(u)]
+  title    = join(",", local.b)
+  body     = "b"
+}
+`), 0o644)
+	l := NewLoader()
+	cfg, diags := l.Load(dir, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	got, diags := l.Resolve(cfg, map[string][]string{"r": {"alice", "bob"}})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	m := findMessage(t, got, "notification.n")
+	if m.Content.Title != "p!,q!" || strings.Join(m.Targets.IDs, ",") != "ALICE,BOB" {
+		t.Errorf("title %q, targets %v", m.Content.Title, m.Targets.IDs)
+	}
+}
