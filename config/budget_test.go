@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,5 +116,48 @@ notification "n" {
 	m := findMessage(t, got, "notification.n")
 	if m.Content.Title != "p!,q!" || strings.Join(m.Targets.IDs, ",") != "ALICE,BOB" {
 		t.Errorf("title %q, targets %v", m.Content.Title, m.Targets.IDs)
+	}
+}
+
+// TestTextIsCapped: what templates and text functions make is capped (at
+// 1 MiB here; the mechanism, as MaxBytes would cost a gigabyte to reach),
+// an error at the expression, before the text is made.
+func TestTextIsCapped(t *testing.T) {
+	// big is 64 KiB; each expression would make well over 1 MiB.
+	const big = `join("", [for i in range(1024) : "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"])`
+	doubling := "l0 = local.big\n"
+	for i := 1; i <= 12; i++ {
+		doubling += fmt.Sprintf("  l%d = \"${local.l%d}${local.l%d}\"\n", i, i-1, i-1)
+	}
+	for _, tc := range []struct{ name, locals, want string }{
+		{"locals doubling each other", doubling, "make more than 1 MiB of text"},
+		{"a template repeating a local", `x = "` + strings.Repeat("${local.big}", 20) + `"`, "make more than 1 MiB of text"},
+		{"a template's for directive", `x = "%{ for i in range(20) }${local.big}-%{ endfor }"`, "make more than 1 MiB of text"},
+		{"join", `x = join(",", [for i in range(20) : local.big])`, "would make more than 1 MiB of text"},
+		{"format", `x = format("` + strings.Repeat("%s", 20) + `", ` + strings.Repeat("local.big, ", 20) + `)`, "would make more than 1 MiB of text"},
+		{"formatlist", `x = formatlist("%s %s", range(20), local.big)`, "would make more than 1 MiB of text"},
+		{"replace", `x = replace(local.big, "", "01234567890123456789")`, "would make more than 1 MiB of text"},
+		{"indent", `x = indent(100, join("\n", [for i in range(1000) : join("\n", range(20))]))`, "would make more than 1 MiB of text"},
+		{"jsonencode", `x = jsonencode([for i in range(20) : local.big])`, "would make more than 1 MiB of text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "main.hcl"), []byte("service { environment = \"test\" }\nlocals {\n  big = "+big+"\n  "+tc.locals+"\n}\n"), 0o644)
+			l := NewLoader()
+			l.maxBytes = 1 << 20
+			_, diags := l.Load(dir, Options{})
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
+				t.Fatalf("want an error saying %q, got %v", tc.want, diags)
+			}
+			if n := strings.Count(diags.Error(), tc.want); n != 1 {
+				t.Errorf("the error is reported %d times: %v", n, diags)
+			}
+			if s := diags[0].Subject; s == nil || filepath.Base(s.Filename) != "main.hcl" || s.Start.Line < 4 {
+				t.Errorf("the error does not point at the expression: %v", diags[0].Subject)
+			}
+			if used := l.budget.bytes.Load(); used > 3<<20 {
+				t.Errorf("%d bytes were made before the refusal", used)
+			}
+		})
 	}
 }

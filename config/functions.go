@@ -79,7 +79,7 @@ func functions(dir string, b *budget) map[string]function.Function {
 		"tomap":           toCollectionFunc(cty.Map),
 		"file":            fileFunc(dir),
 	}
-	cappedFunctions(fs)
+	cappedFunctions(fs, b)
 	// templatefile gets the table without itself, so templates cannot recurse.
 	inner := make(map[string]function.Function, len(fs))
 	for k, v := range fs {

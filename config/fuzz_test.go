@@ -38,7 +38,8 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		l := NewLoader()
-		l.maxIterations = 50_000 // the cap's mechanism, at a size that keeps fuzzing fast
+		l.maxIterations = 50_000 // the caps' mechanism, at sizes that keep fuzzing fast
+		l.maxBytes = 8 << 20
 		cfg, diags := l.Load(dir, Options{})
 		if !diags.HasErrors() && cfg == nil {
 			t.Fatal("no errors and no config")

@@ -54,6 +54,8 @@ type Loader struct {
 	// maxIterations replaces MaxIterations when not 0 (tests, fuzzing:
 	// the cap's mechanism at a smaller size).
 	maxIterations int64
+	// maxBytes replaces MaxBytes when not 0.
+	maxBytes int64
 	// last is the last Load's evaluation, for Resolve.
 	last *evaluation
 }
@@ -101,7 +103,7 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	l.parsed, l.files, l.redact, l.last, l.secrets = map[string]*hcl.File{}, nil, nil, nil, nil
-	l.budget = newBudget(cmp.Or(l.maxIterations, MaxIterations))
+	l.budget = newBudget(cmp.Or(l.maxIterations, MaxIterations), cmp.Or(l.maxBytes, MaxBytes))
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
