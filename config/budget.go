@@ -17,14 +17,15 @@ import (
 // Evaluating a configuration costs what its expressions make it cost:
 // three for expressions nested over range(200) walk eight million
 // elements (47 s), setproduct of three lists of 100 makes a million sets
-// (11 s), format("%0999999999d", 1) a gigabyte. Load caps each, with an
-// error naming the expression, so a mistyped or hostile file cannot stall
-// validate, plan or a CI job (FuzzLoad found these).
+// (11 s), format("%0999999999d", 1) a gigabyte, and locals doubling each
+// other terabytes. Load caps each, with an error at the expression, so a
+// mistyped or hostile file cannot stall validate, plan or a CI job, or
+// exhaust its memory (FuzzLoad found the first three).
 
 // MaxIterations is how many elements the for expressions of a
 // configuration may walk in all, for_each instances included, when it is
 // loaded (about 1.5 s of work): more than a for over the largest CSV file
-// file() reads (16 MiB, some 600,000 rows). Walking the recipients list
+// file() reads (16 MiB, some 500,000 rows). Walking the recipients list
 // once it is fetched is not counted.
 const MaxIterations = 1_000_000
 
@@ -42,8 +43,9 @@ const MaxSetProduct = 100_000
 // indent accept.
 const MaxWidth = 10_000
 
-// budget counts the elements for expressions walk; a limit of 0 is no
-// limit. Safe for concurrent use (instances are evaluated in parallel).
+// budget counts the elements for expressions walk and the text templates
+// and text functions make; a limit of 0 is no limit. Safe for concurrent
+// use (instances are evaluated in parallel).
 type budget struct {
 	used  atomic.Int64
 	limit atomic.Int64
