@@ -1,8 +1,8 @@
-// Package pushapi is a typed client for the Push Notification Service
-// (../shared/spec/push-service-v1.md): send notifications, list recipients.
+// Package pushapi is a typed client for the Push Notification Service,
+// API v1: send notifications, list recipients.
 //
 // It is tolerant where the spec leaves the wire format open (see the
-// "not shown" table in DESIGN.md) and strict where a misunderstanding could
+// README, "Where the spec is silent") and strict where a misunderstanding could
 // lose or duplicate a delivery: an answer it cannot map target by target is
 // a *DecodeError, never a guess. Errors are typed for retry policies
 // (Classify, Retryable, RequestID). The API key never reaches a result, an

@@ -43,7 +43,7 @@ func targetsOf(batch []Notification) []target {
 	return ts
 }
 
-// entries counts result entries when the service answers a topics object
+// perTopicEntries counts result entries when the service answers a topics object
 // with one entry per topic rather than one for the array.
 func perTopicEntries(ts []target) int {
 	n := 0
