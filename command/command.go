@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"pushform/backend"
 	"pushform/config"
+	"pushform/secret"
 	"pushform/termtext"
 	"slices"
 	"strconv"
@@ -91,6 +92,10 @@ type Meta struct {
 	// envArgs names the PUSHFORM_CLI_ARGS variables that added arguments,
 	// so a usage error can say where a flag came from.
 	envArgs []string
+	// secrets are the run's secrets (the API key, database passwords), for
+	// everything that prints or stores text from outside; nil in tests
+	// that make a Meta themselves, which then redacts nothing extra.
+	secrets *secret.Set
 	// probe, when set, receives a command's flag set instead of parsing:
 	// help and completion learn the flags of every command this way,
 	// without running it.
@@ -152,7 +157,7 @@ func (m *Meta) Color() bool {
 // Error text often quotes the service, the configuration or a lock holder:
 // untrusted, so control characters are shown escaped.
 func (m *Meta) Errorf(format string, args ...any) int {
-	fmt.Fprintf(m.Stderr, "Error: %s\n", termtext.Lines(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(m.Stderr, "Error: %s\n", termtext.Lines(m.secrets.String(fmt.Sprintf(format, args...))))
 	return ExitError
 }
 
@@ -305,7 +310,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
-	m := &Meta{Env: env}
+	m := &Meta{Env: env, secrets: secret.NewSet()}
 	var showVersion bool
 	fs := globalFlagSet(&m.Globals, &showVersion)
 	if err := fs.Parse(normaliseArgs(fs, args, false)); err != nil {

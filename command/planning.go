@@ -107,7 +107,7 @@ func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend)
 	if sf.file != "" {
 		path = m.path(sf.file)
 	}
-	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv})
+	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv, Secrets: m.secrets})
 }
 
 // stateBackend opens the state backend for commands that do not load the
@@ -128,7 +128,7 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
 	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
-		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog()}
+		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog(), Secrets: m.secrets}
 }
 
 // run is what plan and apply share: the loaded configuration, the locked
