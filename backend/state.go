@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/secret"
 	"pushform/state"
 	"pushform/state/local"
 	"pushform/state/pg"
@@ -55,6 +56,9 @@ type StateOptions struct {
 	Getenv func(string) string
 	// Log receives the backend's debug lines (connects, locks); nil: none.
 	Log func(string)
+	// Secrets are the run's secrets (the API key), taken out of the
+	// backend's messages.
+	Secrets *secret.Set
 }
 
 var (
@@ -81,7 +85,7 @@ func OpenState(ctx context.Context, o StateOptions) (State, error) {
 			}
 			return nil, fmt.Errorf("--state names a local state file, but the configuration keeps its state in %s (backend %q)", where, o.Backend.Type)
 		}
-		return types.open(ctx, o.Backend, OpenEnv{ConfigDir: o.ConfigDir, Getenv: getenv, Log: o.Log})
+		return types.open(ctx, o.Backend, OpenEnv{ConfigDir: o.ConfigDir, Getenv: getenv, Secrets: o.Secrets, Log: o.Log})
 	}
 	path := o.Path
 	if path == "" {

@@ -1,10 +1,9 @@
 package command
 
 import (
-	"encoding/json"
-	"io"
-
 	"github.com/spf13/pflag"
+
+	"pushform/views"
 )
 
 // jsonFlags are --json and --json-indent of every command that prints
@@ -23,12 +22,18 @@ func (f *jsonFlags) bind(fs *pflag.FlagSet, what string) {
 // enabled reports whether JSON output was asked for.
 func (f *jsonFlags) enabled() bool { return f.json || f.indent }
 
-// write prints v as one JSON document: one line, or indented with
-// --json-indent.
-func (f *jsonFlags) write(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	if f.indent {
-		enc.SetIndent("", "  ")
+// format is the output format the flags ask for.
+func (f *jsonFlags) format() views.Format { return jsonFormat(f.enabled()) }
+
+// jsonFormat is JSON when asJSON is set, human otherwise.
+func jsonFormat(asJSON bool) views.Format {
+	if asJSON {
+		return views.JSON
 	}
-	return enc.Encode(v)
+	return views.Human
+}
+
+// view is what the views of this run write with; indent indents JSON.
+func (m *Meta) view(indent bool) *views.View {
+	return &views.View{Stdout: m.Stdout, Stderr: m.Stderr, Color: m.Color(), Terminal: m.StdoutTerminal, Indent: indent, Width: m.stdoutWidth()}
 }

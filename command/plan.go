@@ -60,6 +60,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	if o.out != "" {
+		r.sendAt = m.clock()() // apply may send the saved plan at once
+	}
 	p, err := r.plan(ctx)
 	if cerr := r.sess.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -78,6 +81,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	}
 	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
+	}
+	if note := planClockNote(o.now, r.now, m.clock(), r.sess.State, o.out); note != "" {
+		fmt.Fprintln(m.Stderr, note)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {
 		if why := refusalNote(sp); why != "" {
@@ -118,16 +124,13 @@ func (o *planOptions) applyCommand() string {
 
 // writePlan shows sp's plan on stdout in the chosen format.
 func (m *Meta) writePlan(sp savedPlan, jf jsonFlags, asMarkdown bool) error {
-	var v views.Plan
-	switch {
-	case jf.enabled():
-		v = views.NewPlanJSON(m.Stdout, jf.indent)
-	case asMarkdown:
-		v = views.NewPlanMarkdown(m.Stdout, 0).WithContext(m.markdownContext(sp))
-	default:
-		v = views.NewPlanHuman(m.Stdout, m.Color()).WithWidth(m.stdoutWidth())
+	f := jf.format()
+	v := m.view(jf.indent)
+	if asMarkdown {
+		f = views.Markdown
+		v.Markdown = m.markdownContext(sp)
 	}
-	return v.Plan(sp.Plan)
+	return views.NewPlan(f, v).Plan(sp.Plan)
 }
 
 // stdoutWidth is the width to wrap stdout's text at: the terminal's, or 0

@@ -3,6 +3,8 @@ package command
 import (
 	"strings"
 	"testing"
+
+	"pushform/internal/testutil"
 )
 
 // TestScheduledRefusals: apply --scheduled refuses a saved plan and every
@@ -18,7 +20,7 @@ func TestScheduledRefusals(t *testing.T) {
 		{[]string{"--retry-unknown"}, "Can't use --retry-unknown with --scheduled"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			dir := quickstartDir(t)
+			dir := testutil.Quickstart(t)
 			code, out, errOut := runIn(t, dir, "", nil, append([]string{"apply", "--scheduled"}, tt.args...)...)
 			if code != ExitError || out != "" || !strings.Contains(errOut, tt.want) {
 				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant %q", code, out, errOut, tt.want)

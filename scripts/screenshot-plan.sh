@@ -45,13 +45,17 @@ mkdir -p "$dir"
 cp scripts/screenshot/sandbox.hcl "$dir/"
 cp scripts/screenshot/before.hcl "$dir/main.hcl"
 pf() { (cd "$work/repo" && PUSHFORM_API_KEY=sandbox-production-key NO_COLOR=1 "$work/pushform" "$@"); }
-pf --chdir campaigns/spring-sale apply --auto-approve --now 2026-04-20T09:00:00Z >/dev/null
+# The merged campaign, applied from a plan saved for its time (apply takes
+# no --now in the past; its deliveries are recorded at the real time).
+pf --chdir campaigns/spring-sale plan --now 2026-04-20T09:00:00Z --out "$work/before.plan" >/dev/null 2>&1
+pf --chdir campaigns/spring-sale apply "$work/before.plan" >/dev/null
 cp scripts/screenshot/after.hcl "$dir/main.hcl"
-pf --chdir campaigns/spring-sale plan --out "$work/pushform.plan" --now 2026-04-21T09:00:00Z >/dev/null
+pf --chdir campaigns/spring-sale plan --out "$work/pushform.plan" --now 2026-04-21T09:00:00Z >/dev/null 2>&1
 (cd "$work/repo" && GITHUB_SHA=3f9c2e17a4b85d06c1e2f3a4b5c6d7e8f9a0b1c2 GITHUB_SERVER_URL=https://github.com \
   GITHUB_REPOSITORY=acme/campaigns GITHUB_RUN_ID=9123456789 \
   "$work/pushform" --chdir campaigns/spring-sale show "$work/pushform.plan" --markdown) |
-  sed -e "s#$work#/home/runner/work/_temp#g" -e 's/req-[0-9a-f]\{24\}/req-905e5d925a03774c05891eaf/g' > "$work/plan.md" # the sandbox's request ids are random
+  sed -e "s#$work#/home/runner/work/_temp#g" -e 's/req-[0-9a-f]\{24\}/req-905e5d925a03774c05891eaf/g' \
+    -e 's/delivered on [0-9-]\{10\}/delivered on 2026-04-20/g' > "$work/plan.md" # random request ids; deliveries at the real date
 
 node scripts/screenshot/render.mjs "$work/npm/node_modules" "$work/plan.md" "$work/plan.html"
 

@@ -3,11 +3,13 @@ package views
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/message"
 	"pushform/planner"
 )
@@ -55,7 +57,7 @@ func TestMarkdownGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			golden(t, tt.name, []byte(markdown(t, tt.plan, tt.limit)))
+			testutil.Golden(t, filepath.Join("testdata", tt.name), []byte(markdown(t, tt.plan, tt.limit)))
 		})
 	}
 	// In GitHub Actions: commit, run, directory, the apply command, and
@@ -75,7 +77,7 @@ func TestMarkdownGolden(t *testing.T) {
 		if err := NewPlanMarkdown(&b, 0).WithContext(ctx).Plan(p); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "plan-context.md", b.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", "plan-context.md"), b.Bytes())
 	})
 }
 
