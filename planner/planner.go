@@ -165,6 +165,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		}
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
+	applyLocalTime(opts.Now, p.Changes, msgs)
 	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	for _, c := range p.Changes {
@@ -853,6 +854,12 @@ func summarize(p *Plan) Summary {
 			s.AlreadyDelivered++
 		case ActionDisabled:
 			s.Disabled++
+		case ActionQuiet:
+			s.Quiet++
+		}
+		if c.Local != nil {
+			s.WaitingTargets += c.Targets.Waiting
+			s.QuietTargets += c.Targets.Quiet
 		}
 		s.AlreadyDeliveredTargets += c.Targets.AlreadyDelivered
 		if c.MovedFrom != "" {

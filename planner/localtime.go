@@ -1,0 +1,379 @@
+package planner
+
+import (
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"pushform/config"
+	"pushform/message"
+)
+
+// Local-time delivery and quiet hours. A notification with
+// deliver_at_local is due, target by target, at that wall-clock time in
+// the target's own zone (config.TimeZones); one under quiet_hours is held
+// while the target's local time is inside the window. Both depend on the
+// zone alone, so each zone is decided once per change and each target
+// costs one zone lookup. Held targets stay unsent (new, or failed, ...),
+// so a later plan sends them once they are due: the plan says when, in
+// waves.
+//
+// When a target is due:
+//   - "2026-12-01 09:00": at 09:00 on that date in its zone;
+//   - "09:00" with send_after: at the first 09:00 in its zone at or after
+//     send_after;
+//   - "09:00" alone: at 09:00 of its current local day (a plan later that
+//     day sends at once; a plan before 09:00 holds it until 09:00).
+//
+// A wall time a DST change skips is due at the first valid time after it
+// (02:30 on a spring-forward night that jumps from 02:00 to 03:00 is
+// due at 03:00); a wall time that occurs twice is due at the first.
+
+// ActionQuiet: every target apply would send now is held by quiet_hours;
+// the plan says when the first window ends (Local.QuietOpens).
+const ActionQuiet Action = "quiet"
+
+// Local is what deliver_at_local and quiet_hours do to a change's targets
+// not yet delivered; nil on a change they do not touch.
+type Local struct {
+	// DeliverAtLocal is the configured time ("09:00"), "" without one.
+	DeliverAtLocal string `json:"deliver_at_local,omitempty"`
+	// QuietHours is the window applied ("21:00-08:00"), "" without one
+	// (or with ignore_quiet_hours).
+	QuietHours string `json:"quiet_hours,omitempty"`
+	// Waves counts, by the UTC time they fall due, the targets this plan
+	// looked at: those it sends now (due before the plan's time), those
+	// still waiting, held by quiet hours, or expired. Sorted by At.
+	Waves []Wave `json:"waves,omitempty"`
+	// NextWave is the earliest time after the plan's at which a held
+	// target becomes sendable (a wave falls due or a quiet window ends);
+	// nil when none is held.
+	NextWave *time.Time `json:"next_wave,omitempty"`
+	// QuietOpens is when the first quiet window of the held targets ends.
+	QuietOpens *time.Time `json:"quiet_opens,omitempty"`
+	// DefaultZone counts the targets looked at whose zone is time_zones'
+	// default (not listed in by_user or by_device, or a topic).
+	DefaultZone int `json:"default_zone"`
+	// Zones is how many distinct zones the targets looked at are in.
+	Zones int `json:"zones"`
+}
+
+// Wave is the targets of one change that fall due at one time.
+type Wave struct {
+	At time.Time `json:"at"`
+	// Send are sent by this plan, Waiting are not due yet, Quiet are due
+	// but held by quiet hours, Expired fall due at or after send_before.
+	Send    int `json:"send,omitempty"`
+	Waiting int `json:"waiting,omitempty"`
+	Quiet   int `json:"quiet,omitempty"`
+	Expired int `json:"expired,omitempty"`
+}
+
+// verdict is what happens now to the targets of one zone.
+type verdict struct {
+	what    int       // one of the verdicts below
+	due     time.Time // when the wave is due (zero: no deliver_at_local and not held)
+	release time.Time // for quiet: when the window ends
+	idx     int       // index in the zone table, for counting
+}
+
+const (
+	vSend = iota
+	vWait
+	vQuiet
+	vExpired
+)
+
+// localRule decides zones for one message at one time.
+type localRule struct {
+	at         *config.LocalTime
+	quiet      *config.QuietHours
+	sendAfter  *time.Time
+	sendBefore *time.Time
+	now        time.Time
+}
+
+// wallTime is y-mo-d h:m in loc; a wall time skipped by a DST change is
+// the first valid time after it (time.Date may pick either side).
+func wallTime(y int, mo time.Month, d int, c config.ClockTime, loc *time.Location) time.Time {
+	t := time.Date(y, mo, d, c.Hour(), c.Minute(), 0, 0, loc)
+	if t.Hour() == c.Hour() && t.Minute() == c.Minute() {
+		return t
+	}
+	start, end := t.ZoneBounds()
+	want := time.Date(y, mo, d, c.Hour(), c.Minute(), 0, 0, time.UTC)
+	got := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
+	if got.After(want) { // landed after the gap: the gap ends where its zone starts
+		return start
+	}
+	return end // landed before the gap: it ends where that zone ends
+}
+
+// due is when a target in loc falls due under deliver_at_local.
+func (r *localRule) due(loc *time.Location) time.Time {
+	switch {
+	case r.at.Dated:
+		return wallTime(r.at.Year, r.at.Month, r.at.Day, r.at.Clock, loc)
+	case r.sendAfter != nil:
+		s := r.sendAfter.In(loc)
+		t := wallTime(s.Year(), s.Month(), s.Day(), r.at.Clock, loc)
+		if t.Before(*r.sendAfter) {
+			t = wallTime(s.Year(), s.Month(), s.Day()+1, r.at.Clock, loc)
+		}
+		return t
+	}
+	n := r.now.In(loc)
+	return wallTime(n.Year(), n.Month(), n.Day(), r.at.Clock, loc)
+}
+
+// quietEnd is the end of the quiet window t is in, in loc; t itself when
+// it is in none.
+func (r *localRule) quietEnd(t time.Time, loc *time.Location) time.Time {
+	if r.quiet == nil {
+		return t
+	}
+	l := t.In(loc)
+	if !r.quiet.Contains(config.ClockTime(l.Hour()*60 + l.Minute())) {
+		return t
+	}
+	end := wallTime(l.Year(), l.Month(), l.Day(), r.quiet.To, loc)
+	if !end.After(t) {
+		end = wallTime(l.Year(), l.Month(), l.Day()+1, r.quiet.To, loc)
+	}
+	return end
+}
+
+// decide is the verdict for the targets in loc.
+func (r *localRule) decide(loc *time.Location) verdict {
+	var v verdict
+	at := r.now
+	if r.at != nil {
+		v.due = r.due(loc)
+		if v.due.After(r.now) {
+			// It is due when its time comes, or when the quiet window
+			// that time falls in ends.
+			at = r.quietEnd(v.due, loc)
+			v.what = vWait
+			if r.sendBefore != nil && !at.Before(*r.sendBefore) {
+				v.what = vExpired
+			}
+			return v
+		}
+	}
+	if end := r.quietEnd(r.now, loc); end.After(r.now) {
+		v.what, v.release = vQuiet, end
+		if r.sendBefore != nil && !end.Before(*r.sendBefore) {
+			v.what = vExpired
+		}
+		return v
+	}
+	return v // vSend
+}
+
+// localRuleOf returns the rule for m, nil when neither deliver_at_local
+// nor quiet hours apply (badges are never held).
+func localRuleOf(m *config.Message, now time.Time) *localRule {
+	if m == nil || m.Kind != config.KindNotification {
+		return nil
+	}
+	r := &localRule{at: m.DeliverAtLocal, sendAfter: m.SendAfter, sendBefore: m.SendBefore, now: now}
+	if !m.IgnoreQuietHours {
+		r.quiet = m.QuietHours
+	}
+	if r.at == nil && r.quiet == nil {
+		return nil
+	}
+	return r
+}
+
+// zoneTable decides each zone once; its slots count per zone.
+type zoneTable struct {
+	rule     *localRule
+	byLoc    map[*time.Location]int
+	verdicts []verdict
+}
+
+func (zt *zoneTable) of(loc *time.Location) int {
+	if i, ok := zt.byLoc[loc]; ok {
+		return i
+	}
+	v := zt.rule.decide(loc)
+	v.idx = len(zt.verdicts)
+	zt.verdicts = append(zt.verdicts, v)
+	zt.byLoc[loc] = v.idx
+	return v.idx
+}
+
+// localParallelFrom is the Send list length from which the zone lookups
+// are split between cores.
+const localParallelFrom = 50_000
+
+// applyLocalTime holds back, change by change, the targets that are not
+// due yet or are inside quiet hours, and expires those whose moment falls
+// after send_before. It runs before the frequency caps, which count only
+// what is sent.
+func applyLocalTime(now time.Time, changes []*Change, msgs map[string]*config.Message) {
+	for _, c := range changes {
+		if len(c.Send) == 0 || c.Action == ActionExpired {
+			continue
+		}
+		m := msgs[c.Address]
+		r := localRuleOf(m, now)
+		if r == nil {
+			continue
+		}
+		zones := m.TimeZones
+		if zones == nil {
+			zones = &config.TimeZones{Default: time.UTC}
+		}
+		applyLocalRule(c, r, zones, m.Targets.Kind)
+	}
+}
+
+// zonePart is one worker's share of a Send list: the zone slot of each
+// of its targets and how many fell back to the default.
+type zonePart struct {
+	slots    []uint16
+	defaults int
+	zt       zoneTable
+}
+
+func applyLocalRule(c *Change, r *localRule, zones *config.TimeZones, kind message.TargetKind) {
+	send := c.Send
+	workers := 1
+	if len(send) >= localParallelFrom {
+		workers = min(runtime.GOMAXPROCS(0), 8)
+	}
+	parts := make([]zonePart, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		from, to := w*len(send)/workers, (w+1)*len(send)/workers
+		wg.Go(func() {
+			p := &parts[w]
+			p.zt = zoneTable{rule: r, byLoc: map[*time.Location]int{}}
+			p.slots = make([]uint16, to-from)
+			var last *time.Location
+			lastSlot := 0
+			for i, id := range send[from:to] {
+				loc, def := zones.Zone(kind, id)
+				if def {
+					p.defaults++
+				}
+				if loc != last { // neighbours often share a zone
+					last, lastSlot = loc, p.zt.of(loc)
+				}
+				p.slots[i] = uint16(lastSlot)
+			}
+		})
+	}
+	wg.Wait()
+
+	// Each worker numbered its zones itself: count per worker slot.
+	l := &Local{QuietHours: quietString(r.quiet)}
+	if r.at != nil {
+		l.DeliverAtLocal = r.at.String()
+	}
+	waves := map[time.Time]*Wave{}
+	var t TargetCounts
+	allZones := map[*time.Location]bool{}
+	var kept []string
+	held := false
+	for w := range parts {
+		p := &parts[w]
+		l.DefaultZone += p.defaults
+		counts := make([]int, len(p.zt.verdicts))
+		for _, s := range p.slots {
+			counts[s]++
+		}
+		for loc, i := range p.zt.byLoc {
+			allZones[loc] = true
+			v := p.zt.verdicts[i]
+			n := counts[i]
+			if n == 0 {
+				continue
+			}
+			at := v.due
+			if at.IsZero() {
+				at = r.now
+			}
+			wv := waves[at]
+			if wv == nil {
+				wv = &Wave{At: at.UTC()}
+				waves[at] = wv
+			}
+			switch v.what {
+			case vSend:
+				wv.Send += n
+			case vWait:
+				wv.Waiting += n
+				t.Waiting += n
+				next := r.quietEnd(v.due, loc)
+				l.NextWave = earliest(l.NextWave, next)
+			case vQuiet:
+				wv.Quiet += n
+				t.Quiet += n
+				l.NextWave = earliest(l.NextWave, v.release)
+				l.QuietOpens = earliest(l.QuietOpens, v.release)
+			case vExpired:
+				wv.Expired += n
+				t.Expired += n
+			}
+			if v.what != vSend {
+				held = true
+			}
+		}
+	}
+	l.Zones = len(allZones)
+	if held {
+		kept = make([]string, 0, len(send)-t.Waiting-t.Quiet-t.Expired)
+		for w := range parts {
+			p := &parts[w]
+			from := w * len(send) / workers
+			for i, s := range p.slots {
+				if p.zt.verdicts[s].what == vSend {
+					kept = append(kept, send[from+i])
+				}
+			}
+		}
+		c.Send = kept
+	}
+	for _, wv := range waves {
+		l.Waves = append(l.Waves, *wv)
+	}
+	sort.Slice(l.Waves, func(i, j int) bool { return l.Waves[i].At.Before(l.Waves[j].At) })
+	if r.at == nil {
+		// Quiet hours alone: there are no waves, only the window.
+		l.Waves = nil
+	}
+	c.Local = l
+	c.Targets.Waiting += t.Waiting
+	c.Targets.Quiet += t.Quiet
+	c.Targets.Expired += t.Expired
+	c.Targets.Send = len(c.Send)
+	if len(c.Send) == 0 {
+		switch {
+		case t.Waiting > 0:
+			c.Action = ActionWait
+		case t.Quiet > 0:
+			c.Action = ActionQuiet
+		default:
+			c.Action = ActionExpired
+		}
+	}
+}
+
+func earliest(cur *time.Time, t time.Time) *time.Time {
+	if cur == nil || t.Before(*cur) {
+		u := t.UTC()
+		return &u
+	}
+	return cur
+}
+
+func quietString(q *config.QuietHours) string {
+	if q == nil {
+		return ""
+	}
+	return q.From.String() + "-" + q.To.String()
+}
