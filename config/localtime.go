@@ -124,7 +124,11 @@ func parseLocalTime(s string) (LocalTime, error) {
 	if err != nil {
 		return LocalTime{}, fmt.Errorf("deliver_at_local is a wall-clock time, \"09:00\", or a date and time, \"2026-12-01 09:00\", in each target's own zone")
 	}
-	return LocalTime{Dated: true, Year: t.Year(), Month: t.Month(), Day: t.Day(), Clock: ClockTime(t.Hour()*60 + t.Minute())}, nil
+	l := LocalTime{Dated: true, Year: t.Year(), Month: t.Month(), Day: t.Day(), Clock: ClockTime(t.Hour()*60 + t.Minute())}
+	if l.String() != s { // time.Parse takes "9:00" for "09:00": be as strict as the message
+		return LocalTime{}, fmt.Errorf("deliver_at_local is a wall-clock time, \"09:00\", or a date and time, \"2026-12-01 09:00\", in each target's own zone")
+	}
+	return l, nil
 }
 
 // zoneCache loads each zone name once per configuration.
