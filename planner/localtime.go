@@ -209,26 +209,23 @@ func (zt *zoneTable) of(loc *time.Location) int {
 // are split between cores.
 const localParallelFrom = 50_000
 
-// applyLocalTime holds back, change by change, the targets that are not
-// due yet or are inside quiet hours, and expires those whose moment falls
-// after send_before. It runs before the frequency caps, which count only
-// what is sent.
-func applyLocalTime(now time.Time, changes []*Change, msgs map[string]*config.Message) {
-	for _, c := range changes {
-		if len(c.Send) == 0 || c.Action == ActionExpired {
-			continue
-		}
-		m := msgs[c.Address]
-		r := localRuleOf(m, now)
-		if r == nil {
-			continue
-		}
-		zones := m.TimeZones
-		if zones == nil {
-			zones = &config.TimeZones{Default: time.UTC}
-		}
-		applyLocalRule(c, r, zones, m.Targets.Kind)
+// holdForLocalTime holds back the targets of c (planned for m) that are
+// not due yet or are inside quiet hours, and expires those whose moment
+// falls after send_before. It runs before the ledger notes what the plan
+// sends and before the frequency caps, which count only what is sent.
+func holdForLocalTime(c *Change, m *config.Message, now time.Time) {
+	if len(c.Send) == 0 || c.Action == ActionExpired {
+		return
 	}
+	r := localRuleOf(m, now)
+	if r == nil {
+		return
+	}
+	zones := m.TimeZones
+	if zones == nil {
+		zones = &config.TimeZones{Default: time.UTC}
+	}
+	applyLocalRule(c, r, zones, m.Targets.Kind)
 }
 
 // zonePart is one worker's share of a Send list: the zone slot of each

@@ -241,6 +241,7 @@ type Summary struct {
 	// and QuietTargets the targets of every change held back by a
 	// deliver_at_local not yet due, and by quiet_hours.
 	Quiet          int `json:"quiet,omitempty"`
+	LocalWait      int `json:"local_wait,omitempty"` // of Wait, those waiting for deliver_at_local
 	WaitingTargets int `json:"waiting_targets,omitempty"`
 	QuietTargets   int `json:"quiet_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.

@@ -140,6 +140,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 			prior = st.Messages[m.Address]
 		}
 		c := pl.change(m, prior)
+		holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
 		pl.notePlanned(c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from
@@ -165,7 +166,6 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		}
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
-	applyLocalTime(opts.Now, p.Changes, msgs)
 	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	for _, c := range p.Changes {
@@ -858,6 +858,9 @@ func summarize(p *Plan) Summary {
 			s.Quiet++
 		}
 		if c.Local != nil {
+			if c.Action == ActionWait {
+				s.LocalWait++
+			}
 			s.WaitingTargets += c.Targets.Waiting
 			s.QuietTargets += c.Targets.Quiet
 		}

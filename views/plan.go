@@ -53,6 +53,8 @@ func Symbol(a planner.Action) string {
 		return "⊘"
 	case planner.ActionDisabled:
 		return "⏸"
+	case planner.ActionQuiet:
+		return "☾"
 	}
 	return " "
 }
@@ -185,9 +187,10 @@ func roundDuration(d time.Duration) time.Duration {
 // capped targets, and addresses waiting for send_after.
 func heldBack(s planner.Summary) string {
 	var out string
-	if s.Wait > 0 {
-		out += fmt.Sprintf(" %s waiting for send_after.", plural(s.Wait, "address is", "addresses are"))
+	if n := s.Wait - s.LocalWait; n > 0 {
+		out += fmt.Sprintf(" %s waiting for send_after.", plural(n, "address is", "addresses are"))
 	}
+	out += localHeldLine(s)
 	if s.ExpiredTargets > 0 {
 		out += fmt.Sprintf(" %s expired: send_before has passed and they are never sent.", plural(s.ExpiredTargets, "target", "targets"))
 	}
@@ -224,7 +227,7 @@ func SummaryLine(p *planner.Plan) string {
 	for _, o := range []struct {
 		n    int
 		what string
-	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Expired, "expired"}, {s.Capped, "capped"},
+	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Quiet, "quiet"}, {s.Expired, "expired"}, {s.Capped, "capped"},
 		{s.AlreadyDelivered, "already delivered"}, {s.Disabled, "disabled"}} {
 		if o.n > 0 {
 			parts = append(parts, Count(o.n)+" "+o.what)
@@ -238,6 +241,12 @@ func SummaryLine(p *planner.Plan) string {
 	}
 	if s.CappedTargets > 0 {
 		line += fmt.Sprintf("; %s held back by frequency_cap", plural(s.CappedTargets, "target", "targets"))
+	}
+	if s.WaitingTargets > 0 {
+		line += fmt.Sprintf("; %s waiting for their local time", plural(s.WaitingTargets, "target", "targets"))
+	}
+	if s.QuietTargets > 0 {
+		line += fmt.Sprintf("; %s held by quiet_hours", plural(s.QuietTargets, "target", "targets"))
 	}
 	if s.ExpiredTargets > 0 {
 		line += fmt.Sprintf("; %s expired", plural(s.ExpiredTargets, "target", "targets"))
@@ -262,15 +271,21 @@ func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 		}
+		if l := localLine(c); l != "" {
+			fmt.Fprintf(b, "      %s\n", l)
+		}
 		return
 	}
-	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
+	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil {
 		writeContent(b, c.Content)
 	} else if c.Prior != nil {
 		writeContentDiff(b, *c.Prior, c.Content, pal)
 	}
 	if notes := changeNotes(c); len(notes) > 0 {
 		fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
+	}
+	if l := localLine(c); l != "" {
+		fmt.Fprintf(b, "      %s\n", l)
 	}
 }
 
@@ -409,6 +424,9 @@ func targetList(ids []string, n int, noun string) string {
 // headline says what happens to a change's targets, after its address;
 // text from the configuration in it is escaped.
 func headline(c *planner.Change) string {
+	if h := localHeadline(c); h != "" {
+		return h
+	}
 	noun := targetNoun(c.TargetKind)
 	t := c.Targets
 	switch c.Action {
@@ -460,7 +478,7 @@ func headline(c *planner.Change) string {
 func changeNotes(c *planner.Change) []string {
 	t := c.Targets
 	var notes []string
-	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
+	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 && !localHeld(c) {
 		notes = append(notes, Count(t.New)+" new")
 	}
 	if c.Action != planner.ActionRetry {
@@ -489,7 +507,7 @@ func changeNotes(c *planner.Change) []string {
 	if t.Repeat > 0 {
 		notes = append(notes, Count(t.Repeat)+" sent again (repeat)")
 	}
-	return notes
+	return append(notes, localNotes(c)...)
 }
 
 // quoted escapes s as inside a double-quoted string, without the quotes.
