@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,29 +36,90 @@ var quietHoursSchema = &hcl.BodySchema{
 }
 
 // TimeZones maps targets to IANA time zones. Topics, and users or devices
-// missing from the maps, are in Default.
+// not listed, are in the default zone, Zones[0].
 type TimeZones struct {
-	ByUser   map[string]*time.Location
-	ByDevice map[string]*time.Location
-	// Default is "UTC" unless set.
-	Default *time.Location
-	Pos     Pos
+	// Zones are the distinct zones, the default first ("UTC" unless set).
+	Zones []*time.Location
+	// Users and Devices are by_user and by_device.
+	Users, Devices ZoneList
+	Pos            Pos
 }
 
-// Zone returns the zone of target id of kind k, and whether it fell back
-// to the default.
-func (z *TimeZones) Zone(k TargetKind, id string) (*time.Location, bool) {
-	var m map[string]*time.Location
+// ZoneList maps ids to zones: IDs sorted and distinct, and Zone[i] the
+// index in TimeZones.Zones of the zone of IDs[i]. Sorted lists let the
+// planner walk a sorted target list and its zones side by side, which
+// costs far less than a million hash lookups.
+type ZoneList struct {
+	IDs  []string
+	Zone []uint16
+}
+
+// Find returns the zone index of id, and whether it is listed.
+func (l *ZoneList) Find(id string) (int, bool) {
+	i, ok := slices.BinarySearch(l.IDs, id)
+	if !ok {
+		return 0, false
+	}
+	return int(l.Zone[i]), true
+}
+
+// Default is the zone of targets not listed.
+func (z *TimeZones) Default() *time.Location { return z.Zones[0] }
+
+// List returns the zone list of targets of kind k; empty for topics.
+func (z *TimeZones) List(k TargetKind) *ZoneList {
 	switch k {
 	case TargetUsers:
-		m = z.ByUser
+		return &z.Users
 	case TargetDevices:
-		m = z.ByDevice
+		return &z.Devices
 	}
-	if loc, ok := m[id]; ok {
-		return loc, false
+	return &ZoneList{}
+}
+
+// NewTimeZones builds the zones of def (nil: UTC) and the two maps.
+func NewTimeZones(def *time.Location, byUser, byDevice map[string]*time.Location) *TimeZones {
+	if def == nil {
+		def = time.UTC
 	}
-	return z.Default, true
+	zb := newZoneBuilder(def)
+	z := &TimeZones{}
+	z.Users, z.Devices = zb.list(byUser), zb.list(byDevice)
+	z.Zones = zb.zones
+	return z
+}
+
+// zoneBuilder numbers zones as lists are built.
+type zoneBuilder struct {
+	zones []*time.Location
+	index map[*time.Location]uint16
+}
+
+func newZoneBuilder(def *time.Location) *zoneBuilder {
+	return &zoneBuilder{zones: []*time.Location{def}, index: map[*time.Location]uint16{def: 0}}
+}
+
+func (zb *zoneBuilder) of(loc *time.Location) uint16 {
+	i, ok := zb.index[loc]
+	if !ok {
+		i = uint16(len(zb.zones))
+		zb.zones = append(zb.zones, loc)
+		zb.index[loc] = i
+	}
+	return i
+}
+
+func (zb *zoneBuilder) list(m map[string]*time.Location) ZoneList {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	l := ZoneList{IDs: ids, Zone: make([]uint16, len(ids))}
+	for i, id := range ids {
+		l.Zone[i] = zb.of(m[id])
+	}
+	return l
 }
 
 // ClockTime is a wall-clock time of day, in minutes after midnight.
@@ -155,7 +217,7 @@ func (zc zoneCache) load(name string) (*time.Location, error) {
 func evalTimeZones(b *hcl.Block, ctx *hcl.EvalContext) (*TimeZones, hcl.Diagnostics) {
 	content, diags := b.Body.Content(timeZonesSchema)
 	zc := zoneCache{}
-	z := &TimeZones{Default: time.UTC, Pos: posOf(b.DefRange)}
+	def := time.UTC
 	if a, ok := content.Attributes["default"]; ok {
 		name, set, d := evalKnownString(a, ctx)
 		diags = append(diags, d...)
@@ -165,34 +227,37 @@ func evalTimeZones(b *hcl.Block, ctx *hcl.EvalContext) (*TimeZones, hcl.Diagnost
 				diags = append(diags, errDiag("Unknown time zone",
 					fmt.Sprintf("default must be an IANA time zone name such as \"America/New_York\" or \"UTC\"; got %s.", quoteValue(name)), a.Expr.Range().Ptr()))
 			} else {
-				z.Default = loc
+				def = loc
 			}
 		}
 	}
+	zb := newZoneBuilder(def)
+	z := &TimeZones{Pos: posOf(b.DefRange)}
 	for _, name := range []string{"by_user", "by_device"} {
 		a, ok := content.Attributes[name]
 		if !ok {
 			continue
 		}
-		m, d := evalZoneMap(a, ctx, zc)
+		l, d := evalZoneMap(a, ctx, zc, zb)
 		diags = append(diags, d...)
 		if name == "by_user" {
-			z.ByUser = m
+			z.Users = l
 		} else {
-			z.ByDevice = m
+			z.Devices = l
 		}
 	}
+	z.Zones = zb.zones
 	return z, diags
 }
 
 // evalZoneMap evaluates a map of target id to zone name. Every unknown
 // zone name is a diagnostic at the attribute, naming a target that has it.
-func evalZoneMap(a *hcl.Attribute, ctx *hcl.EvalContext, zc zoneCache) (map[string]*time.Location, hcl.Diagnostics) {
+func evalZoneMap(a *hcl.Attribute, ctx *hcl.EvalContext, zc zoneCache, zb *zoneBuilder) (ZoneList, hcl.Diagnostics) {
 	v, set, diags := evalKnown(a, ctx, cty.Map(cty.String))
 	if !set {
-		return nil, diags
+		return ZoneList{}, diags
 	}
-	out := make(map[string]*time.Location, v.LengthInt())
+	out := ZoneList{IDs: make([]string, 0, v.LengthInt()), Zone: make([]uint16, 0, v.LengthInt())}
 	bad := map[string][]string{} // zone name -> targets
 	for it := v.ElementIterator(); it.Next(); {
 		k, ev := it.Element()
@@ -207,7 +272,21 @@ func evalZoneMap(a *hcl.Attribute, ctx *hcl.EvalContext, zc zoneCache) (map[stri
 			}
 			continue
 		}
-		out[k.AsString()] = loc
+		// A cty map iterates in key order: the list comes out sorted.
+		out.IDs = append(out.IDs, k.AsString())
+		out.Zone = append(out.Zone, zb.of(loc))
+	}
+	if !slices.IsSorted(out.IDs) { // never seen; the planner relies on the order
+		idx := make([]int, len(out.IDs))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(x, y int) int { return strings.Compare(out.IDs[x], out.IDs[y]) })
+		sorted := ZoneList{IDs: make([]string, len(idx)), Zone: make([]uint16, len(idx))}
+		for i, j := range idx {
+			sorted.IDs[i], sorted.Zone[i] = out.IDs[j], out.Zone[j]
+		}
+		out = sorted
 	}
 	names := make([]string, 0, len(bad))
 	for n := range bad {

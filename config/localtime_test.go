@@ -44,9 +44,12 @@ notification "urgent" {
 }
 `
 	cfg := mustLoad(t, map[string]string{"main.hcl": src, "users.csv": "user_id,tz\na,Europe/Berlin\nb,UTC\n"}, Options{})
-	if cfg.TimeZones == nil || cfg.TimeZones.Default.String() != "America/New_York" || len(cfg.TimeZones.ByUser) != 2 ||
-		cfg.TimeZones.ByUser["a"].String() != "Europe/Berlin" {
-		t.Fatalf("time_zones: %+v", cfg.TimeZones)
+	tz := cfg.TimeZones
+	if tz == nil || tz.Default().String() != "America/New_York" || len(tz.Users.IDs) != 2 {
+		t.Fatalf("time_zones: %+v", tz)
+	}
+	if z, ok := tz.Users.Find("a"); !ok || tz.Zones[z].String() != "Europe/Berlin" {
+		t.Fatalf("zone of a: %d %v", z, ok)
 	}
 	if q := cfg.QuietHours; q == nil || q.From != 21*60 || q.To != 8*60 || !q.Contains(23*60) || !q.Contains(7*60+59) || q.Contains(8*60) || q.Contains(12*60) {
 		t.Fatalf("quiet_hours: %+v", cfg.QuietHours)
@@ -56,7 +59,7 @@ notification "urgent" {
 		byAddr[m.Address] = m
 	}
 	n := byAddr["campaign.asia.notification.n"]
-	if n.DeliverAtLocal == nil || n.DeliverAtLocal.String() != "2026-12-01 09:30" || n.TimeZones.Default.String() != "Asia/Tokyo" || n.QuietHours.From != 22*60 {
+	if n.DeliverAtLocal == nil || n.DeliverAtLocal.String() != "2026-12-01 09:30" || n.TimeZones.Default().String() != "Asia/Tokyo" || n.QuietHours.From != 22*60 {
 		t.Errorf("campaign.asia.notification.n: %+v %+v %+v", n.DeliverAtLocal, n.TimeZones, n.QuietHours)
 	}
 	if b := byAddr["campaign.asia.badge.b"]; b.DeliverAtLocal != nil {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -75,7 +76,6 @@ type verdict struct {
 	what    int       // one of the verdicts below
 	due     time.Time // when the wave is due (zero: no deliver_at_local and not held)
 	release time.Time // for quiet: when the window ends
-	idx     int       // index in the zone table, for counting
 }
 
 const (
@@ -187,24 +187,6 @@ func localRuleOf(m *config.Message, now time.Time) *localRule {
 	return r
 }
 
-// zoneTable decides each zone once; its slots count per zone.
-type zoneTable struct {
-	rule     *localRule
-	byLoc    map[*time.Location]int
-	verdicts []verdict
-}
-
-func (zt *zoneTable) of(loc *time.Location) int {
-	if i, ok := zt.byLoc[loc]; ok {
-		return i
-	}
-	v := zt.rule.decide(loc)
-	v.idx = len(zt.verdicts)
-	zt.verdicts = append(zt.verdicts, v)
-	zt.byLoc[loc] = v.idx
-	return v.idx
-}
-
 // localParallelFrom is the Send list length from which the zone lookups
 // are split between cores.
 const localParallelFrom = 50_000
@@ -223,125 +205,129 @@ func holdForLocalTime(c *Change, m *config.Message, now time.Time) {
 	}
 	zones := m.TimeZones
 	if zones == nil {
-		zones = &config.TimeZones{Default: time.UTC}
+		zones = config.NewTimeZones(time.UTC, nil, nil)
 	}
 	applyLocalRule(c, r, zones, m.Targets.Kind)
 }
 
-// zonePart is one worker's share of a Send list: the zone slot of each
-// of its targets and how many fell back to the default.
-type zonePart struct {
-	slots    []uint16
-	defaults int
-	zt       zoneTable
+// zoneSlots returns the zone index of each of ids (see config.ZoneList),
+// and how many are not listed (in the default zone, index 0). A sorted
+// ids list is walked beside the sorted zone list; any other is searched.
+func zoneSlots(ids []string, list *config.ZoneList, sorted bool) ([]uint16, int) {
+	slots := make([]uint16, len(ids))
+	defaults := 0
+	if len(list.IDs) == 0 {
+		return slots, len(ids)
+	}
+	if !sorted {
+		for i, id := range ids {
+			z, ok := list.Find(id)
+			if !ok {
+				defaults++
+			}
+			slots[i] = uint16(z)
+		}
+		return slots, defaults
+	}
+	j, _ := slices.BinarySearch(list.IDs, ids[0])
+	for i, id := range ids {
+		for j < len(list.IDs) && list.IDs[j] < id {
+			j++
+		}
+		if j < len(list.IDs) && list.IDs[j] == id {
+			slots[i] = list.Zone[j]
+		} else {
+			defaults++
+		}
+	}
+	return slots, defaults
 }
 
 func applyLocalRule(c *Change, r *localRule, zones *config.TimeZones, kind message.TargetKind) {
 	send := c.Send
+	list := zones.List(kind)
+	sorted := len(list.IDs) > 0 && distinct(send)
 	workers := 1
 	if len(send) >= localParallelFrom {
 		workers = min(runtime.GOMAXPROCS(0), 8)
 	}
-	parts := make([]zonePart, workers)
+	slots := make([][]uint16, workers)
+	defaults := make([]int, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		from, to := w*len(send)/workers, (w+1)*len(send)/workers
-		wg.Go(func() {
-			p := &parts[w]
-			p.zt = zoneTable{rule: r, byLoc: map[*time.Location]int{}}
-			p.slots = make([]uint16, to-from)
-			var last *time.Location
-			lastSlot := 0
-			for i, id := range send[from:to] {
-				loc, def := zones.Zone(kind, id)
-				if def {
-					p.defaults++
-				}
-				if loc != last { // neighbours often share a zone
-					last, lastSlot = loc, p.zt.of(loc)
-				}
-				p.slots[i] = uint16(lastSlot)
-			}
-		})
+		wg.Go(func() { slots[w], defaults[w] = zoneSlots(send[from:to], list, sorted) })
+	}
+	// Each zone is decided once, while the workers look targets up.
+	verdicts := make([]verdict, len(zones.Zones))
+	for i, loc := range zones.Zones {
+		verdicts[i] = r.decide(loc)
 	}
 	wg.Wait()
 
-	// Each worker numbered its zones itself: count per worker slot.
 	l := &Local{QuietHours: quietString(r.quiet)}
 	if r.at != nil {
 		l.DeliverAtLocal = r.at.String()
 	}
-	waves := map[time.Time]*Wave{}
-	var t TargetCounts
-	allZones := map[*time.Location]bool{}
-	var kept []string
-	held := false
-	for w := range parts {
-		p := &parts[w]
-		l.DefaultZone += p.defaults
-		counts := make([]int, len(p.zt.verdicts))
-		for _, s := range p.slots {
+	counts := make([]int, len(zones.Zones))
+	for w := range workers {
+		l.DefaultZone += defaults[w]
+		for _, s := range slots[w] {
 			counts[s]++
 		}
-		for loc, i := range p.zt.byLoc {
-			allZones[loc] = true
-			v := p.zt.verdicts[i]
-			n := counts[i]
-			if n == 0 {
-				continue
-			}
-			at := v.due
-			if at.IsZero() {
-				at = r.now
-			}
-			wv := waves[at]
-			if wv == nil {
-				wv = &Wave{At: at.UTC()}
-				waves[at] = wv
-			}
-			switch v.what {
-			case vSend:
-				wv.Send += n
-			case vWait:
-				wv.Waiting += n
-				t.Waiting += n
-				next := r.quietEnd(v.due, loc)
-				l.NextWave = earliest(l.NextWave, next)
-			case vQuiet:
-				wv.Quiet += n
-				t.Quiet += n
-				l.NextWave = earliest(l.NextWave, v.release)
-				l.QuietOpens = earliest(l.QuietOpens, v.release)
-			case vExpired:
-				wv.Expired += n
-				t.Expired += n
-			}
-			if v.what != vSend {
-				held = true
-			}
+	}
+	waves := map[time.Time]*Wave{}
+	var t TargetCounts
+	for i, n := range counts {
+		if n == 0 {
+			continue
+		}
+		l.Zones++
+		v := verdicts[i]
+		at := v.due
+		if at.IsZero() {
+			at = r.now
+		}
+		wv := waves[at]
+		if wv == nil {
+			wv = &Wave{At: at.UTC()}
+			waves[at] = wv
+		}
+		switch v.what {
+		case vSend:
+			wv.Send += n
+		case vWait:
+			wv.Waiting += n
+			t.Waiting += n
+			l.NextWave = earliest(l.NextWave, r.quietEnd(v.due, zones.Zones[i]))
+		case vQuiet:
+			wv.Quiet += n
+			t.Quiet += n
+			l.NextWave = earliest(l.NextWave, v.release)
+			l.QuietOpens = earliest(l.QuietOpens, v.release)
+		case vExpired:
+			wv.Expired += n
+			t.Expired += n
 		}
 	}
-	l.Zones = len(allZones)
-	if held {
-		kept = make([]string, 0, len(send)-t.Waiting-t.Quiet-t.Expired)
-		for w := range parts {
-			p := &parts[w]
-			from := w * len(send) / workers
-			for i, s := range p.slots {
-				if p.zt.verdicts[s].what == vSend {
-					kept = append(kept, send[from+i])
+	if held := t.Waiting + t.Quiet + t.Expired; held > 0 {
+		kept := make([]string, 0, len(send)-held)
+		i := 0
+		for w := range workers {
+			for _, s := range slots[w] {
+				if verdicts[s].what == vSend {
+					kept = append(kept, send[i])
 				}
+				i++
 			}
 		}
 		c.Send = kept
 	}
-	for _, wv := range waves {
-		l.Waves = append(l.Waves, *wv)
-	}
-	sort.Slice(l.Waves, func(i, j int) bool { return l.Waves[i].At.Before(l.Waves[j].At) })
-	if r.at == nil {
-		// Quiet hours alone: there are no waves, only the window.
-		l.Waves = nil
+	if r.at != nil { // quiet hours alone have no waves, only the window
+		for _, wv := range waves {
+			l.Waves = append(l.Waves, *wv)
+		}
+		sort.Slice(l.Waves, func(i, j int) bool { return l.Waves[i].At.Before(l.Waves[j].At) })
 	}
 	c.Local = l
 	c.Targets.Waiting += t.Waiting

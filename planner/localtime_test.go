@@ -48,14 +48,14 @@ func TestWallTimeDST(t *testing.T) {
 // localMsg is a notification to users u0..u(n-1), each in zones[i%len].
 func localMsg(n int, zones []*time.Location, at *config.LocalTime, quiet *config.QuietHours) *config.Message {
 	var ids []string
-	tz := &config.TimeZones{ByUser: map[string]*time.Location{}, Default: time.UTC}
+	byUser := map[string]*time.Location{}
 	for i := range n {
 		id := fmt.Sprintf("u%03d", i)
 		ids = append(ids, id)
-		tz.ByUser[id] = zones[i%len(zones)]
+		byUser[id] = zones[i%len(zones)]
 	}
 	m := note("notification.morning", "Good morning", "Coffee is on us", "morning", ids...)
-	m.DeliverAtLocal, m.QuietHours, m.TimeZones = at, quiet, tz
+	m.DeliverAtLocal, m.QuietHours, m.TimeZones = at, quiet, config.NewTimeZones(time.UTC, byUser, nil)
 	return m
 }
 

@@ -22,11 +22,12 @@ func localScenario(t *testing.T) *planner.Plan {
 		return loc
 	}
 	zones := []*time.Location{load("Asia/Tokyo"), load("Europe/Berlin"), load("America/Los_Angeles")}
-	tz := &config.TimeZones{ByUser: map[string]*time.Location{}, Default: load("America/New_York")}
+	byUser := map[string]*time.Location{}
 	users := ids(30, "u")
 	for i, id := range users[:27] {
-		tz.ByUser[id] = zones[i%3]
+		byUser[id] = zones[i%3]
 	}
+	tz := config.NewTimeZones(load("America/New_York"), byUser, nil)
 	quiet := &config.QuietHours{From: 21 * 60, To: 8 * 60}
 	note := func(addr string, targets ...string) *config.Message {
 		return &config.Message{Address: addr, Kind: config.KindNotification, Targets: config.Targets{Kind: config.TargetUsers, IDs: targets},
