@@ -308,3 +308,55 @@ func (p localPlan) action(addr string) (string, map[string]int) {
 	}
 	return "", nil
 }
+
+// TestLocalTimeExample applies examples/local-time as a cron job would,
+// hourly over a day from a start after the real time: every user gets
+// breakfast once, within the hour after 09:00 in their zone (fay in the
+// default one), and the last plan has no changes.
+func TestLocalTimeExample(t *testing.T) {
+	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "NO_COLOR=1")}
+	if err := os.CopyFS(w.dir, os.DirFS("../examples/local-time")); err != nil {
+		t.Fatal(err)
+	}
+	for _, leftover := range []string{"pushform.state", "pushform.sandbox.json", "pushform.state.backup", "pushform.state.journal"} {
+		os.Remove(filepath.Join(w.dir, leftover))
+	}
+	start := time.Now().UTC().Add(48 * time.Hour).Truncate(24 * time.Hour).Add(18 * time.Hour)
+	startVar := "--var=start=" + start.Format(time.RFC3339)
+	for at := start; !at.After(start.Add(24 * time.Hour)); at = at.Add(time.Hour) {
+		w.apply(startVar, "--now="+at.Format(time.RFC3339))
+	}
+	zones := map[string]string{"ana": "Pacific/Auckland", "ben": "Asia/Kolkata", "chloe": "Europe/Paris", "dan": "America/New_York", "eve": "America/Los_Angeles", "fay": "America/Chicago"}
+	menu := w.readState().Messages["campaign.breakfast.notification.menu"]
+	if menu == nil || menu.TargetCount() != len(zones) {
+		t.Fatalf("menu in state: %+v", menu)
+	}
+	for user, zone := range zones {
+		tg := menu.Target(user)
+		if tg == nil || tg.Outcome != "delivered" {
+			t.Errorf("%s: %+v", user, tg)
+			continue
+		}
+		if l := tg.Time.In(mustZone(t, zone)); l.Hour() != 9 {
+			t.Errorf("%s got breakfast at %s in %s, not within the hour after 09:00", user, l.Format("2006-01-02 15:04"), zone)
+		}
+		var d exampleDevice
+		r := w.mustRun(0, "sandbox", "show", user+"-phone", "--json")
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range append(d.Inbox, d.Pending...) {
+			if e.Title == "Good morning" {
+				n++
+			}
+		}
+		if n != 1 || d.Received > 2 {
+			t.Errorf("%s-phone shows breakfast %d times (received %d)", user, n, d.Received)
+		}
+	}
+	r := w.mustRun(0, "plan", "--detailed-exitcode", startVar, "--now="+start.Add(25*time.Hour).Format(time.RFC3339))
+	if !strings.Contains(r.stdout, "No changes.") {
+		t.Fatalf("plan after the day:\n%s", r.stdout)
+	}
+}
