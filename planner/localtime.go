@@ -191,6 +191,10 @@ func localRuleOf(m *config.Message, now time.Time) *localRule {
 // are split between cores.
 const localParallelFrom = 50_000
 
+// unsortedMapFrom is the unsorted Send list length from which its zones
+// are looked up in a map rather than by binary search.
+const unsortedMapFrom = 4096
+
 // holdForLocalTime holds back the targets of c (planned for m) that are
 // not due yet or are inside quiet hours, and expires those whose moment
 // falls after send_before. It runs before the ledger notes what the plan
@@ -212,8 +216,9 @@ func holdForLocalTime(c *Change, m *config.Message, now time.Time) {
 
 // zoneSlots returns the zone index of each of ids (see config.ZoneList),
 // and how many are not listed (in the default zone, index 0). A sorted
-// ids list is walked beside the sorted zone list; any other is searched.
-func zoneSlots(ids []string, list *config.ZoneList, sorted bool) ([]uint16, int) {
+// ids list is walked beside the sorted zone list; any other is looked up
+// in byID when given (a long list), else searched.
+func zoneSlots(ids []string, list *config.ZoneList, sorted bool, byID map[string]uint16) ([]uint16, int) {
 	slots := make([]uint16, len(ids))
 	defaults := 0
 	if len(list.IDs) == 0 {
@@ -221,7 +226,15 @@ func zoneSlots(ids []string, list *config.ZoneList, sorted bool) ([]uint16, int)
 	}
 	if !sorted {
 		for i, id := range ids {
-			z, ok := list.Find(id)
+			var z int
+			var ok bool
+			if byID != nil {
+				var zi uint16
+				zi, ok = byID[id]
+				z = int(zi)
+			} else {
+				z, ok = list.Find(id)
+			}
 			if !ok {
 				defaults++
 			}
@@ -247,6 +260,15 @@ func applyLocalRule(c *Change, r *localRule, zones *config.TimeZones, kind messa
 	send := c.Send
 	list := zones.List(kind)
 	sorted := len(list.IDs) > 0 && distinct(send)
+	var byID map[string]uint16
+	if !sorted && len(list.IDs) > 0 && len(send) >= unsortedMapFrom {
+		// Binary searches of a long list miss the cache at every step:
+		// one map costs less than a million of them.
+		byID = make(map[string]uint16, len(list.IDs))
+		for i, id := range list.IDs {
+			byID[id] = list.Zone[i]
+		}
+	}
 	workers := 1
 	if len(send) >= localParallelFrom {
 		workers = min(runtime.GOMAXPROCS(0), 8)
@@ -256,7 +278,7 @@ func applyLocalRule(c *Change, r *localRule, zones *config.TimeZones, kind messa
 	var wg sync.WaitGroup
 	for w := range workers {
 		from, to := w*len(send)/workers, (w+1)*len(send)/workers
-		wg.Go(func() { slots[w], defaults[w] = zoneSlots(send[from:to], list, sorted) })
+		wg.Go(func() { slots[w], defaults[w] = zoneSlots(send[from:to], list, sorted, byID) })
 	}
 	// Each zone is decided once, while the workers look targets up.
 	verdicts := make([]verdict, len(zones.Zones))

@@ -2,11 +2,14 @@ package planner
 
 import (
 	"archive/zip"
+	"math/rand/v2"
+	"slices"
 
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,16 +101,25 @@ func BenchmarkLocalTime1M(b *testing.B) {
 
 // BenchmarkLocalTimeCreate1M is the first plan of the campaign: no
 // state, so the plain plan only shares the list and the local-time one
-// looks up a million zones.
+// looks up a million zones: beside the sorted list of zones when the
+// targets are sorted (recipients lists are), by binary search when not.
 func BenchmarkLocalTimeCreate1M(b *testing.B) {
 	zones := benchZones(b, 400)
 	for _, bc := range []struct {
-		name  string
-		zones []*time.Location
-	}{{"Plain", nil}, {"Zones400", zones}} {
+		name     string
+		zones    []*time.Location
+		unsorted bool
+	}{{"Plain", nil, false}, {"Zones400", zones, false}, {"Zones400Unsorted", zones, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			in, at := localBench(b, bc.zones)
 			in.State = nil
+			if bc.unsorted {
+				m := *in.Config.Messages[0]
+				ids := slices.Clone(m.Targets.IDs)
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+				m.Targets.IDs = ids
+				in.Config = cfgOf(&m)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -118,4 +130,40 @@ func BenchmarkLocalTimeCreate1M(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLocalTimeRatio1M runs the two plans of BenchmarkLocalTime1M
+// alternately and reports the local-time plan's cost as a multiple of the
+// plain one's, in wall time and in process CPU time (user and system, GC
+// included): on a shared machine the alternation keeps both under the
+// same load, and CPU time does not count waiting for a core.
+func BenchmarkLocalTimeRatio1M(b *testing.B) {
+	zones := benchZones(b, 400)
+	plain, at := localBench(b, nil)
+	local, _ := localBench(b, zones)
+	var wall, cpu [2]time.Duration
+	for b.Loop() {
+		for i, in := range []Input{plain, local} {
+			runtime.GC() // each plan starts with a clean heap
+			c0, w0 := cpuTime(b), time.Now()
+			if _, err := Make(in, Options{Now: at}); err != nil {
+				b.Fatal(err)
+			}
+			wall[i] += time.Since(w0)
+			cpu[i] += cpuTime(b) - c0
+		}
+	}
+	b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+	b.ReportMetric(float64(cpu[0].Milliseconds())/float64(b.N), "plain-cpu-ms/op")
+	b.ReportMetric(float64(cpu[1].Milliseconds())/float64(b.N), "local-cpu-ms/op")
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

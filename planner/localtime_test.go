@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -233,5 +234,55 @@ func TestLocalTimeInQuietHours(t *testing.T) {
 	p, _ = Make(Input{Config: cfgOf(m)}, Options{Now: time.Date(2026, 12, 1, 22, 30, 0, 0, time.UTC)})
 	if c := p.Changes[0]; c.Action != ActionQuiet || c.Targets.Quiet != 2 {
 		t.Fatalf("at 22:30: %s quiet %d", c.Action, c.Targets.Quiet)
+	}
+}
+
+// TestZoneSlotsPaths: the three ways of finding zones (beside a sorted
+// list, in a map, by binary search) agree, unlisted ids included.
+func TestZoneSlotsPaths(t *testing.T) {
+	byUser := map[string]*time.Location{}
+	zones := []*time.Location{zone(t, "Asia/Tokyo"), zone(t, "Europe/Berlin"), zone(t, "America/Los_Angeles")}
+	var ids []string
+	for i := range 6000 {
+		id := fmt.Sprintf("u%05d", i)
+		ids = append(ids, id)
+		if i%7 != 0 { // every seventh is not listed: the default zone
+			byUser[id] = zones[i%3]
+		}
+	}
+	tz := config.NewTimeZones(time.UTC, byUser, nil)
+	want, wantDefaults := zoneSlots(ids, &tz.Users, true, nil)
+	if wantDefaults != 858 {
+		t.Fatalf("%d in the default zone, want 858", wantDefaults)
+	}
+	for i, id := range ids {
+		if loc := tz.Zones[want[i]]; byUser[id] != nil && loc != byUser[id] || byUser[id] == nil && want[i] != 0 {
+			t.Fatalf("%s: zone %s", id, loc)
+		}
+	}
+	// Reversed: not sorted.
+	rev := slices.Clone(ids)
+	slices.Reverse(rev)
+	byID := map[string]uint16{}
+	for i, id := range tz.Users.IDs {
+		byID[id] = tz.Users.Zone[i]
+	}
+	for _, m := range []map[string]uint16{nil, byID} {
+		got, defaults := zoneSlots(rev, &tz.Users, false, m)
+		slices.Reverse(got)
+		if !slices.Equal(got, want) || defaults != wantDefaults {
+			t.Errorf("unsorted (map %v): slots differ or %d defaults", m != nil, defaults)
+		}
+	}
+	// And through a plan: the same counts either way.
+	m := note("notification.n", "t", "b", "", ids...)
+	m.TimeZones, m.QuietHours = tz, &config.QuietHours{From: 21 * 60, To: 8 * 60}
+	at := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC) // 23:00 in Tokyo, 06:00 in Los Angeles: both quiet
+	p1, _ := Make(Input{Config: cfgOf(m)}, Options{Now: at})
+	mr := *m
+	mr.Targets.IDs = rev
+	p2, _ := Make(Input{Config: cfgOf(&mr)}, Options{Now: at})
+	if c1, c2 := p1.Changes[0], p2.Changes[0]; c1.Targets.Quiet != 3428 || c1.Targets.Quiet != c2.Targets.Quiet || len(c1.Send) != len(c2.Send) || c1.Local.DefaultZone != c2.Local.DefaultZone {
+		t.Errorf("sorted: %+v %+v; reversed: %+v %+v", c1.Targets, c1.Local, c2.Targets, c2.Local)
 	}
 }
