@@ -286,3 +286,38 @@ func TestZoneSlotsPaths(t *testing.T) {
 		t.Errorf("sorted: %+v %+v; reversed: %+v %+v", c1.Targets, c1.Local, c2.Targets, c2.Local)
 	}
 }
+
+// TestLocalTimeRenameCountsHeldTargets: a renamed, edited notification
+// whose targets local time partly holds is guarded for all its targets:
+// the held ones would show both once their moment comes.
+func TestLocalTimeRenameCountsHeldTargets(t *testing.T) {
+	tokyo, la := zone(t, "Asia/Tokyo"), zone(t, "America/Los_Angeles")
+	old := localMsg(10, []*time.Location{tokyo, la}, nil, nil)
+	st := recorded(old, state.Delivered, nil)
+	v2 := localMsg(10, []*time.Location{tokyo, la}, &config.LocalTime{Dated: true, Year: 2026, Month: 12, Day: 1, Clock: 9 * 60}, nil)
+	v2.Address, v2.Content.Body = "notification.morning_v2", "Coffee is on us!"
+	// 01:00Z: Tokyo's 09:00 has passed, Los Angeles' has not.
+	p, err := Make(Input{Config: cfgOf(v2), State: st}, Options{Now: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Renames) != 1 || p.Renames[0].Targets != 10 {
+		t.Fatalf("renames %+v, want one of 10 targets", p.Renames)
+	}
+}
+
+// TestQuietPastSendBefore: a target whose quiet window ends at or after
+// send_before is expired, not held.
+func TestQuietPastSendBefore(t *testing.T) {
+	tokyo := zone(t, "Asia/Tokyo")
+	m := localMsg(2, []*time.Location{tokyo}, nil, &config.QuietHours{From: 21 * 60, To: 8 * 60})
+	end := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC) // 05:00 in Tokyo, before its window ends
+	m.SendBefore = &end
+	p, err := Make(Input{Config: cfgOf(m)}, Options{Now: time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Changes[0]; c.Action != ActionExpired || c.Targets.Expired != 2 || len(c.Send) != 0 {
+		t.Fatalf("%s %+v", c.Action, c.Targets)
+	}
+}
