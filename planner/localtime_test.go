@@ -321,3 +321,26 @@ func TestQuietPastSendBefore(t *testing.T) {
 		t.Fatalf("%s %+v", c.Action, c.Targets)
 	}
 }
+
+// TestLocalTimeAndFrequencyCap: a target local time holds is not counted
+// by the cap, so another notification may reach it now.
+func TestLocalTimeAndFrequencyCap(t *testing.T) {
+	tokyo, la := zone(t, "Asia/Tokyo"), zone(t, "America/Los_Angeles")
+	a := localMsg(2, []*time.Location{tokyo, la}, &config.LocalTime{Dated: true, Year: 2026, Month: 12, Day: 1, Clock: 9 * 60}, nil)
+	a.Address = "notification.a_morning"
+	b := note("notification.b_news", "News", "Read it", "news", a.Targets.IDs...)
+	cfg := cfgOf(a, b)
+	cfg.FrequencyCap = &config.FrequencyCap{Max: 1, Per: 24 * time.Hour}
+	// 01:00Z: u000 (Tokyo) is due, u001 (Los Angeles) waits.
+	p, err := Make(Input{Config: cfg}, Options{Now: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, cb := p.Changes[0], p.Changes[1]
+	if !slices.Equal(ca.Send, []string{"u000"}) || ca.Targets.Waiting != 1 {
+		t.Fatalf("morning: send %v %+v", ca.Send, ca.Targets)
+	}
+	if !slices.Equal(cb.Send, []string{"u001"}) || cb.Targets.Capped != 1 {
+		t.Fatalf("news: send %v %+v; want u001 sent and u000 capped", cb.Send, cb.Targets)
+	}
+}
