@@ -45,7 +45,9 @@ type Local struct {
 	QuietHours string `json:"quiet_hours,omitempty"`
 	// Waves counts, by the UTC time they fall due, the targets this plan
 	// looked at: those it sends now (due before the plan's time), those
-	// still waiting, held by quiet hours, or expired. Sorted by At.
+	// still waiting (due when their moment comes, or when the quiet
+	// window it falls in ends), held by quiet hours, or expired. Sorted
+	// by At.
 	Waves []Wave `json:"waves,omitempty"`
 	// NextWave is the earliest time after the plan's at which a held
 	// target becomes sendable (a wave falls due or a quiet window ends);
@@ -152,9 +154,9 @@ func (r *localRule) decide(loc *time.Location) verdict {
 		v.due = r.due(loc)
 		if v.due.After(r.now) {
 			// It is due when its time comes, or when the quiet window
-			// that time falls in ends.
+			// that time falls in ends: its wave is then.
 			at = r.quietEnd(v.due, loc)
-			v.what = vWait
+			v.what, v.due = vWait, at
 			if r.sendBefore != nil && !at.Before(*r.sendBefore) {
 				v.what = vExpired
 			}
@@ -321,7 +323,7 @@ func applyLocalRule(c *Change, r *localRule, zones *config.TimeZones, kind messa
 		case vWait:
 			wv.Waiting += n
 			t.Waiting += n
-			l.NextWave = earliest(l.NextWave, r.quietEnd(v.due, zones.Zones[i]))
+			l.NextWave = earliest(l.NextWave, v.due)
 		case vQuiet:
 			wv.Quiet += n
 			t.Quiet += n

@@ -231,6 +231,9 @@ func TestLocalTimeInQuietHours(t *testing.T) {
 	if c.Action != ActionWait || c.Local.NextWave == nil || !c.Local.NextWave.Equal(want) || c.Local.DefaultZone != 1 {
 		t.Fatalf("%s %+v, want wait until %s with 1 in the default zone", c.Action, c.Local, want)
 	}
+	if len(c.Local.Waves) != 1 || !c.Local.Waves[0].At.Equal(want) || c.Local.Waves[0].Waiting != 2 {
+		t.Fatalf("waves %+v, want 2 waiting at %s, when the quiet window ends", c.Local.Waves, want)
+	}
 	p, _ = Make(Input{Config: cfgOf(m)}, Options{Now: time.Date(2026, 12, 1, 22, 30, 0, 0, time.UTC)})
 	if c := p.Changes[0]; c.Action != ActionQuiet || c.Targets.Quiet != 2 {
 		t.Fatalf("at 22:30: %s quiet %d", c.Action, c.Targets.Quiet)
