@@ -13,24 +13,19 @@ import (
 
 	"pushform/backend"
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/state/pg"
 )
 
-const svc = "service {\n  environment = \"test\"\n}\n"
+const svc = testutil.ServiceTest
 
 // load writes files into a temporary directory and loads it with the
 // built-in backend types.
 func load(t *testing.T, files map[string]string) (*config.Loader, *config.Config, hcl.Diagnostics) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	l := config.NewLoader()
 	l.Backends = backend.Builtins()
-	cfg, diags := l.Load(dir, config.Options{})
+	cfg, diags := l.Load(testutil.WriteFiles(t, files), config.Options{})
 	return l, cfg, diags
 }
 

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -48,6 +49,11 @@ type Env struct {
 	// Backends are the state backend types a backend block may name; nil
 	// means backend.Builtins(). Tests and other front ends add their own.
 	Backends backend.Registry
+	// Now is the real clock; nil means time.Now. Deliveries are recorded
+	// at its times and apply refuses a --now before it, so a front end
+	// that embeds pushform (or a test) may inject one, but nothing a user
+	// sets (a flag, an environment variable) can turn it.
+	Now func() time.Time
 }
 
 // OSEnv returns the Env of the running process.
@@ -89,6 +95,14 @@ type Meta struct {
 	// help and completion learn the flags of every command this way,
 	// without running it.
 	probe func(*pflag.FlagSet)
+}
+
+// clock returns the real clock (see Env.Now).
+func (m *Meta) clock() func() time.Time {
+	if m.Now == nil {
+		return time.Now
+	}
+	return m.Now
 }
 
 // backends returns the backend types a configuration may name.

@@ -56,10 +56,7 @@ func cmdHistory(ctx context.Context, m *Meta, args []string) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	var v views.History = views.NewHistoryHuman(m.Stdout)
-	if o.jsonFlags.enabled() {
-		v = views.NewHistoryJSON(m.Stdout, o.indent)
-	}
+	v := views.NewHistory(o.jsonFlags.format(), m.view(o.indent))
 	if o.address != "" {
 		h := addressHistory(s, o.address, window)
 		if err := v.Address(h); err != nil {

@@ -2,10 +2,12 @@ package views
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/planner"
 )
 
@@ -66,7 +68,7 @@ func TestLocalTimeViews(t *testing.T) {
 		if err := f.view(&b).Plan(p); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, f.file, b.Bytes())
+		testutil.Golden(t, filepath.Join("testdata", f.file), b.Bytes())
 	}
 	// What every view must say, whatever the wording around it.
 	var b bytes.Buffer
