@@ -12,11 +12,14 @@ var campaignSchema = &hcl.BodySchema{
 		{Name: "max_targets"},
 		{Name: "enabled"},
 		{Name: "repeat_after"},
+		{Name: "deliver_at_local"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "notification", LabelNames: []string{"name"}},
 		{Type: "badge", LabelNames: []string{"name"}},
 		{Type: "frequency_cap"},
+		{Type: "time_zones"},
+		{Type: "quiet_hours"},
 	},
 }
 
@@ -28,6 +31,7 @@ type campaignBlock struct {
 	attrs    hcl.Attributes
 	messages []*messageBlock
 	freqCap  *frequencyCapBlock
+	local    localBlocks
 }
 
 // decodeCampaignBlock decodes a campaign block and the message blocks in
@@ -41,6 +45,10 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 	diags = append(diags, d...)
 	cb := &campaignBlock{name: b.Labels[0], block: b, attrs: content.Attributes}
 	for _, mb := range content.Blocks {
+		if isLocal, d := cb.local.add(mb, "A campaign"); isLocal {
+			diags = append(diags, d...)
+			continue
+		}
 		if mb.Type == "frequency_cap" {
 			fb, d := decodeFrequencyCapBlock(mb)
 			diags = append(diags, d...)
@@ -91,6 +99,14 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		diags = append(diags, d...)
 		c.RepeatAfter = r
 	}
+	if a, ok := cb.attrs["deliver_at_local"]; ok {
+		l, d := evalDeliverAtLocal(a, ctx)
+		diags = append(diags, d...)
+		c.DeliverAtLocal = l
+	}
+	z, q, d := cb.local.eval(ctx)
+	diags = append(diags, d...)
+	c.TimeZones, c.QuietHours = z, q
 	if cb.freqCap != nil {
 		fc, d := evalFrequencyCap(cb.freqCap, ctx)
 		diags = append(diags, d...)

@@ -37,6 +37,10 @@ type Config struct {
 	Moved []Moved
 	// FrequencyCap is the top-level frequency_cap; nil when there is none.
 	FrequencyCap *FrequencyCap
+	// TimeZones and QuietHours are the top-level time_zones and
+	// quiet_hours blocks; nil when there are none (see localtime.go).
+	TimeZones  *TimeZones
+	QuietHours *QuietHours
 }
 
 // Backend is the backend block, kept unevaluated: its type (the block
@@ -111,7 +115,12 @@ type Campaign struct {
 	// (the Message fields already hold the result).
 	Disabled    bool
 	RepeatAfter time.Duration
-	Pos         Pos
+	// TimeZones, QuietHours and DeliverAtLocal are the campaign's own,
+	// inherited by its messages (the Message fields hold the result).
+	TimeZones      *TimeZones
+	QuietHours     *QuietHours
+	DeliverAtLocal *LocalTime
+	Pos            Pos
 	// SendRatePos and MaxTargetsPos are where those attributes are, for
 	// diagnostics at plan time.
 	SendRatePos, MaxTargetsPos Pos
@@ -166,6 +175,15 @@ type Message struct {
 	// the same content may reach a target again once that long has passed
 	// since its last delivery. 0 means never again.
 	RepeatAfter time.Duration
+	// DeliverAtLocal makes each target due at that wall-clock time in its
+	// own zone (TimeZones); nil sends at once. QuietHours holds targets
+	// whose local time is inside it, unless IgnoreQuietHours. TimeZones
+	// and QuietHours are the campaign's, else the top level's; badges
+	// have neither DeliverAtLocal nor quiet hours applied.
+	DeliverAtLocal   *LocalTime
+	IgnoreQuietHours bool
+	TimeZones        *TimeZones
+	QuietHours       *QuietHours
 	// Pos is where the block starts; TargetsPos where its target attribute
 	// is; MaxTargetsPos where max_targets is.
 	Pos           Pos

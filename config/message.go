@@ -34,6 +34,8 @@ var messageSchema = &hcl.BodySchema{
 		{Name: "shared_tag"},
 		{Name: "enabled"},
 		{Name: "repeat_after"},
+		{Name: "deliver_at_local"},
+		{Name: "ignore_quiet_hours"},
 	},
 }
 
@@ -378,6 +380,7 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 		}
 	}
 	diags = append(diags, decodeRepeat(m, attrs, ctx, sc.campaigns[mb.campaign])...)
+	diags = append(diags, decodeLocalDelivery(m, attrs, ctx, sc)...)
 	if a, ok := attrs["send_after"]; ok {
 		var d hcl.Diagnostics
 		m.SendAfter, d = evalTime(a, ctx)

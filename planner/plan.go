@@ -57,7 +57,7 @@ const (
 // Actions lists every action, in the order they are declared.
 func Actions() []Action {
 	return []Action{ActionCreate, ActionSendNew, ActionRetry, ActionReplace, ActionResend, ActionUpdate, ActionForget,
-		ActionWait, ActionNoOp, ActionMoved, ActionExpired, ActionCapped, ActionAlreadyDelivered, ActionDisabled}
+		ActionWait, ActionNoOp, ActionMoved, ActionExpired, ActionCapped, ActionAlreadyDelivered, ActionDisabled, ActionQuiet}
 }
 
 // Plan is the complete, deterministic result of planning.
@@ -167,7 +167,10 @@ type Change struct {
 	AlreadyDelivered []string          `json:"already_delivered,omitempty"`
 	AlreadyVia       []int             `json:"already_via,omitempty"`
 	Earlier          []EarlierDelivery `json:"earlier,omitempty"`
-	Warnings         []string          `json:"warnings,omitempty"`
+	// Local says what deliver_at_local and quiet_hours did: the waves
+	// and the quiet window (see localtime.go); nil when neither applies.
+	Local    *Local   `json:"local,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // TargetCounts break an address's targets down by what the plan does.
@@ -184,7 +187,9 @@ type TargetCounts struct {
 	TagOnly  int `json:"tag_only,omitempty"`
 	Skipped  int `json:"skipped,omitempty"` // skipped no_active_device, not retried
 	UpToDate int `json:"up_to_date,omitempty"`
-	Waiting  int `json:"waiting,omitempty"` // held back by send_after
+	Waiting  int `json:"waiting,omitempty"` // held back by send_after, or deliver_at_local not yet due
+	// Quiet targets are due but inside quiet_hours: sent when it ends.
+	Quiet int `json:"quiet,omitempty"`
 	// Expired targets were not delivered by send_before: never sent.
 	Expired int `json:"expired,omitempty"`
 	// Capped targets are held back by a frequency_cap for now.
@@ -240,6 +245,13 @@ type Summary struct {
 	AlreadyDelivered        int `json:"already_delivered"`
 	AlreadyDeliveredTargets int `json:"already_delivered_targets"`
 	Disabled                int `json:"disabled"`
+	// Quiet counts the addresses whose action is quiet; WaitingTargets
+	// and QuietTargets the targets of every change held back by a
+	// deliver_at_local not yet due, and by quiet_hours.
+	Quiet          int `json:"quiet,omitempty"`
+	LocalWait      int `json:"local_wait,omitempty"` // of Wait, those waiting for deliver_at_local
+	WaitingTargets int `json:"waiting_targets,omitempty"`
+	QuietTargets   int `json:"quiet_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
 }

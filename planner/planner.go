@@ -145,6 +145,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 			prior = st.Messages[m.Address]
 		}
 		c := pl.change(m, prior)
+		holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
 		pl.notePlanned(c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from
@@ -858,6 +859,15 @@ func summarize(p *Plan) Summary {
 			s.AlreadyDelivered++
 		case ActionDisabled:
 			s.Disabled++
+		case ActionQuiet:
+			s.Quiet++
+		}
+		if c.Local != nil {
+			if c.Action == ActionWait {
+				s.LocalWait++
+			}
+			s.WaitingTargets += c.Targets.Waiting
+			s.QuietTargets += c.Targets.Quiet
 		}
 		s.AlreadyDeliveredTargets += c.Targets.AlreadyDelivered
 		if c.MovedFrom != "" {

@@ -65,6 +65,8 @@ func symbol(a planner.Action) (string, bool) {
 		return "⊘", true
 	case planner.ActionDisabled:
 		return "⏸", true
+	case planner.ActionQuiet:
+		return "☾", true
 	case planner.ActionNoOp:
 		return " ", true
 	}
@@ -199,9 +201,10 @@ func roundDuration(d time.Duration) time.Duration {
 // capped targets, and addresses waiting for send_after.
 func heldBack(s planner.Summary) string {
 	var out string
-	if s.Wait > 0 {
-		out += fmt.Sprintf(" %s waiting for send_after.", plural(s.Wait, "address is", "addresses are"))
+	if n := s.Wait - s.LocalWait; n > 0 {
+		out += fmt.Sprintf(" %s waiting for send_after.", plural(n, "address is", "addresses are"))
 	}
+	out += localHeldLine(s)
 	if s.ExpiredTargets > 0 {
 		out += fmt.Sprintf(" %s expired: send_before has passed and they are never sent.", plural(s.ExpiredTargets, "target", "targets"))
 	}
@@ -238,7 +241,7 @@ func SummaryLine(p *planner.Plan) string {
 	for _, o := range []struct {
 		n    int
 		what string
-	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Expired, "expired"}, {s.Capped, "capped"},
+	}{{s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Quiet, "quiet"}, {s.Expired, "expired"}, {s.Capped, "capped"},
 		{s.AlreadyDelivered, "already delivered"}, {s.Disabled, "disabled"}} {
 		if o.n > 0 {
 			parts = append(parts, Count(o.n)+" "+o.what)
@@ -252,6 +255,12 @@ func SummaryLine(p *planner.Plan) string {
 	}
 	if s.CappedTargets > 0 {
 		line += fmt.Sprintf("; %s held back by frequency_cap", plural(s.CappedTargets, "target", "targets"))
+	}
+	if s.WaitingTargets > 0 {
+		line += fmt.Sprintf("; %s waiting for their local time", plural(s.WaitingTargets, "target", "targets"))
+	}
+	if s.QuietTargets > 0 {
+		line += fmt.Sprintf("; %s held by quiet_hours", plural(s.QuietTargets, "target", "targets"))
 	}
 	if s.ExpiredTargets > 0 {
 		line += fmt.Sprintf("; %s expired", plural(s.ExpiredTargets, "target", "targets"))
@@ -276,15 +285,21 @@ func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 		}
+		if l := localLine(c); l != "" {
+			fmt.Fprintf(b, "      %s\n", l)
+		}
 		return
 	}
-	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait {
+	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil {
 		writeContent(b, c.Content)
 	} else if c.Prior != nil {
 		writeContentDiff(b, *c.Prior, c.Content, pal)
 	}
 	if notes := changeNotes(c); len(notes) > 0 {
 		fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
+	}
+	if l := localLine(c); l != "" {
+		fmt.Fprintf(b, "      %s\n", l)
 	}
 }
 
@@ -430,6 +445,9 @@ func headline(c *planner.Change) string {
 // actionHeadline is headline, and whether the views know the action; an
 // unknown one is named as it is.
 func actionHeadline(c *planner.Change) (string, bool) {
+	if h := localHeadline(c); h != "" {
+		return h, true
+	}
 	noun := targetNoun(c.TargetKind)
 	t := c.Targets
 	switch c.Action {
@@ -470,6 +488,8 @@ func actionHeadline(c *planner.Change) (string, bool) {
 		return " " + termtext.Clean(c.AlreadyLine()) + ": " + targetList(c.AlreadyDelivered, t.AlreadyDelivered, noun) + ", nothing is sent", true
 	case planner.ActionDisabled:
 		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept", true
+	case planner.ActionQuiet: // with c.Local, localHeadline says when
+		return fmt.Sprintf(" is held by quiet_hours: %s, sent once their window ends", plural(t.Quiet, noun1(noun), noun)), true
 	case planner.ActionNoOp:
 	default:
 		return ": " + termtext.Clean(string(c.Action)), false
@@ -484,7 +504,7 @@ func actionHeadline(c *planner.Change) (string, bool) {
 func changeNotes(c *planner.Change) []string {
 	t := c.Targets
 	var notes []string
-	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 {
+	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 && !localHeld(c) {
 		notes = append(notes, Count(t.New)+" new")
 	}
 	if c.Action != planner.ActionRetry {
@@ -513,7 +533,7 @@ func changeNotes(c *planner.Change) []string {
 	if t.Repeat > 0 {
 		notes = append(notes, Count(t.Repeat)+" sent again (repeat)")
 	}
-	return notes
+	return append(notes, localNotes(c)...)
 }
 
 // quoted escapes s as inside a double-quoted string, without the quotes.

@@ -183,11 +183,14 @@ func markdownChange(c *planner.Change) string {
 		if notes := changeNotes(c); len(notes) > 0 {
 			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
 		}
+		if l := localLine(c); l != "" {
+			fmt.Fprintf(&b, "      %s\n", htmlText.Replace(l))
+		}
 		return b.String()
 	}
 	var attrs []attr
 	switch {
-	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait:
+	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil:
 		attrs = contentAttrs(c.Content, func(v string) string {
 			return `"` + htmlText.Replace(quoted(truncate(v, fieldMax))) + `"`
 		})
@@ -208,6 +211,9 @@ func markdownChange(c *planner.Change) string {
 	writeAttrs(&b, attrs)
 	if notes := changeNotes(c); len(notes) > 0 {
 		fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
+	}
+	if l := localLine(c); l != "" {
+		fmt.Fprintf(&b, "      %s\n", htmlText.Replace(l))
 	}
 	return b.String()
 }
