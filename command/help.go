@@ -245,7 +245,7 @@ func helpDocs() map[string]helpDoc {
 // flagGroup says under which heading a flag is listed in help.
 func flagGroup(name string) string {
 	switch name {
-	case "target", "replace", "refresh", "now", "retry-unknown", "max-unknown-resends":
+	case "target", "replace", "resume", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
 	case "auto-approve", "parallelism", "allow-resend":
 		return "Apply options"
@@ -261,7 +261,7 @@ func flagGroup(name string) string {
 		return "Output"
 	case "addr", "seed", "quiet", "file":
 		return "Sandbox options"
-	case "latency", "fail-rate", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "fault-seed":
+	case "latency", "fail-rate", "fail-targets", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "fault-seed":
 		return "Fault injection"
 	case "chdir", "no-color", "version":
 		return "Global options"

@@ -17,6 +17,7 @@ var campaignSchema = &hcl.BodySchema{
 		{Type: "notification", LabelNames: []string{"name"}},
 		{Type: "badge", LabelNames: []string{"name"}},
 		{Type: "frequency_cap"},
+		{Type: "rollout"},
 	},
 }
 
@@ -28,6 +29,7 @@ type campaignBlock struct {
 	attrs    hcl.Attributes
 	messages []*messageBlock
 	freqCap  *frequencyCapBlock
+	rollout  *rolloutBlock
 }
 
 // decodeCampaignBlock decodes a campaign block and the message blocks in
@@ -40,7 +42,12 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 	content, d := b.Body.Content(campaignSchema)
 	diags = append(diags, d...)
 	cb := &campaignBlock{name: b.Labels[0], block: b, attrs: content.Attributes}
+	cb.rollout, d = decodeRollouts(content.Blocks, "A campaign")
+	diags = append(diags, d...)
 	for _, mb := range content.Blocks {
+		if mb.Type == "rollout" {
+			continue
+		}
 		if mb.Type == "frequency_cap" {
 			fb, d := decodeFrequencyCapBlock(mb)
 			diags = append(diags, d...)
@@ -90,6 +97,11 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		r, _, d := evalDuration(a, ctx)
 		diags = append(diags, d...)
 		c.RepeatAfter = r
+	}
+	if cb.rollout != nil {
+		r, d := evalRollout(cb.rollout, ctx)
+		diags = append(diags, d...)
+		c.Rollout = r
 	}
 	if cb.freqCap != nil {
 		fc, d := evalFrequencyCap(cb.freqCap, ctx)

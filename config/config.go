@@ -111,7 +111,10 @@ type Campaign struct {
 	// (the Message fields already hold the result).
 	Disabled    bool
 	RepeatAfter time.Duration
-	Pos         Pos
+	// Rollout is the campaign's rollout block, the default of its
+	// messages (each rolled out on its own buckets); nil when none.
+	Rollout *Rollout
+	Pos     Pos
 	// SendRatePos and MaxTargetsPos are where those attributes are, for
 	// diagnostics at plan time.
 	SendRatePos, MaxTargetsPos Pos
@@ -166,6 +169,13 @@ type Message struct {
 	// the same content may reach a target again once that long has passed
 	// since its last delivery. 0 means never again.
 	RepeatAfter time.Duration
+	// Rollout releases the message in stages (the block's own rollout,
+	// else its campaign's); nil sends every target at once.
+	Rollout *Rollout
+	// Salt is what the message's targets are hashed with to assign them
+	// to stages (package bucket): salt = "..." when set, else Address, so
+	// a rename keeps its assignments only with the old address as salt.
+	Salt string
 	// Pos is where the block starts; TargetsPos where its target attribute
 	// is; MaxTargetsPos where max_targets is.
 	Pos           Pos

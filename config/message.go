@@ -34,6 +34,10 @@ var messageSchema = &hcl.BodySchema{
 		{Name: "shared_tag"},
 		{Name: "enabled"},
 		{Name: "repeat_after"},
+		{Name: "salt"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "rollout"},
 	},
 }
 
@@ -53,6 +57,7 @@ type messageBlock struct {
 	content  *hcl.BodyContent
 	// duplicate blocks are checked but left out of the Config.
 	duplicate bool
+	rollout   *rolloutBlock
 }
 
 // decodeMessageBlock decodes a notification or badge block, at top level
@@ -64,7 +69,10 @@ func decodeMessageBlock(b *hcl.Block, campaign string) (*messageBlock, hcl.Diagn
 	}
 	content, d := b.Body.Content(messageSchema)
 	diags = append(diags, d...)
-	return &messageBlock{kind: Kind(b.Type), campaign: campaign, block: b, content: content}, diags
+	mb := &messageBlock{kind: Kind(b.Type), campaign: campaign, block: b, content: content}
+	mb.rollout, d = decodeRollouts(content.Blocks, "A "+b.Type+" block")
+	diags = append(diags, d...)
+	return mb, diags
 }
 
 // address is the address of the block before for_each expansion.
@@ -378,6 +386,7 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 		}
 	}
 	diags = append(diags, decodeRepeat(m, attrs, ctx, sc.campaigns[mb.campaign])...)
+	diags = append(diags, decodeSplits(m, mb, ctx, sc.campaigns[mb.campaign])...)
 	if a, ok := attrs["send_after"]; ok {
 		var d hcl.Diagnostics
 		m.SendAfter, d = evalTime(a, ctx)

@@ -160,6 +160,9 @@ type Change struct {
 	AlreadyVia       []int             `json:"already_via,omitempty"`
 	Earlier          []EarlierDelivery `json:"earlier,omitempty"`
 	Warnings         []string          `json:"warnings,omitempty"`
+	// Rollout is where a staged rollout stands (see rollout.go); nil
+	// for a message without one.
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
 
 // TargetCounts break an address's targets down by what the plan does.
@@ -188,7 +191,10 @@ type TargetCounts struct {
 	AlreadyDelivered int `json:"already_delivered,omitempty"`
 	Repeat           int `json:"repeat,omitempty"`
 	Forget           int `json:"forget,omitempty"`
-	Send             int `json:"send"` // targets apply sends to
+	// Staged targets are held for a later rollout stage (or a halted
+	// one); they are counted in no other field.
+	Staged int `json:"staged,omitempty"`
+	Send   int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.
@@ -232,6 +238,13 @@ type Summary struct {
 	AlreadyDelivered        int `json:"already_delivered"`
 	AlreadyDeliveredTargets int `json:"already_delivered_targets"`
 	Disabled                int `json:"disabled"`
+	// Staged counts the addresses whose action is stage, StagedTargets
+	// the targets every change holds for a later rollout stage, and
+	// Halted the rollouts their failure gate halted (all three left out
+	// of JSON when 0).
+	Staged        int `json:"staged,omitempty"`
+	StagedTargets int `json:"staged_targets,omitempty"`
+	Halted        int `json:"halted,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
 }

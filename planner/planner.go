@@ -60,6 +60,9 @@ type Options struct {
 	// received, once (apply --allow-resend); the plan counts them as
 	// repeats.
 	AllowResend bool
+	// Resume sends the next rollout stage of these addresses (and what
+	// they contain) although their failure gate halted them.
+	Resume []string
 }
 
 // Make computes the plan. It fails when an option names no address. The
@@ -302,6 +305,9 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 			return c
 		}
 	}
+	if m.Rollout != nil {
+		pl.stage(m, ids, prior, c)
+	}
 	dups := 0
 	for _, n := range cl.dup {
 		dups += n
@@ -324,6 +330,9 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Action = ActionRetry
 	default:
 		c.Action = ActionNoOp
+	}
+	if len(c.Send) == 0 && c.Targets.Staged > 0 {
+		c.Action = ActionStage
 	}
 	if len(c.Send) == 0 && len(c.AlreadyDelivered) > 0 {
 		c.Action = ActionAlreadyDelivered
@@ -853,6 +862,12 @@ func summarize(p *Plan) Summary {
 			s.AlreadyDelivered++
 		case ActionDisabled:
 			s.Disabled++
+		case ActionStage:
+			s.Staged++
+		}
+		s.StagedTargets += c.Targets.Staged
+		if c.Rollout != nil && c.Rollout.State == RolloutHalted {
+			s.Halted++
 		}
 		s.AlreadyDeliveredTargets += c.Targets.AlreadyDelivered
 		if c.MovedFrom != "" {
@@ -925,6 +940,18 @@ func checkAddresses(cfg *config.Config, st *state.State, opts Options) error {
 	for _, t := range opts.Targets {
 		if !known(t) {
 			return fmt.Errorf("--target %s matches no address in the configuration or the state", t)
+		}
+	}
+	for _, r := range opts.Resume {
+		found := false
+		for _, m := range cfg.Messages {
+			if covers(r, m.Address) && m.Rollout != nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("--resume %s matches no address with a rollout in the configuration", r)
 		}
 	}
 	for _, r := range opts.Replace {

@@ -53,6 +53,8 @@ func Symbol(a planner.Action) string {
 		return "⊘"
 	case planner.ActionDisabled:
 		return "⏸"
+	case planner.ActionStage:
+		return "⏳"
 	}
 	return " "
 }
@@ -200,6 +202,12 @@ func heldBack(s planner.Summary) string {
 	if s.Disabled > 0 {
 		out += fmt.Sprintf(" %s disabled (enabled = false).", plural(s.Disabled, "address is", "addresses are"))
 	}
+	if s.Halted > 0 {
+		out += fmt.Sprintf(" %s halted by its failure gate (apply --resume ADDR to go on).", plural(s.Halted, "rollout is", "rollouts are"))
+	}
+	if s.StagedTargets > 0 {
+		out += fmt.Sprintf(" %s held for later rollout stages.", plural(s.StagedTargets, "target is", "targets are"))
+	}
 	return out
 }
 
@@ -245,10 +253,23 @@ func SummaryLine(p *planner.Plan) string {
 	if s.AlreadyDeliveredTargets > 0 {
 		line += fmt.Sprintf("; %s already delivered", plural(s.AlreadyDeliveredTargets, "target", "targets"))
 	}
+	if s.StagedTargets > 0 {
+		line += fmt.Sprintf("; %s held for later rollout stages", plural(s.StagedTargets, "target", "targets"))
+	}
+	if s.Halted > 0 {
+		line += fmt.Sprintf("; %s halted", plural(s.Halted, "rollout", "rollouts"))
+	}
 	return line + "."
 }
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
+	writeChangeBody(b, c, pal)
+	for _, line := range rolloutLines(c) {
+		b.WriteString("      " + line + "\n")
+	}
+}
+
+func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 	if c.MovedFrom != "" {
 		fmt.Fprintf(b, "  %s %s has moved to %s\n", pal.symbol(planner.ActionMoved), pal.bold(termtext.Clean(c.MovedFrom)), pal.bold(termtext.Clean(c.Address)))
 		if c.Action == planner.ActionMoved {
@@ -258,7 +279,7 @@ func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 	}
 	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
 	if c.Action == planner.ActionForget || c.Action == planner.ActionExpired || c.Action == planner.ActionCapped ||
-		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled {
+		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled || c.Action == planner.ActionStage {
 		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 		}
@@ -449,6 +470,8 @@ func headline(c *planner.Change) string {
 		return " " + termtext.Clean(c.AlreadyLine()) + ": " + targetList(c.AlreadyDelivered, t.AlreadyDelivered, noun) + ", nothing is sent"
 	case planner.ActionDisabled:
 		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept"
+	case planner.ActionStage:
+		return fmt.Sprintf(" is held by its rollout: %s not sent now", plural(t.Staged, noun1(noun), noun))
 	}
 	if t.TagOnly > 0 {
 		return fmt.Sprintf(": nothing to send; %s keep it under the earlier tag", plural(t.TagOnly, noun1(noun), noun))
@@ -488,6 +511,9 @@ func changeNotes(c *planner.Change) []string {
 	}
 	if t.Repeat > 0 {
 		notes = append(notes, Count(t.Repeat)+" sent again (repeat)")
+	}
+	if t.Staged > 0 && c.Action != planner.ActionStage {
+		notes = append(notes, Count(t.Staged)+" held for later rollout stages")
 	}
 	return notes
 }

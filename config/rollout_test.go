@@ -1,0 +1,94 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRolloutDiagnostics: each mistake in a rollout block gets a
+// diagnostic at its line that says what is expected.
+func TestRolloutDiagnostics(t *testing.T) {
+	for _, tc := range []struct {
+		name, block string
+		line        int
+		summary     string
+		detail      string
+	}{
+		{"not a percentage", `stages = ["1", "100%"]`, 5, "Invalid stages", "stage 1: a percentage is a number followed by %"},
+		{"zero", `stages = ["0%", "100%"]`, 5, "Invalid stages", "from more than 0% to 100%"},
+		{"over 100", `stages = ["10%", "150%"]`, 5, "Invalid stages", "stage 2: a percentage here is from"},
+		{"order", `stages = ["10%", "5%", "100%"]`, 5, "Invalid stages", "stage 2 (5%) must be larger than stage 1 (10%)"},
+		{"not ending at 100", `stages = ["1%", "50%"]`, 5, "Invalid stages", `the last stage is 50%: it must be "100%"`},
+		{"number", `stages = [1, 100]`, 5, "Invalid stages", "each stage is a percentage in quotes"},
+		{"empty", `stages = []`, 5, "Invalid stages", "at least one stage"},
+		{"gate", "stages = [\"100%\"]\n    max_failure_rate = \"2\"", 6, "Invalid max_failure_rate", "a percentage is a number followed by %"},
+		{"gate over 100", "stages = [\"100%\"]\n    max_failure_rate = \"101%\"", 6, "Invalid max_failure_rate", "from 0% to 100%"},
+		{"wait", "stages = [\"100%\"]\n    wait = \"soon\"", 6, "Invalid wait", "a duration is a number with a unit"},
+		{"missing stages", `wait = "1h"`, 4, "Missing required argument", `"stages" is required`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := svc + "notification \"n\" {\n  user_ids = [\"u1\"]\n  rollout {\n    " + tc.block + "\n  }\n  title = \"t\"\n  body  = \"b\"\n}\n"
+			_, diags := load(t, map[string]string{"main.hcl": src}, Options{})
+			found := false
+			for _, d := range diags {
+				if d.Summary == tc.summary && strings.Contains(d.Detail, tc.detail) && d.Subject != nil && d.Subject.Start.Line == tc.line+2 {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("want %s at line %d containing %q; got:%s", tc.summary, tc.line+2, tc.detail, describe(diags))
+			}
+		})
+	}
+}
+
+// TestRolloutDecoded: a rollout on a notification, one inherited from a
+// campaign, a salt, and a badge that keeps none.
+func TestRolloutDecoded(t *testing.T) {
+	src := svc + `
+notification "n" {
+  user_ids = ["u1"]
+  title    = "t"
+  body     = "b"
+  salt     = "notification.old"
+  rollout {
+    stages           = ["0.5%", "10%", "100%"]
+    wait             = "30m"
+    max_failure_rate = "2%"
+  }
+}
+campaign "c" {
+  rollout { stages = ["50%", "100%"] }
+  notification "m" {
+    user_ids = ["u1"]
+    title    = "t"
+    body     = "b"
+  }
+  badge "b" {
+    user_ids    = ["u1"]
+    badge_count = 0
+  }
+}
+`
+	cfg := mustLoad(t, map[string]string{"main.hcl": src}, Options{})
+	by := map[string]*Message{}
+	for _, m := range cfg.Messages {
+		by[m.Address] = m
+	}
+	n := by["notification.n"]
+	if n.Rollout == nil || len(n.Rollout.Stages) != 3 || n.Rollout.Stages[0] != 0.005 || n.Rollout.Wait != 30*time.Minute ||
+		n.Rollout.MaxFailureRate != 0.02 || n.Salt != "notification.old" {
+		t.Errorf("notification.n: %+v salt %q", n.Rollout, n.Salt)
+	}
+	m := by["campaign.c.notification.m"]
+	if m.Rollout == nil || m.Rollout.Stages[0] != 0.5 || m.Rollout.MaxFailureRate >= 0 || m.Salt != m.Address {
+		t.Errorf("campaign.c.notification.m: %+v salt %q", m.Rollout, m.Salt)
+	}
+	if b := by["campaign.c.badge.b"]; b.Rollout != nil {
+		t.Errorf("badge inherited a rollout: %+v", b.Rollout)
+	}
+	if FormatPercent(0.005) != "0.5%" || FormatPercent(0.07) != "7%" {
+		t.Errorf("FormatPercent: %s %s", FormatPercent(0.005), FormatPercent(0.07))
+	}
+}
