@@ -2,7 +2,9 @@ package planner
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"pushform/bucket"
@@ -121,7 +123,7 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 	c.Rollout = rs
 	// The stage of each id, and of each id to send: Send is a subsequence
 	// of ids in their order (classify keeps it).
-	stageOf := make([]uint8, len(ids)) // at most 255 stages: config caps them
+	stageOf := sg.assign(ids, rs.Stages)
 	failed := make([]int, n)
 	attempted := make([]int, n)
 	last := make([]time.Time, n)
@@ -129,31 +131,26 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 	var find *state.TargetFinder
 	if prior != nil {
 		find = prior.Finder()
-	}
-	for i, id := range ids {
-		s := sg.of(id)
-		stageOf[i] = uint8(s)
-		rs.Stages[s].Size++
-		if find == nil {
-			continue
-		}
-		t := find.Find(id)
-		if t == nil || t.Fingerprint != c.Fingerprint {
-			continue
-		}
-		rs.Stages[s].Sent++
-		if t.Time.After(last[s]) {
-			last[s] = t.Time
-		}
-		switch t.Outcome {
-		case state.Failed:
-			failed[s]++
-			attempted[s]++
-			if len(reqs[s]) < maxGateRequests && t.RequestID != "" && !slices.Contains(reqs[s], t.RequestID) {
-				reqs[s] = append(reqs[s], t.RequestID)
+		for i, id := range ids {
+			t := find.Find(id)
+			if t == nil || t.Fingerprint != c.Fingerprint {
+				continue
 			}
-		case state.Delivered, state.Unknown:
-			attempted[s]++
+			s := stageOf[i]
+			rs.Stages[s].Sent++
+			if t.Time.After(last[s]) {
+				last[s] = t.Time
+			}
+			switch t.Outcome {
+			case state.Failed:
+				failed[s]++
+				attempted[s]++
+				if len(reqs[s]) < maxGateRequests && t.RequestID != "" && !slices.Contains(reqs[s], t.RequestID) {
+					reqs[s] = append(reqs[s], t.RequestID)
+				}
+			case state.Delivered, state.Unknown:
+				attempted[s]++
+			}
 		}
 	}
 	for i := range rs.Stages {
@@ -201,6 +198,18 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 	keep := c.Send[:0:0]
 	j := 0
 	held := 0
+	if len(c.Send) == len(ids) && len(ids) > 0 && &c.Send[0] == &ids[0] {
+		// Every target is sent (a first plan): the list is the ids.
+		for i, s := range stageOf {
+			if int(s) <= allowed {
+				keep = append(keep, ids[i])
+				rs.Stages[s].Send++
+			}
+		}
+		j = len(c.Send)
+		held = len(ids) - len(keep)
+		c.Targets.New = len(keep)
+	}
 	for i, id := range ids {
 		if j == len(c.Send) {
 			break
@@ -235,6 +244,51 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 	c.Send = keep
 	c.Targets.Send = len(keep)
 	c.Targets.Staged = held
+}
+
+// parallelAssign is how many ids make assign use every CPU.
+const parallelAssign = 1 << 16
+
+// assign returns the stage of each of ids and adds to each stage's Size.
+// Large lists are split over the CPUs: hashing is all it does.
+func (s stager) assign(ids []string, stages []StageStatus) []uint8 {
+	out := make([]uint8, len(ids))
+	workers := runtime.GOMAXPROCS(0)
+	if len(ids) < parallelAssign || workers < 2 {
+		s.assignRange(ids, out, stages)
+		return out
+	}
+	sizes := make([][]StageStatus, workers)
+	var wg sync.WaitGroup
+	chunk := (len(ids) + workers - 1) / workers
+	for w := range workers {
+		from, to := min(w*chunk, len(ids)), min((w+1)*chunk, len(ids))
+		sizes[w] = make([]StageStatus, len(stages))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.assignRange(ids[from:to], out[from:to], sizes[w])
+		}()
+	}
+	wg.Wait()
+	for _, sz := range sizes {
+		for i := range stages {
+			stages[i].Size += sz[i].Size
+		}
+	}
+	return out
+}
+
+func (s stager) assignRange(ids []string, out []uint8, stages []StageStatus) {
+	var counts [config.MaxStages]int
+	for i, id := range ids {
+		st := s.of(id)
+		out[i] = uint8(st)
+		counts[st]++
+	}
+	for i := range stages {
+		stages[i].Size += counts[i]
+	}
 }
 
 // unclassify takes id, held back for a later stage, out of the count it
