@@ -175,3 +175,45 @@ func TestRolloutAssignmentsStable(t *testing.T) {
 		t.Errorf("the first stage of 1,400 users has %d, of 400 %d", len(grown), len(a))
 	}
 }
+
+// TestRolloutExampleConverges: examples/rollout goes out stage by stage
+// as --now steps past each wait, and converges: every customer has the
+// spring sale once, and the plan says the rollouts are complete.
+func TestRolloutExampleConverges(t *testing.T) {
+	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "NO_COLOR=1", "PUSHFORM_API_KEY=unused")}
+	if err := os.CopyFS(w.dir, os.DirFS("../examples/rollout")); err != nil {
+		t.Fatal(err)
+	}
+	for _, leftover := range []string{"pushform.state", "pushform.sandbox.json", "pushform.state.backup", "pushform.state.journal"} {
+		os.Remove(filepath.Join(w.dir, leftover))
+	}
+	start := time.Now()
+	sent := func() int {
+		n := 0
+		for _, m := range w.readState().Messages {
+			n += m.TargetCount()
+		}
+		return n
+	}
+	w.apply()
+	prev := sent()
+	for i, step := range []time.Duration{31 * time.Minute, 62 * time.Minute} {
+		w.apply("--now", at(start, step))
+		if n := sent(); n <= prev {
+			t.Fatalf("apply %d at +%s sent nothing", i+2, step)
+		}
+		prev = sent()
+	}
+	if prev != 700 {
+		t.Errorf("the state records %d targets, want 500 + 200", prev)
+	}
+	r := w.mustRun(0, "plan", "--detailed-exitcode", "--now", at(start, 3*time.Hour))
+	if strings.Count(r.stdout, "rollout complete") != 0 || !strings.Contains(r.stdout, "No changes.") {
+		// complete rollouts are up to date: not listed
+		t.Errorf("final plan:\n%s", r.stdout)
+	}
+	out := w.mustRun(0, "sandbox", "show", "phone-499", "--json").stdout
+	if strings.Count(out, `"Spring sale"`) != 1 {
+		t.Errorf("phone-499 shows the spring sale %d times:\n%s", strings.Count(out, `"Spring sale"`), out)
+	}
+}
