@@ -12,6 +12,7 @@ var campaignSchema = &hcl.BodySchema{
 		{Name: "max_targets"},
 		{Name: "enabled"},
 		{Name: "repeat_after"},
+		{Name: "test_devices"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "notification", LabelNames: []string{"name"}},
@@ -97,6 +98,11 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		r, _, d := evalDuration(a, ctx)
 		diags = append(diags, d...)
 		c.RepeatAfter = r
+	}
+	if a, ok := cb.attrs["test_devices"]; ok {
+		devs, d := evalTestDevices(a, ctx)
+		diags = append(diags, d...)
+		c.TestDevices = devs
 	}
 	if cb.rollout != nil {
 		r, d := evalRollout(cb.rollout, ctx)

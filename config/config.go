@@ -82,6 +82,9 @@ type Service struct {
 	APIKeyEnv   string // name of the environment variable holding the API key
 	Environment string // "test" or "production"
 	Sandbox     string // seed file (relative to Dir) of an embedded sandbox; "" for none
+	// TestDevices are the device ids pushform test-send sends to when given
+	// none (a campaign's own test_devices come first).
+	TestDevices []string
 	Pos         Pos
 }
 
@@ -111,6 +114,9 @@ type Campaign struct {
 	// (the Message fields already hold the result).
 	Disabled    bool
 	RepeatAfter time.Duration
+	// TestDevices are the campaign's test_devices: the default targets of
+	// a test send of its messages, before the service block's.
+	TestDevices []string
 	// Rollout is the campaign's rollout block, the default of its
 	// messages (each rolled out on its own buckets); nil when none.
 	Rollout *Rollout
