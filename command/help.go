@@ -263,7 +263,7 @@ func flagGroup(name string) string {
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"
-	case "user", "device", "topic", "since", "until":
+	case "user", "device", "topic", "since", "until", "variants":
 		return "History options"
 	case "state", "lock-timeout":
 		return "State options"

@@ -178,6 +178,12 @@ type Message struct {
 	// Rollout releases the message in stages (the block's own rollout,
 	// else its campaign's); nil sends every target at once.
 	Rollout *Rollout
+	// Variants are the variant blocks: each target gets exactly one (or
+	// the holdout), by bucket. Empty for a message of one content.
+	Variants []Variant
+	// Holdout is the share of the audience that receives nothing (0..1),
+	// recorded so the brand can compare.
+	Holdout float64
 	// Salt is what the message's targets are hashed with to assign them
 	// to stages (package bucket): salt = "..." when set, else Address, so
 	// a rename keeps its assignments only with the old address as salt.

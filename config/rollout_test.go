@@ -92,3 +92,67 @@ campaign "c" {
 		t.Errorf("FormatPercent: %s %s", FormatPercent(0.005), FormatPercent(0.07))
 	}
 }
+
+// TestVariantDiagnostics: weights, variant content, a holdout's
+// percentage and its audience are checked at validate time.
+func TestVariantDiagnostics(t *testing.T) {
+	for _, tc := range []struct {
+		name, targets, body string
+		summary, detail     string
+	}{
+		{"zero weight", `user_ids = ["u1"]`, "variant \"a\" {\nweight = 0\ntitle = \"t\"\nbody = \"b\"\n}", "Invalid weight", "whole number from 1"},
+		{"fraction", `user_ids = ["u1"]`, "variant \"a\" {\nweight = 1.5\ntitle = \"t\"\nbody = \"b\"\n}", "Invalid weight", "got 1.5"},
+		{"no weight", `user_ids = ["u1"]`, "variant \"a\" {\ntitle = \"t\"\nbody = \"b\"\n}", "Missing required argument", `"weight" is required`},
+		{"no body", `user_ids = ["u1"]`, "variant \"a\" {\nweight = 1\ntitle = \"t\"\n}", "Incomplete variant", `variant "a" needs a title and a body`},
+		{"twice", `user_ids = ["u1"]`, "variant \"a\" {\n weight = 1\n title = \"t\"\n body = \"b\"\n}\nvariant \"a\" {\n weight = 1\n title = \"t\"\n body = \"b\"\n}", "Duplicate variant", `one variant "a"`},
+		{"holdout percent", `user_ids = ["u1"]`, `holdout = "5"` + "\n" + `title = "t"` + "\n" + `body = "b"`, "Invalid holdout", "a percentage is a number followed by %"},
+		{"holdout all", `user_ids = ["u1"]`, `holdout = "100%"` + "\n" + `title = "t"` + "\n" + `body = "b"`, "Invalid holdout", "leaves no audience"},
+		{"holdout topics", `topics = ["news"]`, `holdout = "5%"` + "\n" + `title = "t"` + "\n" + `body = "b"`, "Holdout with no audience", "topics notification has no list"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := svc + "topic \"news\" {}\nnotification \"n\" {\n  " + tc.targets + "\n" + tc.body + "\n}\n"
+			_, diags := load(t, map[string]string{"main.hcl": src}, Options{})
+			found := false
+			for _, d := range diags {
+				if d.Summary == tc.summary && strings.Contains(d.Detail, tc.detail) && d.Subject != nil {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("want %s containing %q; got:%s", tc.summary, tc.detail, describe(diags))
+			}
+		})
+	}
+}
+
+// TestVariantsDecoded: variants take the notification's content where
+// they set none.
+func TestVariantsDecoded(t *testing.T) {
+	src := svc + `
+notification "n" {
+  user_ids = ["u1"]
+  body     = "Shared body"
+  tag      = "t"
+  variant "a" {
+    weight = 3
+    title  = "A"
+  }
+  variant "b" {
+    weight = 1
+    title  = "B"
+    body   = "Own body"
+  }
+  holdout = "2.5%"
+}
+`
+	cfg := mustLoad(t, map[string]string{"main.hcl": src}, Options{})
+	m := cfg.Messages[0]
+	if len(m.Variants) != 2 || m.Holdout != 0.025 {
+		t.Fatalf("variants %+v holdout %v", m.Variants, m.Holdout)
+	}
+	a, b := m.Variants[0], m.Variants[1]
+	if a.Name != "a" || a.Weight != 3 || a.Content.Title != "A" || a.Content.Body != "Shared body" || a.Content.Tag != "t" ||
+		b.Content.Body != "Own body" || b.Weight != 1 {
+		t.Errorf("variants %+v", m.Variants)
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,8 +205,8 @@ func TestRolloutExampleConverges(t *testing.T) {
 		}
 		prev = sent()
 	}
-	if prev != 700 {
-		t.Errorf("the state records %d targets, want 500 + 200", prev)
+	if prev != 1200 {
+		t.Errorf("the state records %d targets, want 500 + 200 + the newsletter's 500 (variants and holdout)", prev)
 	}
 	r := w.mustRun(0, "plan", "--detailed-exitcode", "--now", at(start, 3*time.Hour))
 	if strings.Count(r.stdout, "rollout complete") != 0 || !strings.Contains(r.stdout, "No changes.") {
@@ -216,4 +217,114 @@ func TestRolloutExampleConverges(t *testing.T) {
 	if strings.Count(out, `"Spring sale"`) != 1 {
 		t.Errorf("phone-499 shows the spring sale %d times:\n%s", strings.Count(out, `"Spring sale"`), out)
 	}
+}
+
+// variantBlock is a notification in two variants with a holdout.
+const variantBlock = `
+notification "news" {
+  user_ids = %s
+  tag      = "news"
+  variant "a" {
+    weight = 50
+    title  = "Spring sale"
+    body   = "20%% off"
+  }
+  variant "b" {
+    weight = 50
+    title  = "20%% off everything"
+    body   = "Until Sunday"
+  }
+  holdout = "5%%"
+}
+`
+
+// TestVariantsStableAndExported: two checkouts assign every target the
+// same variant (or the holdout), 1,000 users added move none, and after
+// apply history --variants --json exports exactly that assignment.
+func TestVariantsStableAndExported(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	assign := func(w *workspace) map[string]string {
+		t.Helper()
+		w.mustRun(0, "plan", "--out", "p.plan")
+		b, err := os.ReadFile(filepath.Join(w.dir, "p.plan"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p planner.Plan
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, c := range p.Changes {
+			for _, id := range append(append([]string{}, c.Send...), c.Holdout...) {
+				if prev, dup := out[id]; dup {
+					t.Fatalf("%s in %s and %s", id, prev, c.Address)
+				}
+				out[id] = c.Address
+			}
+		}
+		return out
+	}
+	block := fmt.Sprintf(variantBlock, guardUsers(400))
+	w := newWorkspace(t, sb, block)
+	first := assign(w)
+	if len(first) != 400 {
+		t.Fatalf("%d of 400 assigned", len(first))
+	}
+	if again := assign(newWorkspace(t, sb, block)); !maps.Equal(first, again) {
+		t.Fatal("two checkouts assign differently")
+	}
+	users1400 := fmt.Sprintf(`concat(%s, [for i in range(1000, 1400) : format("g%%04d", i)])`, guardUsers(1000))
+	grown := assign(newWorkspace(t, sb, fmt.Sprintf(variantBlock, users1400)))
+	for id, addr := range first {
+		if grown[id] != addr {
+			t.Fatalf("adding 1,000 users moved %s from %s to %s", id, addr, grown[id])
+		}
+	}
+	w.apply()
+	var x struct {
+		Variants []struct {
+			Name    string `json:"name"`
+			Holdout bool   `json:"holdout"`
+			Targets int    `json:"targets"`
+		} `json:"variants"`
+		Assignments []struct {
+			Target  string `json:"target"`
+			Variant string `json:"variant"`
+			Holdout bool   `json:"holdout"`
+			Outcome string `json:"outcome"`
+		} `json:"assignments"`
+	}
+	out := w.mustRun(0, "history", "notification.news", "--variants", "--json").stdout
+	if err := json.Unmarshal([]byte(out), &x); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(x.Variants) != 3 || len(x.Assignments) != 400 {
+		t.Fatalf("export: %d variants, %d assignments", len(x.Variants), len(x.Assignments))
+	}
+	for _, a := range x.Assignments {
+		want := "notification.news.variant." + a.Variant
+		if a.Holdout {
+			want = "notification.news.holdout"
+		}
+		if first[a.Target] != want || a.Holdout != (a.Outcome == "holdout") || !a.Holdout && a.Outcome != "delivered" {
+			t.Fatalf("%+v, planned %s", a, first[a.Target])
+		}
+	}
+	// Holdout devices show nothing; each other device exactly its variant.
+	shown := 0
+	devs := make([]string, 400)
+	for i := range devs {
+		devs[i] = fmt.Sprintf("gd%04d", i)
+	}
+	for id, d := range sb.devices(devs) {
+		shown += d.Received
+		if first["g"+strings.TrimPrefix(id, "gd")] == "notification.news.holdout" && d.Received != 0 {
+			t.Errorf("held-out %s received %d", id, d.Received)
+		}
+	}
+	if shown != 400-x.Variants[0].Targets {
+		t.Errorf("%d shown, want %d", shown, 400-x.Variants[0].Targets)
+	}
+	w.mustRun(0, "plan", "--detailed-exitcode")
 }

@@ -163,6 +163,11 @@ type Change struct {
 	// Rollout is where a staged rollout stands (see rollout.go); nil
 	// for a message without one.
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
+	// Variant says which variant (or holdout) of which address this is.
+	Variant *VariantInfo `json:"variant,omitempty"`
+	// Holdout lists the held-out targets apply records (outcome holdout),
+	// those not recorded yet.
+	Holdout []string `json:"holdout,omitempty"`
 }
 
 // TargetCounts break an address's targets down by what the plan does.
@@ -194,7 +199,9 @@ type TargetCounts struct {
 	// Staged targets are held for a later rollout stage (or a halted
 	// one); they are counted in no other field.
 	Staged int `json:"staged,omitempty"`
-	Send   int `json:"send"` // targets apply sends to
+	// Holdout counts a holdout's targets not recorded yet.
+	Holdout int `json:"holdout,omitempty"`
+	Send    int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.
@@ -253,7 +260,17 @@ type Summary struct {
 // anything.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready()
+	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.recordsHoldout()
+}
+
+// recordsHoldout reports whether apply records held-out targets.
+func (p *Plan) recordsHoldout() bool {
+	for _, c := range p.Changes {
+		if len(c.Holdout) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // recordsAlready reports whether apply records already-delivered targets

@@ -121,7 +121,8 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	paces := map[string]*Pace{}
 	// In address order: of two addresses sending the same content to a
 	// target, the first sends it.
-	byAddr := slices.Clone(cfg.Messages)
+	expanded, variants, holdouts := expandVariants(cfg.Messages)
+	byAddr := slices.Clone(expanded)
 	slices.SortStableFunc(byAddr, func(a, b *config.Message) int { return strings.Compare(a.Address, b.Address) })
 	var selectedMsgs []*config.Message
 	for _, m := range byAddr {
@@ -142,7 +143,13 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		if st != nil {
 			prior = st.Messages[m.Address]
 		}
-		c := pl.change(m, prior)
+		var c *Change
+		if holdouts[m.Address] {
+			c = holdoutChange(m, prior)
+		} else {
+			c = pl.change(m, prior)
+		}
+		c.Variant = variants[m.Address]
 		pl.notePlanned(c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from

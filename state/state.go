@@ -156,6 +156,10 @@ const (
 	// failed or unknown), Message a failure's message. The plan, caps and
 	// the ledger's delivery checks ignore it: the real send still goes.
 	TestSend Outcome = "test-send"
+	// Holdout records a target of a notification's holdout: it was kept
+	// from the notification on purpose (Reason names the address), so
+	// the brand can compare. Not a delivery.
+	Holdout Outcome = "holdout"
 )
 
 // Target is the last outcome recorded for one target of a message.

@@ -55,6 +55,8 @@ func Symbol(a planner.Action) string {
 		return "⏸"
 	case planner.ActionStage:
 		return "⏳"
+	case planner.ActionHoldout:
+		return "∅"
 	}
 	return " "
 }
@@ -264,8 +266,8 @@ func SummaryLine(p *planner.Plan) string {
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 	writeChangeBody(b, c, pal)
-	for _, line := range rolloutLines(c) {
-		b.WriteString("      " + line + "\n")
+	for _, line := range extraLines(c) {
+		b.WriteString("      " + termtext.Clean(line) + "\n")
 	}
 }
 
@@ -279,7 +281,8 @@ func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 	}
 	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
 	if c.Action == planner.ActionForget || c.Action == planner.ActionExpired || c.Action == planner.ActionCapped ||
-		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled || c.Action == planner.ActionStage {
+		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled || c.Action == planner.ActionStage ||
+		c.Action == planner.ActionHoldout {
 		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 		}
@@ -472,6 +475,12 @@ func headline(c *planner.Change) string {
 		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept"
 	case planner.ActionStage:
 		return fmt.Sprintf(" is held by its rollout: %s not sent now", plural(t.Staged, noun1(noun), noun))
+	case planner.ActionHoldout:
+		share := ""
+		if c.Variant != nil {
+			share = fmt.Sprintf(" (%s of %s)", sharePercent(c.Variant.Share), termtext.Clean(c.Variant.Of))
+		}
+		return fmt.Sprintf(" holds out %s%s: they receive nothing, recorded for comparison (%s to record)", plural(t.Total, noun1(noun), noun), share, Count(t.Holdout))
 	}
 	if t.TagOnly > 0 {
 		return fmt.Sprintf(": nothing to send; %s keep it under the earlier tag", plural(t.TagOnly, noun1(noun), noun))

@@ -76,6 +76,8 @@ type jsonChange struct {
 	// Rollout is where a staged rollout stands: its stages with their
 	// sizes, what was sent, the failure gate and when the next is due.
 	Rollout *planner.RolloutStatus `json:"rollout,omitempty"`
+	// Variant says which variant (or holdout) of which address this is.
+	Variant *planner.VariantInfo `json:"variant,omitempty"`
 }
 
 type jsonRequestRef struct {
@@ -103,7 +105,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 	for _, c := range p.Changes {
 		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
 			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, SendBefore: c.SendBefore,
-			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings, Rollout: c.Rollout})
+			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings, Rollout: c.Rollout, Variant: c.Variant})
 	}
 	for _, r := range p.Renames {
 		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})

@@ -168,8 +168,8 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 // block, ending in a newline; deleted and inserted words are <del> and <ins>.
 func markdownChange(c *planner.Change) string {
 	s := markdownChangeBody(c)
-	for _, line := range rolloutLines(c) {
-		s += "      " + htmlText.Replace(line) + "\n"
+	for _, line := range extraLines(c) {
+		s += "      " + htmlText.Replace(termtext.Clean(line)) + "\n"
 	}
 	return s
 }
@@ -188,7 +188,7 @@ func markdownChangeBody(c *planner.Change) string {
 		return b.String()
 	}
 	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped || c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled ||
-		c.Action == planner.ActionStage {
+		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout {
 		if notes := changeNotes(c); len(notes) > 0 {
 			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
 		}

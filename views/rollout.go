@@ -8,6 +8,21 @@ import (
 	"pushform/planner"
 )
 
+// extraLines are the lines human and markdown plans show under a change
+// after its notes: which variant it is, and its rollout.
+func extraLines(c *planner.Change) []string {
+	var out []string
+	if v := c.Variant; v != nil && v.Name != "" {
+		out = append(out, fmt.Sprintf("variant %q of %s: weight %d, %s of the audience", v.Name, v.Of, v.Weight, sharePercent(v.Share)))
+	}
+	return append(out, rolloutLines(c)...)
+}
+
+// sharePercent writes a share rounded for people: "47.5%".
+func sharePercent(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f*100), "0"), ".") + "%"
+}
+
 // rolloutLines describe a change's staged rollout: where it stands, and a
 // line per stage with its size, what was sent and what this plan sends.
 // Human and markdown plans show them under the change.

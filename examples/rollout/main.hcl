@@ -3,6 +3,8 @@ service {
   sandbox     = "sandbox.hcl"
   environment = "test"
   api_key_env = "PUSHFORM_API_KEY"
+  # pushform test-send ADDR sends to these devices when given none.
+  test_devices = ["phone-000"]
 }
 
 locals {
@@ -38,4 +40,23 @@ campaign "app_update" {
     tag      = "app-update-5"
     salt     = "notification.new_version"
   }
+}
+
+# Two versions of the newsletter, half the customers each, and 5% who get
+# neither: the holdout, recorded so the brand can compare. Each customer gets
+# exactly one; history --variants --json exports who got which.
+notification "newsletter" {
+  user_ids = local.customers
+  tag      = "newsletter"
+  variant "a" {
+    weight = 50
+    title  = "Spring picks"
+    body   = "Our five favourites this week"
+  }
+  variant "b" {
+    weight = 50
+    title  = "Fresh for spring"
+    body   = "Five new arrivals, until Sunday"
+  }
+  holdout = "5%"
 }
