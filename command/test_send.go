@@ -65,9 +65,9 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 		}
 	}()
 	cfg := sess.Config
-	msg := findMessage(cfg, o.address)
-	if msg == nil {
-		return m.fail(fmt.Errorf("test-send: %s is not a notification or badge of the configuration (give the full address, e.g. campaign.NAME.notification.NAME)", o.address))
+	msg, err := testSendMessage(cfg, o.address)
+	if err != nil {
+		return m.fail(err)
 	}
 	devices := o.devices
 	if len(devices) == 0 && len(o.users) == 0 {
@@ -118,12 +118,30 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 	return ExitOK
 }
 
-// findMessage returns the message of cfg at addr, or nil.
-func findMessage(cfg *config.Config, addr string) *config.Message {
+// testSendMessage returns the message test-send sends for addr: a
+// notification or badge of cfg, or one variant of a notification
+// (ADDR.variant.NAME), with that variant's content and address.
+func testSendMessage(cfg *config.Config, addr string) (*config.Message, error) {
+	base, variant, isVariant := strings.Cut(addr, planner.VariantInfix)
 	for _, msg := range cfg.Messages {
-		if msg.Address == addr {
-			return msg
+		switch {
+		case msg.Address == addr && len(msg.Variants) > 0:
+			names := make([]string, len(msg.Variants))
+			for i, v := range msg.Variants {
+				names[i] = msg.Address + planner.VariantInfix + v.Name
+			}
+			return nil, fmt.Errorf("test-send: %s has variants; send one of them: %s", termtext.Clean(addr), termtext.Clean(strings.Join(names, ", ")))
+		case msg.Address == addr:
+			return msg, nil
+		case isVariant && msg.Address == base:
+			for _, v := range msg.Variants {
+				if v.Name == variant {
+					c := *msg
+					c.Address, c.Content, c.Variants = addr, v.Content, nil
+					return &c, nil
+				}
+			}
 		}
 	}
-	return nil
+	return nil, fmt.Errorf("test-send: %s is not a notification or badge of the configuration (give the full address, e.g. campaign.NAME.notification.NAME, or NAME.variant.V for a variant)", termtext.Clean(addr))
 }

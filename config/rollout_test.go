@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +156,25 @@ notification "n" {
 		b.Content.Body != "Own body" || b.Weight != 1 {
 		t.Errorf("variants %+v", m.Variants)
 	}
+}
+
+// FuzzParsePercent: any string is read as a fraction in range or an
+// error, never a panic; what it reads, FormatPercent writes back.
+func FuzzParsePercent(f *testing.F) {
+	for _, s := range []string{"5%", "0.5%", "100%", "0%", "-1%", "1e2%", "NaN%", "Inf%", "%", "5", " 7 %"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParsePercent(s, true)
+		if err != nil {
+			return
+		}
+		if !(v >= 0 && v <= 1) {
+			t.Fatalf("ParsePercent(%q) = %v", s, v)
+		}
+		back, err := ParsePercent(FormatPercent(v), true)
+		if err != nil || math.Abs(back-v) > 1e-9 {
+			t.Fatalf("%q: %v -> %q -> %v, %v", s, v, FormatPercent(v), back, err)
+		}
+	})
 }

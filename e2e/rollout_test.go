@@ -327,4 +327,14 @@ func TestVariantsStableAndExported(t *testing.T) {
 		t.Errorf("%d shown, want %d", shown, 400-x.Variants[0].Targets)
 	}
 	w.mustRun(0, "plan", "--detailed-exitcode")
+	// A test send names one variant.
+	if r := w.run("test-send", "notification.news", "--device", "gd0001"); r.code != 1 || !strings.Contains(r.stderr, "has variants; send one of them: notification.news.variant.a, notification.news.variant.b") {
+		t.Errorf("test-send of a notification with variants: %d %s", r.code, r.stderr)
+	}
+	if r := w.mustRun(0, "test-send", "notification.news.variant.b", "--device", "gd0001"); !strings.Contains(r.stdout, "Test send of notification.news.variant.b") {
+		t.Errorf("test-send of variant b:\n%s", r.stdout)
+	}
+	if d := sb.device("gd0001"); d.Inbox[len(d.Inbox)-1].Title != "20% off everything" {
+		t.Errorf("gd0001 after the test send of variant b: %+v", d.Inbox)
+	}
 }
