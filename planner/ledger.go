@@ -359,11 +359,15 @@ func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 	var out []state.Entry
 	for _, c := range p.Changes {
 		if len(c.Holdout) > 0 {
+			of := ""
+			if c.Variant != nil {
+				of = c.Variant.Of
+			}
 			content := c.Content
 			it := state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind, Fingerprint: c.Fingerprint, Content: &content,
 				Targets: c.Holdout, Outcomes: make([]state.Target, len(c.Holdout))}
 			for i := range it.Outcomes {
-				it.Outcomes[i] = state.Target{Outcome: state.Holdout, Fingerprint: c.Fingerprint, Time: at, Reason: c.Variant.Of}
+				it.Outcomes[i] = state.Target{Outcome: state.Holdout, Fingerprint: c.Fingerprint, Time: at, Reason: of}
 			}
 			out = append(out, state.Entry{Type: state.EntryRecord, Time: at, Items: []state.Item{it}})
 		}

@@ -252,6 +252,9 @@ type Summary struct {
 	Staged        int `json:"staged,omitempty"`
 	StagedTargets int `json:"staged_targets,omitempty"`
 	Halted        int `json:"halted,omitempty"`
+	// HoldoutTargets counts the held-out targets apply records (left out
+	// of JSON when 0).
+	HoldoutTargets int `json:"holdout_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
 }

@@ -873,6 +873,7 @@ func summarize(p *Plan) Summary {
 			s.Staged++
 		}
 		s.StagedTargets += c.Targets.Staged
+		s.HoldoutTargets += c.Targets.Holdout
 		if c.Rollout != nil && c.Rollout.State == RolloutHalted {
 			s.Halted++
 		}

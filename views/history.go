@@ -193,6 +193,12 @@ func outcomeText(d Delivery) string {
 		return "skipped (" + termtext.Clean(d.Reason) + ")"
 	case d.Outcome == state.Failed && d.Message != "":
 		return "failed (" + termtext.Quote(d.Message) + ")"
+	case d.Outcome == state.Holdout:
+		s := "held out (receives nothing"
+		if d.Reason != "" {
+			s += ": holdout of " + termtext.Clean(d.Reason)
+		}
+		return s + ")"
 	case d.Outcome == state.TestSend:
 		// Not a delivery: the service's answer to the test is the reason.
 		s := "test send"

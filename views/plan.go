@@ -261,6 +261,9 @@ func SummaryLine(p *planner.Plan) string {
 	if s.Halted > 0 {
 		line += fmt.Sprintf("; %s halted", plural(s.Halted, "rollout", "rollouts"))
 	}
+	if s.HoldoutTargets > 0 {
+		line += fmt.Sprintf("; %s held out, to record", plural(s.HoldoutTargets, "target", "targets"))
+	}
 	return line + "."
 }
 

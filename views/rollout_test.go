@@ -84,3 +84,41 @@ func TestRolloutViews(t *testing.T) {
 		}
 	}
 }
+
+// TestVariantViews: the variants of a notification are shown side by
+// side with their weight and share, the holdout with what apply records.
+func TestVariantViews(t *testing.T) {
+	m := &config.Message{Address: "notification.spring", Kind: config.KindNotification, Salt: "notification.spring",
+		Targets: config.Targets{Kind: config.TargetUsers, IDs: ids(400, "u")}, Content: config.Content{Tag: "spring"},
+		Variants: []config.Variant{
+			{Name: "a", Weight: 50, Content: config.Content{Title: "Spring sale", Body: "20% off", Tag: "spring"}},
+			{Name: "b", Weight: 50, Content: config.Content{Title: "20% off everything", Body: "Until Sunday", Tag: "spring"}},
+		},
+		Holdout: 0.05}
+	p, err := planner.Make(planner.Input{Config: &config.Config{Service: config.Service{Environment: "test"}, Messages: []*config.Message{m}}}, planner.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var human, md, js bytes.Buffer
+	if err := NewPlanHuman(&human, false).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewPlanMarkdown(&md, 0).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plan-variants.txt", human.Bytes())
+	golden(t, "plan-variants.md", md.Bytes())
+	golden(t, "plan-variants.json", js.Bytes())
+	for _, want := range []string{`variant "a" of notification.spring: weight 50, 47.5% of the audience`, "holds out 21 users",
+		"(5% of notification.spring): they receive nothing", "held out, to record"} {
+		if !strings.Contains(human.String(), want) || !strings.Contains(md.String(), want) {
+			t.Errorf("human or markdown plan lacks %q", want)
+		}
+	}
+	if !strings.Contains(js.String(), `"variant": {`) || !strings.Contains(js.String(), `"action": "holdout"`) {
+		t.Error("JSON plan lacks the variant or the holdout")
+	}
+}
