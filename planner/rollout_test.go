@@ -228,3 +228,23 @@ func TestRolloutAssignmentStable(t *testing.T) {
 		}
 	}
 }
+
+// TestAssignParallel: the walk split over the CPUs assigns exactly what
+// one walk does, and counts the same sizes.
+func TestAssignParallel(t *testing.T) {
+	m := rolloutNote(parallelAssign+1234, &config.Rollout{Stages: []float64{0.01, 0.2, 1}, MaxFailureRate: -1})
+	sg := newStager(m)
+	par := make([]StageStatus, 3)
+	got := sg.assign(m.Targets.IDs, par)
+	seq := make([]StageStatus, 3)
+	want := make([]uint8, len(m.Targets.IDs))
+	sg.assignRange(m.Targets.IDs, want, seq)
+	if !slices.Equal(got, want) || !slices.Equal(par, seq) {
+		t.Fatalf("parallel sizes %+v, one walk %+v", par, seq)
+	}
+	for i, id := range m.Targets.IDs[:1000] {
+		if int(got[i]) != sg.of(id) {
+			t.Fatalf("%s: assigned %d, of says %d", id, got[i], sg.of(id))
+		}
+	}
+}
