@@ -128,6 +128,10 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 	attempted := make([]int, n)
 	last := make([]time.Time, n)
 	reqs := make([][]string, n)
+	// sent counts, per stage, the targets this address sent to: a record
+	// of content already delivered elsewhere (apply records those of
+	// every stage) starts no stage.
+	sent := make([]int, n)
 	var find *state.TargetFinder
 	if prior != nil {
 		find = prior.Finder()
@@ -138,6 +142,10 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 			}
 			s := stageOf[i]
 			rs.Stages[s].Sent++
+			if t.Outcome == state.AlreadyDelivered {
+				continue
+			}
+			sent[s]++
 			if t.Time.After(last[s]) {
 				last[s] = t.Time
 			}
@@ -154,13 +162,15 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 		}
 	}
 	for i := range rs.Stages {
-		if rs.Stages[i].Sent > 0 {
+		if sent[i] > 0 {
 			rs.Current = i
 		}
 	}
+	// The next stage has targets without a record: one whose every target
+	// already had the content is passed over, or it would never start.
 	next := -1
 	for i := rs.Current + 1; i < n; i++ {
-		if rs.Stages[i].Size > 0 {
+		if rs.Stages[i].Size > rs.Stages[i].Sent {
 			next = i
 			break
 		}

@@ -248,3 +248,32 @@ func TestAssignParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestRolloutAlreadyDelivered: targets of later stages that already had
+// the content (apply records them at once) start no stage, and a stage
+// of nothing but those is passed over.
+func TestRolloutAlreadyDelivered(t *testing.T) {
+	r := &config.Rollout{Stages: []float64{0.1, 0.5, 1}, Wait: time.Hour, MaxFailureRate: -1}
+	m := rolloutNote(1000, r)
+	sg := newStager(m)
+	st := state.New("test")
+	fp := Fingerprint(m.Kind, m.Content)
+	sm := &state.Message{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: fp, Content: m.Content, Targets: map[string]*state.Target{}}
+	for _, id := range m.Targets.IDs {
+		if s := sg.of(id); s == 1 || s == 2 && id < "u00100" {
+			// All of stage 2, some of stage 3, already had it elsewhere.
+			sm.SetTarget(id, &state.Target{Outcome: state.AlreadyDelivered, Fingerprint: fp, Time: now, Reason: "notification.other"})
+		}
+	}
+	st.Messages[m.Address] = sm
+	c := mustPlan(t, m, st, Options{Now: now})
+	if c.Rollout.Current != -1 || c.Rollout.Sends != 0 || len(c.Send) != c.Rollout.Stages[0].Size {
+		t.Fatalf("first plan: %+v, send %d", c.Rollout, len(c.Send))
+	}
+	record(st, m, &Plan{Changes: []*Change{c}}, now, delivered)
+	// An hour on, stage 2 is all recorded: stage 3 goes next.
+	c = mustPlan(t, m, st, Options{Now: now.Add(time.Hour)})
+	if c.Rollout.Current != 0 || c.Rollout.Sends != 2 || c.Targets.Staged != 0 || len(c.Send) == 0 {
+		t.Fatalf("second plan: %+v, send %d, targets %+v", c.Rollout, len(c.Send), c.Targets)
+	}
+}
