@@ -932,7 +932,7 @@ func covers(target, addr string) bool {
 func checkAddresses(cfg *config.Config, st *state.State, opts Options) error {
 	known := func(t string) bool {
 		for _, m := range cfg.Messages {
-			if covers(t, m.Address) {
+			if covers(t, m.Address) || variantOf(t, m) {
 				return true
 			}
 		}

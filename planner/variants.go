@@ -29,6 +29,19 @@ type VariantInfo struct {
 	Share float64 `json:"share"`
 }
 
+// variantOf reports whether addr names a variant or the holdout of m.
+func variantOf(addr string, m *config.Message) bool {
+	if m.Holdout > 0 && addr == m.Address+HoldoutSuffix {
+		return true
+	}
+	for _, v := range m.Variants {
+		if addr == m.Address+VariantInfix+v.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // variantSalt is what variants are assigned with: the block's salt, apart
 // from its rollout's buckets, so a stage holds every variant alike.
 func variantSalt(m *config.Message) string { return m.Salt + "/variants" }

@@ -109,3 +109,31 @@ func TestVariantsSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetVariant: --target names one variant (or the holdout).
+func TestTargetVariant(t *testing.T) {
+	m := variantNote(400)
+	for _, tc := range []struct {
+		target string
+		want   []string
+	}{
+		{"notification.spring.variant.b", []string{"notification.spring.variant.b"}},
+		{"notification.spring.holdout", []string{"notification.spring.holdout"}},
+		{"notification.spring", []string{"notification.spring.holdout", "notification.spring.variant.a", "notification.spring.variant.b"}},
+	} {
+		p, err := Make(Input{Config: cfgOf(m)}, Options{Now: now, Targets: []string{tc.target}})
+		if err != nil {
+			t.Fatalf("--target %s: %v", tc.target, err)
+		}
+		var got []string
+		for _, c := range p.Changes {
+			got = append(got, c.Address)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("--target %s plans %v, want %v", tc.target, got, tc.want)
+		}
+	}
+	if _, err := Make(Input{Config: cfgOf(m)}, Options{Now: now, Targets: []string{"notification.spring.variant.c"}}); err == nil {
+		t.Error("--target of a variant that does not exist was accepted")
+	}
+}
