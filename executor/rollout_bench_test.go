@@ -23,8 +23,8 @@ import (
 const benchKey = "k-bench"
 
 // benchService starts a sandbox of a million users (u0000000..) and a
-// client of it.
-func benchService(b *testing.B) *pushapi.Client {
+// client of it; latency delays each request, as a real service would.
+func benchService(b *testing.B, latency time.Duration) *pushapi.Client {
 	b.Helper()
 	seed, diags := sandbox.ParseSeed("seed.hcl", []byte(`
 api_key "k-bench" { environment = "test" }
@@ -37,7 +37,7 @@ user_range "u%07d" {
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
-	base, stop, err := sandbox.New(seed, sandbox.Options{}).Start("127.0.0.1:0")
+	base, stop, err := sandbox.New(seed, sandbox.Options{Latency: latency}).Start("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,8 +84,20 @@ func benchMessage(ids []string) *config.Message {
 
 // BenchmarkRollout1MFirstStage plans a rollout of a million users and
 // applies its first stage: 1%.
-func BenchmarkRollout1MFirstStage(b *testing.B) {
-	c := benchService(b)
+func BenchmarkRollout1MFirstStage(b *testing.B) { benchRollout(b, 0) }
+
+// BenchmarkRollout1MFirstStageLatency50ms is the same against a service
+// that answers in 50 ms, as go run ./bench measures apply.
+func BenchmarkRollout1MFirstStageLatency50ms(b *testing.B) { benchRollout(b, 50*time.Millisecond) }
+
+// BenchmarkPlainSend10k plans and applies a plain send to 10,000 users.
+func BenchmarkPlainSend10k(b *testing.B) { benchPlain(b, 0) }
+
+// BenchmarkPlainSend10kLatency50ms is the same against a 50 ms service.
+func BenchmarkPlainSend10kLatency50ms(b *testing.B) { benchPlain(b, 50*time.Millisecond) }
+
+func benchRollout(b *testing.B, latency time.Duration) {
+	c := benchService(b, latency)
 	m := benchMessage(benchUsers(1_000_000))
 	m.Rollout = &config.Rollout{Stages: []float64{0.01, 0.1, 1}, Wait: time.Hour, MaxFailureRate: 0.02}
 	sent := 0
@@ -98,9 +110,8 @@ func BenchmarkRollout1MFirstStage(b *testing.B) {
 	b.ReportMetric(float64(sent), "targets")
 }
 
-// BenchmarkPlainSend10k plans and applies a plain send to 10,000 users.
-func BenchmarkPlainSend10k(b *testing.B) {
-	c := benchService(b)
+func benchPlain(b *testing.B, latency time.Duration) {
+	c := benchService(b, latency)
 	m := benchMessage(benchUsers(10_000))
 	sent := 0
 	for b.Loop() {
