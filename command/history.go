@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"pushform/backend"
 	"pushform/message"
+	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
 	"pushform/views"
@@ -264,6 +266,13 @@ func (m *Meta) hintTarget(s *state.State, word string) {
 	for msg := range s.LedgerMessages() {
 		if !slices.Contains(addrs, msg.Address) {
 			addrs = append(addrs, msg.Address)
+		}
+	}
+	for _, a := range addrs {
+		if strings.HasPrefix(a, word+planner.VariantInfix) || a == word+planner.HoldoutSuffix {
+			fmt.Fprintf(m.Stderr, "%s has variants: each is recorded under its own address (%s, ...); 'pushform history %s --variants --json' lists who got which.\n",
+				termtext.Clean(word), termtext.Clean(a), quoteArg(word))
+			return
 		}
 	}
 	if addr := suggest(word, addrs); addr != "" {

@@ -327,6 +327,9 @@ func TestVariantsStableAndExported(t *testing.T) {
 		t.Errorf("%d shown, want %d", shown, 400-x.Variants[0].Targets)
 	}
 	w.mustRun(0, "plan", "--detailed-exitcode")
+	if r := w.mustRun(0, "history", "notification.news"); !strings.Contains(r.stderr, "notification.news has variants") {
+		t.Errorf("history of the notification with variants:\n%s%s", r.stdout, r.stderr)
+	}
 	// A test send names one variant.
 	if r := w.run("test-send", "notification.news", "--device", "gd0001"); r.code != 1 || !strings.Contains(r.stderr, "has variants; send one of them: notification.news.variant.a, notification.news.variant.b") {
 		t.Errorf("test-send of a notification with variants: %d %s", r.code, r.stderr)
