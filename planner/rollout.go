@@ -341,7 +341,7 @@ func (rs *RolloutStatus) StageLine() string {
 	n := len(rs.Stages)
 	switch rs.State {
 	case RolloutHalted:
-		return fmt.Sprintf("rollout halted at stage %d of %d (%s): %d of %d attempted failed (%s), over max_failure_rate %s; nothing is sent until the configuration changes or apply --resume",
+		return fmt.Sprintf("rollout halted at stage %d of %d (%s): %d of %d attempted failed (%s), over max_failure_rate %s; nothing more is sent until its content or max_failure_rate changes, or apply --resume ADDR",
 			rs.Current+1, n, rs.Stages[rs.Current].Percent, rs.Failed, rs.Attempted, percent(rs.FailureRate), percent(rs.MaxFailureRate))
 	case RolloutComplete:
 		return fmt.Sprintf("rollout complete: all %d stages sent", n)
