@@ -20,6 +20,7 @@ import (
 	"pushform/backend"
 	"pushform/command"
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/state"
 	"pushform/state/statefile"
 	"pushform/state/statetest"
@@ -268,19 +269,8 @@ func TestMemoryBackendConformance(t *testing.T) {
 // built-ins and runs the quickstart through it: apply sends, a second
 // plan has nothing to do, and the state is in the map, not in a file.
 func TestMemoryBackendEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{"main.hcl", "sandbox.hcl"} {
-		src, err := os.ReadFile(filepath.Join("..", "examples", "quickstart", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "backend.hcl"), []byte("backend \"memory\" {\n  name = \"team\"\n}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.Quickstart(t)
+	testutil.WriteFile(t, dir, "backend.hcl", "backend \"memory\" {\n  name = \"team\"\n}\n")
 	typ := newMemType()
 	reg := backend.Builtins()
 	reg["memory"] = typ

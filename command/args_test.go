@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"pushform/internal/testutil"
 )
 
 func TestNormaliseArgs(t *testing.T) {
@@ -133,7 +135,7 @@ func TestWithEnvArgs(t *testing.T) {
 // flags apply, the command line's own win, and an error says where a flag
 // came from.
 func TestCLIArgsEnv(t *testing.T) {
-	dir := quickstartDir(t)
+	dir := testutil.Quickstart(t)
 	environ := []string{"PUSHFORM_CLI_ARGS=-no-color", "PUSHFORM_CLI_ARGS_plan=-out=env.plan -detailed-exitcode"}
 	code, out, errOut := runIn(t, dir, "", environ, "plan")
 	if code != ExitChanges || !strings.Contains(out, "Saved the plan to env.plan") {

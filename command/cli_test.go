@@ -7,24 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// quickstartDir copies examples/quickstart (an embedded sandbox: no server
-// needed) into a temp dir.
-func quickstartDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, name := range []string{"main.hcl", "sandbox.hcl"} {
-		src, err := os.ReadFile(filepath.Join("..", "examples", "quickstart", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+	"pushform/internal/testutil"
+	"pushform/views"
+)
 
 // TestCommandLineErrors runs every command and subcommand with an unknown
 // flag, a flag without its value, a bad value, -h, and a single-dash long
@@ -67,7 +53,7 @@ func TestCommandLineErrors(t *testing.T) {
 	} {
 		words := strings.Fields(c.cmd)
 		run := func(t *testing.T, args ...string) (int, string, string, string) {
-			dir := quickstartDir(t)
+			dir := testutil.Quickstart(t)
 			code, out, errOut := runIn(t, dir, "", nil, append(slices.Clone(words), args...)...)
 			return code, strings.ReplaceAll(out, dir, "DIR"), strings.ReplaceAll(errOut, dir, "DIR"), dir
 		}
@@ -112,7 +98,7 @@ func TestCommandLineErrors(t *testing.T) {
 		}
 		t.Run(c.cmd+"/help command", func(t *testing.T) {
 			code, out, _, _ := run(t, "-h")
-			dir := quickstartDir(t)
+			dir := testutil.Quickstart(t)
 			hcode, hout, herr := runIn(t, dir, "", nil, append([]string{"help"}, words...)...)
 			if hcode != ExitOK || herr != "" || hout != out || code != ExitOK {
 				t.Errorf("pushform help %s differs from %s -h:\n%s\n---\n%s", c.cmd, c.cmd, hout, out)
@@ -194,7 +180,7 @@ func TestMainHelp(t *testing.T) {
 			}
 		}
 		if args[0] == "--help" {
-			goldenFile(t, "help.txt", []byte(out))
+			testutil.Golden(t, filepath.Join("testdata", "help.txt"), []byte(out))
 		}
 	}
 }
@@ -210,7 +196,7 @@ func TestHelpGolden(t *testing.T) {
 				t.Errorf("%s -h: line longer than %d columns: %q", cmd, helpWidth, line)
 			}
 		}
-		goldenFile(t, "help-"+cmd+".txt", []byte(out))
+		testutil.Golden(t, filepath.Join("testdata", "help-"+cmd+".txt"), []byte(out))
 	}
 }
 
@@ -228,7 +214,7 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	code, out, _ = runIn(t, t.TempDir(), "", nil, "version", "--json")
-	var got buildInfo
+	var got views.BuildInfo
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != ExitOK || got != info {
 		t.Errorf("version --json: exit %d, %v\n%s", code, err, out)
 	}

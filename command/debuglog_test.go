@@ -4,12 +4,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"pushform/internal/testutil"
 )
 
 // PUSHFORM_LOG=debug logs every exchange on stderr, with counts and
 // request ids, never a target id or the key.
 func TestDebugLog(t *testing.T) {
-	dir := quickstartDir(t)
+	dir := testutil.Quickstart(t)
 	code, out, errOut := runIn(t, dir, "", []string{"PUSHFORM_LOG=debug"}, "apply", "--auto-approve")
 	if code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)

@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pushform/internal/testutil"
 )
 
 const unformatted = "notification \"n\" {\n  user_ids = [\"a\"]\n  title = \"t\"\n  body=\"b\"\n}\n"
 const formatted = "notification \"n\" {\n  user_ids = [\"a\"]\n  title    = \"t\"\n  body     = \"b\"\n}\n"
 
 func TestFmtCheck(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"a.hcl": unformatted, "b.hcl": formatted, "sub/c.hcl": unformatted})
+	dir := testutil.WriteFiles(t, map[string]string{"a.hcl": unformatted, "b.hcl": formatted, "sub/c.hcl": unformatted})
 	code, out, errOut := runIn(t, dir, "", nil, "fmt", "--check")
 	if code != ExitFmt || out != "a.hcl\n" {
 		t.Errorf("code %d, stdout %q, stderr %q", code, out, errOut)
@@ -29,7 +31,7 @@ func TestFmtCheck(t *testing.T) {
 }
 
 func TestFmtWrite(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"a.hcl": unformatted, "b.hcl": formatted})
+	dir := testutil.WriteFiles(t, map[string]string{"a.hcl": unformatted, "b.hcl": formatted})
 	if err := os.Chmod(filepath.Join(dir, "a.hcl"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ func TestFmtWrite(t *testing.T) {
 
 func TestFmtDiff(t *testing.T) {
 	long := "locals {\n  a = 1\n  b = 2\n  c = 3\n  d = 4\n  e = 5\n  f = 6\n  g = 7\n  h = 8\n  i = 9\n}\n" + unformatted
-	dir := writeFiles(t, map[string]string{"a.hcl": long})
+	dir := testutil.WriteFiles(t, map[string]string{"a.hcl": long})
 	code, out, _ := runIn(t, dir, "", nil, "fmt", "--diff", "--write=false")
 	want := `a.hcl
 --- old/a.hcl
@@ -100,7 +102,7 @@ func TestUnifiedDiffHunks(t *testing.T) {
 }
 
 func TestFmtRefusesBrokenFiles(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"a.hcl": "notification \"n\" {\n  title = \n}\n", "b.hcl": unformatted})
+	dir := testutil.WriteFiles(t, map[string]string{"a.hcl": "notification \"n\" {\n  title = \n}\n", "b.hcl": unformatted})
 	code, out, errOut := runIn(t, dir, "", nil, "fmt")
 	if code != ExitError {
 		t.Errorf("code %d", code)
@@ -138,7 +140,7 @@ func TestFmtMissingPath(t *testing.T) {
 func TestFmtKeepsRepeatAndEnabled(t *testing.T) {
 	src := "service {\n  environment = \"test\"\n}\ncampaign \"c\" {\n  enabled = false\n  repeat_after=\"7d\"\n  notification \"n\" {\n    user_ids = [\"a\"]\n    title = \"t\"\n    body = \"b\"\n    enabled=true\n    repeat_after = \"1h\"\n  }\n}\n"
 	want := "service {\n  environment = \"test\"\n}\ncampaign \"c\" {\n  enabled      = false\n  repeat_after = \"7d\"\n  notification \"n\" {\n    user_ids     = [\"a\"]\n    title        = \"t\"\n    body         = \"b\"\n    enabled      = true\n    repeat_after = \"1h\"\n  }\n}\n"
-	dir := writeFiles(t, map[string]string{"a.hcl": src})
+	dir := testutil.WriteFiles(t, map[string]string{"a.hcl": src})
 	if code, _, errOut := runIn(t, dir, "", nil, "fmt"); code != ExitOK {
 		t.Fatalf("fmt: code %d, stderr %q", code, errOut)
 	}

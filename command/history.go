@@ -69,10 +69,7 @@ func cmdHistory(ctx context.Context, m *Meta, args []string) int {
 		}
 		return ExitOK
 	}
-	var v views.History = views.NewHistoryHuman(m.Stdout)
-	if o.jsonFlags.enabled() {
-		v = views.NewHistoryJSON(m.Stdout, o.indent)
-	}
+	v := views.NewHistory(o.jsonFlags.format(), m.view(o.indent))
 	if o.address != "" {
 		h := addressHistory(s, o.address, window)
 		if err := v.Address(h); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pushform/backend"
+	"pushform/internal/testutil"
 	"pushform/message"
 	"pushform/planner"
 	"pushform/state"
@@ -90,7 +91,7 @@ func aliceLedger() []state.Entry {
 // entries.
 func ledgerDir(t *testing.T, entries []state.Entry) string {
 	t.Helper()
-	dir := writeFiles(t, map[string]string{"main.hcl": "# history reads only the state\n"})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": "# history reads only the state\n"})
 	be, err := backend.OpenState(context.Background(), backend.StateOptions{ConfigDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestHistoryGolden(t *testing.T) {
 		if strings.HasSuffix(c.golden, ".json") && strings.Count(out, "\n") != 1 {
 			t.Errorf("%v: not one line of JSON:\n%s", c.args, out)
 		}
-		goldenFile(t, c.golden, []byte(out))
+		testutil.Golden(t, filepath.Join("testdata", c.golden), []byte(out))
 	}
 }
 
@@ -255,7 +256,7 @@ func TestHistoryUsageErrors(t *testing.T) {
 
 // TestHistoryNoState: no state at all is an empty ledger, not an error.
 func TestHistoryNoState(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"main.hcl": "\n"})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": "\n"})
 	code, out, errOut := runIn(t, dir, "", nil, "history", "--user", "alice", "--json")
 	if code != ExitOK || errOut != "" || !strings.Contains(out, `"known":false`) || !strings.Contains(out, `"deliveries":[]`) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -289,7 +290,7 @@ func TestHistoryPostgreSQL(t *testing.T) {
 	}
 	be.Close()
 	block := fmt.Sprintf("backend \"pg\" {\n  schema_name = %q\n  state_name  = %q\n}\n", o.Schema, o.StateName)
-	dir := writeFiles(t, map[string]string{"main.hcl": block})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": block})
 	env := []string{"PUSHFORM_PG_CONN_STR=" + o.ConnString}
 	code, out, errOut := runIn(t, dir, "", env, "history", "--user", "alice")
 	if code != ExitOK || errOut != "" {

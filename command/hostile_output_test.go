@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"pushform/internal/testutil"
 	"pushform/message"
 	"pushform/sandbox"
 	"pushform/state"
@@ -107,20 +108,8 @@ badge "b" {
 // repair, recipients, force-unlock, the stale-lock warning and sandbox
 // show. No output may hold a raw control character or bidi control.
 func TestHostileOutputEveryCommand(t *testing.T) {
-	sd, diags := sandbox.ParseSeed("seed.hcl", []byte(hostileSeed))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	base, stop, err := sandbox.New(sd, sandbox.Options{}).Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop() })
-	dir := t.TempDir()
-	svc := fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n", base)
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(svc+hostileCampaign), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	base, _ := testutil.StartSandbox(t, hostileSeed, sandbox.Options{})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": testutil.ServiceAt(base) + hostileCampaign})
 	// Addresses quote their keys: the escapes are part of them.
 	hostileAddr := `notification.hello["k\x1b[2J"]`
 	bidiAddr := `notification.hello["k\u202e2"]`
@@ -198,7 +187,7 @@ func TestHostileOutputEveryCommand(t *testing.T) {
 	// A configuration that does not validate, with control characters in
 	// the lines its diagnostics quote.
 	bad := t.TempDir()
-	os.WriteFile(filepath.Join(bad, "main.hcl"), []byte(svc+"notification \"n\x1b[2J\" {\n  title = \"\x1b]0;owned\x07\u202e\"\n  nope = 1\n}\n# \x1b[31m\u202e\x00\n"), 0o600)
+	os.WriteFile(filepath.Join(bad, "main.hcl"), []byte(testutil.ServiceAt(base)+"notification \"n\x1b[2J\" {\n  title = \"\x1b]0;owned\x07\u202e\"\n  nope = 1\n}\n# \x1b[31m\u202e\x00\n"), 0o600)
 	for _, args := range [][]string{{"validate"}, {"plan"}, {"apply", "--auto-approve"}} {
 		code, stdout, stderr := runCLI(t, bad, Env{}, args...)
 		if code != 1 || !strings.Contains(stderr, "main.hcl") {
@@ -268,7 +257,7 @@ func hostileServer(t *testing.T) (string, *atomic.Value) {
 func TestHostileServerOutput(t *testing.T) {
 	base, mode := hostileServer(t)
 	dir := t.TempDir()
-	svc := fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n", base)
+	svc := testutil.ServiceAt(base)
 	campaign := `
 data "recipients" "all" {}
 notification "n" {

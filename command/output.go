@@ -1,6 +1,10 @@
 package command
 
-import "github.com/spf13/pflag"
+import (
+	"github.com/spf13/pflag"
+
+	"pushform/views"
+)
 
 // jsonFlags are --json and --json-indent of every command that prints
 // data: JSON documents are one compact line (as Terraform's show -json),
@@ -17,3 +21,19 @@ func (f *jsonFlags) bind(fs *pflag.FlagSet, what string) {
 
 // enabled reports whether JSON output was asked for.
 func (f *jsonFlags) enabled() bool { return f.json || f.indent }
+
+// format is the output format the flags ask for.
+func (f *jsonFlags) format() views.Format { return jsonFormat(f.enabled()) }
+
+// jsonFormat is JSON when asJSON is set, human otherwise.
+func jsonFormat(asJSON bool) views.Format {
+	if asJSON {
+		return views.JSON
+	}
+	return views.Human
+}
+
+// view is what the views of this run write with; indent indents JSON.
+func (m *Meta) view(indent bool) *views.View {
+	return &views.View{Stdout: m.Stdout, Stderr: m.Stderr, Color: m.Color(), Terminal: m.StdoutTerminal, Indent: indent}
+}

@@ -60,6 +60,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	if o.out != "" {
+		r.sendAt = m.clock()() // apply may send the saved plan at once
+	}
 	p, err := r.plan(ctx)
 	if cerr := r.sess.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -74,6 +77,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	}
 	if err := m.writePlan(p, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
+	}
+	if note := planClockNote(o.now, r.now, m.clock(), r.sess.State, o.out); note != "" {
+		fmt.Fprintln(m.Stderr, note)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {
 		fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
@@ -107,16 +113,11 @@ func (o *planOptions) applyCommand() string {
 
 // writePlan shows p on stdout in the chosen format.
 func (m *Meta) writePlan(p *planner.Plan, jf jsonFlags, asMarkdown bool) error {
-	var v views.Plan
-	switch {
-	case jf.enabled():
-		v = views.NewPlanJSON(m.Stdout, jf.indent)
-	case asMarkdown:
-		v = views.NewPlanMarkdown(m.Stdout, 0)
-	default:
-		v = views.NewPlanHuman(m.Stdout, m.Color())
+	f := jf.format()
+	if asMarkdown {
+		f = views.Markdown
 	}
-	return v.Plan(p)
+	return views.NewPlan(f, m.view(jf.indent)).Plan(p)
 }
 
 // writePlanFile saves a plan for apply, readable by its owner only: it

@@ -3,12 +3,9 @@ package command
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"strings"
 
 	"pushform/backend"
-	"pushform/termtext"
 	"pushform/views"
 )
 
@@ -63,18 +60,8 @@ func runRecipients(ctx context.Context, o *recipientsOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	if o.enabled() {
-		if err := views.NewRecipientsJSON(m.Stdout, o.indent).Recipients(ids); err != nil {
-			return m.fail(err)
-		}
-		return ExitOK
+	if err := views.NewRecipients(o.format(), m.view(o.indent)).Recipients(ids); err != nil {
+		return m.fail(err)
 	}
-	var b strings.Builder
-	for _, id := range ids {
-		b.WriteString(termtext.Clean(id))
-		b.WriteByte('\n')
-	}
-	fmt.Fprint(m.Stdout, b.String())
-	fmt.Fprintf(m.Stderr, "%s can receive a push right now.\n", plural(len(ids), "user"))
 	return ExitOK
 }

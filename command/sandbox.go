@@ -15,13 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 
 	"pushform/sandbox"
-	"pushform/termtext"
+	"pushform/views"
 )
 
 func runSandbox(ctx context.Context, m *Meta, args []string) int {
@@ -182,12 +181,9 @@ func runSandboxShow(ctx context.Context, m *Meta, args []string) int {
 	if err != nil {
 		return m.Errorf("%s", err)
 	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(v, "", "  ")
-		fmt.Fprintf(m.Stdout, "%s\n", b)
-		return ExitOK
+	if err := views.NewSandboxDevice(jsonFormat(*asJSON), m.view(false)).Device(v); err != nil {
+		return m.fail(err)
 	}
-	writeSandboxDevice(m.Stdout, v)
 	return ExitOK
 }
 
@@ -225,81 +221,4 @@ func fetchSandboxDevice(ctx context.Context, addr, id string) (sandbox.DeviceVie
 		return v, fmt.Errorf("the sandbox at %s gave an unreadable device: %w", base, err)
 	}
 	return v, nil
-}
-
-func writeSandboxDevice(w io.Writer, v sandbox.DeviceView) {
-	var flags []string
-	for _, f := range []struct {
-		on      bool
-		yes, no string
-	}{
-		{on: v.Online, yes: "online", no: "offline"},
-		{on: v.PushToken, yes: "push token", no: "no push token"},
-		{on: v.Permission, yes: "permission granted", no: "permission not granted"},
-	} {
-		if f.on {
-			flags = append(flags, f.yes)
-		} else {
-			flags = append(flags, f.no)
-		}
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	// Ids and texts come from a seed and from what was sent: escaped.
-	fmt.Fprintf(tw, "Device\t%s\n", termtext.Clean(v.DeviceID))
-	if v.UserID != "" {
-		fmt.Fprintf(tw, "User\t%s\n", termtext.Clean(v.UserID))
-	}
-	if v.Environment != "" {
-		fmt.Fprintf(tw, "Environment\t%s\n", termtext.Clean(v.Environment))
-	}
-	if v.ShellVersion != "" {
-		fmt.Fprintf(tw, "Shell version\t%s\n", termtext.Clean(v.ShellVersion))
-	}
-	fmt.Fprintf(tw, "State\t%s\n", strings.Join(flags, ", "))
-	fmt.Fprintf(tw, "Badge\t%d\n", v.Badge)
-	fmt.Fprintf(tw, "Received\t%d\n", v.Received)
-	tw.Flush()
-	writeSandboxEntries(w, "Inbox", v.Inbox)
-	if len(v.Pending) > 0 {
-		writeSandboxEntries(w, "Pending until the device comes online", v.Pending)
-	}
-}
-
-func writeSandboxEntries(w io.Writer, title string, es []sandbox.InboxEntry) {
-	if len(es) == 0 {
-		fmt.Fprintf(w, "\n%s: empty\n", title)
-		return
-	}
-	fmt.Fprintf(w, "\n%s (%d, oldest first):\n", title, len(es))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tTITLE\tBODY\tTAG\tBADGE\tOPEN TO\tREQUEST")
-	dash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return sandboxCell(s)
-	}
-	for i, e := range es {
-		badge := "-"
-		if e.BadgeCount != nil {
-			badge = strconv.FormatInt(*e.BadgeCount, 10)
-		}
-		title := e.Title
-		if title == "" && e.Body == "" {
-			title = "(badge update)"
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, dash(title), dash(e.Body), dash(e.Tag), badge, dash(e.OpenToURL), termtext.Clean(e.RequestID))
-	}
-	tw.Flush()
-}
-
-// sandboxCell shortens s to one line of at most 32 characters for a
-// table, control characters escaped.
-func sandboxCell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > 32 {
-		return termtext.Clean(string(r[:31])) + "…"
-	}
-	return termtext.Clean(s)
 }

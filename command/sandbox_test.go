@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/internal/testutil"
 	"pushform/sandbox"
 )
 
@@ -177,16 +178,7 @@ func TestSandboxCommandErrors(t *testing.T) {
 
 func TestSandboxShowFile(t *testing.T) {
 	dir := t.TempDir()
-	seed, diags := sandbox.ParseSeed("s.hcl", []byte(sandboxCmdSeed))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	s := sandbox.New(seed, sandbox.Options{})
-	base, stop, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base, s := testutil.StartSandbox(t, sandboxCmdSeed, sandbox.Options{})
 	req, _ := http.NewRequest("POST", base+"/push-notifications/send",
 		strings.NewReader(`[{"deviceIds":["kiosk-1"],"title":"Order A-1001 shipped","body":"It arrives Tuesday","openToUrl":"https://shop.example.com/orders/A-1001"}]`))
 	req.Header.Set("x-api-key", "k-test")

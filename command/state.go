@@ -78,14 +78,11 @@ func (m *Meta) stateList(ctx context.Context, args []string) int {
 	if err != nil {
 		return m.Errorf("%v", err)
 	}
-	var v views.State = views.NewStateHuman(m.Stdout, 0)
-	if jf.enabled() {
-		v = views.NewStateJSON(m.Stdout, jf.indent)
-	} else if s == nil {
+	if s == nil && !jf.enabled() {
 		fmt.Fprintf(m.Stderr, "No state at %s.\n", where)
 		return ExitOK
 	}
-	if err := v.List(s); err != nil {
+	if err := views.NewState(jf.format(), m.view(jf.indent), 0).List(s); err != nil {
 		return m.Errorf("%v", err)
 	}
 	return ExitOK
@@ -114,15 +111,11 @@ func (m *Meta) stateShow(ctx context.Context, args []string) int {
 	if msg == nil {
 		return m.Errorf("no address %s in the state; 'pushform state list' lists them", addr)
 	}
-	var v views.State = views.NewStateJSON(m.Stdout, jf.indent)
-	if !jf.enabled() {
-		limit := stateShowLimit
-		if all {
-			limit = 0
-		}
-		v = views.NewStateHuman(m.Stdout, limit)
+	limit := stateShowLimit
+	if all {
+		limit = 0
 	}
-	if err := v.Show(msg); err != nil {
+	if err := views.NewState(jf.format(), m.view(jf.indent), limit).Show(msg); err != nil {
 		return m.Errorf("%v", err)
 	}
 	return ExitOK

@@ -3,12 +3,12 @@ package command
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"pushform/internal/testutil"
 	"pushform/message"
 	"pushform/state"
 	"pushform/state/local"
@@ -70,7 +70,7 @@ func TestStatePrune(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := ledgerDir(t, pruneLedger(now))
-			writeFile(t, dir, "main.hcl", c.config)
+			testutil.WriteFile(t, dir, "main.hcl", c.config)
 			code, out, errOut := runIn(t, dir, "", nil, append([]string{"state", "prune"}, c.args...)...)
 			if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errOut, c.errOut) {
 				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s\nwant %q / %q", code, c.code, out, errOut, c.out, c.errOut)
@@ -92,7 +92,7 @@ func countNoun(n int, one, many string) string {
 
 func TestStatePruneRefusals(t *testing.T) {
 	dir := ledgerDir(t, pruneLedger(time.Now().UTC()))
-	writeFile(t, dir, "main.hcl", pruneService)
+	testutil.WriteFile(t, dir, "main.hcl", pruneService)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -123,7 +123,7 @@ func TestStatePrunePostgreSQL(t *testing.T) {
 	}
 	be.Close()
 	block := fmt.Sprintf("backend \"pg\" {\n  schema_name = %q\n  state_name  = %q\n}\n", o.Schema, o.StateName)
-	dir := writeFiles(t, map[string]string{"main.hcl": pruneService + block})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": pruneService + block})
 	env := []string{"PUSHFORM_PG_CONN_STR=" + o.ConnString}
 	before := now.Add(-10 * 24 * time.Hour).Format(time.DateOnly)
 	code, out, errOut := runIn(t, dir, "", env, "state", "prune", "--before", before)
@@ -139,18 +139,11 @@ func TestStatePrunePostgreSQL(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, dir, name, src string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestStatePruneLocked: prune takes the state lock, and a held lock
 // refuses it, naming the holder.
 func TestStatePruneLocked(t *testing.T) {
 	dir := ledgerDir(t, pruneLedger(time.Now().UTC()))
-	writeFile(t, dir, "main.hcl", pruneService)
+	testutil.WriteFile(t, dir, "main.hcl", pruneService)
 	f := local.NewFile(filepath.Join(dir, "pushform.state"))
 	id, err := f.Lock(context.Background(), state.NewLockInfo("apply"))
 	if err != nil {
@@ -176,7 +169,7 @@ func TestStatePruneLocked(t *testing.T) {
 // PUSHFORM_CLI_ARGS_state_prune add arguments, as for every command.
 func TestHistoryCLIArgsEnv(t *testing.T) {
 	dir := ledgerDir(t, pruneLedger(time.Now().UTC()))
-	writeFile(t, dir, "main.hcl", pruneService)
+	testutil.WriteFile(t, dir, "main.hcl", pruneService)
 	code, out, _ := runIn(t, dir, "", []string{"PUSHFORM_CLI_ARGS_history=--json"}, "history", "--user", "alice")
 	if code != ExitOK || !strings.HasPrefix(out, `{"format_version":"1"`) {
 		t.Errorf("history with PUSHFORM_CLI_ARGS_history: exit %d\n%s", code, out)

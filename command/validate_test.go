@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"pushform/internal/testutil"
 )
 
 // runIn runs the CLI in-process in dir with the given environment.
@@ -31,21 +32,6 @@ func runIn(t *testing.T, dir string, stdin string, environ []string, args ...str
 	}
 	code = Run(context.Background(), args, env)
 	return code, out.String(), errb.String()
-}
-
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, src := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 const validConfig = `service {
@@ -82,7 +68,7 @@ badge "b" {
 `
 
 func TestValidateText(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"main.hcl": validConfig})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": validConfig})
 
 	code, out, errOut := runIn(t, dir, "", nil, "validate", "--var", "who=Ann, Ben")
 	if code != ExitOK || out != "The configuration is valid.\n" {
@@ -103,7 +89,7 @@ func TestValidateText(t *testing.T) {
 }
 
 func TestValidateChdirAndErrors(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"cfg/main.hcl": brokenConfig})
+	dir := testutil.WriteFiles(t, map[string]string{"cfg/main.hcl": brokenConfig})
 	code, out, errOut := runIn(t, dir, "", nil, "--chdir", "cfg", "validate", "--no-color")
 	if code != ExitError || out != "" {
 		t.Fatalf("code %d, stdout %q", code, out)
@@ -122,7 +108,7 @@ func TestValidateChdirAndErrors(t *testing.T) {
 }
 
 func TestValidateJSON(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"main.hcl": brokenConfig})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": brokenConfig})
 	code, out, _ := runIn(t, dir, "", nil, "validate", "--json")
 	if code != ExitError {
 		t.Errorf("code %d", code)
@@ -147,7 +133,7 @@ func TestValidateJSON(t *testing.T) {
 		t.Errorf("diagnostic = %+v", d)
 	}
 
-	dir = writeFiles(t, map[string]string{"main.hcl": validConfig})
+	dir = testutil.WriteFiles(t, map[string]string{"main.hcl": validConfig})
 	code, out, _ = runIn(t, dir, "", nil, "validate", "--json", "--var", "who=x")
 	var raw map[string]any
 	if err := json.Unmarshal([]byte(out), &raw); err != nil || code != ExitOK {

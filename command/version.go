@@ -2,34 +2,23 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"pushform/views"
 )
 
 // Version overrides the version Go records from the module and VCS when set
 // at build time with -ldflags "-X pushform/command.Version=...".
 var Version = "dev"
 
-// buildInfo is what version reports: which pushform this is.
-type buildInfo struct {
-	FormatVersion string `json:"format_version"`
-	Version       string `json:"version"`
-	Commit        string `json:"commit,omitempty"`
-	CommitTime    string `json:"commit_time,omitempty"`
-	Modified      bool   `json:"modified"`
-	GoVersion     string `json:"go_version"`
-	Platform      string `json:"platform"`
-}
-
 // readBuildInfo reads the version Go stamps into the binary: the module
 // version (a tag, a pseudo-version such as v0.0.0-20261122...-ba9e90e1d2c3,
 // or "(devel)") and the vcs.* settings of the checkout it was built in.
-func readBuildInfo() buildInfo {
-	info := buildInfo{FormatVersion: "1", Version: Version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "_" + runtime.GOARCH}
+func readBuildInfo() views.BuildInfo {
+	info := views.BuildInfo{FormatVersion: "1", Version: Version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "_" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return info
@@ -68,23 +57,8 @@ func runVersion(_ context.Context, m *Meta, args []string) int {
 	if fs.NArg() > 0 {
 		return m.usageError("version", errors.New("version takes no arguments"))
 	}
-	info := readBuildInfo()
-	if *asJSON {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
-			return m.fail(err)
-		}
-		return ExitOK
+	if err := views.NewVersion(jsonFormat(*asJSON), m.view(false)).Version(readBuildInfo()); err != nil {
+		return m.fail(err)
 	}
-	fmt.Fprintf(m.Stdout, "pushform %s\n", info.Version)
-	if info.Commit != "" {
-		modified := ""
-		if info.Modified {
-			modified = ", with uncommitted changes"
-		}
-		fmt.Fprintf(m.Stdout, "commit %s (%s%s)\n", info.Commit, info.CommitTime, modified)
-	}
-	fmt.Fprintf(m.Stdout, "%s on %s\n", info.GoVersion, info.Platform)
 	return ExitOK
 }

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,31 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"pushform/internal/testutil"
 	"pushform/sandbox"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// goldenFile compares got with testdata/name, rewriting it with -update.
-func goldenFile(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./command -run %s -update to create it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (go test ./command -update):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // controlChar finds a control character other than newline.
 var controlChar = regexp.MustCompile(`[\x00-\x09\x0b-\x1f\x7f\x{80}-\x{9f}]`)
@@ -48,20 +23,8 @@ var controlChar = regexp.MustCompile(`[\x00-\x09\x0b-\x1f\x7f\x{80}-\x{9f}]`)
 // pointing at it; it returns the directory and an Env for Run.
 func testService(t *testing.T, seed string, opts sandbox.Options, campaign string) (string, func(args ...string) (int, string, string)) {
 	t.Helper()
-	sd, diags := sandbox.ParseSeed("seed.hcl", []byte(seed))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	base, stop, err := sandbox.New(sd, opts).Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop() })
-	dir := t.TempDir()
-	svc := fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n", base)
-	if err := os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(svc+campaign), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	base, _ := testutil.StartSandbox(t, seed, opts)
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": testutil.ServiceAt(base) + campaign})
 	run := func(args ...string) (int, string, string) {
 		return runCLI(t, dir, Env{}, args...)
 	}
@@ -209,7 +172,7 @@ badge "reset" {
 	if code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
 	}
-	goldenFile(t, "plan.json", []byte(normalised(plan)))
+	testutil.Golden(t, filepath.Join("testdata", "plan.json"), []byte(normalised(plan)))
 	if code, show, stderr := run("show", "--json", filepath.Join(dir, "saved.plan")); code != 0 || show != plan {
 		t.Errorf("show --json: exit %d %s\n%s\nwant the plan --json document", code, stderr, show)
 	}
@@ -233,7 +196,7 @@ badge "reset" {
 	if !strings.HasPrefix(lines[len(lines)-1], `{"type":"summary"`) {
 		t.Errorf("last line %s\n%s", lines[len(lines)-1], stderr)
 	}
-	goldenFile(t, "apply.jsonl", []byte(eventOrder(normalised(apply))))
+	testutil.Golden(t, filepath.Join("testdata", "apply.jsonl"), []byte(eventOrder(normalised(apply))))
 }
 
 // TestMarkdownFlags checks plan --markdown and show PLANFILE --markdown
@@ -272,11 +235,11 @@ notification "many" {
   body     = "Many"
 }
 `)
-	code, apply, stderr := run("apply", "--json", "--auto-approve", "--parallelism", "1", "--now=2026-11-22T12:00:00Z")
+	code, apply, stderr := run("apply", "--json", "--auto-approve", "--parallelism", "1")
 	if code != 0 {
 		t.Fatalf("apply: exit %d: %s\n%s", code, stderr, apply)
 	}
-	goldenFile(t, "apply-retry.jsonl", []byte(eventOrder(normalised(apply))))
+	testutil.Golden(t, filepath.Join("testdata", "apply-retry.jsonl"), []byte(eventOrder(normalised(apply))))
 }
 
 // TestApplyProgressBar runs an apply of over a second on a terminal: a bar

@@ -2,27 +2,16 @@ package config
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func benchDir(b *testing.B, files map[string]string) string {
-	b.Helper()
-	dir := b.TempDir()
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return dir
-}
+	"pushform/internal/testutil"
+)
 
 // BenchmarkLoadMillionRecipients: a bare data.recipients reference must
 // not convert the list, so a million ids cost nothing extra.
 func BenchmarkLoadMillionRecipients(b *testing.B) {
-	dir := benchDir(b, map[string]string{"main.hcl": svc + `
+	dir := testutil.WriteFiles(b, map[string]string{"main.hcl": svc + `
 data "recipients" "all" {}
 notification "n" {
   user_ids = data.recipients.all.user_ids
@@ -50,7 +39,7 @@ func BenchmarkLoadCSV10k(b *testing.B) {
 	for i := range 10_000 {
 		fmt.Fprintf(&csv, "A-%d,user-%d\n", i, i)
 	}
-	dir := benchDir(b, map[string]string{"orders.csv": csv.String(), "main.hcl": svc + `
+	dir := testutil.WriteFiles(b, map[string]string{"orders.csv": csv.String(), "main.hcl": svc + `
 notification "shipped" {
   for_each = { for o in csvdecode(file("orders.csv")) : o.order_id => o }
   user_ids = [each.value.user_id]
@@ -77,7 +66,7 @@ func planFlowDir(b *testing.B) (string, map[string][]string) {
 	for i := range 10_000 {
 		fmt.Fprintf(&csv, "A-%d,user-%d\n", i, i)
 	}
-	dir := benchDir(b, map[string]string{"orders.csv": csv.String(), "main.hcl": svc + `
+	dir := testutil.WriteFiles(b, map[string]string{"orders.csv": csv.String(), "main.hcl": svc + `
 data "recipients" "all" {}
 notification "shipped" {
   for_each = { for o in csvdecode(file("orders.csv")) : o.order_id => o }
@@ -141,7 +130,7 @@ func BenchmarkLoadSharedTag10k(b *testing.B) {
 	for i := range 10_000 {
 		fmt.Fprintf(&csv, "A-%d,user-%d\n", i, i/2)
 	}
-	dir := benchDir(b, map[string]string{"orders.csv": csv.String(), "main.hcl": svc + `
+	dir := testutil.WriteFiles(b, map[string]string{"orders.csv": csv.String(), "main.hcl": svc + `
 notification "shipped" {
   for_each = { for o in csvdecode(file("orders.csv")) : o.order_id => o }
   user_ids = [each.value.user_id]

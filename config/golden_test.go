@@ -2,16 +2,14 @@ package config_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"pushform/backend"
 	"pushform/config"
+	"pushform/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // TestGoldenDiagnostics renders the diagnostics of each directory under
 // testdata/golden/ with source snippets and compares with NAME.txt.
@@ -35,19 +33,7 @@ func TestGoldenDiagnostics(t *testing.T) {
 			if err := l.WriteDiagnostics(&buf, diags, 0, false); err != nil {
 				t.Fatal(err)
 			}
-			golden := dir + ".txt"
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("diagnostics differ from %s (run go test -update to accept):\n%s", golden, buf.String())
-			}
+			testutil.Golden(t, dir+".txt", buf.Bytes())
 		})
 	}
 }

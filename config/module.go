@@ -10,6 +10,7 @@ import (
 // evaluated, with names checked for duplicates.
 type module struct {
 	dir       string
+	budget    *budget       // what for expressions may walk, templatefile's included
 	service   *serviceBlock // the first; nil when there is none
 	variables map[string]*variable
 	varNames  []string // in declaration order

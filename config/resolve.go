@@ -27,6 +27,7 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	if recipients == nil {
 		return cfg, nil
 	}
+	l.budget.unlimited()
 	out := *cfg
 	out.Messages = make([]*Message, len(cfg.Messages))
 	replaced := map[*Message]*Message{}

@@ -1,33 +1,20 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"pushform/internal/testutil"
 )
 
-const svc = `service {
-  environment = "test"
-}
-`
+const svc = testutil.ServiceTest
 
 // load writes files into a temporary directory and loads it.
 func load(t *testing.T, files map[string]string, opts Options) (*Config, hcl.Diagnostics) {
 	t.Helper()
-	dir := t.TempDir()
-	for name, src := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return NewLoader().Load(dir, opts)
+	return NewLoader().Load(testutil.WriteFiles(t, files), opts)
 }
 
 func mustLoad(t *testing.T, files map[string]string, opts Options) *Config {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"pushform/internal/testutil"
 	"pushform/state"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // exampleDevice is the part of `pushform sandbox show --json` the test reads.
 type exampleDevice struct {
@@ -70,7 +68,7 @@ func TestExamples(t *testing.T) {
 			}
 			devs := exampleDevices(t, w)
 			checkExampleDevices(t, w.readState(), devs)
-			checkGolden(t, filepath.Join("testdata", "examples", name+".golden"), renderDevices(devs))
+			testutil.Golden(t, filepath.Join("testdata", "examples", name+".golden"), []byte(renderDevices(devs)))
 			r = w.mustRun(0, "plan", "--detailed-exitcode")
 			if !strings.Contains(r.stdout, "No changes.") {
 				t.Fatalf("second plan:\n%s", r.stdout)
@@ -191,24 +189,4 @@ func renderDevices(devs map[string]exampleDevice) string {
 		b.WriteString(strings.Join(lines, ""))
 	}
 	return b.String()
-}
-
-// checkGolden compares got with the golden file at path; -update writes it.
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden file: %v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("devices differ from %s (run with -update if the change is intended):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
 }

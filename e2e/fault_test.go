@@ -255,7 +255,9 @@ notification "` + name + `" {
 		t.Errorf("%d devices show the notification after the retries, want 1,500", n)
 	}
 
-	w.write(campaign("json"), g.base())
+	// A second block beside the first: replacing it would be a rename
+	// with an edit, which apply refuses (issue 21).
+	w.write(campaign("human")+campaign("json"), g.base())
 	refuseFirstTries()
 	r = w.apply("--parallelism", "3", "--json")
 	var retries int
@@ -279,7 +281,7 @@ notification "` + name + `" {
 
 	// --max-attempts 1 sends each request once: the refused ones fail (not
 	// sent) and the next plan retries them.
-	w.write(campaign("once"), g.base())
+	w.write(campaign("human")+campaign("json")+campaign("once"), g.base())
 	refuseFirstTries()
 	r = w.mustRun(1, "apply", "--auto-approve", "--parallelism", "3", "--max-attempts", "1")
 	if strings.Contains(r.stdout, "retrying") || !strings.Contains(r.stdout, "1,000 failed") {

@@ -114,8 +114,10 @@ func TestRolloutCompletes(t *testing.T) {
 	for i := range 4 {
 		now := at(start, time.Duration(i)*31*time.Minute)
 		if i > 0 {
-			// Before the wait has passed, nothing is due.
-			early := at(start, time.Duration(i)*31*time.Minute-2*time.Minute)
+			// Before the wait has passed, nothing is due. apply --now
+			// ahead sends at once and records the real time, so the
+			// wait counts from now, whatever --now the last apply had.
+			early := at(start, 29*time.Minute)
 			if action, rs, _ := rolloutStatus(t, w, "--now", early); action != "stage" || rs.State != planner.RolloutWaiting || rs.NextDue == nil {
 				t.Fatalf("before stage %d: %s %+v", i+1, action, rs)
 			}

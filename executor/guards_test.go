@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/sandbox"
@@ -86,21 +86,16 @@ func maxInWindow(log []sent, w time.Duration) int {
 // returns a client for it.
 func startSandbox(t *testing.T, n int) (*sandbox.Server, *pushapi.Client) {
 	t.Helper()
-	seed, diags := sandbox.ParseSeed("seed.hcl", []byte(fmt.Sprintf(`
+	seed := fmt.Sprintf(`
 api_key "k-test-0123456789" { environment = "test" }
 user_range "u%%04d" {
   count       = %d
   device      = "d%%04d"
   environment = "test"
 }
-`, n)))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	sb := sandbox.New(seed, sandbox.Options{})
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	c, err := pushapi.New(pushapi.Options{BaseURL: srv.URL + "/v1", APIKey: "k-test-0123456789"})
+`, n)
+	base, sb := testutil.StartSandbox(t, seed, sandbox.Options{})
+	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: "k-test-0123456789"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +179,7 @@ func TestPacedSendRate(t *testing.T) {
 // never exceed its rate, whatever the interleaving.
 func TestPacerClaims(t *testing.T) {
 	pace := planner.Pace{Group: "g", Count: 100, Per: time.Second}
-	pc := newPacer(&planner.Plan{Pacing: []planner.Pace{pace}})
+	pc := newPacer(&planner.Plan{Pacing: []planner.Pace{pace}}, nil)
 	var mu sync.Mutex
 	clock := now
 	var log []sent

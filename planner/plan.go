@@ -22,7 +22,9 @@ const FormatVersion = "1"
 // Action is what a plan does to one address.
 type Action string
 
-// Actions, as in DESIGN.md "Desired state and the plan".
+// The actions a plan holds. A new one goes into Actions too: the views
+// are tested against that list (planner and views tests fail until both
+// know it).
 const (
 	ActionCreate  Action = "create"   // address not in state: send to every target
 	ActionSendNew Action = "send-new" // same content, targets added: send to the new ones only
@@ -51,6 +53,13 @@ const (
 	// address keeps its records.
 	ActionDisabled Action = "disabled"
 )
+
+// Actions lists every action, in the order they are declared.
+func Actions() []Action {
+	return []Action{ActionCreate, ActionSendNew, ActionRetry, ActionReplace, ActionResend, ActionUpdate, ActionForget,
+		ActionWait, ActionNoOp, ActionMoved, ActionExpired, ActionCapped, ActionAlreadyDelivered, ActionDisabled,
+		ActionStage, ActionHoldout}
+}
 
 // Plan is the complete, deterministic result of planning.
 type Plan struct {

@@ -63,6 +63,11 @@ type Options struct {
 	// Resume sends the next rollout stage of these addresses (and what
 	// they contain) although their failure gate halted them.
 	Resume []string
+	// SendAt is when apply sends the plan's requests, when that may be
+	// before Now: the real clock, for a plan at a --now ahead that apply
+	// sends at once. Frequency caps count from the earlier of the two, so
+	// a cap holds at the time the notifications really arrive. Zero: Now.
+	SendAt time.Time
 }
 
 // Make computes the plan. It fails when an option names no address. The
@@ -175,7 +180,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		}
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
-	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
+	applyCaps(cfg, st, opts.capTime(), p.Changes, msgs)
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
@@ -213,9 +218,9 @@ type planning struct {
 // preclassified is what classifyAll would return for the targets of the
 // message at addr, made chunk by chunk while they arrived.
 type preclassified struct {
-	addr string
-	cc   *changeContext
-	cl   classified
+	addr       string
+	changeCtx  *changeContext
+	classified classified
 }
 
 // isRecipient is safe for concurrent use: classify calls it from several
@@ -284,7 +289,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		// and neither the plan nor its readers write to it.
 		cl.counts.New, cl.send = len(ids), ids
 	} else if pl.pre != nil && pl.pre.addr == m.Address {
-		cc, cl = pl.pre.cc, pl.pre.cl
+		cc, cl = pl.pre.changeCtx, pl.pre.classified
 	} else {
 		cc = newChangeContext(m, prior, c.Fingerprint, pl.replace[m.Address])
 		cc.lc = lc

@@ -25,17 +25,19 @@ import (
 // whole, which is why only apply --auto-approve streams: a plan shown
 // before asking is made whole first.
 type Stream struct {
-	st     *state.State
-	opts   Options
-	m      *config.Message // the streamed message, its targets unknown
-	index  int             // of its change in the plan
-	tmpl   *Change         // its change, as far as known before its targets
-	prior  *state.Message
-	pl     *planning
-	cc     *changeContext
-	cl     classified // of the ids so far, but for the ids to send:
-	sends  [][]string // the ids to send of each piece of the list, with a prior
-	listed int        // ids added
+	st       *state.State
+	opts     Options
+	m        *config.Message // the streamed message, its targets unknown
+	index    int             // of its change in the plan
+	tmpl     *Change         // its change, as far as known before its targets
+	prior    *state.Message
+	planning *planning
+	// changeCtx and classified hold what classifying the streamed ids
+	// needs and found; nil and empty without a prior or a ledger check.
+	changeCtx  *changeContext
+	classified classified // of the ids so far, but for the ids to send:
+	sends      [][]string // the ids to send of each piece of the list, with a prior
+	listed     int        // ids added
 
 	// The requests being packed, as pack makes them: cur is the request
 	// being filled, with n targets.
@@ -143,11 +145,11 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	}
 
 	s := &Stream{st: st, opts: opts, m: m, prior: prior, changed: make(chan struct{})}
-	s.pl = &planning{opts: opts, replace: toSet(opts.Replace)}
+	s.planning = &planning{opts: opts, replace: toSet(opts.Replace)}
 	// The ledger, and the messages before it sending the same content,
 	// are consulted as Make consults them.
 	if st != nil {
-		s.pl.ledger = newLedgerIndex(st)
+		s.planning.ledger = newLedgerIndex(st)
 	}
 	var sel []*config.Message
 	for _, cm := range cfg.Messages {
@@ -155,7 +157,7 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 			sel = append(sel, cm)
 		}
 	}
-	s.pl.prepareInPlan(sel)
+	s.planning.prepareInPlan(sel)
 	s.tmpl = &Change{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: Fingerprint(m.Kind, m.Content),
 		Content: m.Content, SendAfter: m.SendAfter, SendBefore: m.SendBefore}
 
@@ -179,17 +181,17 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 		if st != nil {
 			pm = st.Messages[cm.Address]
 		}
-		c := s.pl.change(cm, pm)
-		s.pl.notePlanned(c)
+		c := s.planning.change(cm, pm)
+		s.planning.notePlanned(c)
 		before = append(before, c)
 	}
 	// The list is classified as it arrives when the message has state
 	// or the ledger, or a message before it, may hold its content back.
-	if lc := s.pl.check(m, visibleOf(m.Kind, m.Content), prior); prior != nil || lc != nil {
-		s.cc = newChangeContext(m, prior, s.tmpl.Fingerprint, s.pl.replace[m.Address])
-		s.cc.listed = true
-		s.cc.lc = lc
-		s.cc.repeatAfter, s.cc.now = m.RepeatAfter, opts.Now
+	if lc := s.planning.check(m, visibleOf(m.Kind, m.Content), prior); prior != nil || lc != nil {
+		s.changeCtx = newChangeContext(m, prior, s.tmpl.Fingerprint, s.planning.replace[m.Address])
+		s.changeCtx.listed = true
+		s.changeCtx.lc = lc
+		s.changeCtx.repeatAfter, s.changeCtx.now = m.RepeatAfter, opts.Now
 	}
 	for i, c := range before {
 		s.pack(c, i, c.Send)
@@ -224,15 +226,15 @@ func (s *Stream) Add(ids []string) {
 	}
 	s.listed += len(ids)
 	send := ids
-	if s.cc != nil {
-		cl := s.pl.classify(ids, s.cc)
+	if s.changeCtx != nil {
+		cl := s.planning.classify(ids, s.changeCtx)
 		send = cl.send
 		// The pieces are joined once the list is whole, into a list of
 		// exact size: appended piece by piece it would be copied as it
 		// grows, beside the pieces the requests hold.
 		s.sends = append(s.sends, cl.send)
 		cl.send = nil
-		s.cl.merge(cl, len(s.cc.earlier))
+		s.classified.merge(cl, len(s.changeCtx.earlier))
 	}
 	s.pack(s.tmpl, s.index, send)
 }
@@ -314,9 +316,9 @@ func (s *Stream) finish(cfg *config.Config, recipients *state.Snapshot) (*Plan, 
 		return nil, fmt.Errorf("planning while the recipients arrived: %s has %d targets once resolved, %d arrived", s.m.Address, lenIDs(m), s.listed)
 	}
 	var pre *preclassified
-	if s.cc != nil {
-		s.cl.send, s.sends = slices.Concat(s.sends...), nil
-		pre = &preclassified{addr: m.Address, cc: s.cc, cl: s.cl}
+	if s.changeCtx != nil {
+		s.classified.send, s.sends = slices.Concat(s.sends...), nil
+		pre = &preclassified{addr: m.Address, changeCtx: s.changeCtx, classified: s.classified}
 	}
 	p, err := makePlan(Input{Config: cfg, State: s.st, Recipients: recipients, Refreshed: true}, s.opts, pre)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package sandbox is a faithful local implementation of the Push
-// Notification Service (../shared/spec/push-service-v1.md): the embedded
+// Notification Service, API v1: the embedded
 // default of `service { sandbox = "..." }`, the target of `pushform
 // sandbox`, and the test double of the client and of apply.
 //
@@ -16,8 +16,8 @@
 //
 // # Where the spec says "not shown"
 //
-// The sandbox picks one answer (DESIGN.md, "The sandbox" and "Sandbox
-// semantics the spec leaves open"):
+// The sandbox picks one answer (the README's "Where the spec is silent"
+// lists the others its flags switch to):
 //   - The outcome field is "status"; unreachableSince is RFC 3339 in UTC.
 //   - 200 and 207 have the same body {"results":[...]}: one entry per userId
 //     and per deviceId, one per topics object echoing its array, in request

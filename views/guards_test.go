@@ -3,12 +3,14 @@ package views
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"pushform/config"
 	"pushform/executor"
+	"pushform/internal/testutil"
 	"pushform/planner"
 	"pushform/state"
 )
@@ -117,9 +119,9 @@ func TestGuardsGolden(t *testing.T) {
 	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plan-guards.txt", human.Bytes())
-	golden(t, "plan-guards.md", md.Bytes())
-	golden(t, "plan-guards.json", js.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-guards.txt"), human.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-guards.md"), md.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-guards.json"), js.Bytes())
 
 	// Every view shows every new action, the rename and its moved block.
 	block := "moved {\n  from = notification.tips\n  to   = notification.tips_v2\n}\n"

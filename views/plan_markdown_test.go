@@ -3,10 +3,12 @@ package views
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/planner"
 )
 
@@ -53,7 +55,7 @@ func TestMarkdownGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			golden(t, tt.name, []byte(markdown(t, tt.plan, tt.limit)))
+			testutil.Golden(t, filepath.Join("testdata", tt.name), []byte(markdown(t, tt.plan, tt.limit)))
 		})
 	}
 }

@@ -2,9 +2,7 @@ package views
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,33 +10,12 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/planner"
 	"pushform/state"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./views -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file (go test ./views -update):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func ids(n int, prefix string) []string {
 	out := make([]string, n)
@@ -123,9 +100,9 @@ func TestPlanGolden(t *testing.T) {
 	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plan.txt", human.Bytes())
-	golden(t, "plan.color.txt", colored.Bytes())
-	golden(t, "plan.json", js.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan.txt"), human.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan.color.txt"), colored.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan.json"), js.Bytes())
 	if strings.Contains(human.String(), "\x1b[") {
 		t.Error("plain output has escape sequences")
 	}
@@ -140,7 +117,7 @@ func TestNoChangesGolden(t *testing.T) {
 	if err := NewPlanHuman(&b, false).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plan-empty.txt", b.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-empty.txt"), b.Bytes())
 }
 
 func TestWordDiff(t *testing.T) {
@@ -196,8 +173,8 @@ func TestNumbersGolden(t *testing.T) {
 	if err := NewPlanMarkdown(&md, 0).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plan-large.txt", human.Bytes())
-	golden(t, "plan-large.md", md.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-large.txt"), human.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-large.md"), md.Bytes())
 	bare := regexp.MustCompile(`[0-9]{4}`)
 	for name, out := range map[string]string{"human": human.String(), "markdown": md.String()} {
 		if loc := bare.FindStringIndex(out); loc != nil {

@@ -2,11 +2,13 @@ package views
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"pushform/config"
+	"pushform/internal/testutil"
 	"pushform/planner"
 	"pushform/state"
 )
@@ -63,9 +65,9 @@ func TestRolloutViews(t *testing.T) {
 	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plan-rollout.txt", human.Bytes())
-	golden(t, "plan-rollout.md", md.Bytes())
-	golden(t, "plan-rollout.json", js.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-rollout.txt"), human.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-rollout.md"), md.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-rollout.json"), js.Bytes())
 	for _, want := range []string{
 		"rollout halted at stage 1 of 3 (10%)", "over max_failure_rate 2%", "req-0a1b2c",
 		"stage 2 due 2026-11-22T12:30:00Z", "rollout sends stage 1 of 3 (10%)", "held for later rollout stages",
@@ -109,9 +111,9 @@ func TestVariantViews(t *testing.T) {
 	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plan-variants.txt", human.Bytes())
-	golden(t, "plan-variants.md", md.Bytes())
-	golden(t, "plan-variants.json", js.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-variants.txt"), human.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-variants.md"), md.Bytes())
+	testutil.Golden(t, filepath.Join("testdata", "plan-variants.json"), js.Bytes())
 	for _, want := range []string{`variant "a" of notification.spring: weight 50, 47.5% of the audience`, "holds out 21 users",
 		"(5% of notification.spring): they receive nothing", "held out, to record"} {
 		if !strings.Contains(human.String(), want) || !strings.Contains(md.String(), want) {

@@ -234,27 +234,3 @@ func (v *StateJSON) Show(msg *state.Message) error {
 		*state.Message
 	}{planner.FormatVersion, msg}, v.indent)
 }
-
-// RecipientsJSON shows a recipients list as JSON:
-// {"format_version","count","user_ids":[...]}.
-type RecipientsJSON struct {
-	w      io.Writer
-	indent bool
-}
-
-// NewRecipientsJSON returns a JSON recipients view writing to w.
-func NewRecipientsJSON(w io.Writer, indent bool) *RecipientsJSON {
-	return &RecipientsJSON{w: w, indent: indent}
-}
-
-// Recipients writes the list; ids are written exactly as the service sent them.
-func (v *RecipientsJSON) Recipients(ids []string) error {
-	if ids == nil {
-		ids = []string{}
-	}
-	return writeJSON(v.w, struct {
-		FormatVersion string   `json:"format_version"`
-		Count         int      `json:"count"`
-		UserIDs       []string `json:"user_ids"`
-	}{planner.FormatVersion, len(ids), ids}, v.indent)
-}

@@ -1,0 +1,446 @@
+package statefile
+
+// The binary snapshot body of formats 2 to 5: per message a string
+// table, the distinct outcome records and runs of them over the sorted ids.
+
+import (
+	"bytes"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"pushform/message"
+	"pushform/state"
+)
+
+// Outcome codes; outcomeOther is followed by the outcome as a string.
+const (
+	outcomeDelivered byte = iota
+	outcomeSkipped
+	outcomeFailed
+	outcomeUnknown
+	outcomeNone // the empty outcome
+	outcomeOther
+)
+
+// recordKey identifies a distinct outcome record (Target holds a pointer).
+type recordKey struct {
+	t        state.Target
+	hasSince bool
+	since    time.Time
+}
+
+func keyOf(t state.Target) recordKey {
+	k := recordKey{t: t}
+	if t.UnreachableSince != nil {
+		k.hasSince, k.since = true, *t.UnreachableSince
+		k.t.UnreachableSince = nil
+	}
+	return k
+}
+
+// outcomes encodes targets[i] for i in order as a string table, the
+// distinct records and runs of record indexes. It returns the distinct
+// records. Targets that share one record (the same pointer) are one run
+// without comparing the records.
+func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Target {
+	return e.outcomeSeq(func(yield func(*state.Target) bool) {
+		for i := range n {
+			if !yield(target(i)) {
+				return
+			}
+		}
+	})
+}
+
+// outcomeSeq is outcomes for the targets of seq, in order.
+func (e *encoder) outcomeSeq(seq iter.Seq[*state.Target]) []state.Target {
+	strs := map[string]uint64{"": 0}
+	var strList []string
+	idx := func(s string) uint64 {
+		i, ok := strs[s]
+		if !ok {
+			i = uint64(len(strs))
+			strs[s] = i
+			strList = append(strList, s)
+		}
+		return i
+	}
+	recs := map[recordKey]uint64{}
+	var recList []state.Target
+	type run struct{ rec, n uint64 }
+	var runs []run
+	var prev state.Target
+	var prevPtr *state.Target
+	var prevRec uint64
+	i := -1
+	for p := range seq {
+		i++
+		if i > 0 && p == prevPtr {
+			runs[len(runs)-1].n++
+			continue
+		}
+		prevPtr = p
+		t := *p
+		rec := prevRec
+		if i == 0 || t != prev {
+			k := keyOf(t)
+			var ok bool
+			if rec, ok = recs[k]; !ok {
+				rec = uint64(len(recList))
+				recs[k] = rec
+				recList = append(recList, t)
+				idx(t.Fingerprint)
+				idx(t.RequestID)
+				idx(t.Reason)
+				idx(t.Message)
+				if outcomeCode(t.Outcome) == outcomeOther {
+					idx(string(t.Outcome))
+				}
+			}
+			prev, prevRec = t, rec
+		}
+		if len(runs) > 0 && runs[len(runs)-1].rec == rec {
+			runs[len(runs)-1].n++
+		} else {
+			runs = append(runs, run{rec, 1})
+		}
+	}
+	e.uvarint(uint64(len(strList)))
+	for _, s := range strList {
+		e.str(s)
+	}
+	e.uvarint(uint64(len(recList)))
+	for _, t := range recList {
+		c := outcomeCode(t.Outcome)
+		e.b = append(e.b, c)
+		if c == outcomeOther {
+			e.uvarint(strs[string(t.Outcome)])
+		}
+		e.uvarint(strs[t.Fingerprint])
+		e.uvarint(strs[t.RequestID])
+		e.time(t.Time)
+		e.varint(int64(t.DeviceCount))
+		e.uvarint(strs[t.Reason])
+		e.uvarint(strs[t.Message])
+		e.boolean(t.UnreachableSince != nil)
+		if t.UnreachableSince != nil {
+			e.time(*t.UnreachableSince)
+		}
+		if e.snapshot >= 3 {
+			e.uvarint(uint64(max(t.Unanswered, 0)))
+		}
+	}
+	e.uvarint(uint64(len(runs)))
+	for _, r := range runs {
+		e.uvarint(r.rec)
+		e.uvarint(r.n)
+	}
+	return recList
+}
+
+func outcomeCode(o state.Outcome) byte {
+	switch o {
+	case state.Delivered:
+		return outcomeDelivered
+	case state.Skipped:
+		return outcomeSkipped
+	case state.Failed:
+		return outcomeFailed
+	case state.Unknown:
+		return outcomeUnknown
+	case "":
+		return outcomeNone
+	}
+	return outcomeOther
+}
+
+func (e *encoder) stateBody(s *state.State) {
+	if s.Recipients == nil {
+		e.b = append(e.b, 0)
+	} else {
+		e.b = append(e.b, 1)
+		e.time(s.Recipients.FetchedAt)
+		e.boolean(s.Recipients.UserIDs != nil)
+		e.ids(s.Recipients.UserIDs)
+	}
+	addrs := s.Addresses()
+	e.uvarint(uint64(len(addrs)))
+	for _, a := range addrs {
+		m := s.Messages[a]
+		e.str(a)
+		if m == nil {
+			m = &state.Message{}
+		}
+		e.str(string(m.Kind))
+		e.str(string(m.TargetKind))
+		e.str(m.Fingerprint)
+		e.content(m.Content)
+		// A compact message yields its targets in order, without
+		// gathering them into one list.
+		n, all := m.TargetCount(), m.AllTargets()
+		if !m.Compact() {
+			ids, targets := m.SortedTargets()
+			all = func(yield func(string, *state.Target) bool) {
+				for i, id := range ids {
+					if !yield(id, targets[i]) {
+						return
+					}
+				}
+			}
+		}
+		e.idSeq(n, func(yield func(string) bool) {
+			for id := range all {
+				if !yield(id) {
+					return
+				}
+			}
+		})
+		recs := e.outcomeSeq(func(yield func(*state.Target) bool) {
+			for _, t := range all {
+				if !yield(t) {
+					return
+				}
+			}
+		})
+		if e.snapshot >= 3 {
+			e.earlierTags(m, recs)
+		}
+	}
+	if e.snapshot >= 5 {
+		e.ledger(s)
+	}
+}
+
+// earlierTags writes the tags of the earlier fingerprints some record still
+// holds, sorted; the others no target needs.
+func (e *encoder) earlierTags(m *state.Message, recs []state.Target) {
+	tags := m.EarlierTags
+	var fps []string
+	for _, r := range recs {
+		if _, ok := tags[r.Fingerprint]; ok && r.Fingerprint != m.Fingerprint && !slices.Contains(fps, r.Fingerprint) {
+			fps = append(fps, r.Fingerprint)
+		}
+	}
+	slices.Sort(fps)
+	e.uvarint(uint64(len(fps)))
+	for _, fp := range fps {
+		e.str(fp)
+		e.str(tags[fp])
+	}
+}
+
+// outcomes decodes what encoder.outcomes wrote for n targets, calling set
+// for each target in order.
+func (d *decoder) outcomes(n int, set func(i int, t *state.Target)) {
+	strs := []string{""}
+	for range d.count(1) {
+		strs = append(strs, d.str())
+	}
+	str := func() string {
+		i := d.uvarint()
+		if i >= uint64(len(strs)) {
+			d.fail("string index out of range")
+			return ""
+		}
+		return strs[i]
+	}
+	recs := make([]state.Target, d.count(8))
+	for i := range recs {
+		var t state.Target
+		switch c := d.byte(); c {
+		case outcomeDelivered:
+			t.Outcome = state.Delivered
+		case outcomeSkipped:
+			t.Outcome = state.Skipped
+		case outcomeFailed:
+			t.Outcome = state.Failed
+		case outcomeUnknown:
+			t.Outcome = state.Unknown
+		case outcomeNone:
+		case outcomeOther:
+			t.Outcome = state.Outcome(str())
+		default:
+			d.fail("bad outcome code")
+		}
+		t.Fingerprint = str()
+		t.RequestID = str()
+		t.Time = d.time()
+		t.DeviceCount = d.int()
+		t.Reason = str()
+		t.Message = str()
+		if d.boolean() {
+			u := d.time()
+			t.UnreachableSince = &u
+		}
+		if d.snapshot >= 3 {
+			n := d.uvarint()
+			if n > math.MaxInt32 {
+				d.fail("unanswered count out of range")
+			}
+			t.Unanswered = int(n)
+		}
+		recs[i] = t
+	}
+	i := 0
+	for range d.count(2) {
+		rec, k := d.uvarint(), d.uvarint()
+		if d.err != nil {
+			return
+		}
+		if rec >= uint64(len(recs)) || k == 0 || k > uint64(n-i) {
+			d.fail("bad outcome run")
+			return
+		}
+		t := &recs[rec]
+		for range int(k) {
+			set(i, t)
+			i++
+		}
+	}
+	if d.err == nil && i != n {
+		d.fail("outcome runs do not cover every target")
+	}
+}
+
+func (d *decoder) stateBody(s *state.State) {
+	// The recipients list as encoded: a message sent to exactly that list
+	// (the usual campaign) shares its decoded ids.
+	var recipients []byte
+	switch d.byte() {
+	case 0:
+	case 1:
+		snap := &state.Snapshot{FetchedAt: d.time()}
+		isSet := d.boolean()
+		start := d.off
+		snap.UserIDs = d.ids()
+		recipients = d.b[start:d.off]
+		if isSet && snap.UserIDs == nil {
+			snap.UserIDs = []string{}
+		}
+		s.Recipients = snap
+	default:
+		d.fail("bad recipients flag")
+	}
+	n := d.count(1)
+	s.Messages = make(map[string]*state.Message, n)
+	for range n {
+		m := &state.Message{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str(), Content: d.content()}
+		var ids []string
+		if d.compact && len(recipients) > 1 && bytes.HasPrefix(d.b[d.off:], recipients) {
+			ids = s.Recipients.UserIDs
+			d.off += len(recipients)
+		} else {
+			ids = d.ids()
+		}
+		if d.err != nil {
+			return
+		}
+		if _, dup := s.Messages[m.Address]; dup {
+			d.fail("address " + strconv.Quote(m.Address) + " repeated")
+			return
+		}
+		if d.compact {
+			d.compactTargets(m, ids)
+		} else {
+			m.Targets = make(map[string]*state.Target, len(ids))
+			// Targets with equal records share one: a million delivered
+			// targets of a few requests cost a pointer each.
+			d.outcomes(len(ids), func(i int, t *state.Target) { m.Targets[ids[i]] = t })
+			if d.err == nil && len(m.Targets) != len(ids) {
+				d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
+			}
+		}
+		if d.snapshot >= 3 {
+			d.earlierTags(m)
+		}
+		s.Messages[m.Address] = m
+	}
+	if d.snapshot >= 5 {
+		d.ledger(s, recipients)
+	}
+}
+
+// idList is one list of the ledger's table of target ids, decoded once
+// however many entries hold it.
+type idList struct {
+	once sync.Once
+	raw  []byte
+	ids  []string
+	err  error
+}
+
+// get decodes the list: the recipients' ids when it is their very
+// encoding (recipients), else a list of its own.
+func (l *idList) get(recipients []byte, recipientIDs []string) ([]string, error) {
+	l.once.Do(func() {
+		if len(recipients) > 1 && bytes.Equal(l.raw, recipients) {
+			l.ids = recipientIDs
+			return
+		}
+		d := decoder{b: l.raw}
+		l.ids = d.ids()
+		if d.err == nil && d.off != len(d.b) {
+			d.fail("unexpected data after the ids")
+		}
+		l.err = d.err
+	})
+	return l.ids, l.err
+}
+
+// compactTargets reads the records of ids into a sorted table. Encode
+// writes ids sorted; a file that does not is sorted here.
+func (d *decoder) compactTargets(m *state.Message, ids []string) {
+	sorted := true
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		m.SetSortedTargetsFunc(ids, func(set func(int, *state.Target)) { d.outcomes(len(ids), set) })
+		return
+	}
+	recs := make([]*state.Target, len(ids))
+	d.outcomes(len(ids), func(i int, t *state.Target) { recs[i] = t })
+	if d.err != nil {
+		return
+	}
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	sids, srecs := make([]string, len(ids)), make([]*state.Target, len(ids))
+	for i, o := range order {
+		sids[i], srecs[i] = ids[o], recs[o]
+		if i > 0 && sids[i] == sids[i-1] {
+			d.fail("target ids of " + strconv.Quote(m.Address) + " repeated")
+			return
+		}
+	}
+	m.SetSortedTargets(sids, srecs)
+}
+
+func (d *decoder) earlierTags(m *state.Message) {
+	n := d.count(2)
+	for range n {
+		fp, tag := d.str(), d.str()
+		if d.err != nil {
+			return
+		}
+		if m.EarlierTags == nil {
+			m.EarlierTags = make(map[string]string, n)
+		}
+		if _, dup := m.EarlierTags[fp]; dup || fp == m.Fingerprint {
+			d.fail("earlier tag of " + strconv.Quote(m.Address) + " repeated")
+			return
+		}
+		m.EarlierTags[fp] = tag
+	}
+}

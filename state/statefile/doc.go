@@ -1,0 +1,34 @@
+// Package statefile holds every byte format of the state, for the file
+// backend and PostgreSQL alike, one file per format:
+//
+//   - snapshot.go: the snapshot frame of formats 2 to 5 and reading any
+//     snapshot; snapshot_v1.go: format 1, plain JSON
+//   - body.go: the binary snapshot body; ledger.go: format 5's ledger
+//   - journal.go: journal lines of formats 1 and 2; entry.go: the binary
+//     entry encoding of format 2
+//   - varint.go: the primitives all binary encodings are made of
+//
+// Snapshot, format 5: one JSON header line ({"version":5,"lineage":...}),
+// a binary body, the CRC-32C of the header line and the body (4 bytes,
+// little endian) and snapshotTrailer. The body is columnar per message so
+// a million targets cost a few bytes each: a string table (fingerprints,
+// request ids, reasons, messages), the distinct outcome records, the
+// target ids sorted and front-coded, and runs of (record, count) over
+// those ids. Format 5 adds the ledger after the messages (see
+// encoder.ledger): entries shaped like messages, each with the time it
+// was forgotten, the fingerprints its records hold and its targets as a
+// section of known length that a reader decodes only when asked (so a
+// plan never decodes a forgotten campaign it does not need). Format 4 is
+// format 3 with the header under the checksum, so
+// an edited serial or lineage is refused; format 3 added to format 2 each
+// record's unanswered count and each message's earlier tags. Formats 3, 2
+// and 1 (one plain JSON object) are still read; the next write migrates
+// them.
+//
+// Journal: checksummed lines. The first is a JSON header naming the
+// snapshot the journal extends and its format; entries follow, as JSON in
+// format 1 and, in format 2, as the binary entry encoding with '\n' and
+// '\\' escaped, so a line is still a line. A move entry (type 4) adds
+// each item's new address after the item; journals without moves read as
+// before.
+package statefile

@@ -1,0 +1,125 @@
+package statefile
+
+// The binary encoding of one journal entry (journal format 2).
+
+import (
+	"pushform/message"
+	"pushform/state"
+)
+
+// AppendEntry appends the binary encoding of e to dst: the payload of a
+// format-2 journal line before its escaping, for backends that store each
+// entry as a record of its own.
+func AppendEntry(dst []byte, e state.Entry) []byte {
+	enc := encoder{b: dst}
+	enc.entry(e)
+	return enc.b
+}
+
+// DecodeEntry decodes one entry that AppendEntry encoded.
+func DecodeEntry(b []byte) (state.Entry, error) {
+	d := decoder{b: b}
+	e := d.entry()
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("unexpected data after the entry")
+	}
+	return e, d.err
+}
+
+func (e *encoder) entry(en state.Entry) {
+	switch en.Type {
+	case state.EntryIntent:
+		e.b = append(e.b, 0)
+	case state.EntryOutcome:
+		e.b = append(e.b, 1)
+	case state.EntryForget:
+		e.b = append(e.b, 2)
+	case state.EntrySnapshot:
+		e.b = append(e.b, 3)
+	case state.EntryMove:
+		e.b = append(e.b, 4)
+	case state.EntryRecord:
+		e.b = append(e.b, 5)
+	default:
+		e.b = append(e.b, 0xff)
+		e.str(string(en.Type))
+	}
+	e.varint(en.Batch)
+	e.time(en.Time)
+	e.str(en.RequestID)
+	e.varint(int64(en.Status))
+	e.uvarint(uint64(len(en.Items)))
+	for _, it := range en.Items {
+		e.str(it.Address)
+		e.str(string(it.Kind))
+		e.str(string(it.TargetKind))
+		e.str(it.Fingerprint)
+		e.boolean(it.Content != nil)
+		if it.Content != nil {
+			e.content(*it.Content)
+		}
+		e.ids(it.Targets)
+		e.uvarint(uint64(len(it.Outcomes)))
+		if len(it.Outcomes) > 0 {
+			e.outcomes(len(it.Outcomes), func(i int) *state.Target { return &it.Outcomes[i] })
+		}
+		if en.Type == state.EntryMove {
+			e.str(it.To)
+		}
+	}
+}
+
+func (d *decoder) entry() state.Entry {
+	var e state.Entry
+	switch c := d.byte(); c {
+	case 0:
+		e.Type = state.EntryIntent
+	case 1:
+		e.Type = state.EntryOutcome
+	case 2:
+		e.Type = state.EntryForget
+	case 3:
+		e.Type = state.EntrySnapshot
+	case 4:
+		e.Type = state.EntryMove
+	case 5:
+		e.Type = state.EntryRecord
+	case 0xff:
+		e.Type = state.EntryType(d.str())
+	default:
+		d.fail("bad entry type")
+	}
+	e.Batch = d.varint()
+	e.Time = d.time()
+	e.RequestID = d.str()
+	e.Status = d.int()
+	n := d.count(7) // an item takes at least seven bytes
+	if n > 0 {
+		e.Items = make([]state.Item, n)
+	}
+	for i := range e.Items {
+		it := state.Item{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str()}
+		if d.boolean() {
+			c := d.content()
+			it.Content = &c
+		}
+		it.Targets = d.ids()
+		// Outcomes are run-length coded, so their count is not bounded by
+		// the data; they parallel the targets.
+		if k := d.uvarint(); k > 0 {
+			if k != uint64(len(it.Targets)) {
+				d.fail("outcomes do not match targets")
+			}
+			if d.err != nil {
+				return e
+			}
+			it.Outcomes = make([]state.Target, len(it.Targets))
+			d.outcomes(len(it.Targets), func(j int, t *state.Target) { it.Outcomes[j] = *t })
+		}
+		if e.Type == state.EntryMove {
+			it.To = d.str()
+		}
+		e.Items[i] = it
+	}
+	return e
+}

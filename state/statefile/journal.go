@@ -1,0 +1,318 @@
+package statefile
+
+// Journals: checksummed lines, a JSON header first, then entries as JSON
+// (format 1) or the binary entry encoding (format 2, entry.go) escaped so
+// a line is still a line.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"strconv"
+
+	"pushform/state"
+)
+
+// JournalHeader is the first line of a journal: the snapshot it extends.
+// A journal whose serial is older than the snapshot's was already folded
+// into it (a crash between the snapshot rename and the journal removal).
+type JournalHeader struct {
+	Journal     int    `json:"journal"` // format version
+	Lineage     string `json:"lineage"`
+	Serial      uint64 `json:"serial"`
+	Environment string `json:"environment,omitempty"`
+}
+
+// JournalFormat is the journal format new journals are written in.
+const JournalFormat = 2
+
+// AppendJournalLine appends one journal line holding v as JSON: eight hex
+// digits of the CRC-32C of the payload, a space, the payload, a newline.
+// Headers and format-1 entries are written this way.
+func AppendJournalLine(dst []byte, v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return dst, err
+	}
+	return appendLine(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// AppendEntryLine appends entry e as a line of a journal of the given
+// format.
+func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
+	if format == 1 {
+		return AppendJournalLine(dst, e)
+	}
+	var enc encoder
+	enc.entry(e)
+	start := len(dst)
+	dst = append(dst, "00000000 "...)
+	for _, c := range enc.b {
+		switch c {
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	sum := crc32.Checksum(dst[start+9:], castagnoli)
+	hex := strconv.AppendUint(nil, uint64(sum)|1<<32, 16) // leading 1 keeps zeros
+	copy(dst[start:start+8], hex[1:])
+	return append(dst, '\n'), nil
+}
+
+func appendLine(dst, payload []byte) []byte {
+	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, castagnoli))
+	dst = append(dst, payload...)
+	return append(dst, '\n')
+}
+
+// unescapeLine undoes the escaping of a format-2 entry line.
+func unescapeLine(p []byte) ([]byte, error) {
+	if bytes.IndexByte(p, '\\') < 0 {
+		return p, nil
+	}
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '\\' {
+			i++
+			if i == len(p) {
+				return nil, errors.New("dangling escape")
+			}
+			switch p[i] {
+			case 'n':
+				c = '\n'
+			case '\\':
+				c = '\\'
+			default:
+				return nil, fmt.Errorf("bad escape \\%c", p[i])
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// decodeEntry decodes the payload of one journal entry line.
+func decodeEntry(payload []byte, format int) (state.Entry, error) {
+	var e state.Entry
+	if format == 1 {
+		err := json.Unmarshal(payload, &e)
+		return e, err
+	}
+	raw, err := unescapeLine(payload)
+	if err != nil {
+		return e, err
+	}
+	return DecodeEntry(raw)
+}
+
+// checkLine returns the payload of a whole, intact journal line.
+func checkLine(line []byte) ([]byte, bool) {
+	if len(line) < 10 || line[8] != ' ' || line[len(line)-1] != '\n' {
+		return nil, false
+	}
+	sum, err := strconv.ParseUint(string(line[:8]), 16, 32)
+	if err != nil {
+		return nil, false
+	}
+	payload := line[9 : len(line)-1]
+	return payload, crc32.Checksum(payload, castagnoli) == uint32(sum)
+}
+
+// JournalLineError is a complete journal line (it ends with a newline, so
+// its write finished and may have been acknowledged) that cannot be used:
+// its checksum does not match, or it does not decode. The records from it
+// on are in doubt; those before it are intact.
+type JournalLineError struct {
+	// Line is its number, from 1; Lines the number of complete lines in
+	// the journal.
+	Line, Lines int
+	// Offset is where it starts: the length of the intact prefix.
+	Offset int64
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *JournalLineError) Error() string {
+	if e.Line == e.Lines {
+		return fmt.Sprintf("line %d, its last, is corrupt (%s)", e.Line, e.Reason)
+	}
+	return fmt.Sprintf("line %d of %d is corrupt (%s)", e.Line, e.Lines, e.Reason)
+}
+
+// ReadJournal reads a journal, calling fn for each entry in order. valid is
+// the length of the intact prefix. A last line without its newline is a
+// write torn by a crash: it was never acknowledged, and is ignored. A
+// complete line that fails its checksum or does not decode, wherever it
+// is, is a *JournalLineError; a header of a newer format a
+// *NewerFormatError. A journal without an intact header has no entries.
+func ReadJournal(r io.Reader, fn func(state.Entry) error) (h JournalHeader, valid int64, err error) {
+	return ReadJournalWith(r, nil, fn)
+}
+
+// ReadJournalWith is ReadJournal calling header (when not nil) with the
+// journal's header before any entry, so a reader can check which snapshot
+// the journal extends and then fold each entry as it is read, never
+// holding them all; an error from header stops the read and is returned.
+func ReadJournalWith(r io.Reader, header func(JournalHeader) error, fn func(state.Entry) error) (h JournalHeader, valid int64, err error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	for n := 1; ; n++ {
+		line, rerr := readLine(br)
+		if rerr != nil && rerr != io.EOF {
+			return h, valid, rerr
+		}
+		if len(line) == 0 {
+			return h, valid, nil
+		}
+		if line[len(line)-1] != '\n' {
+			return h, valid, nil // torn: the write never finished
+		}
+		bad := func(reason string) error {
+			e := &JournalLineError{Line: n, Lines: n, Offset: valid, Reason: reason}
+			for {
+				rest, rerr := readLine(br)
+				if len(rest) > 0 && rest[len(rest)-1] == '\n' {
+					e.Lines++
+				}
+				if rerr != nil {
+					return e
+				}
+			}
+		}
+		payload, ok := checkLine(line)
+		if !ok {
+			return h, valid, bad("checksum mismatch")
+		}
+		if n == 1 {
+			if err := json.Unmarshal(payload, &h); err != nil || h.Journal <= 0 {
+				return JournalHeader{}, 0, bad("not a journal header")
+			}
+			if h.Journal > JournalFormat {
+				return JournalHeader{}, 0, &NewerFormatError{What: "journal", Format: h.Journal, Newest: JournalFormat}
+			}
+			if header != nil {
+				if err := header(h); err != nil {
+					return h, valid, err
+				}
+			}
+		} else {
+			e, err := decodeEntry(payload, h.Journal)
+			if err != nil {
+				return h, valid, bad("it does not decode: " + err.Error())
+			}
+			if err := fn(e); err != nil {
+				return h, valid, fmt.Errorf("line %d: %w", n, err)
+			}
+		}
+		valid += int64(len(line))
+	}
+}
+
+// readLine reads up to and including the next newline, however long the
+// line; at the end of the input it returns what is left with io.EOF.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	long := append([]byte(nil), line...)
+	for err == bufio.ErrBufferFull {
+		line, err = br.ReadSlice('\n')
+		long = append(long, line...)
+	}
+	return long, err
+}
+
+// DroppedLine is a journal line after its intact prefix, read as far as
+// it can be: what cutting the journal there would lose.
+type DroppedLine struct {
+	// Line is its number, from 1.
+	Line int
+	// Entry is its entry when it decodes (its checksum may still fail);
+	// nil otherwise, and for a header.
+	Entry *state.Entry
+	// Header is set when it is the journal's header line and reads as one.
+	Header bool
+	// Verified is set when its checksum matches.
+	Verified bool
+	// Torn is set on a last line without its newline: a write that never
+	// finished, so never acknowledged.
+	Torn bool
+	// Bytes is the line as it is in the journal.
+	Bytes []byte
+}
+
+// Readable reports whether the line's content is known.
+func (d DroppedLine) Readable() bool { return d.Entry != nil || d.Header }
+
+// ScanJournal reads a whole journal: its header, the length of the intact
+// prefix, the first unusable line (a *JournalLineError, or a
+// *NewerFormatError for a journal of a newer format, with nothing dropped)
+// and every line after the prefix, decoded as far as possible.
+func ScanJournal(data []byte) (h JournalHeader, valid int64, bad error, dropped []DroppedLine) {
+	h, valid, bad = ReadJournal(bytes.NewReader(data), func(state.Entry) error { return nil })
+	var nf *NewerFormatError
+	if errors.As(bad, &nf) {
+		return h, valid, bad, nil
+	}
+	n := bytes.Count(data[:valid], []byte("\n"))
+	formats := []int{h.Journal}
+	if h.Journal == 0 {
+		formats = []int{JournalFormat, 1} // the header is among the dropped
+	}
+	for rest := data[valid:]; len(rest) > 0; {
+		n++
+		end := bytes.IndexByte(rest, '\n') + 1
+		d := DroppedLine{Line: n}
+		if end == 0 {
+			end, d.Torn = len(rest), true
+		}
+		d.Bytes = rest[:end]
+		rest = rest[end:]
+		payload, ok := checkLine(d.Bytes)
+		d.Verified = ok
+		if !ok && len(d.Bytes) > 9 && d.Bytes[8] == ' ' {
+			payload = bytes.TrimSuffix(d.Bytes[9:], []byte("\n"))
+		}
+		if payload != nil {
+			var jh JournalHeader
+			if n == 1 && json.Unmarshal(payload, &jh) == nil && jh.Journal > 0 {
+				d.Header = true
+			} else {
+				for _, f := range formats {
+					if e, err := decodeEntry(payload, f); err == nil {
+						d.Entry = &e
+						break
+					}
+				}
+			}
+		}
+		dropped = append(dropped, d)
+	}
+	return h, valid, bad, dropped
+}
+
+// JournalFormatOf returns the format of the journal whose start is given,
+// or 0 when it has no intact header.
+func JournalFormatOf(start []byte) int {
+	nl := bytes.IndexByte(start, '\n')
+	if nl < 0 {
+		return 0
+	}
+	payload, ok := checkLine(start[:nl+1])
+	var h JournalHeader
+	if !ok || json.Unmarshal(payload, &h) != nil {
+		return 0
+	}
+	return h.Journal
+}

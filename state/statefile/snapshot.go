@@ -1,0 +1,250 @@
+package statefile
+
+// The snapshot frame of formats 2 to 5: a JSON header line, the binary
+// body (body.go), its CRC-32C and snapshotTrailer; reading any format.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+
+	"pushform/state"
+)
+
+// Header is the part of a snapshot that Persist and Append need; it is
+// written first so it can be read without decoding every target.
+type Header struct {
+	Version     int    `json:"version"`
+	Lineage     string `json:"lineage"`
+	Serial      uint64 `json:"serial"`
+	Environment string `json:"environment"`
+}
+
+// snapshotTrailer ends every snapshot of format 2 and later, after the
+// body's checksum.
+const snapshotTrailer = "\n# end of pushform state\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Encode writes s as a snapshot of format state.FormatVersion.
+func Encode(w io.Writer, s *state.State) error {
+	return encode(w, s, state.FormatVersion)
+}
+
+// encode writes s as a snapshot of format version (2 to 5; tests write
+// older ones to check they are still read).
+func encode(w io.Writer, s *state.State, version int) error {
+	hdr, err := json.Marshal(Header{Version: version, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
+	if err != nil {
+		return err
+	}
+	hdr = append(hdr, '\n')
+	e := encoder{snapshot: version}
+	e.b = make([]byte, 0, 64<<10)
+	e.stateBody(s)
+	var sum [4]byte
+	binary.LittleEndian.PutUint32(sum[:], snapshotSum(version, hdr, e.b))
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(hdr)
+	bw.Write(e.b)
+	bw.Write(sum[:])
+	bw.WriteString(snapshotTrailer)
+	return bw.Flush()
+}
+
+// snapshotSum is the checksum a snapshot of format version stores: from
+// format 4 on it covers the header line (newline included) too.
+func snapshotSum(version int, hdrLine, body []byte) uint32 {
+	if version < 4 {
+		return crc32.Checksum(body, castagnoli)
+	}
+	return crc32.Update(crc32.Checksum(hdrLine, castagnoli), castagnoli, body)
+}
+
+// NewerFormatError is a file written by a newer pushform: not damaged,
+// only not readable by this one.
+type NewerFormatError struct {
+	// What is "state" (a snapshot) or "journal".
+	What string
+	// Format is the file's format; Newest the newest this pushform reads.
+	Format, Newest int
+}
+
+func (e *NewerFormatError) Error() string {
+	return fmt.Sprintf("written by a newer pushform (%s format %d; this pushform reads formats 1 to %d): upgrade pushform to use it", e.What, e.Format, e.Newest)
+}
+
+// Decode reads a snapshot of format 1 to 4 and checks it is whole and
+// usable: decoders see files damaged by crashes, disks and people. A
+// snapshot of a newer format is a *NewerFormatError.
+func Decode(r io.Reader) (*state.State, error) {
+	return decode(r, false)
+}
+
+// DecodeCompact is Decode returning a compact state (state.State.Compact):
+// the targets of each message are held sorted in a table, never in a map,
+// which is what plan and apply need at millions of targets.
+func DecodeCompact(r io.Reader) (*state.State, error) {
+	return decode(r, true)
+}
+
+func decode(r io.Reader, compact bool) (*state.State, error) {
+	data, err := readAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty file")
+	}
+	var s *state.State
+	if h, hdrLine, body, ok := splitV2(data); ok {
+		s, err = decodeStateV2(h, hdrLine, body, compact)
+	} else {
+		s, err = decodeStateV1(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkVersion(s.Version); err != nil {
+		return nil, err
+	}
+	if s.Lineage == "" {
+		return nil, errors.New("no lineage")
+	}
+	s.Compact = compact
+	return s, nil
+}
+
+// readAll reads r whole, into one buffer of the right size when r can say
+// its size (a file): a snapshot of ten million targets is tens of MiB.
+func readAll(r io.Reader) ([]byte, error) {
+	size := int64(-1)
+	switch f := r.(type) {
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	case interface{ Size() int64 }: // a bytes.Reader, as pg's snapshot is read
+		size = f.Size()
+	}
+	if size > 0 {
+		buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+		_, err := buf.ReadFrom(r)
+		return buf.Bytes(), err
+	}
+	return io.ReadAll(r)
+}
+
+// splitV2 recognises a snapshot of format 2 or later by its short JSON
+// header line, which it returns with its newline, and the rest.
+func splitV2(data []byte) (h Header, hdrLine, rest []byte, ok bool) {
+	nl := bytes.IndexByte(data[:min(len(data), 4096)], '\n')
+	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Version < 2 {
+		return h, nil, nil, false
+	}
+	return h, data[:nl+1], data[nl+1:], true
+}
+
+func decodeStateV2(h Header, hdrLine, body []byte, compact bool) (*state.State, error) {
+	if err := checkVersion(h.Version); err != nil {
+		return nil, err
+	}
+	if len(body) < 4+len(snapshotTrailer) || !bytes.HasSuffix(body, []byte(snapshotTrailer)) {
+		return nil, errors.New("truncated (no end marker)")
+	}
+	body = body[:len(body)-len(snapshotTrailer)]
+	sum := binary.LittleEndian.Uint32(body[len(body)-4:])
+	body = body[:len(body)-4]
+	if snapshotSum(h.Version, hdrLine, body) != sum {
+		if h.Version >= 4 {
+			return nil, errors.New("checksum mismatch (the header, with serial and lineage, or the body was changed)")
+		}
+		return nil, errors.New("checksum mismatch")
+	}
+	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
+	d := decoder{b: body, snapshot: h.Version, compact: compact}
+	d.stateBody(s)
+	if d.err == nil && d.off != len(d.b) {
+		d.fail("unexpected data after the state")
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return s, nil
+}
+
+func checkVersion(v int) error {
+	switch {
+	case v < 1:
+		return fmt.Errorf("missing or invalid format version %d", v)
+	case v > state.FormatVersion:
+		return &NewerFormatError{What: "state", Format: v, Newest: state.FormatVersion}
+	}
+	return nil
+}
+
+// DecodeHeader reads the header fields of a snapshot, stopping as soon
+// as it has them (they come first in files Encode wrote).
+func DecodeHeader(r io.Reader) (Header, error) {
+	var h Header
+	dec := json.NewDecoder(bufio.NewReader(r))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h, errors.New("not a JSON object")
+	}
+	seen := 0
+	for seen < 4 && dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return h, err
+		}
+		var dst any
+		switch t {
+		case "version":
+			dst = &h.Version
+		case "lineage":
+			dst = &h.Lineage
+		case "serial":
+			dst = &h.Serial
+		case "environment":
+			dst = &h.Environment
+		default:
+			dst = new(json.RawMessage)
+			seen-- // not a header field
+		}
+		if err := dec.Decode(dst); err != nil {
+			return h, fmt.Errorf("field %v: %w", t, err)
+		}
+		seen++
+	}
+	if err := checkVersion(h.Version); err != nil {
+		return h, err
+	}
+	if h.Lineage == "" {
+		return h, errors.New("no lineage")
+	}
+	return h, nil
+}
+
+// CheckEnd cheaply checks that a snapshot of the given size was not
+// truncated, without decoding it: format 2 ends with snapshotTrailer, a
+// format-1 JSON state with a closing brace.
+func CheckEnd(r io.ReaderAt, size int64) error {
+	end := make([]byte, min(size, 64))
+	if _, err := r.ReadAt(end, size-int64(len(end))); err != nil {
+		return err
+	}
+	if bytes.HasSuffix(end, []byte(snapshotTrailer)) {
+		return nil
+	}
+	end = bytes.TrimRight(end, " \t\r\n")
+	if len(end) == 0 || end[len(end)-1] != '}' {
+		return errors.New("truncated (it does not end with a closing brace or the end marker)")
+	}
+	return nil
+}

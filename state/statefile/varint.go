@@ -1,0 +1,270 @@
+package statefile
+
+// The binary encoding's primitives: varints, strings, times, front-coded
+// id lists and content, written by encoder and read by decoder.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+	"time"
+	"unsafe"
+
+	"pushform/message"
+)
+
+// encoder appends the binary encoding to b.
+type encoder struct {
+	b []byte
+	// snapshot is the format of the snapshot body being written; 0 for a
+	// journal entry. From 3 on, outcome records carry Unanswered (journal
+	// entries leave it to ApplyEntry) and messages their earlier tags.
+	snapshot int
+}
+
+func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+
+func (e *encoder) varint(v int64) { e.b = binary.AppendVarint(e.b, v) }
+
+func (e *encoder) str(s string) { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+
+func (e *encoder) boolean(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+// time keeps the instant and the zone offset; a zero offset reads back as
+// UTC.
+func (e *encoder) time(t time.Time) {
+	_, off := t.Zone()
+	e.varint(t.Unix())
+	e.uvarint(uint64(t.Nanosecond()))
+	e.varint(int64(off))
+}
+
+// ids front-codes a list: per id the length of the prefix it shares with
+// the previous one and the rest. Prefix and rest lengths below 15 and 16
+// share one byte; 0xff escapes to two varints.
+func (e *encoder) ids(ids []string) {
+	e.idSeq(len(ids), slices.Values(ids))
+}
+
+// idSeq is ids for the n ids of seq.
+func (e *encoder) idSeq(n int, seq iter.Seq[string]) {
+	e.uvarint(uint64(n))
+	prev := ""
+	for id := range seq {
+		p := 0
+		for p < len(prev) && p < len(id) && prev[p] == id[p] {
+			p++
+		}
+		s := len(id) - p
+		if p < 15 && s < 16 {
+			e.b = append(e.b, byte(p<<4|s))
+		} else {
+			e.b = append(e.b, 0xff)
+			e.uvarint(uint64(p))
+			e.uvarint(uint64(s))
+		}
+		e.b = append(e.b, id[p:]...)
+		prev = id
+	}
+}
+
+func (e *encoder) content(c message.Content) {
+	e.str(c.Title)
+	e.str(c.Body)
+	e.str(c.OpenToURL)
+	e.str(c.Tag)
+	e.boolean(c.SilentInForeground)
+	e.boolean(c.BadgeCount != nil)
+	if c.BadgeCount != nil {
+		e.varint(int64(*c.BadgeCount))
+	}
+}
+
+// decoder reads the binary encoding from b. The first error sticks; every
+// read after it returns zero values, so callers check err once.
+type decoder struct {
+	b   []byte
+	off int
+	err error
+	// snapshot is the format of the snapshot body being read; 0 for a
+	// journal entry.
+	snapshot int
+	// compact: messages hold their targets in sorted tables, not maps.
+	compact bool
+}
+
+func (d *decoder) fail(msg string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("at byte %d: %s", d.off, msg)
+	}
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || d.off >= len(d.b) {
+		d.fail("unexpected end")
+		return 0
+	}
+	c := d.b[d.off]
+	d.off++
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.fail("bad number")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// int reads a varint that must fit an int.
+func (d *decoder) int() int {
+	v := d.varint()
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.fail("number out of range")
+		return 0
+	}
+	return int(v)
+}
+
+// count reads a length of items taking at least minSize bytes each, so a
+// damaged count cannot make the decoder allocate more than the input.
+func (d *decoder) count(minSize int) int {
+	v := d.uvarint()
+	if d.err == nil && v > uint64(len(d.b)-d.off)/uint64(minSize) {
+		d.fail("count larger than the data")
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil || n > len(d.b)-d.off {
+		d.fail("unexpected end")
+		return nil
+	}
+	p := d.b[d.off : d.off+n]
+	d.off += n
+	return p
+}
+
+func (d *decoder) str() string { return string(d.bytes(d.count(1))) }
+
+func (d *decoder) boolean() bool {
+	switch d.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail("bad boolean")
+	return false
+}
+
+func (d *decoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	off := d.varint()
+	if nsec >= 1e9 || off <= -1<<20 || off >= 1<<20 {
+		d.fail("bad time")
+	}
+	if d.err != nil {
+		return time.Time{}
+	}
+	t := time.Unix(sec, int64(nsec))
+	if off == 0 {
+		return t.UTC()
+	}
+	return t.In(time.FixedZone("", int(off)))
+}
+
+// ids decodes a front-coded list into substrings of one string, so a
+// million ids cost three allocations rather than a million: a first pass
+// sizes the bytes exactly, the second fills them.
+func (d *decoder) ids() []string {
+	n := d.count(1)
+	if d.err != nil || n == 0 {
+		return nil
+	}
+	start, total, prevLen := d.off, 0, 0
+	for range n {
+		p, s := d.idHead()
+		if d.err == nil && p > prevLen {
+			d.fail("id prefix longer than the previous id")
+		}
+		d.bytes(s)
+		if d.err != nil {
+			return nil
+		}
+		prevLen = p + s
+		total += prevLen
+	}
+	d.off = start
+	arena := make([]byte, 0, total)
+	out := make([]string, n)
+	prevStart := 0
+	for i := range n {
+		p, s := d.idHead()
+		at := len(arena)
+		arena = append(arena, arena[prevStart:prevStart+p]...)
+		arena = append(arena, d.bytes(s)...)
+		prevStart = at
+		// The arena is never written again, so its bytes can back strings
+		// without a copy.
+		if len(arena) > at {
+			out[i] = unsafe.String(&arena[at], len(arena)-at)
+		}
+	}
+	return out
+}
+
+// idHead reads the prefix and suffix lengths of one front-coded id.
+func (d *decoder) idHead() (p, s int) {
+	c := d.byte()
+	if c == 0xff {
+		// The prefix is not read from the data: the caller bounds it by
+		// the previous id.
+		p := d.uvarint()
+		if p > math.MaxInt32 {
+			d.fail("id prefix too long")
+			return 0, 0
+		}
+		return int(p), d.count(1)
+	}
+	return int(c >> 4), int(c & 15)
+}
+
+func (d *decoder) content() message.Content {
+	c := message.Content{Title: d.str(), Body: d.str(), OpenToURL: d.str(), Tag: d.str(), SilentInForeground: d.boolean()}
+	if d.boolean() {
+		n := d.int()
+		c.BadgeCount = &n
+	}
+	return c
+}

@@ -1,0 +1,154 @@
+package views
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Format is the kind of output a command prints. Commands turn their
+// flags into a Format once and hand it to a view factory (NewPlan,
+// NewApply, ...): those are the only places that choose an implementation.
+type Format int
+
+const (
+	// Human is text for people: a terminal or a log.
+	Human Format = iota
+	// JSON is for scripts: one document (or one event per line for apply).
+	JSON
+	// Markdown is a pull-request comment (plans only).
+	Markdown
+)
+
+// String names the format as its flag does.
+func (f Format) String() string {
+	switch f {
+	case Human:
+		return "human"
+	case JSON:
+		return "json"
+	case Markdown:
+		return "markdown"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// View is what every view writes with: the streams and the settings that
+// do not depend on the format chosen.
+type View struct {
+	Stdout, Stderr io.Writer
+	// Color enables ANSI colour in human output.
+	Color bool
+	// Terminal says stdout is a terminal: apply redraws a progress bar.
+	Terminal bool
+	// Indent indents JSON documents (--json-indent).
+	Indent bool
+	// Now is the clock apply progress is measured by; nil is time.Now.
+	Now func() time.Time
+}
+
+func (v *View) now() func() time.Time {
+	if v.Now == nil {
+		return time.Now
+	}
+	return v.Now
+}
+
+// unsupported is the panic of a factory asked for a format its view does
+// not have: the command's flag parsing should have refused it.
+func unsupported(view string, f Format) string {
+	return fmt.Sprintf("views: no %s view in the %s format", view, f)
+}
+
+// NewPlan returns the plan view of format f: human, JSON or markdown (the
+// markdown view sized for a GitHub comment).
+func NewPlan(f Format, v *View) Plan {
+	switch f {
+	case Human:
+		return NewPlanHuman(v.Stdout, v.Color)
+	case JSON:
+		return NewPlanJSON(v.Stdout, v.Indent)
+	case Markdown:
+		return NewPlanMarkdown(v.Stdout, 0)
+	}
+	panic(unsupported("plan", f))
+}
+
+// NewApply returns the apply view of format f: human or JSON lines.
+func NewApply(f Format, v *View) Apply {
+	switch f {
+	case Human:
+		return NewApplyHuman(v.Stdout, v.Stderr, v.Color, v.Terminal, v.now())
+	case JSON:
+		return NewApplyJSON(v.Stdout)
+	}
+	panic(unsupported("apply", f))
+}
+
+// NewState returns the state view of format f: human or JSON. The human
+// Show lists at most limit targets (every one when limit <= 0).
+func NewState(f Format, v *View, limit int) State {
+	switch f {
+	case Human:
+		return NewStateHuman(v.Stdout, limit)
+	case JSON:
+		return NewStateJSON(v.Stdout, v.Indent)
+	}
+	panic(unsupported("state", f))
+}
+
+// NewHistory returns the history view of format f: human or JSON.
+func NewHistory(f Format, v *View) History {
+	switch f {
+	case Human:
+		return NewHistoryHuman(v.Stdout)
+	case JSON:
+		return NewHistoryJSON(v.Stdout, v.Indent)
+	}
+	panic(unsupported("history", f))
+}
+
+// NewRecipients returns the recipients view of format f: human or JSON.
+func NewRecipients(f Format, v *View) Recipients {
+	switch f {
+	case Human:
+		return NewRecipientsHuman(v.Stdout, v.Stderr)
+	case JSON:
+		return NewRecipientsJSON(v.Stdout, v.Indent)
+	}
+	panic(unsupported("recipients", f))
+}
+
+// NewValidate returns the validate view of format f: human or JSON.
+func NewValidate(f Format, v *View) Validate {
+	switch f {
+	case Human:
+		return NewValidateHuman(v.Stdout)
+	case JSON:
+		return NewValidateJSON(v.Stdout)
+	}
+	panic(unsupported("validate", f))
+}
+
+// NewVersion returns the version view of format f: human or JSON.
+func NewVersion(f Format, v *View) Version {
+	switch f {
+	case Human:
+		return NewVersionHuman(v.Stdout)
+	case JSON:
+		return NewVersionJSON(v.Stdout)
+	}
+	panic(unsupported("version", f))
+}
+
+// NewSandboxDevice returns the sandbox device view of format f: human or
+// JSON.
+func NewSandboxDevice(f Format, v *View) SandboxDevice {
+	switch f {
+	case Human:
+		return NewSandboxDeviceHuman(v.Stdout)
+	case JSON:
+		return NewSandboxDeviceJSON(v.Stdout)
+	}
+	panic(unsupported("sandbox device", f))
+}
