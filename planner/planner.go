@@ -127,6 +127,11 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	// In address order: of two addresses sending the same content to a
 	// target, the first sends it.
 	expanded, variants, holdouts := expandVariants(cfg.Messages)
+	for addr, vi := range variants {
+		if pl.replace[vi.Of] {
+			pl.replace[addr] = true // --replace of a notification replaces its variants
+		}
+	}
 	byAddr := slices.Clone(expanded)
 	slices.SortStableFunc(byAddr, func(a, b *config.Message) int { return strings.Compare(a.Address, b.Address) })
 	var selectedMsgs []*config.Message

@@ -137,3 +137,33 @@ func TestTargetVariant(t *testing.T) {
 		t.Error("--target of a variant that does not exist was accepted")
 	}
 }
+
+// TestReplaceVariants: --replace of a notification with variants sends
+// every variant again.
+func TestReplaceVariants(t *testing.T) {
+	m := variantNote(200)
+	p, err := Make(Input{Config: cfgOf(m)}, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := state.New("test")
+	for _, e := range p.RecordEntries(now) {
+		if err := st.ApplyEntry(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sent := 0
+	for _, c := range p.Changes {
+		if c.Action != ActionHoldout {
+			record(st, &config.Message{Address: c.Address, Kind: c.Kind, Targets: config.Targets{Kind: c.TargetKind}}, &Plan{Changes: []*Change{c}}, now, delivered)
+			sent += len(c.Send)
+		}
+	}
+	p, err = Make(Input{Config: cfgOf(m), State: st}, Options{Now: now, Replace: []string{"notification.spring"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Summary.Targets != sent {
+		t.Errorf("--replace notification.spring sends %d targets, want the %d its variants reached", p.Summary.Targets, sent)
+	}
+}
