@@ -61,4 +61,10 @@ campaign "spring" {
 	if r := w.run("test-send", "campaign.spring.notification.nope"); r.code != 1 || !strings.Contains(r.stderr, "is not a notification or badge") {
 		t.Errorf("unknown address: %d %s", r.code, r.stderr)
 	}
+	// An id from the command line is escaped for the terminal; a device
+	// the service does not know is not delivered: exit 1.
+	r = w.run("test-send", "campaign.spring.notification.sale", "--device", "gd\x1b[31mred")
+	if r.code != 1 || strings.Contains(r.stdout+r.stderr, "\x1b") || !strings.Contains(r.stdout, `device gd\x1b[31mred: skipped`) {
+		t.Errorf("a hostile device id: exit %d\n%q\n%q", r.code, r.stdout, r.stderr)
+	}
 }
