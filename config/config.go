@@ -86,6 +86,9 @@ type Service struct {
 	APIKeyEnv   string // name of the environment variable holding the API key
 	Environment string // "test" or "production"
 	Sandbox     string // seed file (relative to Dir) of an embedded sandbox; "" for none
+	// TestDevices are the device ids pushform test-send sends to when given
+	// none (a campaign's own test_devices come first).
+	TestDevices []string
 	Pos         Pos
 }
 
@@ -120,7 +123,13 @@ type Campaign struct {
 	TimeZones      *TimeZones
 	QuietHours     *QuietHours
 	DeliverAtLocal *LocalTime
-	Pos            Pos
+	// TestDevices are the campaign's test_devices: the default targets of
+	// a test send of its messages, before the service block's.
+	TestDevices []string
+	// Rollout is the campaign's rollout block, the default of its
+	// messages (each rolled out on its own buckets); nil when none.
+	Rollout *Rollout
+	Pos     Pos
 	// SendRatePos and MaxTargetsPos are where those attributes are, for
 	// diagnostics at plan time.
 	SendRatePos, MaxTargetsPos Pos
@@ -184,6 +193,19 @@ type Message struct {
 	IgnoreQuietHours bool
 	TimeZones        *TimeZones
 	QuietHours       *QuietHours
+	// Rollout releases the message in stages (the block's own rollout,
+	// else its campaign's); nil sends every target at once.
+	Rollout *Rollout
+	// Variants are the variant blocks: each target gets exactly one (or
+	// the holdout), by bucket. Empty for a message of one content.
+	Variants []Variant
+	// Holdout is the share of the audience that receives nothing (0..1),
+	// recorded so the brand can compare.
+	Holdout float64
+	// Salt is what the message's targets are hashed with to assign them
+	// to stages (package bucket): salt = "..." when set, else Address, so
+	// a rename keeps its assignments only with the old address as salt.
+	Salt string
 	// Pos is where the block starts; TargetsPos where its target attribute
 	// is; MaxTargetsPos where max_targets is.
 	Pos           Pos

@@ -100,7 +100,7 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 		m = cm
 	}
 	if m == nil || m.Disabled || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
-		m.MaxTargets > 0 || m.SendRate != nil ||
+		m.MaxTargets > 0 || m.SendRate != nil || m.Rollout != nil || len(m.Variants) > 0 || m.Holdout > 0 ||
 		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) ||
 		localRuleOf(m, opts.Now) != nil { // local time holds targets by zone: the whole list first
 		return nil

@@ -67,6 +67,10 @@ func symbol(a planner.Action) (string, bool) {
 		return "⏸", true
 	case planner.ActionQuiet:
 		return "☾", true
+	case planner.ActionStage:
+		return "⏳", true
+	case planner.ActionHoldout:
+		return "∅", true
 	case planner.ActionNoOp:
 		return " ", true
 	}
@@ -217,6 +221,12 @@ func heldBack(s planner.Summary) string {
 	if s.Disabled > 0 {
 		out += fmt.Sprintf(" %s disabled (enabled = false).", plural(s.Disabled, "address is", "addresses are"))
 	}
+	if s.Halted > 0 {
+		out += fmt.Sprintf(" %s halted by its failure gate (apply --resume ADDR to go on).", plural(s.Halted, "rollout is", "rollouts are"))
+	}
+	if s.StagedTargets > 0 {
+		out += fmt.Sprintf(" %s held for later rollout stages.", plural(s.StagedTargets, "target is", "targets are"))
+	}
 	return out
 }
 
@@ -268,10 +278,26 @@ func SummaryLine(p *planner.Plan) string {
 	if s.AlreadyDeliveredTargets > 0 {
 		line += fmt.Sprintf("; %s already delivered", plural(s.AlreadyDeliveredTargets, "target", "targets"))
 	}
+	if s.StagedTargets > 0 {
+		line += fmt.Sprintf("; %s held for later rollout stages", plural(s.StagedTargets, "target", "targets"))
+	}
+	if s.Halted > 0 {
+		line += fmt.Sprintf("; %s halted", plural(s.Halted, "rollout", "rollouts"))
+	}
+	if s.HoldoutTargets > 0 {
+		line += fmt.Sprintf("; %s held out, to record", plural(s.HoldoutTargets, "target", "targets"))
+	}
 	return line + "."
 }
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
+	writeChangeBody(b, c, pal)
+	for _, line := range extraLines(c) {
+		b.WriteString("      " + termtext.Clean(line) + "\n")
+	}
+}
+
+func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 	if c.MovedFrom != "" {
 		fmt.Fprintf(b, "  %s %s has moved to %s\n", pal.symbol(planner.ActionMoved), pal.bold(termtext.Clean(c.MovedFrom)), pal.bold(termtext.Clean(c.Address)))
 		if c.Action == planner.ActionMoved {
@@ -281,7 +307,8 @@ func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 	}
 	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
 	if c.Action == planner.ActionForget || c.Action == planner.ActionExpired || c.Action == planner.ActionCapped ||
-		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled {
+		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled || c.Action == planner.ActionStage ||
+		c.Action == planner.ActionHoldout {
 		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 		}
@@ -490,6 +517,14 @@ func actionHeadline(c *planner.Change) (string, bool) {
 		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept", true
 	case planner.ActionQuiet: // with c.Local, localHeadline says when
 		return fmt.Sprintf(" is held by quiet_hours: %s, sent once their window ends", plural(t.Quiet, noun1(noun), noun)), true
+	case planner.ActionStage:
+		return fmt.Sprintf(" is held by its rollout: %s not sent now", plural(t.Staged, noun1(noun), noun)), true
+	case planner.ActionHoldout:
+		share := ""
+		if c.Variant != nil {
+			share = fmt.Sprintf(" (%s of %s)", sharePercent(c.Variant.Share), termtext.Clean(c.Variant.Of))
+		}
+		return fmt.Sprintf(" holds out %s%s: they receive nothing, recorded for comparison (%s to record)", plural(t.Total, noun1(noun), noun), share, Count(t.Holdout)), true
 	case planner.ActionNoOp:
 	default:
 		return ": " + termtext.Clean(string(c.Action)), false
@@ -532,6 +567,9 @@ func changeNotes(c *planner.Change) []string {
 	}
 	if t.Repeat > 0 {
 		notes = append(notes, Count(t.Repeat)+" sent again (repeat)")
+	}
+	if t.Staged > 0 && c.Action != planner.ActionStage {
+		notes = append(notes, Count(t.Staged)+" held for later rollout stages")
 	}
 	return append(notes, localNotes(c)...)
 }

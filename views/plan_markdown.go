@@ -167,6 +167,14 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 // markdownChange renders one change as HTML-escaped lines for a <pre>
 // block, ending in a newline; deleted and inserted words are <del> and <ins>.
 func markdownChange(c *planner.Change) string {
+	s := markdownChangeBody(c)
+	for _, line := range extraLines(c) {
+		s += "      " + htmlText.Replace(termtext.Clean(line)) + "\n"
+	}
+	return s
+}
+
+func markdownChangeBody(c *planner.Change) string {
 	var b strings.Builder
 	if c.MovedFrom != "" {
 		fmt.Fprintf(&b, "%s <b>%s</b> has moved to <b>%s</b>\n", Symbol(planner.ActionMoved), htmlText.Replace(termtext.Clean(c.MovedFrom)), htmlText.Replace(termtext.Clean(c.Address)))
@@ -179,7 +187,8 @@ func markdownChange(c *planner.Change) string {
 	if c.Action == planner.ActionForget {
 		return b.String()
 	}
-	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped || c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled {
+	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped || c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled ||
+		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout {
 		if notes := changeNotes(c); len(notes) > 0 {
 			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
 		}
