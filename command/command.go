@@ -266,6 +266,7 @@ func commands() []command {
 		{name: "apply", summary: "Send what the plan says and record it in state", run: cmdApply, main: true},
 		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
 		{name: "history", summary: "List what a target received, or what an address sent", run: cmdHistory},
+		{name: "test-send", summary: "Send an address's content to test devices only", run: cmdTestSend},
 		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
 		{name: "state", summary: "Inspect or edit the state", run: runState, subs: []subcommand{
 			{"list", "List the addresses in the state, with target counts"},

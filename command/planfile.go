@@ -98,6 +98,7 @@ var savedPlanRefusals = []struct {
 	{[]string{"var", "var-file"}, "variables"},
 	{[]string{"target"}, "--target"},
 	{[]string{"replace"}, "--replace"},
+	{[]string{"resume"}, "--resume"},
 	{[]string{"allow-resend"}, "--allow-resend"},
 	{[]string{"refresh"}, "--refresh"},
 	{[]string{"now"}, "--now"},

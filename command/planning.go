@@ -32,6 +32,8 @@ type planFlags struct {
 	allowResend bool
 	// scheduled is apply's --scheduled: see planner.Options.Scheduled.
 	scheduled bool
+	// resume: see planner.Options.Resume.
+	resume []string
 	serviceFlags
 }
 
@@ -61,6 +63,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	pf.configFlags.bind(fs)
 	fs.StringArrayVar(&pf.targets, "target", nil, "limit the plan to `ADDR` and what it contains (repeatable)")
 	fs.StringArrayVar(&pf.replace, "replace", nil, "send `ADDR` again to every target (repeatable)")
+	fs.StringArrayVar(&pf.resume, "resume", nil, "send the next rollout stage of `ADDR` although its failure gate halted it (repeatable)")
 	fs.BoolVar(&pf.refresh, "refresh", true, "fetch the recipients list (false: use the one recorded in state)")
 	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after, send_before and frequency_cap: to rehearse the future (apply refuses a TIME in the past)")
 	pf.stateFlags.bind(fs, true)
@@ -196,7 +199,8 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 func (r *run) planOptions() planner.Options {
 	return planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
-		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend, SendAt: r.sendAt, Scheduled: r.pf.scheduled,
+		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend, SendAt: r.sendAt,
+		Resume: r.pf.resume, Scheduled: r.pf.scheduled,
 	}
 }
 

@@ -16,6 +16,7 @@ func TestScheduledRefusals(t *testing.T) {
 	}{
 		{[]string{"x.plan"}, `--scheduled plans by itself and cannot apply the saved plan "x.plan"`},
 		{[]string{"--replace", "badge.reset"}, "Can't use --replace with --scheduled"},
+		{[]string{"--resume", "notification.x"}, "Can't use --resume with --scheduled"},
 		{[]string{"--allow-resend"}, "Can't use --allow-resend with --scheduled"},
 		{[]string{"--retry-unknown"}, "Can't use --retry-unknown with --scheduled"},
 	} {

@@ -70,12 +70,15 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 		cfg.FrequencyCap, d = evalFrequencyCap(mod.freqCap, ctx)
 		diags = append(diags, d...)
 	}
+	cfg.TimeZones, cfg.QuietHours, d = mod.local.eval(ctx)
+	diags = append(diags, d...)
 	for _, name := range mod.campaignNames {
 		c, d := evalCampaign(mod.campaigns[name], ctx)
 		diags = append(diags, d...)
 		cfg.Campaigns[name] = c
 	}
-	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns}
+	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns,
+		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours}
 	for _, mb := range mod.messages {
 		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
 		br.settings, d = evalBlockSettings(mb, ctx)

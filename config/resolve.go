@@ -34,7 +34,8 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	var diags hcl.Diagnostics
 
 	var ctx *hcl.EvalContext
-	sc := &scope{data: e.mod.data, topics: cfg.Topics, recipients: recipients, campaigns: cfg.Campaigns}
+	sc := &scope{data: e.mod.data, topics: cfg.Topics, recipients: recipients, campaigns: cfg.Campaigns,
+		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours}
 	for _, br := range e.blocks {
 		if br.mb.duplicate {
 			continue

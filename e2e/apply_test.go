@@ -374,6 +374,7 @@ notification "b" {
 		{[]string{"--var-file", "v.pfvars"}, "variables"},
 		{[]string{"--target", "notification.a"}, "--target"},
 		{[]string{"--replace", "notification.b"}, "--replace"},
+		{[]string{"--resume", "notification.b"}, "--resume"},
 		{[]string{"--allow-resend"}, "--allow-resend"},
 		{[]string{"--refresh=false"}, "--refresh"},
 		{[]string{"--refresh=true"}, "--refresh"},

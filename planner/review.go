@@ -5,15 +5,15 @@ package planner
 
 // accepts reports whether apply records c's content with nothing sent:
 // the content is new to the address and the plan holds back every target
-// (send_after, a frequency_cap) or the targets keep it under the earlier
-// tag. The state then records the content as reviewed, and the tag-only
+// (send_after, a frequency_cap, quiet_hours, a rollout stage) or the
+// targets keep it under the earlier tag. The state then records the content as reviewed, and the tag-only
 // decision is not planned again.
 func accepts(c *Change) bool {
 	if c.recorded || len(c.Send) > 0 {
 		return false
 	}
 	switch c.Action {
-	case ActionWait, ActionCapped:
+	case ActionWait, ActionCapped, ActionQuiet, ActionStage:
 		return true
 	case ActionNoOp, ActionMoved:
 		return c.Targets.TagOnly > 0

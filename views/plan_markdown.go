@@ -180,6 +180,9 @@ var actionWords = map[planner.Action]string{
 
 	planner.ActionAlreadyDelivered: "already delivered",
 	planner.ActionDisabled:         "disabled",
+	planner.ActionQuiet:            "held by quiet_hours",
+	planner.ActionStage:            "held by its rollout",
+	planner.ActionHoldout:          "holdout",
 }
 
 func actionWord(a planner.Action) string {
@@ -457,6 +460,12 @@ func audienceLine(c *planner.Change, a *Audience) string {
 		return plural(t.AlreadyDelivered, noun1(noun), noun) + " already had it, " + mdEarlier(c) + ": nothing is sent"
 	case planner.ActionDisabled:
 		return "`enabled = false`: nothing is sent or forgotten"
+	case planner.ActionQuiet:
+		return plural(t.Quiet, noun1(noun), noun) + " after the quiet hours"
+	case planner.ActionStage:
+		return plural(t.Staged, noun1(noun), noun) + " in later rollout stages"
+	case planner.ActionHoldout:
+		return plural(len(c.Holdout), noun1(noun), noun) + " held out, recorded, nothing is sent"
 	case planner.ActionNoOp:
 		if t.TagOnly > 0 {
 			return plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep") + " it under the earlier tag"
@@ -567,7 +576,8 @@ func (v *PlanMarkdown) writeApplyCommand(b *strings.Builder, p *planner.Plan) {
 }
 
 // markdownChange renders one change: a heading with its symbol and
-// address, what happens to whom, a diff block of its content, and
+// address, what happens to whom, a diff block of its content (with the
+// notes, local times, variants and rollout stages as context lines), and
 // lock-screen previews of what it sends.
 func markdownChange(c *planner.Change) string {
 	var b strings.Builder
@@ -585,9 +595,10 @@ func markdownChange(c *planner.Change) string {
 	switch {
 	case c.Action == planner.ActionForget:
 		lines = append(lines, fmt.Sprintf("- %s: %s (a push cannot be recalled)", termtext.Clean(c.Address), plural(c.Targets.Forget, "target forgotten", "targets forgotten")))
-	case c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled:
-		// Nothing is sent: the headline and the notes say why.
-	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait:
+	case c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled ||
+		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout:
+		// Nothing is sent now: the headline and the notes say why.
+	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil:
 		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
 			lines = append(lines, "+ "+a.name+": "+a.value)
 		}
@@ -601,6 +612,13 @@ func markdownChange(c *planner.Change) string {
 	}
 	if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 		lines = append(lines, "  ("+strings.Join(notes, "; ")+")")
+	}
+	// Local delivery times, variants and rollout stages, as context lines.
+	if l := localLine(c); l != "" {
+		lines = append(lines, "  "+termtext.Clean(l))
+	}
+	for _, l := range extraLines(c) {
+		lines = append(lines, "  "+termtext.Clean(l))
 	}
 	if len(lines) > 0 {
 		// Every line starts with a diff marker, so none can close the fence.
