@@ -199,3 +199,38 @@ notification "survey" {
 		t.Errorf("bob-phone received %d, want 4 (welcome twice, the launch, the survey)", d.Received)
 	}
 }
+
+// TestApplyScheduledRollout: a reviewed apply sends a rollout's first
+// stage; apply --scheduled sends nothing more while the stage's wait
+// holds, and the next stage once it has passed (--now two hours ahead).
+func TestApplyScheduledRollout(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	w := newWorkspace(t, sb, `
+notification "spring" {
+  user_ids = `+guardUsers(40)+`
+  title    = "Spring sale"
+  body     = "20% off"
+  tag      = "spring"
+  rollout {
+    stages = ["25%", "100%"]
+    wait   = "1h"
+  }
+}
+`)
+	w.apply()
+	first := guardReceived(sb, 40)
+	if first == 0 || first == 40 {
+		t.Fatalf("the reviewed apply sent %d of 40: want the first stage", first)
+	}
+	w.mustRun(0, "apply", "--scheduled")
+	if got := guardReceived(sb, 40); got != first {
+		t.Fatalf("apply --scheduled within the wait sent %d more", got-first)
+	}
+	later := time.Now().UTC().Add(2 * time.Hour).Truncate(time.Second).Format(time.RFC3339)
+	if r := w.mustRun(0, "apply", "--scheduled", "--now", later); strings.Contains(r.stdout, "Awaiting review") {
+		t.Fatalf("the rollout's next stage awaits review:\n%s", r.stdout)
+	}
+	if got := guardReceived(sb, 40); got != 40 {
+		t.Errorf("after the wait, devices were shown %d of 40", got)
+	}
+}
