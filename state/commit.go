@@ -57,6 +57,23 @@ func (g *GroupCommit[T]) Do(l sync.Locker, items []T, write func([]T) error) err
 	return c.err
 }
 
+// NeedsSync reports whether entries must be durable before Append
+// returns. Only outcomes need not: a request's outcome is written at once
+// (a killed process loses nothing the kernel holds) and made durable by
+// the next sync, which the next intent, any other entry or the final
+// snapshot brings. Until then a power loss can only turn the targets of
+// requests answered since the last sync back into unknown, and each of
+// those had its intent synced and was in flight or queued when that sync
+// ended: no more than a kill -9 leaves unknown.
+func NeedsSync(entries []Entry) bool {
+	for _, e := range entries {
+		if e.Type != EntryOutcome {
+			return true
+		}
+	}
+	return false
+}
+
 // Head is what a backend knows of the stored snapshot: the one it last
 // read or persisted. Append extends only that one.
 type Head struct {

@@ -95,3 +95,25 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("err = %v; want %v", err, boom)
 	}
 }
+
+func TestNeedsSync(t *testing.T) {
+	o, i := state.Entry{Type: state.EntryOutcome}, state.Entry{Type: state.EntryIntent}
+	for _, tt := range []struct {
+		entries []state.Entry
+		want    bool
+	}{
+		{nil, false},
+		{[]state.Entry{o}, false},
+		{[]state.Entry{o, o}, false},
+		{[]state.Entry{i}, true},
+		{[]state.Entry{o, i}, true},
+		{[]state.Entry{{Type: state.EntryForget}}, true},
+		{[]state.Entry{{Type: state.EntrySnapshot}}, true},
+		{[]state.Entry{{Type: state.EntryMove}}, true},
+		{[]state.Entry{{Type: state.EntryRecord}}, true},
+	} {
+		if got := state.NeedsSync(tt.entries); got != tt.want {
+			t.Errorf("NeedsSync(%v) = %v; want %v", tt.entries, got, tt.want)
+		}
+	}
+}

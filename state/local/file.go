@@ -44,6 +44,20 @@ type File struct {
 	stale *state.LockInfo
 
 	commit state.GroupCommit[state.Entry]
+	// jf is the journal, kept open between appends (jfInfo is what it
+	// was when opened, to notice the path replaced); dirty says entries
+	// were written to it since its last fsync (outcomes: see
+	// state.NeedsSync).
+	jf     *os.File
+	jfInfo os.FileInfo
+	dirty  bool
+	syncs  int // journal fsyncs, for tests
+	// snap is the snapshot's header as Append last checked it, and the
+	// file it was read from (nil: there was none): while the file is the
+	// same, its header is.
+	snap       os.FileInfo
+	snapHeader statefile.Header
+	snapKnown  bool
 
 	pauseAt string // test-only: see PauseEnv
 	// link makes hard links; nil is os.Link. Tests set it to fail, as on
@@ -322,27 +336,23 @@ func (f *File) Append(entries ...state.Entry) error {
 	return f.commit.Do(&f.mu, entries, f.appendLocked)
 }
 
-// appendLocked writes entries to the journal with one write and one fsync;
-// f.mu is held.
+// appendLocked writes entries to the journal with one write and, unless
+// they are all outcomes (state.NeedsSync), one fsync, which also makes
+// every outcome written before durable; f.mu is held.
 func (f *File) appendLocked(entries []state.Entry) error {
 	if err := f.checkJournalTail(); err != nil {
 		return err
 	}
-	sh, exists, err := f.storedHeader()
+	sh, exists, err := f.snapshotHeader()
 	if err != nil {
 		return err
 	}
 	if err := f.checkSeen(sh, exists); err != nil {
 		return err
 	}
-	jf, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	jf, fi, err := f.openJournal()
 	if err != nil {
-		return fmt.Errorf("opening state journal: %w", err)
-	}
-	defer jf.Close()
-	fi, err := jf.Stat()
-	if err != nil {
-		return fmt.Errorf("opening state journal: %w", err)
+		return err
 	}
 	var buf []byte
 	fresh := fi.Size() == 0
@@ -366,15 +376,103 @@ func (f *File) appendLocked(entries []state.Entry) error {
 	if _, err := jf.Write(buf); err != nil {
 		return f.undoAppend(jf, fi.Size(), err)
 	}
+	f.dirty = true
+	// Only a lock holder keeps the descriptor, and so may leave outcomes
+	// for a later sync: Unlock or Persist syncs them at the latest.
+	held := f.lockFile != nil
+	if held && !fresh && !state.NeedsSync(entries) {
+		return nil
+	}
+	f.syncs++
 	if err := jf.Sync(); err != nil {
 		return f.undoAppend(jf, fi.Size(), err)
 	}
+	f.dirty = false
 	if fresh {
 		if err := atomicfile.SyncDir(filepath.Dir(f.path)); err != nil {
 			return fmt.Errorf("syncing state directory: %w", err)
 		}
 	}
-	return jf.Close()
+	if !held {
+		return f.closeJournal()
+	}
+	return nil
+}
+
+// openJournal returns the journal open for appending and its size, from
+// the descriptor kept since an earlier append while the path still names
+// that file: one stat instead of an open, a stat and a close per append.
+// The descriptor is kept while the lock is held. f.mu is held.
+func (f *File) openJournal() (*os.File, os.FileInfo, error) {
+	if f.jf != nil {
+		fi, err := os.Stat(f.JournalPath())
+		if err == nil && os.SameFile(fi, f.jfInfo) {
+			return f.jf, fi, nil
+		}
+		if err := f.closeJournal(); err != nil {
+			return nil, nil, err
+		}
+	}
+	jf, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening state journal: %w", err)
+	}
+	fi, err := jf.Stat()
+	if err != nil {
+		jf.Close()
+		return nil, nil, fmt.Errorf("opening state journal: %w", err)
+	}
+	f.jf, f.jfInfo = jf, fi
+	return jf, fi, nil
+}
+
+// closeJournal makes what was written to the kept journal descriptor
+// durable and closes it; f.mu is held.
+func (f *File) closeJournal() error {
+	if f.jf == nil {
+		return nil
+	}
+	var err error
+	if f.dirty {
+		f.syncs++
+		if err = f.jf.Sync(); err != nil {
+			err = fmt.Errorf("syncing state journal: %w", err)
+		}
+	}
+	if cerr := f.jf.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("closing state journal: %w", cerr)
+	}
+	f.jf, f.jfInfo, f.dirty = nil, nil, false
+	return err
+}
+
+// snapshotHeader is storedHeader for Append: while the snapshot is the
+// file it checked last (same file, size and modification time: Persist
+// always renames a new file into place), it is not read again. f.mu is
+// held.
+func (f *File) snapshotHeader() (statefile.Header, bool, error) {
+	fi, err := os.Stat(f.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return statefile.Header{}, false, fmt.Errorf("reading state: %w", err)
+	}
+	if f.snapKnown {
+		switch {
+		case fi == nil && f.snap == nil:
+			return f.snapHeader, false, nil
+		case fi != nil && f.snap != nil && os.SameFile(fi, f.snap) && fi.Size() == f.snap.Size() && fi.ModTime().Equal(f.snap.ModTime()):
+			return f.snapHeader, true, nil
+		}
+	}
+	sh, exists, err := f.storedHeader()
+	if err != nil {
+		f.snapKnown = false
+		return sh, exists, err
+	}
+	f.snap, f.snapHeader, f.snapKnown = fi, sh, true
+	if !exists {
+		f.snap = nil
+	}
+	return sh, exists, nil
 }
 
 // undoAppend cuts the journal back to size after a failed write or sync
@@ -383,6 +481,9 @@ func (f *File) appendLocked(entries []state.Entry) error {
 // the next Append checks the tail again first.
 func (f *File) undoAppend(jf *os.File, size int64, err error) error {
 	f.checked = false
+	if f.lockFile == nil {
+		defer f.closeJournal()
+	}
 	if terr := jf.Truncate(size); terr != nil {
 		return fmt.Errorf("%w; cutting the journal back failed too (%v): it may hold part of these entries", err, terr)
 	}
@@ -494,6 +595,11 @@ func (f *File) checkJournalTail() error {
 func (f *File) Persist(s *state.State) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// The journal is made durable first: if this Persist fails, the
+	// outcomes not yet synced are still recorded.
+	if err := f.closeJournal(); err != nil {
+		return err
+	}
 	sh, exists, err := f.storedHeader()
 	if err != nil {
 		return err
@@ -689,6 +795,8 @@ func (f *File) Unlock(id string) error {
 	if id != f.lockID {
 		return fmt.Errorf("unlocking state: lock id %q does not match the held lock %q", id, f.lockID)
 	}
+	// What this holder journaled is durable before another may read it.
+	jErr := f.closeJournal()
 	// The info goes first, while the lock still keeps others from writing theirs.
 	rmErr := os.Remove(f.LockInfoPath())
 	unErr := unlockFile(f.lockFile)
@@ -697,7 +805,7 @@ func (f *File) Unlock(id string) error {
 	if rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 		return fmt.Errorf("unlocking state: %w", rmErr)
 	}
-	if err := errors.Join(unErr, clErr); err != nil {
+	if err := errors.Join(jErr, unErr, clErr); err != nil {
 		return fmt.Errorf("unlocking state: %w", err)
 	}
 	return nil
