@@ -142,7 +142,7 @@ type Manager struct {
 	lock   state.LockInfo
 	stale  *state.LockInfo
 
-	commit state.GroupCommit[[]byte]
+	commit state.GroupCommit[journalRow]
 }
 
 var (
