@@ -51,7 +51,8 @@ type File struct {
 	jf     *os.File
 	jfInfo os.FileInfo
 	dirty  bool
-	syncs  int // journal fsyncs, for tests
+	syncs  int    // journal fsyncs, for tests
+	wbuf   []byte // the last append's encoding buffer, reused
 	// snap is the snapshot's header as Append last checked it, and the
 	// file it was read from (nil: there was none): while the file is the
 	// same, its header is.
@@ -354,7 +355,7 @@ func (f *File) appendLocked(entries []state.Entry) error {
 	if err != nil {
 		return err
 	}
-	var buf []byte
+	buf := f.wbuf[:0]
 	fresh := fi.Size() == 0
 	if fresh {
 		h := f.journalHeader(sh, exists)
@@ -372,6 +373,9 @@ func (f *File) appendLocked(entries []state.Entry) error {
 		if buf, err = statefile.AppendEntryLine(buf, e, f.jformat); err != nil {
 			return fmt.Errorf("encoding state journal entry: %w", err)
 		}
+	}
+	if cap(buf) <= maxKeptBuffer {
+		f.wbuf = buf // a run's entries are alike: the next append fits
 	}
 	if _, err := jf.Write(buf); err != nil {
 		return f.undoAppend(jf, fi.Size(), err)
@@ -398,6 +402,11 @@ func (f *File) appendLocked(entries []state.Entry) error {
 	}
 	return nil
 }
+
+// maxKeptBuffer bounds the encoding buffer a File keeps between appends: a
+// request's entries take a few KiB; a recipients snapshot of millions of
+// ids is written once and not worth keeping.
+const maxKeptBuffer = 1 << 20
 
 // openJournal returns the journal open for appending and its size, from
 // the descriptor kept since an earlier append while the path still names
