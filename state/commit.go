@@ -31,6 +31,14 @@ type commitGroup[T any] struct {
 // write), then seals the group, so later callers start the next one, and
 // calls write with all of its items while holding l.
 func (g *GroupCommit[T]) Do(l sync.Locker, items []T, write func([]T) error) error {
+	return g.DoThenSync(l, items, func(items []T) (func() error, error) { return nil, write(items) })
+}
+
+// DoThenSync is Do where write may return a sync to wait for (an fsync)
+// that runs after l is released: the next group is written meanwhile, so
+// writes that need no sync of their own (outcomes) never queue behind
+// another group's fsync. Every caller of the group gets the sync's error.
+func (g *GroupCommit[T]) DoThenSync(l sync.Locker, items []T, write func([]T) (sync func() error, err error)) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -51,8 +59,12 @@ func (g *GroupCommit[T]) Do(l sync.Locker, items []T, write func([]T) error) err
 	g.mu.Lock()
 	g.pending = nil
 	g.mu.Unlock()
-	c.err = write(c.items)
+	sync, err := write(c.items)
 	l.Unlock()
+	if err == nil && sync != nil {
+		err = sync()
+	}
+	c.err = err
 	close(c.done)
 	return c.err
 }

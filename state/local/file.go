@@ -44,15 +44,22 @@ type File struct {
 	stale *state.LockInfo
 
 	commit state.GroupCommit[state.Entry]
-	// jf is the journal, kept open between appends (jfInfo is what it
-	// was when opened, to notice the path replaced); dirty says entries
-	// were written to it since its last fsync (outcomes: see
-	// state.NeedsSync).
-	jf     *os.File
-	jfInfo os.FileInfo
-	dirty  bool
-	syncs  int    // journal fsyncs, for tests
-	wbuf   []byte // the last append's encoding buffer, reused
+	// jf is the journal, kept open between appends while the lock is
+	// held (jfInfo is what it was when opened, to notice the path
+	// replaced); written is the offset its last write ended at.
+	jf      *os.File
+	jfInfo  os.FileInfo
+	written int64
+	wbuf    []byte // the last append's encoding buffer, reused
+	// syncMu guards what the fsyncs of jf, which run without mu (see
+	// appendLocked), share: synced is the offset the last one covered,
+	// closeErr what the last closeJournal's fsync returned, syncs their
+	// count (for tests). Taken after mu, never the other way round.
+	syncMu   sync.Mutex
+	syncFile *os.File // jf, while open
+	synced   int64
+	closeErr error
+	syncs    int
 	// snap is the snapshot's header as Append last checked it, and the
 	// file it was read from (nil: there was none): while the file is the
 	// same, its header is.
@@ -334,73 +341,125 @@ func (f *File) storedHeader() (h statefile.Header, ok bool, err error) {
 // form a group that shares the next write and fsync (group commit), so
 // concurrent appenders pay for far fewer syncs than calls.
 func (f *File) Append(entries ...state.Entry) error {
-	return f.commit.Do(&f.mu, entries, f.appendLocked)
+	return f.commit.DoThenSync(&f.mu, entries, f.appendLocked)
 }
 
 // appendLocked writes entries to the journal with one write and, unless
 // they are all outcomes (state.NeedsSync), one fsync, which also makes
-// every outcome written before durable; f.mu is held.
-func (f *File) appendLocked(entries []state.Entry) error {
+// every outcome written before durable; f.mu is held. While the lock is
+// held, that fsync is returned to run once f.mu is released, so the
+// outcomes of other requests are written meanwhile rather than queue
+// behind it (and free their batches' slots in the executor at once).
+func (f *File) appendLocked(entries []state.Entry) (sync func() error, err error) {
 	if err := f.checkJournalTail(); err != nil {
-		return err
+		return nil, err
 	}
 	sh, exists, err := f.snapshotHeader()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.checkSeen(sh, exists); err != nil {
-		return err
+		return nil, err
 	}
 	jf, fi, err := f.openJournal()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	buf := f.wbuf[:0]
 	fresh := fi.Size() == 0
 	if fresh {
 		h := f.journalHeader(sh, exists)
 		if buf, err = statefile.AppendJournalLine(buf, h); err != nil {
-			return fmt.Errorf("encoding state journal header: %w", err)
+			return nil, fmt.Errorf("encoding state journal header: %w", err)
 		}
 		f.jformat = h.Journal
 	} else if f.jformat == 0 {
 		// A journal left by an earlier run: continue in its format.
 		if f.jformat, err = f.storedJournalFormat(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, e := range entries {
 		if buf, err = statefile.AppendEntryLine(buf, e, f.jformat); err != nil {
-			return fmt.Errorf("encoding state journal entry: %w", err)
+			return nil, fmt.Errorf("encoding state journal entry: %w", err)
 		}
 	}
 	if cap(buf) <= maxKeptBuffer {
 		f.wbuf = buf // a run's entries are alike: the next append fits
 	}
+	start := fi.Size()
 	if _, err := jf.Write(buf); err != nil {
-		return f.undoAppend(jf, fi.Size(), err)
+		return nil, f.undoAppend(jf, start, err)
 	}
-	f.dirty = true
+	end := start + int64(len(buf))
+	f.written = end
 	// Only a lock holder keeps the descriptor, and so may leave outcomes
 	// for a later sync: Unlock or Persist syncs them at the latest.
 	held := f.lockFile != nil
-	if held && !fresh && !state.NeedsSync(entries) {
-		return nil
+	switch {
+	case held && !fresh && !state.NeedsSync(entries):
+		return nil, nil
+	case held && !fresh:
+		return func() error { return f.syncTo(jf, start, end) }, nil
 	}
-	f.syncs++
-	if err := jf.Sync(); err != nil {
-		return f.undoAppend(jf, fi.Size(), err)
+	if err := f.syncJournal(jf, end); err != nil {
+		return nil, f.undoAppend(jf, start, err)
 	}
-	f.dirty = false
 	if fresh {
 		if err := atomicfile.SyncDir(filepath.Dir(f.path)); err != nil {
-			return fmt.Errorf("syncing state directory: %w", err)
+			return nil, fmt.Errorf("syncing state directory: %w", err)
 		}
 	}
 	if !held {
-		return f.closeJournal()
+		return nil, f.closeJournal()
 	}
+	return nil, nil
+}
+
+// syncJournal fsyncs jf, written up to end.
+func (f *File) syncJournal(jf *os.File, end int64) error {
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	f.syncs++
+	if err := jf.Sync(); err != nil {
+		return err
+	}
+	f.synced = max(f.synced, end)
 	return nil
+}
+
+// syncTo is the fsync of entries written to jf at [start, end), run
+// without f.mu. An fsync that ended after end already covered them; if
+// the journal was closed meanwhile, closeJournal synced them.
+func (f *File) syncTo(jf *os.File, start, end int64) error {
+	f.syncMu.Lock()
+	if jf != f.syncFile { // closed meanwhile, by closeJournal, which synced it
+		err := f.closeErr
+		f.syncMu.Unlock()
+		return err
+	}
+	if f.synced >= end {
+		f.syncMu.Unlock()
+		return nil
+	}
+	f.syncs++
+	err := jf.Sync()
+	if err == nil {
+		f.synced = max(f.synced, end)
+	}
+	f.syncMu.Unlock()
+	if err == nil {
+		return nil
+	}
+	// Cut the entries back off when nothing was written after them;
+	// otherwise the journal keeps them (read as sent: unknown).
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if jf == f.jf && f.written == end {
+		return f.undoAppend(jf, start, fmt.Errorf("syncing state journal: %w", err))
+	}
+	f.checked = false
+	return fmt.Errorf("syncing state journal: %w (entries written after these keep them in the journal)", err)
 }
 
 // maxKeptBuffer bounds the encoding buffer a File keeps between appends: a
@@ -431,7 +490,10 @@ func (f *File) openJournal() (*os.File, os.FileInfo, error) {
 		jf.Close()
 		return nil, nil, fmt.Errorf("opening state journal: %w", err)
 	}
-	f.jf, f.jfInfo = jf, fi
+	f.jf, f.jfInfo, f.written = jf, fi, fi.Size()
+	f.syncMu.Lock()
+	f.syncFile, f.synced = jf, fi.Size() // what was written before is another File's to sync
+	f.syncMu.Unlock()
 	return jf, fi, nil
 }
 
@@ -441,8 +503,10 @@ func (f *File) closeJournal() error {
 	if f.jf == nil {
 		return nil
 	}
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
 	var err error
-	if f.dirty {
+	if f.written > f.synced {
 		f.syncs++
 		if err = f.jf.Sync(); err != nil {
 			err = fmt.Errorf("syncing state journal: %w", err)
@@ -451,7 +515,8 @@ func (f *File) closeJournal() error {
 	if cerr := f.jf.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("closing state journal: %w", cerr)
 	}
-	f.jf, f.jfInfo, f.dirty = nil, nil, false
+	f.closeErr = err
+	f.jf, f.jfInfo, f.written, f.synced, f.syncFile = nil, nil, 0, 0, nil
 	return err
 }
 
@@ -490,6 +555,7 @@ func (f *File) snapshotHeader() (statefile.Header, bool, error) {
 // the next Append checks the tail again first.
 func (f *File) undoAppend(jf *os.File, size int64, err error) error {
 	f.checked = false
+	f.written = size
 	if f.lockFile == nil {
 		defer f.closeJournal()
 	}
