@@ -284,7 +284,7 @@ func (r *run) notSent(pb *prepared) error {
 
 // send sends a prepared batch with retries. The outcome of an answered
 // request is recorded by a goroutine tracked in recorders, so the worker
-// can start its next request while the outcome's fsync runs; the batch's
+// can start its next request while the outcome is journaled; the batch's
 // slot sl (nil for the parts of a split) is released after that. It returns an
 // error only when the whole run must stop. ctx carries the request (it ends
 // only when the run must stop at once); stop is the interrupt, which lets
