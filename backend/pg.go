@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"pushform/config"
-	"pushform/secret"
 	"pushform/state/pg"
 )
 
@@ -197,6 +195,7 @@ func (c *PGConfig) Open(ctx context.Context, env OpenEnv) (State, error) {
 		return nil, err
 	}
 	opts.Interrupt = ctx // the command's: done on Ctrl-C
+	opts.Redact = env.Secrets.String
 	m, err := pg.Open(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -211,13 +210,7 @@ func (c *PGConfig) Options(getenv func(string) string) (pg.Options, error) {
 	if conn == "" {
 		return pg.Options{}, fmt.Errorf("environment variable %s is empty: it must hold the postgres:// URL of the database that keeps the state (backend \"pg\" at %s)", c.ConnStrEnv, c.Pos)
 	}
-	// The password must not reach any message, however the server or the
-	// driver quotes it.
-	secrets := []string{conn}
-	if u, err := url.Parse(conn); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			secrets = append(secrets, pw)
-		}
-	}
-	return pg.Options{ConnString: conn, Schema: c.SchemaName, StateName: c.StateName, Timeouts: c.Timeouts, Redact: secret.NewRedactor(secrets...).String}, nil
+	// pg takes the connection string and its password out of every
+	// message itself, in every form.
+	return pg.Options{ConnString: conn, Schema: c.SchemaName, StateName: c.StateName, Timeouts: c.Timeouts}, nil
 }

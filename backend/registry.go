@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"pushform/config"
+	"pushform/secret"
 )
 
 // A Type is one kind of state backend, named by the label of its block
@@ -34,6 +35,9 @@ type OpenEnv struct {
 	// Getenv looks up environment variables (connection strings); never
 	// nil.
 	Getenv func(string) string
+	// Secrets are the run's other secrets (the API key), to be taken out
+	// of the backend's messages; nil redacts nothing more.
+	Secrets *secret.Set
 }
 
 // Registry maps backend types (block labels) to their Type. It is a plain

@@ -13,6 +13,7 @@ import (
 	"pushform/config"
 	"pushform/pushapi"
 	"pushform/sandbox"
+	"pushform/secret"
 )
 
 // Service is a connection to the Push Notification Service: the real one,
@@ -45,6 +46,8 @@ type ServiceOptions struct {
 	// DevicesDir is where an embedded sandbox keeps its devices between
 	// runs; "" means the configuration directory.
 	DevicesDir string
+	// Secrets learns the API key the service is reached with.
+	Secrets *secret.Set
 	// Log, when set, receives one line's worth of every HTTP exchange
 	// (PUSHFORM_LOG=debug): counts and ids of requests, never the key,
 	// target ids or body text.
@@ -70,6 +73,7 @@ func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
 		return nil, fmt.Errorf("the service block (%s) does not say which environment variable holds the API key: set api_key_env", svc.Pos)
 	}
 	key := o.Getenv(svc.APIKeyEnv)
+	o.Secrets.Add(key)
 	if key == "" {
 		return nil, fmt.Errorf("environment variable %s is empty: it must hold the API key for environment %q", svc.APIKeyEnv, svc.Environment)
 	}
@@ -101,6 +105,7 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 		return nil, fmt.Errorf("loading sandbox devices: %w", err)
 	}
 	key, ok := srv.APIKeyFor(cfg.Service.Environment)
+	o.Secrets.Add(key)
 	if !ok {
 		return nil, fmt.Errorf("sandbox seed %s has no api_key block for environment %q", seedPath, cfg.Service.Environment)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/secret"
 	"pushform/state"
 	"pushform/state/local"
 	"pushform/state/pg"
@@ -53,6 +54,9 @@ type StateOptions struct {
 	// Getenv reads the environment: the connection string from the
 	// variable the backend block names, and test hooks (local.PauseEnv).
 	Getenv func(string) string
+	// Secrets are the run's secrets (the API key), taken out of the
+	// backend's messages.
+	Secrets *secret.Set
 }
 
 var (
@@ -79,7 +83,7 @@ func OpenState(ctx context.Context, o StateOptions) (State, error) {
 			}
 			return nil, fmt.Errorf("--state names a local state file, but the configuration keeps its state in %s (backend %q)", where, o.Backend.Type)
 		}
-		return types.open(ctx, o.Backend, OpenEnv{ConfigDir: o.ConfigDir, Getenv: getenv})
+		return types.open(ctx, o.Backend, OpenEnv{ConfigDir: o.ConfigDir, Getenv: getenv, Secrets: o.Secrets})
 	}
 	path := o.Path
 	if path == "" {

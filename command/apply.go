@@ -92,6 +92,14 @@ func runApply(ctx context.Context, o *applyOptions) int {
 			m.Errorf("%v", err)
 		}
 	}()
+	if saved != nil {
+		if err := sess.CheckPlan(saved); err != nil { // a stale plan says so first
+			return m.fail(err)
+		}
+	}
+	if err := checkApplyClock(o.now, r.now, m.clock(), saved, sess.State); err != nil {
+		return m.fail(err)
+	}
 
 	out := views.NewApply(jsonFormat(o.json), m.view(false))
 
@@ -140,11 +148,15 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	}
 	out.Start(p)
 	start := time.Now()
-	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, o.executorOptions(r, out.Event, start))
+	opts := o.executorOptions(out.Event)
+	// send_rate holds across runs: the requests recorded in the current
+	// window count.
+	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, m.clock()())
+	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
 	return o.finish(r, out, p, rec, res, applyErr, start)
 }
 
-func (o *applyOptions) executorOptions(r *run, events func(executor.Event), start time.Time) executor.Options {
+func (o *applyOptions) executorOptions(events func(executor.Event)) executor.Options {
 	return executor.Options{
 		Parallelism:   o.parallelism,
 		MaxAttempts:   o.maxAttempts,
@@ -152,7 +164,7 @@ func (o *applyOptions) executorOptions(r *run, events func(executor.Event), star
 		MaxDelay:      o.maxDelay,
 		MaxRetryAfter: o.maxRetryAfter,
 		Events:        events,
-		Now:           o.clock(r.now, start),
+		Now:           o.Meta.clock(), // the real time, whatever --now says
 	}
 }
 
@@ -196,7 +208,7 @@ func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Strea
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := executor.ApplyStream(ctx, s, rec, svc.Client, o.executorOptions(r, events.event, start))
+		res, err := executor.ApplyStream(ctx, s, rec, svc.Client, o.executorOptions(events.event))
 		done <- result{res, err}
 	}()
 	p, _ := s.WaitPlan(ctx)
@@ -324,17 +336,6 @@ func (h *heldEvents) release() {
 		h.to(e)
 	}
 	h.held, h.hold = nil, false
-}
-
-// clock is the executor's clock: the real one, or with --now one that
-// starts at that time and runs on, so delivery windows are checked and
-// outcomes recorded at the times the plan was made for (frequency caps
-// count them).
-func (o *applyOptions) clock(now, start time.Time) func() time.Time {
-	if o.now == "" {
-		return time.Now
-	}
-	return func() time.Time { return now.Add(time.Since(start)) }
 }
 
 // retryFlags are apply's retry limits.

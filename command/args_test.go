@@ -231,7 +231,7 @@ func TestBashCompletion(t *testing.T) {
 		{"pushform state prune --b", []string{"--before"}},
 		{"pushform state show --a", []string{"--all"}},
 		{"pushform sandbox show --j", []string{"--json"}},
-		{"pushform sandbox --fa", []string{"--fail-rate", "--fault-seed"}},
+		{"pushform sandbox --fa", []string{"--fail-rate", "--fail-targets", "--fault-seed"}},
 		{"pushform help st", []string{"state"}},
 		{"pushform completion ", []string{"bash", "zsh", "fish"}},
 		{"pushform plan --out ", nil}, // a value: left to file name completion

@@ -33,6 +33,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"apply", "--parallelism", []string{"--parallelism", "abc"}, single{[]string{"-parallelism=0"}, 1, "--parallelism must be at least 1"}},
 		{"show", "--state", []string{"--json=2"}, single{[]string{"-json", "-markdown", "x.plan"}, 1, "--json and --markdown cannot be combined"}},
 		{"history", "--since", []string{"--since", "yesterday"}, single{[]string{"-user=alice", "-json"}, 0, `"known":false`}},
+		{"test-send", "--device", []string{"--lock-timeout", "soon"}, single{[]string{"-device=x", "notification.nope"}, 1, "notification.nope is not a notification or badge of the configuration"}},
 		{"fmt", "--chdir", []string{"--check=yes"}, single{[]string{"-check", "-recursive"}, 0, ""}},
 		{"state list", "--state", []string{"--no-color=x"}, single{[]string{"-state=none.state"}, 0, "No state at " + filepath.Join("DIR", "none.state")}},
 		{"state show", "--state", []string{"--all=x"}, single{[]string{"-state=none.state", "badge.reset"}, 1, "no state at " + filepath.Join("DIR", "none.state")}},

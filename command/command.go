@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"pushform/backend"
 	"pushform/config"
+	"pushform/secret"
 	"pushform/termtext"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -48,6 +50,11 @@ type Env struct {
 	// Backends are the state backend types a backend block may name; nil
 	// means backend.Builtins(). Tests and other front ends add their own.
 	Backends backend.Registry
+	// Now is the real clock; nil means time.Now. Deliveries are recorded
+	// at its times and apply refuses a --now before it, so a front end
+	// that embeds pushform (or a test) may inject one, but nothing a user
+	// sets (a flag, an environment variable) can turn it.
+	Now func() time.Time
 }
 
 // OSEnv returns the Env of the running process.
@@ -85,10 +92,22 @@ type Meta struct {
 	// envArgs names the PUSHFORM_CLI_ARGS variables that added arguments,
 	// so a usage error can say where a flag came from.
 	envArgs []string
+	// secrets are the run's secrets (the API key, database passwords), for
+	// everything that prints or stores text from outside; nil in tests
+	// that make a Meta themselves, which then redacts nothing extra.
+	secrets *secret.Set
 	// probe, when set, receives a command's flag set instead of parsing:
 	// help and completion learn the flags of every command this way,
 	// without running it.
 	probe func(*pflag.FlagSet)
+}
+
+// clock returns the real clock (see Env.Now).
+func (m *Meta) clock() func() time.Time {
+	if m.Now == nil {
+		return time.Now
+	}
+	return m.Now
 }
 
 // backends returns the backend types a configuration may name.
@@ -138,7 +157,7 @@ func (m *Meta) Color() bool {
 // Error text often quotes the service, the configuration or a lock holder:
 // untrusted, so control characters are shown escaped.
 func (m *Meta) Errorf(format string, args ...any) int {
-	fmt.Fprintf(m.Stderr, "Error: %s\n", termtext.Lines(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(m.Stderr, "Error: %s\n", termtext.Lines(m.secrets.String(fmt.Sprintf(format, args...))))
 	return ExitError
 }
 
@@ -224,6 +243,7 @@ func commands() []command {
 		{name: "apply", summary: "Send what the plan says and record it in state", run: cmdApply, main: true},
 		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
 		{name: "history", summary: "List what a target received, or what an address sent", run: cmdHistory},
+		{name: "test-send", summary: "Send an address's content to test devices only", run: cmdTestSend},
 		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
 		{name: "state", summary: "Inspect or edit the state", run: runState, subs: []subcommand{
 			{"list", "List the addresses in the state, with target counts"},
@@ -291,7 +311,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
-	m := &Meta{Env: env}
+	m := &Meta{Env: env, secrets: secret.NewSet()}
 	var showVersion bool
 	fs := globalFlagSet(&m.Globals, &showVersion)
 	if err := fs.Parse(normaliseArgs(fs, args, false)); err != nil {

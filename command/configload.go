@@ -37,6 +37,14 @@ func (m *Meta) configOptions(cf configFlags, recipients map[string][]string) con
 // errors.
 func (m *Meta) loadConfig(l *config.Loader, cf configFlags, recipients map[string][]string) (*config.Config, hcl.Diagnostics) {
 	cfg, diags := l.Load(m.ConfigDir(), m.configOptions(cf, recipients))
+	if cfg != nil && cfg.Service.APIKeyEnv != "" {
+		m.secrets.Add(m.Getenv(cfg.Service.APIKeyEnv)) // before anything can print or store what a server says
+	}
+	if cfg != nil && cfg.Backend != nil {
+		for _, s := range m.backends().BackendSecrets(cfg.Backend, m.Getenv) {
+			m.secrets.Add(s.Values...) // the database password, taken out of every message too
+		}
+	}
 	if len(diags) > 0 {
 		if err := l.WriteDiagnostics(m.Stderr, diags, 0, m.Color()); err != nil {
 			m.Errorf("%v", err)

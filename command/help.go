@@ -89,6 +89,18 @@ func helpDocs() map[string]helpDoc {
 				"pushform history campaign.spring_sale.notification.announce",
 			},
 		},
+		"test-send": {
+			usage: []string{"test-send [options] ADDR --device ID...", "test-send [options] ADDR --user ID..."},
+			text: "Sends the content of one notification or badge to the given devices or users only, after the same " +
+				"validation as apply, and prints each target's outcome and the request id. Without --device or --user " +
+				"it sends to test_devices (the campaign's, else the service block's). It is recorded in the state's " +
+				"ledger and in history as a test send, not a delivery: apply still sends the address to those targets. " +
+				"Exit 1 when a target was not delivered.",
+			examples: []string{
+				"pushform test-send notification.spring --device my-phone",
+				"pushform test-send campaign.spring_sale.notification.announce",
+			},
+		},
 		"fmt": {
 			usage: []string{"fmt [options] [PATH...]"},
 			text: "Rewrites configuration files in the canonical format: indentation, spacing and aligned " +
@@ -245,13 +257,13 @@ func helpDocs() map[string]helpDoc {
 // flagGroup says under which heading a flag is listed in help.
 func flagGroup(name string) string {
 	switch name {
-	case "target", "replace", "refresh", "now", "retry-unknown", "max-unknown-resends":
+	case "target", "replace", "resume", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
 	case "auto-approve", "parallelism", "allow-resend":
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"
-	case "user", "device", "topic", "since", "until":
+	case "user", "device", "topic", "since", "until", "variants":
 		return "History options"
 	case "state", "lock-timeout":
 		return "State options"
@@ -261,7 +273,7 @@ func flagGroup(name string) string {
 		return "Output"
 	case "addr", "seed", "quiet", "file":
 		return "Sandbox options"
-	case "latency", "fail-rate", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "fault-seed":
+	case "latency", "fail-rate", "fail-targets", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "fault-seed":
 		return "Fault injection"
 	case "chdir", "no-color", "version":
 		return "Global options"

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"pushform/backend"
 	"pushform/message"
+	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
 	"pushform/views"
@@ -23,6 +25,7 @@ type historyOptions struct {
 	user, device, topic string
 	since, until        string
 	address             string
+	variants            bool
 }
 
 // historyApplyGap is the longest pause between two requests of one
@@ -40,6 +43,7 @@ func cmdHistory(ctx context.Context, m *Meta, args []string) int {
 	fs.StringVar(&o.topic, "topic", "", "list what topic `NAME` was sent")
 	fs.StringVar(&o.since, "since", "", "only records from `TIME` on: RFC 3339, or a date (2026-11-24: from the start of that day, UTC)")
 	fs.StringVar(&o.until, "until", "", "only records before `TIME`: RFC 3339, or a date (2026-11-24: up to the end of that day, UTC)")
+	fs.BoolVar(&o.variants, "variants", false, "with ADDR and --json: export which variant (or the holdout) each target got")
 	o.jsonFlags.bind(fs, "the history")
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("history", err)
@@ -52,9 +56,18 @@ func cmdHistory(ctx context.Context, m *Meta, args []string) int {
 	if err != nil {
 		return m.usageError("history", err)
 	}
+	if o.variants && (o.address == "" || !o.jsonFlags.enabled()) {
+		return m.usageError("history", errors.New("--variants exports the variants of an address as JSON: give ADDR and --json"))
+	}
 	s, err := m.readLedger(ctx, o.stateFlags)
 	if err != nil {
 		return m.fail(err)
+	}
+	if o.variants {
+		if err := views.WriteVariantsJSON(m.Stdout, variantExport(s, o.address), o.indent); err != nil {
+			return m.fail(err)
+		}
+		return ExitOK
 	}
 	v := views.NewHistory(o.jsonFlags.format(), m.view(o.indent))
 	if o.address != "" {
@@ -250,6 +263,13 @@ func (m *Meta) hintTarget(s *state.State, word string) {
 	for msg := range s.LedgerMessages() {
 		if !slices.Contains(addrs, msg.Address) {
 			addrs = append(addrs, msg.Address)
+		}
+	}
+	for _, a := range addrs {
+		if strings.HasPrefix(a, word+planner.VariantInfix) || a == word+planner.HoldoutSuffix {
+			fmt.Fprintf(m.Stderr, "%s has variants: each is recorded under its own address (%s, ...); 'pushform history %s --variants --json' lists who got which.\n",
+				termtext.Clean(word), termtext.Clean(a), quoteArg(word))
+			return
 		}
 	}
 	if addr := suggest(word, addrs); addr != "" {

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"pushform/backend"
+	"pushform/internal/testutil/cpubench"
 	"pushform/state"
 	"pushform/state/pg"
 	"pushform/state/pg/pgtest"
@@ -75,7 +75,7 @@ func benchHistory(b *testing.B, dir string, vars map[string]string, args ...stri
 	env := Env{Stdout: &out, Stderr: &errOut, Dir: dir, Getenv: func(k string) string { return vars[k] }}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime(b)
+	cpu0 := cpubench.CPUTime()
 	n := 0
 	for b.Loop() {
 		n++
@@ -86,7 +86,7 @@ func benchHistory(b *testing.B, dir string, vars map[string]string, args ...stri
 	}
 	// CPU time as well as wall time: on a shared machine the wall time
 	// says more about the neighbours than about history.
-	b.ReportMetric((cpuTime(b)-cpu0).Seconds()/float64(n), "cpu-s/op")
+	b.ReportMetric(float64(cpubench.CPUTime()-cpu0)/1e9/float64(n), "cpu-s/op")
 	b.StopTimer()
 	want := []string{"User \"u0500000\": 2 records under 2 addresses", "(forgotten)"}
 	if args[0] != "--user" {
@@ -133,13 +133,4 @@ func writeHistoryState(b *testing.B, open func() (backend.State, error)) {
 	if err := be.Persist(st); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -60,6 +60,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	if o.out != "" {
+		r.sendAt = m.clock()() // apply may send the saved plan at once
+	}
 	p, err := r.plan(ctx)
 	if cerr := r.sess.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -74,6 +77,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	}
 	if err := m.writePlan(p, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
+	}
+	if note := planClockNote(o.now, r.now, m.clock(), r.sess.State, o.out); note != "" {
+		fmt.Fprintln(m.Stderr, note)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {
 		fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())

@@ -30,6 +30,8 @@ type planFlags struct {
 	maxUnknownResends int
 	// allowResend is apply's --allow-resend: see planner.Options.AllowResend.
 	allowResend bool
+	// resume: see planner.Options.Resume.
+	resume []string
 	serviceFlags
 }
 
@@ -59,8 +61,9 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	pf.configFlags.bind(fs)
 	fs.StringArrayVar(&pf.targets, "target", nil, "limit the plan to `ADDR` and what it contains (repeatable)")
 	fs.StringArrayVar(&pf.replace, "replace", nil, "send `ADDR` again to every target (repeatable)")
+	fs.StringArrayVar(&pf.resume, "resume", nil, "send the next rollout stage of `ADDR` although its failure gate halted it (repeatable)")
 	fs.BoolVar(&pf.refresh, "refresh", true, "fetch the recipients list (false: use the one recorded in state)")
-	fs.StringVar(&pf.now, "now", "", "plan (and apply) as if it were `TIME` (RFC 3339): for send_after, send_before and frequency_cap")
+	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after, send_before and frequency_cap: to rehearse the future (apply refuses a TIME in the past)")
 	pf.stateFlags.bind(fs, true)
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
@@ -68,7 +71,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 }
 
 // check validates the flag values that pflag cannot, and returns the time
-// to plan at.
+// --now gives, or the zero time without it.
 func (pf *planFlags) check() (time.Time, error) {
 	if pf.maxUnknownResends < 1 {
 		return time.Time{}, fmt.Errorf("--max-unknown-resends must be at least 1, not %d", pf.maxUnknownResends)
@@ -77,7 +80,7 @@ func (pf *planFlags) check() (time.Time, error) {
 		return time.Time{}, err
 	}
 	if pf.now == "" {
-		return time.Now(), nil
+		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339, pf.now)
 	if err != nil {
@@ -107,7 +110,7 @@ func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend)
 	if sf.file != "" {
 		path = m.path(sf.file)
 	}
-	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv})
+	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv, Secrets: m.secrets})
 }
 
 // stateBackend opens the state backend for commands that do not load the
@@ -128,7 +131,7 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
 	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
-		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog()}
+		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog(), Secrets: m.secrets}
 }
 
 // run is what plan and apply share: the loaded configuration, the locked
@@ -139,6 +142,10 @@ type run struct {
 	loader *config.Loader
 	sess   *backend.Session
 	now    time.Time
+	// sendAt is set when the plan may be sent at once (apply, plan
+	// --out): the real clock, from which frequency caps count when --now
+	// is ahead of it (see planner.Options.SendAt).
+	sendAt time.Time
 }
 
 // openRun loads and validates the configuration, then locks and reads the
@@ -148,7 +155,13 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*r
 	if err != nil {
 		return nil, err
 	}
+	if now.IsZero() {
+		now = m.clock()()
+	}
 	r := &run{m: m, pf: pf, loader: m.newLoader(), now: now}
+	if operation == "apply" {
+		r.sendAt = m.clock()()
+	}
 	cfg, diags := m.loadConfig(r.loader, pf.configFlags, nil)
 	if diags.HasErrors() {
 		return nil, errReported
@@ -184,7 +197,8 @@ func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
 func (r *run) planOptions() planner.Options {
 	return planner.Options{
 		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
-		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend,
+		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend, SendAt: r.sendAt,
+		Resume: r.pf.resume,
 	}
 }
 
@@ -253,7 +267,7 @@ func (r *run) fetchInto(ctx context.Context, s *planner.Stream) {
 	for _, c := range chunks {
 		ids = append(ids, c...)
 	}
-	snap := &state.Snapshot{FetchedAt: r.now.UTC(), UserIDs: ids}
+	snap := &state.Snapshot{FetchedAt: r.m.clock()().UTC(), UserIDs: ids} // fetched at the real time, whatever --now says
 	cfg, err := r.resolve(snap)
 	if err != nil {
 		s.Fail(err)
@@ -294,7 +308,7 @@ func (r *run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return &state.Snapshot{FetchedAt: r.now.UTC(), UserIDs: ids}, true, nil
+	return &state.Snapshot{FetchedAt: r.m.clock()().UTC(), UserIDs: ids}, true, nil
 }
 
 // hasSkippedUsers reports whether st records a user skipped as

@@ -33,6 +33,7 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	var opts sandbox.Options
 	fs.DurationVar(&opts.Latency, "latency", 0, "delay every API request by `D` (e.g. 50ms)")
 	fs.Float64Var(&opts.FailRate, "fail-rate", 0, "fraction `F` of send requests answered 5xx (half 503 before, half 500 after processing)")
+	fs.Float64Var(&opts.FailTargets, "fail-targets", 0, "fraction `F` of user and device targets answered failed (207), chosen by a hash of the id and --fault-seed")
 	fs.Float64Var(&opts.DropRate, "drop-rate", 0, "fraction `F` of send requests whose connection is closed without an answer")
 	fs.IntVar(&opts.RateLimit, "rate-limit", 0, "admit `N` API requests per second, 429 with Retry-After beyond (0: no limit)")
 	fs.BoolVar(&opts.Empty200, "empty-200", false, "answer a fully delivered send with an empty 200 body")
@@ -59,6 +60,8 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 		return usage("--seed FILE is required: the seed declares the API keys, users, devices and topics the sandbox serves")
 	}
 	switch {
+	case !(opts.FailTargets >= 0 && opts.FailTargets <= 1):
+		return usage("--fail-targets must be between 0 and 1, not %v", opts.FailTargets)
 	case opts.FailRate < 0 || opts.FailRate > 1:
 		return usage("--fail-rate must be between 0 and 1, not %v", opts.FailRate)
 	case opts.DropRate < 0 || opts.DropRate > 1:

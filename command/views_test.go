@@ -235,7 +235,7 @@ notification "many" {
   body     = "Many"
 }
 `)
-	code, apply, stderr := run("apply", "--json", "--auto-approve", "--parallelism", "1", "--now=2026-11-22T12:00:00Z")
+	code, apply, stderr := run("apply", "--json", "--auto-approve", "--parallelism", "1")
 	if code != 0 {
 		t.Fatalf("apply: exit %d: %s\n%s", code, stderr, apply)
 	}

@@ -12,11 +12,16 @@ var campaignSchema = &hcl.BodySchema{
 		{Name: "max_targets"},
 		{Name: "enabled"},
 		{Name: "repeat_after"},
+		{Name: "deliver_at_local"},
+		{Name: "test_devices"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "notification", LabelNames: []string{"name"}},
 		{Type: "badge", LabelNames: []string{"name"}},
 		{Type: "frequency_cap"},
+		{Type: "time_zones"},
+		{Type: "quiet_hours"},
+		{Type: "rollout"},
 	},
 }
 
@@ -28,6 +33,8 @@ type campaignBlock struct {
 	attrs    hcl.Attributes
 	messages []*messageBlock
 	freqCap  *frequencyCapBlock
+	local    localBlocks
+	rollout  *rolloutBlock
 }
 
 // decodeCampaignBlock decodes a campaign block and the message blocks in
@@ -40,7 +47,16 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 	content, d := b.Body.Content(campaignSchema)
 	diags = append(diags, d...)
 	cb := &campaignBlock{name: b.Labels[0], block: b, attrs: content.Attributes}
+	cb.rollout, d = decodeRollouts(content.Blocks, "A campaign")
+	diags = append(diags, d...)
 	for _, mb := range content.Blocks {
+		if isLocal, d := cb.local.add(mb, "A campaign"); isLocal {
+			diags = append(diags, d...)
+			continue
+		}
+		if mb.Type == "rollout" {
+			continue
+		}
 		if mb.Type == "frequency_cap" {
 			fb, d := decodeFrequencyCapBlock(mb)
 			diags = append(diags, d...)
@@ -90,6 +106,24 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		r, _, d := evalDuration(a, ctx)
 		diags = append(diags, d...)
 		c.RepeatAfter = r
+	}
+	if a, ok := cb.attrs["deliver_at_local"]; ok {
+		l, d := evalDeliverAtLocal(a, ctx)
+		diags = append(diags, d...)
+		c.DeliverAtLocal = l
+	}
+	z, q, d := cb.local.eval(ctx)
+	diags = append(diags, d...)
+	c.TimeZones, c.QuietHours = z, q
+	if a, ok := cb.attrs["test_devices"]; ok {
+		devs, d := evalTestDevices(a, ctx)
+		diags = append(diags, d...)
+		c.TestDevices = devs
+	}
+	if cb.rollout != nil {
+		r, d := evalRollout(cb.rollout, ctx)
+		diags = append(diags, d...)
+		c.Rollout = r
 	}
 	if cb.freqCap != nil {
 		fc, d := evalFrequencyCap(cb.freqCap, ctx)

@@ -37,6 +37,10 @@ type Config struct {
 	Moved []Moved
 	// FrequencyCap is the top-level frequency_cap; nil when there is none.
 	FrequencyCap *FrequencyCap
+	// TimeZones and QuietHours are the top-level time_zones and
+	// quiet_hours blocks; nil when there are none (see localtime.go).
+	TimeZones  *TimeZones
+	QuietHours *QuietHours
 }
 
 // Backend is the backend block, kept unevaluated: its type (the block
@@ -82,6 +86,9 @@ type Service struct {
 	APIKeyEnv   string // name of the environment variable holding the API key
 	Environment string // "test" or "production"
 	Sandbox     string // seed file (relative to Dir) of an embedded sandbox; "" for none
+	// TestDevices are the device ids pushform test-send sends to when given
+	// none (a campaign's own test_devices come first).
+	TestDevices []string
 	Pos         Pos
 }
 
@@ -111,7 +118,18 @@ type Campaign struct {
 	// (the Message fields already hold the result).
 	Disabled    bool
 	RepeatAfter time.Duration
-	Pos         Pos
+	// TimeZones, QuietHours and DeliverAtLocal are the campaign's own,
+	// inherited by its messages (the Message fields hold the result).
+	TimeZones      *TimeZones
+	QuietHours     *QuietHours
+	DeliverAtLocal *LocalTime
+	// TestDevices are the campaign's test_devices: the default targets of
+	// a test send of its messages, before the service block's.
+	TestDevices []string
+	// Rollout is the campaign's rollout block, the default of its
+	// messages (each rolled out on its own buckets); nil when none.
+	Rollout *Rollout
+	Pos     Pos
 	// SendRatePos and MaxTargetsPos are where those attributes are, for
 	// diagnostics at plan time.
 	SendRatePos, MaxTargetsPos Pos
@@ -166,6 +184,28 @@ type Message struct {
 	// the same content may reach a target again once that long has passed
 	// since its last delivery. 0 means never again.
 	RepeatAfter time.Duration
+	// DeliverAtLocal makes each target due at that wall-clock time in its
+	// own zone (TimeZones); nil sends at once. QuietHours holds targets
+	// whose local time is inside it, unless IgnoreQuietHours. TimeZones
+	// and QuietHours are the campaign's, else the top level's; badges
+	// have neither DeliverAtLocal nor quiet hours applied.
+	DeliverAtLocal   *LocalTime
+	IgnoreQuietHours bool
+	TimeZones        *TimeZones
+	QuietHours       *QuietHours
+	// Rollout releases the message in stages (the block's own rollout,
+	// else its campaign's); nil sends every target at once.
+	Rollout *Rollout
+	// Variants are the variant blocks: each target gets exactly one (or
+	// the holdout), by bucket. Empty for a message of one content.
+	Variants []Variant
+	// Holdout is the share of the audience that receives nothing (0..1),
+	// recorded so the brand can compare.
+	Holdout float64
+	// Salt is what the message's targets are hashed with to assign them
+	// to stages (package bucket): salt = "..." when set, else Address, so
+	// a rename keeps its assignments only with the old address as salt.
+	Salt string
 	// Pos is where the block starts; TargetsPos where its target attribute
 	// is; MaxTargetsPos where max_targets is.
 	Pos           Pos

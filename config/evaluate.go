@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
+
+	"pushform/secret"
 )
 
 // evaluation is what one Load evaluated, kept so that Resolve can fill in
@@ -24,6 +26,8 @@ type evaluation struct {
 	cfg        *Config
 	// reported are the diagnostics of the Load.
 	reported map[diagKey]bool
+	// secrets redacts every secret the Load knew of.
+	secrets *secret.Redactor
 }
 
 // blockResult is one message block as Load evaluated it.
@@ -41,9 +45,9 @@ type blockResult struct {
 // evaluate turns a decoded module into a Config, in Packer's order:
 // variable values, then the context (topics, data), then locals, then
 // every block that may use them.
-func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostics) {
+func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []varFile, hcl.Diagnostics) {
 	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
-	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir), dataLocals: dataLocals(mod.locals)}
+	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir, mod.budget), dataLocals: dataLocals(mod.locals)}
 	vars, varFiles, diags := variableValues(mod, opts)
 	e.vars = vars
 	for name, tb := range mod.topics {
@@ -66,12 +70,15 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 		cfg.FrequencyCap, d = evalFrequencyCap(mod.freqCap, ctx)
 		diags = append(diags, d...)
 	}
+	cfg.TimeZones, cfg.QuietHours, d = mod.local.eval(ctx)
+	diags = append(diags, d...)
 	for _, name := range mod.campaignNames {
 		c, d := evalCampaign(mod.campaigns[name], ctx)
 		diags = append(diags, d...)
 		cfg.Campaigns[name] = c
 	}
-	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns}
+	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns,
+		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours}
 	for _, mb := range mod.messages {
 		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
 		br.settings, d = evalBlockSettings(mb, ctx)
@@ -96,6 +103,9 @@ func evaluate(mod *module, opts Options) (*evaluation, []varFile, hcl.Diagnostic
 
 	diags = append(diags, e.checkAudience(cfg, nil)...)
 	diags = append(diags, e.checkSharedTags(cfg)...)
+	known := knownSecrets(cfg, opts, types)
+	e.secrets = redactorOf(known)
+	diags = append(diags, e.checkSecrets(known)...)
 	for _, mb := range mod.moved {
 		cfg.Moved = append(cfg.Moved, Moved{From: mb.from.String(), To: mb.to.String(), Pos: posOf(mb.block.DefRange)})
 	}

@@ -16,7 +16,7 @@ import (
 
 // functions builds the function table of one Load: the go-cty stdlib set
 // Terraform users know, plus file and templatefile confined to dir.
-func functions(dir string) map[string]function.Function {
+func functions(dir string, b *budget) map[string]function.Function {
 	fs := map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"ceil":            stdlib.CeilFunc,
@@ -79,12 +79,13 @@ func functions(dir string) map[string]function.Function {
 		"tomap":           toCollectionFunc(cty.Map),
 		"file":            fileFunc(dir),
 	}
+	cappedFunctions(fs, b)
 	// templatefile gets the table without itself, so templates cannot recurse.
 	inner := make(map[string]function.Function, len(fs))
 	for k, v := range fs {
 		inner[k] = v
 	}
-	fs["templatefile"] = templateFileFunc(dir, inner)
+	fs["templatefile"] = templateFileFunc(dir, inner, b)
 	return fs
 }
 
@@ -182,7 +183,7 @@ func fileFunc(dir string) function.Function {
 	})
 }
 
-func templateFileFunc(dir string, funcs map[string]function.Function) function.Function {
+func templateFileFunc(dir string, funcs map[string]function.Function, b *budget) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{
 			{Name: "path", Type: cty.String},
@@ -212,6 +213,9 @@ func templateFileFunc(dir string, funcs map[string]function.Function) function.F
 			expr, diags := hclsyntax.ParseTemplate([]byte(src), filepath.ToSlash(p), hcl.Pos{Line: 1, Column: 1})
 			if diags.HasErrors() {
 				return cty.DynamicVal, fmt.Errorf("%s: %s", p, diags.Error())
+			}
+			if b != nil {
+				meterForExprs(expr, b) // its for directives spend from the configuration's budget
 			}
 			val, diags := expr.Value(ctx)
 			if diags.HasErrors() {

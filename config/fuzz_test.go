@@ -2,10 +2,11 @@ package config
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // fuzzSeeds are the examples, the golden configurations and a few
@@ -37,12 +38,26 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		l := NewLoader()
+		l.maxIterations = 50_000 // the caps' mechanism, at sizes that keep fuzzing fast
+		l.maxBytes = 8 << 20
 		cfg, diags := l.Load(dir, Options{})
 		if !diags.HasErrors() && cfg == nil {
 			t.Fatal("no errors and no config")
 		}
-		if err := l.WriteDiagnostics(io.Discard, diags, 80, true); err != nil {
+		var got bytes.Buffer
+		if err := l.WriteDiagnostics(&got, diags, 80, true); err != nil {
 			t.Fatal(err)
+		}
+		// The same text as HCL's own writer, which is slow on many
+		// diagnostics: compared while that stays cheap.
+		if len(diags)*len(src) < 1<<16 {
+			var want bytes.Buffer
+			if err := hcl.NewDiagnosticTextWriter(&want, l.Files(), 80, true).WriteDiagnostics(diags); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("diagnostics differ from HCL's writer:\n got %q\nwant %q", got.String(), want.String())
+			}
 		}
 		if cfg != nil {
 			for _, m := range cfg.Moved {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"pushform/secret"
 )
 
 // Options are the inputs of Load besides the configuration directory.
@@ -20,7 +23,10 @@ type Options struct {
 	// against the configuration directory.
 	VarFiles []string
 	// Environ is the process environment as KEY=VALUE pairs; PUSHFORM_VAR_name
-	// entries set variables.
+	// entries set variables. The API key (in the variable api_key_env
+	// names) and the database password (in the connection string of the
+	// one conn_str_env names) are read from it too, only to make sure no
+	// evaluated value holds them and no diagnostic shows them.
 	Environ []string
 	// Recipients maps a data "recipients" block name to the fetched user ids.
 	// Nil means not fetched: targets that depend on it stay unknown.
@@ -41,6 +47,15 @@ type Loader struct {
 	// was masked: made when first needed, as most loads report nothing.
 	files  map[string]*hcl.File
 	redact *redaction
+	// secrets redacts the secrets the last Load knew of from diagnostics.
+	secrets *secret.Redactor
+	// budget counts what the for expressions of the last Load walk.
+	budget *budget
+	// maxIterations replaces MaxIterations when not 0 (tests, fuzzing:
+	// the cap's mechanism at a smaller size).
+	maxIterations int64
+	// maxBytes replaces MaxBytes when not 0.
+	maxBytes int64
 	// last is the last Load's evaluation, for Resolve.
 	last *evaluation
 }
@@ -61,6 +76,7 @@ func (l *Loader) Files() map[string]*hcl.File {
 func (l *Loader) redaction() *redaction {
 	if l.redact == nil {
 		l.redact = newRedaction()
+		l.redact.known = l.secrets
 		l.files = make(map[string]*hcl.File, len(l.parsed))
 		for name, f := range l.parsed {
 			l.files[name] = l.redact.file(f)
@@ -75,7 +91,7 @@ func (l *Loader) redaction() *redaction {
 // quoted from copies where such values are masked, byte for byte. width 0
 // means no wrapping.
 func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint, color bool) error {
-	if err := hcl.NewDiagnosticTextWriter(w, l.Files(), width, color).WriteDiagnostics(diags); err != nil {
+	if err := writeDiagnostics(w, l.Files(), diags, width, color); err != nil {
 		return fmt.Errorf("writing diagnostics: %w", err)
 	}
 	return nil
@@ -86,19 +102,24 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // is usable whenever diags has no errors; all problems of all files are
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
-	l.parsed, l.files, l.redact, l.last = map[string]*hcl.File{}, nil, nil, nil
+	l.parsed, l.files, l.redact, l.last, l.secrets = map[string]*hcl.File{}, nil, nil, nil, nil
+	l.budget = newBudget(cmp.Or(l.maxIterations, MaxIterations), cmp.Or(l.maxBytes, MaxBytes))
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, hcl.Diagnostics{errDiag("Invalid configuration directory", err.Error(), nil)}
 	}
 	files := l.parsed
 	mod, diags := l.parse(abs, files)
+	if mod != nil {
+		mod.budget = l.budget
+	}
 	var e *evaluation
 	if mod != nil {
 		var varFiles []varFile
 		var d hcl.Diagnostics
-		e, varFiles, d = evaluate(mod, opts)
+		e, varFiles, d = evaluate(mod, opts, l.Backends)
 		diags = append(diags, d...)
+		l.secrets = e.secrets
 		for _, vf := range varFiles {
 			files[vf.name] = vf.file
 		}
@@ -137,6 +158,11 @@ func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Dia
 			continue
 		}
 		f, d := ParseSource(name, src)
+		if f != nil {
+			if body, ok := f.Body.(*hclsyntax.Body); ok {
+				meterForExprs(body, l.budget)
+			}
+		}
 		if f != nil {
 			files[name] = f
 		}

@@ -34,6 +34,14 @@ var messageSchema = &hcl.BodySchema{
 		{Name: "shared_tag"},
 		{Name: "enabled"},
 		{Name: "repeat_after"},
+		{Name: "deliver_at_local"},
+		{Name: "ignore_quiet_hours"},
+		{Name: "salt"},
+		{Name: "holdout"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "rollout"},
+		{Type: "variant", LabelNames: []string{"name"}},
 	},
 }
 
@@ -53,6 +61,8 @@ type messageBlock struct {
 	content  *hcl.BodyContent
 	// duplicate blocks are checked but left out of the Config.
 	duplicate bool
+	rollout   *rolloutBlock
+	variants  []*variantBlock
 }
 
 // decodeMessageBlock decodes a notification or badge block, at top level
@@ -64,7 +74,12 @@ func decodeMessageBlock(b *hcl.Block, campaign string) (*messageBlock, hcl.Diagn
 	}
 	content, d := b.Body.Content(messageSchema)
 	diags = append(diags, d...)
-	return &messageBlock{kind: Kind(b.Type), campaign: campaign, block: b, content: content}, diags
+	mb := &messageBlock{kind: Kind(b.Type), campaign: campaign, block: b, content: content}
+	mb.rollout, d = decodeRollouts(content.Blocks, "A "+b.Type+" block")
+	diags = append(diags, d...)
+	mb.variants, d = decodeVariantBlocks(content.Blocks)
+	diags = append(diags, d...)
+	return mb, diags
 }
 
 // address is the address of the block before for_each expansion.
@@ -306,7 +321,7 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 	diags = append(diags, d...)
 	count, countAttr, hasCount, d := present(attrs, "badge_count", ctx, cty.Number)
 	diags = append(diags, d...)
-	if mb.kind == KindNotification {
+	if mb.kind == KindNotification && len(mb.variants) == 0 {
 		switch {
 		case hasTitle && !hasBody:
 			diags = append(diags, errDiag("Missing body",
@@ -318,6 +333,8 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 			diags = append(diags, errDiag("Missing content",
 				"A notification needs title and body, or badge_count for a badge-only update (a badge block says that more plainly).", b.DefRange.Ptr()))
 		}
+	}
+	if mb.kind == KindNotification {
 		var d hcl.Diagnostics
 		m.Content.Title, d = nonEmpty(title, titleAttr, hasTitle)
 		diags = append(diags, d...)
@@ -378,6 +395,9 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 		}
 	}
 	diags = append(diags, decodeRepeat(m, attrs, ctx, sc.campaigns[mb.campaign])...)
+	diags = append(diags, decodeLocalDelivery(m, attrs, ctx, sc)...)
+	diags = append(diags, decodeSplits(m, mb, ctx, sc.campaigns[mb.campaign])...)
+	diags = append(diags, decodeVariants(m, mb, ctx)...)
 	if a, ok := attrs["send_after"]; ok {
 		var d hcl.Diagnostics
 		m.SendAfter, d = evalTime(a, ctx)

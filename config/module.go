@@ -10,6 +10,7 @@ import (
 // evaluated, with names checked for duplicates.
 type module struct {
 	dir       string
+	budget    *budget       // what for expressions may walk, templatefile's included
 	service   *serviceBlock // the first; nil when there is none
 	variables map[string]*variable
 	varNames  []string // in declaration order
@@ -23,6 +24,7 @@ type module struct {
 	// campaigns, in declaration order.
 	messages []*messageBlock
 	freqCap  *frequencyCapBlock // top level; nil when none
+	local    localBlocks        // top-level time_zones and quiet_hours
 	backend  *backendBlock      // nil when none
 	moved    []*movedBlock      // in source order
 	// names maps campaign/kind/name to its first block, to report duplicates.
@@ -117,6 +119,10 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 			continue
 		}
 		m.freqCap = fb
+	}
+	for _, b := range f.local {
+		_, d := m.local.add(b, "A configuration")
+		diags = append(diags, d...)
 	}
 	return diags
 }

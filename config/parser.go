@@ -18,6 +18,8 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "frequency_cap"},
 		{Type: "backend", LabelNames: []string{"type"}},
 		{Type: "moved"},
+		{Type: "time_zones"},
+		{Type: "quiet_hours"},
 	},
 }
 
@@ -34,6 +36,7 @@ type file struct {
 	freqCaps  []*frequencyCapBlock
 	backends  []*backendBlock
 	moved     []*movedBlock
+	local     []*hcl.Block // time_zones and quiet_hours
 }
 
 // decodeFile splits a file's body into its blocks and decodes each. Every
@@ -63,6 +66,8 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			keep(&out.backends, &diags)(decodeBackendBlock(b))
 		case "moved":
 			keep(&out.moved, &diags)(decodeMovedBlock(b))
+		case "time_zones", "quiet_hours":
+			out.local = append(out.local, b)
 		case "notification", "badge":
 			keep(&out.messages, &diags)(decodeMessageBlock(b, ""))
 		}

@@ -53,6 +53,7 @@ func looksSecret(v string) bool {
 // redaction is what one Load masked: the values to scrub from diagnostics.
 type redaction struct {
 	secrets map[string]bool
+	known   *secret.Redactor // the secrets the configuration names (the API key)
 }
 
 func newRedaction() *redaction { return &redaction{secrets: map[string]bool{}} }
@@ -104,9 +105,9 @@ func (r *redaction) source(src []byte) []byte {
 	attr := ""
 	flush := func(f *frame) {
 		v := f.value.String()
-		hide := secretAttrs[f.attr] || looksSecret(v) || (strings.HasSuffix(f.attr, "_env") && !envNameRE.MatchString(v))
+		hide := secretAttrs[f.attr] || looksSecret(v) || (strings.HasSuffix(f.attr, "_env") && !envNameRE.MatchString(v)) || r.known.Contains(v)
 		for _, t := range f.lits {
-			if looksSecret(unescapeHCL(t)) {
+			if lit := unescapeHCL(t); looksSecret(lit) || r.known.Contains(lit) {
 				hide = true
 			}
 		}
@@ -150,14 +151,38 @@ func (r *redaction) source(src []byte) []byte {
 			attr = ""
 		case hclsyntax.TokenIdent:
 			if secret.LooksLikeKey(string(t.Bytes)) {
+				// Masked, it reads as "*" operators next time: it ends
+				// the attribute as they do, so masking again changes
+				// nothing.
 				mask(t.Range)
 				r.note(string(t.Bytes))
+				attr = ""
+				break
 			}
 			if i+1 < len(toks) && (toks[i+1].Type == hclsyntax.TokenEqual || toks[i+1].Type == hclsyntax.TokenOQuote) {
 				attr = string(t.Bytes)
 			}
-		case hclsyntax.TokenComment, hclsyntax.TokenInvalid, hclsyntax.TokenBadUTF8:
+		case hclsyntax.TokenStar:
+			attr = ""
+		case hclsyntax.TokenInvalid, hclsyntax.TokenBadUTF8:
 			r.maskWords(out, t.Range)
+			attr = "" // masked words in it read as "*" next time
+		case hclsyntax.TokenComment:
+			// Its delimiters stay, or masked text would stop being a
+			// comment.
+			rng, b := t.Range, t.Bytes
+			switch {
+			case bytes.HasPrefix(b, []byte("#")):
+				rng.Start.Byte++
+			case bytes.HasPrefix(b, []byte("/*")):
+				rng.Start.Byte += 2
+				if bytes.HasSuffix(b, []byte("*/")) && len(b) >= 4 {
+					rng.End.Byte -= 2
+				}
+			case bytes.HasPrefix(b, []byte("//")):
+				rng.Start.Byte += 2
+			}
+			r.maskWords(out, rng)
 		}
 	}
 	for _, f := range stack { // unterminated
@@ -243,6 +268,7 @@ var urlSecretRE = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://([^/\s"'@]*@)?[^
 // letters and digits mixing both (how generated keys look), and URL
 // userinfo, queries and fragments.
 func (r *redaction) text(s string) string {
+	s = r.known.String(s)
 	if len(r.secrets) > 0 {
 		vals := make([]string, 0, len(r.secrets))
 		for v := range r.secrets {

@@ -27,13 +27,15 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	if recipients == nil {
 		return cfg, nil
 	}
+	l.budget.unlimited()
 	out := *cfg
 	out.Messages = make([]*Message, len(cfg.Messages))
 	replaced := map[*Message]*Message{}
 	var diags hcl.Diagnostics
 
 	var ctx *hcl.EvalContext
-	sc := &scope{data: e.mod.data, topics: cfg.Topics, recipients: recipients, campaigns: cfg.Campaigns}
+	sc := &scope{data: e.mod.data, topics: cfg.Topics, recipients: recipients, campaigns: cfg.Campaigns,
+		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours}
 	for _, br := range e.blocks {
 		if br.mb.duplicate {
 			continue

@@ -24,6 +24,7 @@ var serviceSchema = &hcl.BodySchema{
 		{Name: "api_key_env"},
 		{Name: "environment"},
 		{Name: "sandbox"},
+		{Name: "test_devices"},
 		// Accepted only to explain why a key does not belong here.
 		{Name: "api_key"},
 	},
@@ -69,6 +70,11 @@ func evalService(sb *serviceBlock, ctx *hcl.EvalContext, dir string) (Service, h
 				svc.APIKeyEnv = v
 			}
 		}
+	}
+	if a, ok := attrs["test_devices"]; ok {
+		var d hcl.Diagnostics
+		svc.TestDevices, d = evalTestDevices(a, ctx)
+		diags = append(diags, d...)
 	}
 	if a, ok := attrs["environment"]; ok {
 		v, set, d := evalKnownString(a, ctx)

@@ -21,6 +21,9 @@ type scope struct {
 	topics     map[string]Topic
 	recipients map[string][]string
 	campaigns  map[string]Campaign
+	// timeZones and quietHours are the top level's.
+	timeZones  *TimeZones
+	quietHours *QuietHours
 }
 
 // recipientsRef reports whether expr is exactly data.recipients.NAME.user_ids.

@@ -230,32 +230,34 @@ func TestStateMv(t *testing.T) {
 	}
 }
 
-// TestSendBeforePassed: once send_before has passed (--now), the targets
-// not delivered expire: the plan lists them, apply sends nothing.
+// TestSendBeforePassed: once send_before has passed (--now ahead), the
+// targets not delivered expire: the plan lists them, apply sends nothing.
 func TestSendBeforePassed(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
+	_, at := aheadOfClock()
+	opens, closes := at(16*time.Hour), at(18*time.Hour)
 	w := newWorkspace(t, sb, `
 notification "flash" {
   user_ids    = `+guardUsers(50)+`
   title       = "Flash sale"
   body        = "Two hours only"
   tag         = "flash"
-  send_after  = "2026-12-01T16:00:00Z"
-  send_before = "2026-12-01T18:00:00Z"
+  send_after  = "`+opens+`"
+  send_before = "`+closes+`"
 }
 `)
-	if a, tg := w.planJSON("--now", "2026-12-01T15:00:00Z").action("notification.flash"); a != "wait" || tg["waiting"] != 50 {
+	if a, tg := w.planJSON("--now", at(15*time.Hour)).action("notification.flash"); a != "wait" || tg["waiting"] != 50 {
 		t.Errorf("before the window: %s %v", a, tg)
 	}
-	p := w.planJSON("--now", "2026-12-01T18:00:00Z")
+	p := w.planJSON("--now", closes)
 	if a, tg := p.action("notification.flash"); a != "expired" || tg["expired"] != 50 || tg["send"] != 0 || p.Summary["expired_targets"] != 50 {
 		t.Errorf("after the window: %s %v %v", a, tg, p.Summary)
 	}
-	r := w.mustRun(0, "plan", "--detailed-exitcode", "--now", "2026-12-01T18:00:00Z")
-	if !strings.Contains(r.stdout, "⌛ notification.flash has expired (send_before 2026-12-01T18:00:00Z passed): 50 users not delivered, never sent") {
+	r := w.mustRun(0, "plan", "--detailed-exitcode", "--now", closes)
+	if !strings.Contains(r.stdout, "⌛ notification.flash has expired (send_before "+closes+" passed): 50 users not delivered, never sent") {
 		t.Errorf("plan:\n%s", r.stdout)
 	}
-	w.apply("--now", "2026-12-01T18:00:00Z")
+	w.apply("--now", closes)
 	if got := sb.stats(); got.SendRequests != 0 {
 		t.Errorf("an expired notification sent %d requests", got.SendRequests)
 	}
@@ -266,19 +268,23 @@ notification "flash" {
 // unknown), and a later plan lists them expired.
 func TestRetriesStopAtWindowEnd(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet", "--fail-rate", "1")
+	// The window closes 3 to 4 seconds from now, on the real clock apply
+	// checks it at.
+	closesAt := time.Now().UTC().Add(4 * time.Second).Truncate(time.Second)
+	closes, after := closesAt.Format(time.RFC3339), closesAt.Add(time.Minute).Format(time.RFC3339)
 	w := newWorkspace(t, sb, `
 notification "flash" {
   user_ids    = `+guardUsers(10)+`
   title       = "Flash sale"
   body        = "Two hours only"
   tag         = "flash"
-  send_before = "2026-12-01T18:00:03Z"
+  send_before = "`+closes+`"
 }
 `)
 	start := time.Now()
-	r := w.mustRun(1, "apply", "--auto-approve", "--now", "2026-12-01T18:00:00Z", "--max-attempts", "30", "--retry-delay", "500ms", "--retry-max-delay", "1s")
+	r := w.mustRun(1, "apply", "--auto-approve", "--max-attempts", "30", "--retry-delay", "500ms", "--retry-max-delay", "1s")
 	took := time.Since(start)
-	if !strings.Contains(r.stdout+r.stderr, "the delivery window closed at 2026-12-01T18:00:03Z") {
+	if !strings.Contains(r.stdout+r.stderr, "the delivery window closed at "+closes) {
 		t.Errorf("apply:\n%s\n%s", r.stdout, r.stderr)
 	}
 	// Every try waits at least 500ms (503s ask for 1s): 30 tries would take
@@ -295,12 +301,12 @@ notification "flash" {
 			t.Errorf("%s: %s", id, tg.Outcome)
 		}
 	}
-	p := w.planJSON("--now", "2026-12-01T18:00:04Z")
+	p := w.planJSON("--now", after)
 	if a, tg := p.action("notification.flash"); a != "expired" || tg["expired"] != 10 {
 		t.Errorf("plan after the window: %s %v", a, tg)
 	}
 	n := sb.stats().SendRequests
-	w.apply("--now", "2026-12-01T18:00:04Z")
+	w.apply("--now", after)
 	if sb.stats().SendRequests != n {
 		t.Error("an expired notification was retried")
 	}
@@ -488,8 +494,9 @@ func TestPacedInterruptResumes(t *testing.T) {
 }
 
 // TestFrequencyCap: a cap of 1 per 24h across two notifications to the
-// same 100 users: the second is held for all of them, and sent once --now
-// is a day later.
+// same 100 users: the second is held for all of them; plan --now a day
+// after the first delivery shows it going then, and apply --now that day
+// still holds it (apply sends at the real time, within the day).
 func TestFrequencyCap(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	w := newWorkspace(t, sb, `
@@ -515,7 +522,8 @@ badge "reset" {
   badge_count = 0
 }
 `)
-	const day1, day1Later, day2 = "2026-12-01T09:00:00Z", "2026-12-01T20:00:00Z", "2026-12-02T09:00:01Z"
+	_, at := aheadOfClock()
+	day1, day1Later, day2 := at(0), at(11*time.Hour), at(24*time.Hour+time.Second)
 	p := w.planJSON("--now", day1)
 	if a, tg := p.action("notification.b_reminder"); a != "capped" || tg["capped"] != 100 || tg["send"] != 0 {
 		t.Errorf("second notification: %s %v", a, tg)
@@ -543,11 +551,15 @@ badge "reset" {
 	if a, tg := w.planJSON("--now", day2).action("notification.b_reminder"); a != "create" || tg["send"] != 100 {
 		t.Errorf("a day later: %s %v", a, tg)
 	}
-	w.apply("--now", day2)
-	if got := guardReceived(sb, 100); got != 200 {
-		t.Errorf("devices were shown %d, want 200", got)
+	// Apply --now a day ahead sends now, within the day of the first
+	// delivery: the cap holds (it counts from the real time of the sends).
+	r = w.apply("--now", day2)
+	if !strings.Contains(r.stdout, "⊘ notification.b_reminder is held back by frequency_cap: 100 users") {
+		t.Errorf("apply --now a day ahead:\n%s", r.stdout)
 	}
-	w.mustRun(0, "plan", "--detailed-exitcode", "--now", day2)
+	if got := guardReceived(sb, 100); got != 100 {
+		t.Errorf("devices were shown %d, want 100", got)
+	}
 }
 
 // TestMaxTargets: a plan that would reach more than max_targets fails with

@@ -90,7 +90,8 @@ func TestForgetThenReAdd(t *testing.T) {
 // sends nothing and forgets nothing.
 func TestIdenticalBlocksAndRepeats(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
-	const day1, later, dayAfter = "2026-12-01T09:00:00Z", "2026-12-01T11:00:00Z", "2026-12-05T09:00:00Z"
+	_, at := aheadOfClock()
+	day1, later, dayAfter := at(0), at(2*time.Hour), at(4*24*time.Hour)
 	two := `
 notification "a" {
   user_ids = ["g0000", "g0001", "g0002"]
@@ -289,7 +290,8 @@ notification "big" {
 // address delivered.
 func TestCapCountsForgottenAddress(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
-	const day1, later, day2 = "2026-12-01T09:00:00Z", "2026-12-01T10:00:00Z", "2026-12-02T09:30:00Z"
+	_, at := aheadOfClock()
+	day1, later, day2 := at(0), at(time.Hour), at(24*time.Hour+30*time.Minute)
 	launch := `
 notification "launch" {
   user_ids = ` + guardUsers(5) + `

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
@@ -274,4 +276,144 @@ user "alice" {
 	}
 	noStateFiles(t, w)
 	t.Logf("canary: %d runs (%d with a bad connection), %d files scanned, %d spellings of 2 passwords looked for", runs, len(bad)*8, scanned, len(spellings))
+}
+
+// TestPGTriggerQuotingKeyNeverLeaks: a trigger on the journal table raises
+// an error quoting the API key (as is and in the forms keyForms makes:
+// letter case, base64, invisible characters) and the connection password
+// (as is and URL-escaped), in its message, detail and hint. apply fails
+// with the server's error, naming the state, and neither secret in any
+// form is printed, stored (plan file, the embedded sandbox's devices,
+// the state in the database) or sent.
+func TestPGTriggerQuotingKeyNeverLeaks(t *testing.T) {
+	t.Parallel()
+	p := newPGState(t)
+	u, err := url.Parse(p.url)
+	if err != nil {
+		t.Fatalf("the test URL is not a URL: the canary test needs postgres://USER:PASSWORD@HOST/DB")
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" {
+		t.Fatal("the test URL has no password: the canary test needs one")
+	}
+	spellings := pwSpellings(pw)
+	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "PF_KEY="+formsKey, "NO_COLOR=1", "PUSHFORM_LOG=debug")}
+	files := map[string]string{
+		"main.hcl": `service {
+  sandbox     = "sandbox.hcl"
+  environment = "test"
+  api_key_env = "PF_KEY"
+}
+
+notification "hello" {
+  user_ids = ["alice"]
+  title    = "Hello"
+  body     = "canary"
+}
+`,
+		"sandbox.hcl": `api_key "` + formsKey + `" { environment = "test" }
+user "alice" {
+  device "alice-phone" { environment = "test" }
+}
+`,
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.usePG(p)
+	check := func(code int, args ...string) result {
+		t.Helper()
+		r := w.run(args...)
+		if r.code != code {
+			t.Errorf("pushform %s: exit %d, want %d\n%s%s", strings.Join(args, " "), r.code, code, r.stdout, r.stderr)
+		}
+		if s := leaked(r.stdout+r.stderr, spellings); s != "" {
+			t.Errorf("pushform %s printed the password (%q):\n%s%s", strings.Join(args, " "), s, r.stdout, r.stderr)
+		}
+		if s := keyLeak(r.stdout+r.stderr, formsKey); s != "" {
+			t.Errorf("pushform %s printed %s:\n%s%s", strings.Join(args, " "), s, r.stdout, r.stderr)
+		}
+		return r
+	}
+	check(0, "apply", "--auto-approve") // makes the tables
+	check(0, "plan", "--replace", "notification.hello", "--out", "again.plan")
+
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	leak := "key " + formsKey + " forms " + keyForms(formsKey) + " pw " + pw + " url-pw " + url.QueryEscape(pw)
+	journal := pgx.Identifier{p.schema, "journal"}.Sanitize()
+	fn := pgx.Identifier{p.schema, "leak"}.Sanitize()
+	if _, err := p.db().Exec(context.Background(), `CREATE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION '%', `+quote(leak)+`
+    USING DETAIL = `+quote("detail "+strings.ToUpper(formsKey)+" "+pw)+`, HINT = `+quote("hint "+keyForms(formsKey))+`;
+END $$;
+CREATE TRIGGER leak BEFORE INSERT ON `+journal+` FOR EACH ROW EXECUTE FUNCTION `+fn+`();`); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"apply", "again.plan"},
+		{"apply", "--auto-approve", "--replace", "notification.hello"},
+		{"apply", "--auto-approve", "--replace", "notification.hello", "--json"},
+	} {
+		r := check(1, args...)
+		if !strings.Contains(r.stdout+r.stderr, "PostgreSQL state") || !strings.Contains(r.stdout+r.stderr, "[redacted]") {
+			t.Errorf("pushform %s: the error must name the state and keep the server's message around the secrets:\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
+		}
+		// A database's error is not a full disk (issue 25 item 8).
+		if strings.Contains(r.stderr, "Free space") || !strings.Contains(r.stderr, "Fix what the error above names") {
+			t.Errorf("pushform %s: the advice after a failed journal write is not the database's:\n%s", strings.Join(args, " "), r.stderr)
+		}
+		t.Logf("pushform %s:\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
+	}
+	pulled := check(0, "state", "pull")
+	check(0, "state", "show", "notification.hello")
+	if s := keyLeak(pulled.stdout, formsKey); s != "" {
+		t.Errorf("the state holds %s", s)
+	}
+	// Nothing was sent while the journal refused its entries: alice has
+	// the first apply's notification only.
+	var devices struct {
+		Devices []struct {
+			DeviceID string `json:"deviceId"`
+			Received int    `json:"received"`
+		} `json:"devices"`
+	}
+	data, err := os.ReadFile(filepath.Join(w.dir, "pushform.sandbox.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &devices); err != nil {
+		t.Fatalf("pushform.sandbox.json: %v", err)
+	}
+	received := -1
+	for _, d := range devices.Devices {
+		if d.DeviceID == "alice-phone" {
+			received = d.Received
+		}
+	}
+	if received != 1 {
+		t.Errorf("alice-phone received %d notifications, want the first apply's one", received)
+	}
+	err = filepath.WalkDir(w.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "sandbox.hcl" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if s := leaked(string(data), spellings); s != "" {
+			t.Errorf("%s holds the password (%q)", path, s)
+		}
+		if s := keyLeak(string(data), formsKey); s != "" {
+			t.Errorf("%s holds %s", path, s)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noStateFiles(t, w)
 }

@@ -47,8 +47,7 @@ campaign "off" {
   }
 }
 `)
-	t0 := time.Now().UTC().Truncate(time.Second)
-	at := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	_, at := aheadOfClock()
 	p := w.planJSON("--now", at(0))
 	for addr, want := range map[string]string{
 		"campaign.reminders.notification.cart": "create", "campaign.reminders.notification.paused": "disabled",

@@ -3,21 +3,24 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestScheduleSendAfter runs apply the way a cron job does, at times given
-// with --now: before send_after the plan lists the notification as waiting
+// with --now (ahead of the real clock, as apply requires): before send_after the plan lists the notification as waiting
 // and apply sends nothing for it; the first run after sends it; later runs
 // send nothing, so it is delivered exactly once.
 func TestScheduleSendAfter(t *testing.T) {
 	sb := startSandbox(t, seed)
+	_, at := aheadOfClock()
+	launchAt := at(time.Hour)
 	w := newWorkspace(t, sb, `
 notification "launch" {
   user_ids   = ["alice", "bob"]
   title      = "We're live"
   body       = "The new shop is open"
   tag        = "launch"
-  send_after = "2026-12-01T09:00:00Z"
+  send_after = "`+launchAt+`"
 }
 
 notification "teaser" {
@@ -27,7 +30,7 @@ notification "teaser" {
   tag      = "teaser"
 }
 `)
-	const before, after, later = "--now=2026-12-01T08:59:59Z", "--now=2026-12-01T09:00:00Z", "--now=2026-12-01T10:00:00Z"
+	before, after, later := "--now="+at(time.Hour-time.Second), "--now="+launchAt, "--now="+at(2*time.Hour)
 
 	p := w.planJSON(before)
 	if action, targets := p.action("notification.launch"); action != "wait" || targets["waiting"] != 2 || targets["send"] != 0 {
@@ -37,7 +40,7 @@ notification "teaser" {
 		t.Fatalf("teaser: %s, want create", action)
 	}
 	r := w.mustRun(0, "plan", before)
-	if !strings.Contains(r.stdout, "… notification.launch waits until 2026-12-01T09:00:00Z: 2 users") ||
+	if !strings.Contains(r.stdout, "… notification.launch waits until "+launchAt+": 2 users") ||
 		!strings.Contains(r.stdout, "1 waiting") {
 		t.Fatalf("plan before send_after:\n%s", r.stdout)
 	}

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -22,6 +24,8 @@ type hostileService struct {
 	*httptest.Server
 	mode     atomic.Value // string
 	requests chan string  // the path of every request, as it arrives
+	// forms, when set, echoes the key in other forms instead (keyForms).
+	forms atomic.Bool
 }
 
 func startHostile(t *testing.T) *hostileService {
@@ -39,6 +43,9 @@ func (h *hostileService) base() *sandbox { return &sandbox{base: h.URL + "/v1", 
 
 func (h *hostileService) serve(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("x-api-key")
+	if h.forms.Load() {
+		key = keyForms(key)
+	}
 	body, _ := io.ReadAll(r.Body)
 	select {
 	case h.requests <- r.URL.Path:
@@ -232,6 +239,236 @@ notification "tagged" {
 			t.Errorf("base URL %q: exit %d\n%s", strings.ReplaceAll(base, testKey, "KEY"), r.code, r.stderr)
 		}
 	}
+}
+
+// formsKey is the key of the tests of other forms: in both letter cases,
+// so that lower- and upper-casing change it.
+const formsKey = "Pf-CANARY-key-0123456789-AbC"
+
+// keyForms is key as a hostile or careless service may echo it: lower-
+// and upper-cased, base64- and base64url-encoded (at each of the three
+// alignments within a longer encoded string), split by zero-width spaces
+// and by soft hyphens.
+func keyForms(key string) string {
+	split := func(sep string) string { return strings.Join(strings.Split(key, ""), sep) }
+	return strings.Join([]string{
+		strings.ToLower(key),
+		strings.ToUpper(key),
+		base64.StdEncoding.EncodeToString([]byte(key)),
+		base64.RawURLEncoding.EncodeToString([]byte("x" + key)),
+		base64.StdEncoding.EncodeToString([]byte("ab" + key + "c")),
+		split("\u200b"),
+		split("\u00ad"),
+	}, " ")
+}
+
+// keyLeak names the form of key that text holds, or is "". It is written
+// apart from the redactor it checks: letter case folded, invisible
+// characters (raw or escaped as termtext and JSON escape them) dropped,
+// and the part of each base64 encoding that does not depend on what comes
+// before or after the key.
+func keyLeak(text, key string) string {
+	norm := text
+	for _, inv := range []string{"\u200b", "\u00ad", `\u200b`, `\u00ad`, `\u200B`, `\u00AD`} {
+		norm = strings.ReplaceAll(norm, inv, "")
+	}
+	if strings.Contains(strings.ToLower(norm), strings.ToLower(key)) {
+		return "the key, in some letter case or split by invisible characters"
+	}
+	for pad := range 3 {
+		enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x00", pad) + key))
+		mid := enc[4 : len(enc)-4]
+		for _, m := range []string{mid, strings.NewReplacer("+", "-", "/", "_").Replace(mid)} {
+			if strings.Contains(text, m) {
+				return fmt.Sprintf("the key base64-encoded (alignment %d)", pad)
+			}
+		}
+	}
+	return ""
+}
+
+// checkKeyLeak checks that keyLeak finds each form keyForms makes (the
+// check can fail), then that no file of dir holds any form of key.
+func checkKeyForms(t *testing.T, dir, key, when string) {
+	t.Helper()
+	for _, f := range strings.Fields(keyForms(key)) {
+		if keyLeak("x"+f+"x", key) == "" {
+			t.Fatalf("keyLeak misses the form %q", f)
+		}
+	}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "main.hcl" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := keyLeak(string(b), key); s != "" {
+			t.Errorf("%s: %s is in %s", when, s, d.Name())
+		}
+		return nil
+	})
+}
+
+// TestKeyFormsNeverLeak: a service echoing the key lower- and upper-cased,
+// base64-encoded and split by invisible characters, in every answer, on
+// the paths that store or print what it says (results and their messages,
+// request ids, error bodies, recipient ids): no form of the key is printed
+// or stored (state, its backup, journal, plan file), a killed apply's
+// journal included.
+func TestKeyFormsNeverLeak(t *testing.T) {
+	h := startHostile(t)
+	h.forms.Store(true)
+	w := newWorkspace(t, h.base(), `
+data "recipients" "all" {}
+
+notification "everyone" {
+  user_ids = data.recipients.all.user_ids
+  title    = "To all"
+  body     = "Hello"
+}
+`)
+	w.env = append(w.env, "PF_KEY="+formsKey) // the last one wins
+	runs := 0
+	run := func(args ...string) result {
+		t.Helper()
+		r := w.run(args...)
+		runs++
+		if s := keyLeak(r.stdout+r.stderr, formsKey); s != "" {
+			t.Errorf("pushform %s printed %s:\n%s%s", strings.Join(args, " "), s, r.stdout, r.stderr)
+		}
+		return r
+	}
+	for _, mode := range []string{"ok", "207", "skipped", "400", "401", "500"} {
+		h.setMode(mode)
+		run("plan", "--out", "saved.plan")
+		run("show", "saved.plan")
+		r := run("apply", "--auto-approve", "--json", "--replace", "notification.everyone", "--max-attempts", "1")
+		if (mode == "ok" || mode == "skipped") != (r.code == 0) {
+			t.Errorf("%s: apply exited %d\n%s%s", mode, r.code, r.stdout, r.stderr)
+		}
+		run("apply", "saved.plan", "--max-attempts", "1")
+		run("state", "show", "notification.everyone")
+		run("recipients")
+		checkKeyForms(t, w.dir, formsKey, mode)
+	}
+	// The check can fail: what the service says reached the state.
+	h.setMode("207")
+	run("apply", "--auto-approve", "--replace", "notification.everyone", "--max-attempts", "1")
+	if r := run("state", "show", "notification.everyone"); !strings.Contains(r.stdout, "device rejected key") {
+		t.Errorf("the service's message is not in the state:\n%s", r.stdout)
+	}
+
+	// Killed while a request is in flight: the journal left behind holds
+	// the intents (their recipient ids) and not a form of the key.
+	h.setMode("hang")
+	for len(h.requests) > 0 {
+		<-h.requests
+	}
+	p := w.startProc("apply", "--auto-approve", "--replace", "notification.everyone")
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
+	for sent := false; !sent; {
+		select {
+		case path := <-h.requests:
+			sent = strings.HasSuffix(path, "/send")
+		case <-p.done:
+			t.Fatalf("apply exited before sending:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		case <-guard.C:
+			p.kill(syscall.SIGKILL)
+			t.Fatalf("no send request reached the service within a minute:\n%s", p.stderr)
+		}
+	}
+	if !p.kill(syscall.SIGKILL) {
+		t.Fatalf("apply was not killed:\n%s", p.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "pushform.state.journal")); err != nil {
+		t.Fatalf("no journal after a kill: %v", err)
+	}
+	if s := keyLeak(p.stdout.String()+p.stderr.String(), formsKey); s != "" {
+		t.Errorf("a killed apply printed %s", s)
+	}
+	checkKeyForms(t, w.dir, formsKey, "killed")
+	h.setMode("ok")
+	run("apply", "--auto-approve")
+	checkKeyForms(t, w.dir, formsKey, "after recovery")
+	t.Logf("%d runs, 6 answers and a kill", runs)
+}
+
+// TestKeyInValuesNeverSent: a configuration whose values hold the key
+// (a variable set to it, lower-cased, base64url-encoded, split by
+// zero-width spaces) is refused before anything is sent, each value named
+// with its file and line and none shown; nothing reaches a device.
+func TestKeyInValuesNeverSent(t *testing.T) {
+	sb := startSandbox(t, strings.ReplaceAll(seed, testKey, formsKey))
+	w := newWorkspace(t, sb, `
+variable "k" { default = "" }
+variable "z" { default = "" }
+variable "b" { default = "" }
+
+notification "n" {
+  user_ids = ["alice"]
+  title    = var.k
+  body     = "Hello"
+}
+
+notification "m" {
+  user_ids = ["bob"]
+  title    = "Hi"
+  body     = "your code: ${lower(var.k)}"
+}
+
+notification "o" {
+  user_ids = ["alice"]
+  title    = "Hi"
+  body     = "b"
+  tag      = var.b
+}
+
+notification "p" {
+  user_ids = ["bob"]
+  title    = var.z
+  body     = "b"
+}
+`)
+	zw := strings.Join(strings.Split(formsKey, ""), "\u200b")
+	w.env = append(w.env, "PF_KEY="+formsKey, "PUSHFORM_VAR_k="+formsKey, "PUSHFORM_VAR_z="+zw,
+		"PUSHFORM_VAR_b="+base64.RawURLEncoding.EncodeToString([]byte("x"+formsKey)))
+	for _, args := range [][]string{{"validate"}, {"plan"}, {"plan", "--out", "x.plan"}, {"apply", "--auto-approve"}, {"validate", "--json"}} {
+		r := w.run(args...)
+		if r.code != 1 {
+			t.Errorf("pushform %s: exit %d, want 1\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		if s := keyLeak(r.stdout+r.stderr, formsKey); s != "" {
+			t.Errorf("pushform %s printed %s:\n%s%s", strings.Join(args, " "), s, r.stdout, r.stderr)
+		}
+		if args[len(args)-1] == "--json" {
+			continue
+		}
+		for _, want := range []string{
+			"The API key (PF_KEY) appears in title", "main.hcl line 14",
+			"The API key (PF_KEY) appears in body", "main.hcl line 21",
+			"The API key (PF_KEY) appears in tag", "main.hcl line 28",
+			"main.hcl line 33",
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("pushform %s does not say %q:\n%s", strings.Join(args, " "), want, r.stderr)
+			}
+		}
+	}
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Errorf("%d send requests reached the service", st.SendRequests)
+	}
+	for _, d := range []string{"alice-phone", "bob-phone"} {
+		if v := sb.device(d); len(v.Inbox) != 0 {
+			t.Errorf("%s received %d notifications", d, len(v.Inbox))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "x.plan")); err == nil {
+		t.Error("a plan file was written")
+	}
+	checkKeyForms(t, w.dir, formsKey, "refused")
 }
 
 // checkFiles fails when a file in dir contains the key or is readable by

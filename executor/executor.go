@@ -55,6 +55,11 @@ type Options struct {
 	Now func() time.Time
 	// Events receives progress events, one call at a time.
 	Events func(Event)
+	// PaceFrom holds, per send_rate group, the earliest start of the
+	// group's first request: what the requests recorded before this run
+	// allow (planner.ResumePacing), so a restarted apply continues the
+	// rate. A group not in it starts at once.
+	PaceFrom map[string]time.Time
 	// Sleep waits between tries and for send rates; default a timer
 	// honouring ctx. Tests pass a fake clock's, so pacing needs no real time.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -219,7 +224,7 @@ func (e *UnattributedError) Error() string {
 // service blames fail, the others are sent again as new requests.
 func Apply(ctx context.Context, p *planner.Plan, rec Recorder, s Sender, opts Options) (*Result, error) {
 	opts.defaults()
-	r := &run{src: wholePlan{p}, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}, pacer: newPacer(p)}
+	r := &run{src: wholePlan{p}, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}, pacer: newPacer(p, opts.PaceFrom)}
 	r.nextBatch.Store(int64(len(p.Batches)))
 	r.partsOnce.Do(func() {})
 	if err := r.prelude(p); err != nil {
@@ -241,7 +246,7 @@ func Apply(ctx context.Context, p *planner.Plan, rec Recorder, s Sender, opts Op
 func ApplyStream(ctx context.Context, st *planner.Stream, rec Recorder, s Sender, opts Options) (*Result, error) {
 	opts.defaults()
 	r := &run{src: streamed{st}, streaming: true, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}},
-		pacer: newPacer(&planner.Plan{})}
+		pacer: newPacer(&planner.Plan{}, nil)}
 	return r.res, r.sendAll(ctx)
 }
 

@@ -179,7 +179,7 @@ func TestPacedSendRate(t *testing.T) {
 // never exceed its rate, whatever the interleaving.
 func TestPacerClaims(t *testing.T) {
 	pace := planner.Pace{Group: "g", Count: 100, Per: time.Second}
-	pc := newPacer(&planner.Plan{Pacing: []planner.Pace{pace}})
+	pc := newPacer(&planner.Plan{Pacing: []planner.Pace{pace}}, nil)
 	var mu sync.Mutex
 	clock := now
 	var log []sent

@@ -26,10 +26,15 @@ type pacer struct {
 	paces map[string]planner.Pace
 }
 
-func newPacer(p *planner.Plan) *pacer {
+// newPacer paces p's groups, each starting at from[group] (see
+// Options.PaceFrom) or at once.
+func newPacer(p *planner.Plan, from map[string]time.Time) *pacer {
 	pc := &pacer{next: map[string]time.Time{}, paces: map[string]planner.Pace{}}
 	for _, pace := range p.Pacing {
 		pc.paces[pace.Group] = pace
+		if at, ok := from[pace.Group]; ok {
+			pc.next[pace.Group] = at
+		}
 	}
 	return pc
 }

@@ -183,3 +183,32 @@ func BenchmarkCreate10M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRolloutFirstStage1M plans a million-user rollout's first
+// stage (1%): the bucket walk over the million is what it adds to
+// BenchmarkCreate10k's plan of the same 10,000 targets.
+func BenchmarkRolloutFirstStage1M(b *testing.B) {
+	m := note("notification.announce", "Launch", "It is here", "launch", benchIDs(1_000_000)...)
+	m.Salt = m.Address
+	m.Rollout = &config.Rollout{Stages: []float64{0.01, 0.1, 1}, MaxFailureRate: -1}
+	in := Input{Config: cfgOf(m)}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := Make(in, Options{Now: now})
+		if err != nil || p.Summary.Targets < 9500 || p.Summary.Targets > 10500 {
+			b.Fatalf("plan: %v, %d targets", err, p.Summary.Targets)
+		}
+	}
+}
+
+// BenchmarkCreate10k plans a plain send to 10,000 users.
+func BenchmarkCreate10k(b *testing.B) {
+	m := note("notification.announce", "Launch", "It is here", "launch", benchIDs(10_000)...)
+	in := Input{Config: cfgOf(m)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Make(in, Options{Now: now}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

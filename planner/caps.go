@@ -15,7 +15,10 @@ import (
 // campaign's cap the campaign's own. Every delivery in the ledger counts:
 // forgotten addresses and content an address replaced included (an
 // address's view keeps each target's last outcome, so one content of an
-// address counts once per user, with the time of its last delivery). Only notifications to user_ids count and are held: badges
+// address counts once per user, with the time of its last delivery). An
+// unknown outcome counts as a delivery: the service may have processed the
+// request whose answer was lost, and a cap is a promise to the user. Only
+// notifications to user_ids count and are held: badges
 // are never capped, and the users behind device ids and topics are not
 // known. Within one plan, sends count as they are planned, in address
 // order: with max = 1, of two new notifications to the same user the
@@ -59,7 +62,7 @@ func newCapCounter(fc *config.FrequencyCap, st *state.State, now time.Time, in f
 		lastIn := false
 		for id, t := range m.AllTargets() {
 			if t != last {
-				last, lastIn = t, t.Outcome == state.Delivered && t.Time.After(since)
+				last, lastIn = t, mayHaveReached(t) && t.Time.After(since)
 			}
 			if lastIn {
 				cc.counts[id]++
@@ -67,6 +70,12 @@ func newCapCounter(fc *config.FrequencyCap, st *state.State, now time.Time, in f
 		}
 	}
 	return cc
+}
+
+// mayHaveReached reports whether t's notification may be on the device: a
+// delivery, or a send whose answer never came (counted as delivered).
+func mayHaveReached(t *state.Target) bool {
+	return t.Outcome == state.Delivered || t.Outcome == state.Unknown
 }
 
 // mayDeliverSince reports whether m may hold a delivery after since: a
@@ -146,6 +155,15 @@ func applyCaps(cfg *config.Config, st *state.State, now time.Time, changes []*Ch
 			c.Action = ActionCapped
 		}
 	}
+}
+
+// capTime is the time frequency caps count back from: the plan's, or when
+// its sends go out earlier (SendAt), that.
+func (opts Options) capTime() time.Time {
+	if !opts.SendAt.IsZero() && opts.SendAt.Before(opts.Now) {
+		return opts.SendAt
+	}
+	return opts.Now
 }
 
 func anyCampaignCap(cfg *config.Config) bool {

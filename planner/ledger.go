@@ -349,7 +349,8 @@ func (c *Change) AlreadyLine() string {
 }
 
 // RecordEntries returns the journal entries apply writes for the plan's
-// already-delivered targets: one record entry per change, each target
+// held-out targets (outcome holdout, the address held out from as the
+// reason) and its already-delivered targets: one record entry per change, each target
 // pointing at its earlier delivery (state.AlreadyDelivered, with that
 // delivery's request id and time, and its address as the reason). Targets
 // an address of this same plan sends are left out: whether they get it
@@ -357,6 +358,19 @@ func (c *Change) AlreadyLine() string {
 func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 	var out []state.Entry
 	for _, c := range p.Changes {
+		if len(c.Holdout) > 0 {
+			of := ""
+			if c.Variant != nil {
+				of = c.Variant.Of
+			}
+			content := c.Content
+			it := state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind, Fingerprint: c.Fingerprint, Content: &content,
+				Targets: c.Holdout, Outcomes: make([]state.Target, len(c.Holdout))}
+			for i := range it.Outcomes {
+				it.Outcomes[i] = state.Target{Outcome: state.Holdout, Fingerprint: c.Fingerprint, Time: at, Reason: of}
+			}
+			out = append(out, state.Entry{Type: state.EntryRecord, Time: at, Items: []state.Item{it}})
+		}
 		if len(c.AlreadyDelivered) == 0 {
 			continue
 		}

@@ -110,7 +110,7 @@ func detectRenames(cfg *config.Config, changes []*Change, created map[string]*co
 		// What it sends; a create waiting for send_after will send its
 		// targets (but not content they have: the ledger keeps them back).
 		sends := c.Send
-		if c.Action == ActionWait {
+		if c.Action == ActionWait || c.Local != nil { // local time sends the rest later
 			sends = m.Targets.IDs
 		}
 		var best *state.Message

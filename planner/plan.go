@@ -57,7 +57,8 @@ const (
 // Actions lists every action, in the order they are declared.
 func Actions() []Action {
 	return []Action{ActionCreate, ActionSendNew, ActionRetry, ActionReplace, ActionResend, ActionUpdate, ActionForget,
-		ActionWait, ActionNoOp, ActionMoved, ActionExpired, ActionCapped, ActionAlreadyDelivered, ActionDisabled}
+		ActionWait, ActionNoOp, ActionMoved, ActionExpired, ActionCapped, ActionAlreadyDelivered, ActionDisabled, ActionQuiet,
+		ActionStage, ActionHoldout}
 }
 
 // Plan is the complete, deterministic result of planning.
@@ -167,7 +168,18 @@ type Change struct {
 	AlreadyDelivered []string          `json:"already_delivered,omitempty"`
 	AlreadyVia       []int             `json:"already_via,omitempty"`
 	Earlier          []EarlierDelivery `json:"earlier,omitempty"`
-	Warnings         []string          `json:"warnings,omitempty"`
+	// Local says what deliver_at_local and quiet_hours did: the waves
+	// and the quiet window (see localtime.go); nil when neither applies.
+	Local    *Local   `json:"local,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Rollout is where a staged rollout stands (see rollout.go); nil
+	// for a message without one.
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
+	// Variant says which variant (or holdout) of which address this is.
+	Variant *VariantInfo `json:"variant,omitempty"`
+	// Holdout lists the held-out targets apply records (outcome holdout),
+	// those not recorded yet.
+	Holdout []string `json:"holdout,omitempty"`
 }
 
 // TargetCounts break an address's targets down by what the plan does.
@@ -184,7 +196,9 @@ type TargetCounts struct {
 	TagOnly  int `json:"tag_only,omitempty"`
 	Skipped  int `json:"skipped,omitempty"` // skipped no_active_device, not retried
 	UpToDate int `json:"up_to_date,omitempty"`
-	Waiting  int `json:"waiting,omitempty"` // held back by send_after
+	Waiting  int `json:"waiting,omitempty"` // held back by send_after, or deliver_at_local not yet due
+	// Quiet targets are due but inside quiet_hours: sent when it ends.
+	Quiet int `json:"quiet,omitempty"`
 	// Expired targets were not delivered by send_before: never sent.
 	Expired int `json:"expired,omitempty"`
 	// Capped targets are held back by a frequency_cap for now.
@@ -196,7 +210,12 @@ type TargetCounts struct {
 	AlreadyDelivered int `json:"already_delivered,omitempty"`
 	Repeat           int `json:"repeat,omitempty"`
 	Forget           int `json:"forget,omitempty"`
-	Send             int `json:"send"` // targets apply sends to
+	// Staged targets are held for a later rollout stage (or a halted
+	// one); they are counted in no other field.
+	Staged int `json:"staged,omitempty"`
+	// Holdout counts a holdout's targets not recorded yet.
+	Holdout int `json:"holdout,omitempty"`
+	Send    int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.
@@ -240,6 +259,23 @@ type Summary struct {
 	AlreadyDelivered        int `json:"already_delivered"`
 	AlreadyDeliveredTargets int `json:"already_delivered_targets"`
 	Disabled                int `json:"disabled"`
+	// Quiet counts the addresses whose action is quiet; WaitingTargets
+	// and QuietTargets the targets of every change held back by a
+	// deliver_at_local not yet due, and by quiet_hours.
+	Quiet          int `json:"quiet,omitempty"`
+	LocalWait      int `json:"local_wait,omitempty"` // of Wait, those waiting for deliver_at_local
+	WaitingTargets int `json:"waiting_targets,omitempty"`
+	QuietTargets   int `json:"quiet_targets,omitempty"`
+	// Staged counts the addresses whose action is stage, StagedTargets
+	// the targets every change holds for a later rollout stage, and
+	// Halted the rollouts their failure gate halted (all three left out
+	// of JSON when 0).
+	Staged        int `json:"staged,omitempty"`
+	StagedTargets int `json:"staged_targets,omitempty"`
+	Halted        int `json:"halted,omitempty"`
+	// HoldoutTargets counts the held-out targets apply records (left out
+	// of JSON when 0).
+	HoldoutTargets int `json:"holdout_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
 }
@@ -248,7 +284,17 @@ type Summary struct {
 // anything.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready()
+	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.recordsHoldout()
+}
+
+// recordsHoldout reports whether apply records held-out targets.
+func (p *Plan) recordsHoldout() bool {
+	for _, c := range p.Changes {
+		if len(c.Holdout) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // recordsAlready reports whether apply records already-delivered targets

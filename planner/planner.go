@@ -60,6 +60,14 @@ type Options struct {
 	// received, once (apply --allow-resend); the plan counts them as
 	// repeats.
 	AllowResend bool
+	// Resume sends the next rollout stage of these addresses (and what
+	// they contain) although their failure gate halted them.
+	Resume []string
+	// SendAt is when apply sends the plan's requests, when that may be
+	// before Now: the real clock, for a plan at a --now ahead that apply
+	// sends at once. Frequency caps count from the earlier of the two, so
+	// a cap holds at the time the notifications really arrive. Zero: Now.
+	SendAt time.Time
 }
 
 // Make computes the plan. It fails when an option names no address. The
@@ -118,7 +126,13 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	paces := map[string]*Pace{}
 	// In address order: of two addresses sending the same content to a
 	// target, the first sends it.
-	byAddr := slices.Clone(cfg.Messages)
+	expanded, variants, holdouts := expandVariants(cfg.Messages)
+	for addr, vi := range variants {
+		if pl.replace[vi.Of] {
+			pl.replace[addr] = true // --replace of a notification replaces its variants
+		}
+	}
+	byAddr := slices.Clone(expanded)
 	slices.SortStableFunc(byAddr, func(a, b *config.Message) int { return strings.Compare(a.Address, b.Address) })
 	var selectedMsgs []*config.Message
 	for _, m := range byAddr {
@@ -139,7 +153,14 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		if st != nil {
 			prior = st.Messages[m.Address]
 		}
-		c := pl.change(m, prior)
+		var c *Change
+		if holdouts[m.Address] {
+			c = holdoutChange(m, prior)
+		} else {
+			c = pl.change(m, prior)
+			holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
+		}
+		c.Variant = variants[m.Address]
 		pl.notePlanned(c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from
@@ -165,7 +186,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		}
 	}
 	sort.Slice(p.Changes, func(i, j int) bool { return p.Changes[i].Address < p.Changes[j].Address })
-	applyCaps(cfg, st, opts.Now, p.Changes, msgs)
+	applyCaps(cfg, st, opts.capTime(), p.Changes, msgs)
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
@@ -302,6 +323,9 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 			return c
 		}
 	}
+	if m.Rollout != nil {
+		pl.stage(m, ids, prior, c)
+	}
 	dups := 0
 	for _, n := range cl.dup {
 		dups += n
@@ -324,6 +348,9 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Action = ActionRetry
 	default:
 		c.Action = ActionNoOp
+	}
+	if len(c.Send) == 0 && c.Targets.Staged > 0 {
+		c.Action = ActionStage
 	}
 	if len(c.Send) == 0 && len(c.AlreadyDelivered) > 0 {
 		c.Action = ActionAlreadyDelivered
@@ -853,6 +880,22 @@ func summarize(p *Plan) Summary {
 			s.AlreadyDelivered++
 		case ActionDisabled:
 			s.Disabled++
+		case ActionQuiet:
+			s.Quiet++
+		case ActionStage:
+			s.Staged++
+		}
+		if c.Local != nil {
+			if c.Action == ActionWait {
+				s.LocalWait++
+			}
+			s.WaitingTargets += c.Targets.Waiting
+			s.QuietTargets += c.Targets.Quiet
+		}
+		s.StagedTargets += c.Targets.Staged
+		s.HoldoutTargets += c.Targets.Holdout
+		if c.Rollout != nil && c.Rollout.State == RolloutHalted {
+			s.Halted++
 		}
 		s.AlreadyDeliveredTargets += c.Targets.AlreadyDelivered
 		if c.MovedFrom != "" {
@@ -909,7 +952,7 @@ func covers(target, addr string) bool {
 func checkAddresses(cfg *config.Config, st *state.State, opts Options) error {
 	known := func(t string) bool {
 		for _, m := range cfg.Messages {
-			if covers(t, m.Address) {
+			if covers(t, m.Address) || variantOf(t, m) {
 				return true
 			}
 		}
@@ -925,6 +968,18 @@ func checkAddresses(cfg *config.Config, st *state.State, opts Options) error {
 	for _, t := range opts.Targets {
 		if !known(t) {
 			return fmt.Errorf("--target %s matches no address in the configuration or the state", t)
+		}
+	}
+	for _, r := range opts.Resume {
+		found := false
+		for _, m := range cfg.Messages {
+			if covers(r, m.Address) && m.Rollout != nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("--resume %s matches no address with a rollout in the configuration", r)
 		}
 	}
 	for _, r := range opts.Replace {

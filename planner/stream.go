@@ -85,7 +85,8 @@ func (p *Plan) Request(b int) Request {
 // frequency cap, send_rate or max_targets in the configuration, no address
 // the plan would forget (no rename to detect), no skipped user of another
 // message who might be a recipient again, and a message that sends now
-// (no send_after ahead, no send_before passed).
+// (no send_after ahead, no send_before passed, no deliver_at_local or
+// quiet_hours holding targets by zone).
 func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	opts = opts.withDefaults()
 	var m *config.Message
@@ -99,8 +100,9 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 		m = cm
 	}
 	if m == nil || m.Disabled || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
-		m.MaxTargets > 0 || m.SendRate != nil ||
-		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) {
+		m.MaxTargets > 0 || m.SendRate != nil || m.Rollout != nil || len(m.Variants) > 0 || m.Holdout > 0 ||
+		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) ||
+		localRuleOf(m, opts.Now) != nil { // local time holds targets by zone: the whole list first
 		return nil
 	}
 	for _, c := range cfg.Campaigns {

@@ -183,6 +183,10 @@ func TestNewStreamRefuses(t *testing.T) {
 		}},
 		{name: "send_after ahead", edit: func(_ *config.Config, m *config.Message) { m.SendAfter = &later }},
 		{name: "send_before passed", edit: func(_ *config.Config, m *config.Message) { m.SendBefore = &earlier }},
+		{name: "deliver_at_local", edit: func(_ *config.Config, m *config.Message) { m.DeliverAtLocal = &config.LocalTime{Clock: 9 * 60} }},
+		{name: "quiet_hours", edit: func(_ *config.Config, m *config.Message) {
+			m.QuietHours = &config.QuietHours{From: 21 * 60, To: 8 * 60}
+		}},
 		{name: "another message skipped users", st: skipped},
 		{name: "an address forgotten", st: gone},
 		{name: "target kind changed", st: devices},

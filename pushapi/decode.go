@@ -149,7 +149,7 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 		return allDelivered()
 	}
 
-	s := &scanner{b: body}
+	s := newScanner(body)
 	most := perTopicEntries(ts)
 	rs := make([]Result, most)
 	es := make([]entry, 0, most)
@@ -273,7 +273,7 @@ func notJSON(s *scanner, body []byte, want string) error {
 			}
 			return errors.New("the answer is not JSON (it looks like an HTML page)")
 		}
-		start := body[s.i:]
+		start := s.rest()
 		return fmt.Errorf("the answer is not JSON (it starts with %q)", sanitize(string(start[:min(len(start), 24)]), 24))
 	case "nothing":
 		return errors.New("the answer is empty")
@@ -606,6 +606,20 @@ const (
 )
 
 func entryKey(key []byte) (int, string) {
+	switch string(key) { // the spec's spelling, without folding case
+	case "userId":
+		return keyUserID, "userId"
+	case "status":
+		return keyOutcome, "status"
+	case "deviceCount":
+		return keyDeviceCount, "deviceCount"
+	case "reason":
+		return keyReason, "reason"
+	case "message":
+		return keyMessage, "message"
+	case "deviceId":
+		return keyDeviceID, "deviceId"
+	}
 	type k struct {
 		name string
 		id   int
@@ -742,6 +756,14 @@ func (s *scanner) topicsEcho(e *entry, exp *target) error {
 }
 
 func parseOutcome(v []byte) (Outcome, bool) {
+	switch string(v) { // the spec's spelling, without folding case
+	case "delivered":
+		return OutcomeDelivered, true
+	case "skipped":
+		return OutcomeSkipped, true
+	case "failed":
+		return OutcomeFailed, true
+	}
 	v = bytes.TrimSpace(v)
 	for _, o := range [...]Outcome{OutcomeDelivered, OutcomeSkipped, OutcomeFailed} {
 		if bytes.EqualFold(v, []byte(o)) {
@@ -782,16 +804,6 @@ func (s *scanner) text() (string, error) {
 	return s.raw()
 }
 
-// raw reads any value and returns its JSON text (whole bodies only).
-func (s *scanner) raw() (string, error) {
-	s.peek()
-	start := s.i
-	if err := s.skip(1); err != nil {
-		return "", err
-	}
-	return validUTF8(s.b[start:s.i]), nil
-}
-
 func validUTF8(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
@@ -814,6 +826,9 @@ func (s *scanner) count() (n int, ok bool, err error) {
 	} else if v, err = s.number(); err != nil {
 		return 0, false, err
 	}
+	if n, ok := smallUint(v); ok {
+		return n, true, nil
+	}
 	i, err := strconv.ParseInt(string(v), 10, 0)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(string(v), 64)
@@ -826,6 +841,21 @@ func (s *scanner) count() (n int, ok bool, err error) {
 		return 0, false, fmt.Errorf("negative: %d", i)
 	}
 	return int(i), true, nil
+}
+
+// smallUint parses the common count: up to nine decimal digits.
+func smallUint(v []byte) (int, bool) {
+	if len(v) == 0 || len(v) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // epochMillisFrom is the magnitude from which an epoch number is taken

@@ -6,14 +6,16 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // maxPooledBody keeps one huge request from pinning its buffer in the pool.
 const maxPooledBody = 4 << 20
 
-// appendBatch appends the JSON array of batch to dst, byte for byte what
-// encoding/json would produce for []Notification, without reflection.
+// appendBatch appends the JSON array of batch to dst: what encoding/json
+// would produce for []Notification (the same fields, omitted when empty),
+// without reflection.
 func appendBatch(dst []byte, batch []Notification) []byte {
 	dst = append(dst, '[')
 	for i := range batch {
@@ -76,60 +78,12 @@ func appendNotification(dst []byte, n *Notification) []byte {
 	return append(dst, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s exactly as encoding/json does (HTML-safe,
-// invalid UTF-8 as U+FFFD, U+2028/U+2029 escaped); the sandbox's encoder
-// follows the same rules. BenchmarkJSON measures why it is hand-written.
+// appendJSONString quotes s with jsontext (the sandbox quotes with the
+// same library): the minimal escaping of RFC 8785, invalid UTF-8 as
+// U+FFFD.
 func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	dst, _ = jsontext.AppendQuote(dst, s) // the error only reports invalid UTF-8, replaced
+	return dst
 }
 
 // bufPool recycles byte slices for request and response bodies.

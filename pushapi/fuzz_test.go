@@ -70,7 +70,7 @@ func FuzzDecodeRecipients(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var whole []string
-		s := &scanner{b: body}
+		s := newScanner(body)
 		cursor, err := s.recipientsPage(func(id []byte) error {
 			if len(id) == 0 {
 				t.Fatal("empty user id accepted")

@@ -20,7 +20,7 @@ import (
 // across them is found too). ok is false when the body holds no issues
 // array.
 func decodeIssues(body []byte, n int, red *secret.Redactor) (issues []Issue, ok bool) {
-	s := &scanner{b: body}
+	s := newScanner(body)
 	list := func() error {
 		issues = []Issue{}
 		return s.array(func() error {
@@ -115,7 +115,7 @@ func reasonRank(key []byte) int {
 func (s *scanner) issue(n int) (Issue, error) {
 	is := Issue{Index: -1}
 	s.peek()
-	start := s.i
+	start := s.pos()
 	var (
 		path, pointer []pathElem
 		hasPath       bool
@@ -187,7 +187,7 @@ func (s *scanner) issue(n int) (Issue, error) {
 			return is, err
 		}
 	}
-	is.Raw = json.RawMessage(slices.Clone(s.b[start:s.i]))
+	is.Raw = json.RawMessage(slices.Clone(s.body[start:s.dec.InputOffset()]))
 	if is.Message == "" {
 		is.Message = reason
 	}
@@ -229,7 +229,7 @@ func (s *scanner) path() ([]pathElem, error) {
 				v, err := s.str()
 				elems = append(elems, pathElem{name: string(v)})
 				return err
-			case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			case '0':
 				v, err := s.number()
 				if err != nil {
 					return err
@@ -253,17 +253,8 @@ func (s *scanner) path() ([]pathElem, error) {
 // index reads a notification index: a whole number or a numeric string;
 // -1 for anything else.
 func (s *scanner) index() (int, error) {
-	var v []byte
-	var err error
-	switch c := s.peek(); {
-	case c == '"':
-		v, err = s.str()
-	case c == '-' || c >= '0' && c <= '9':
-		v, err = s.number()
-	default:
-		return -1, s.skip(1)
-	}
-	if err != nil {
+	v, ok, err := s.numeric()
+	if err != nil || !ok {
 		return -1, err
 	}
 	f, perr := strconv.ParseFloat(strings.TrimSpace(string(v)), 64)

@@ -10,10 +10,13 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"pushform/internal/testutil/cpubench"
 )
 
-// The client's JSON is hand-written (encode.go, scan.go, decode.go). These
-// benchmarks compare it with the same work done by encoding/json, on the
+// The client's JSON is read and written with jsontext (encode.go, scan.go,
+// decode.go). These benchmarks compare it with the same work done by
+// encoding/json, on the
 // shapes apply sends and receives: a request of 500 user ids, its
 // 500-entry answer, and a recipients list. TestStdDecoderAgrees checks
 // both decoders give the same results, so the comparison is like for like.
@@ -124,7 +127,7 @@ func stdDecodeSendResults(body []byte, batch []Notification) ([][]Result, error)
 // decodeRecipientsBody decodes a whole recipients page.
 func decodeRecipientsBody(body []byte) ([]string, error) {
 	var ids []string
-	s := &scanner{b: body}
+	s := newScanner(body)
 	_, err := s.recipientsPage(func(id []byte) error {
 		ids = append(ids, string(id))
 		return nil
@@ -155,7 +158,7 @@ func TestStdDecoderAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(normalize(got), normalize(want)) {
-		t.Fatal("encoding/json decoder disagrees with the hand-written one")
+		t.Fatal("encoding/json decoder disagrees with the jsontext one")
 	}
 	var std []string
 	if err := json.Unmarshal(recipientsBody(1000), &std); err != nil {
@@ -179,99 +182,68 @@ func recipientsBody(n int) []byte {
 	return append(b, ']')
 }
 
-// BenchmarkJSON compares the hand-written code with encoding/json on one
-// 500-target request, its answer, and a list of 100,000 recipients.
+// BenchmarkJSON compares the client's JSON (on jsontext) with encoding/json
+// on one 500-target request, its answer, and a list of 100,000 recipients.
 func BenchmarkJSON(b *testing.B) {
 	batch := batch500()
 	answer := results500(batch)
 	recips := recipientsBody(100_000)
-	// cpu-ns/op counts every thread of the process (the garbage
-	// collector's too): the CPU a request costs, which is what the 2-core
-	// goal is short of.
-	var cpu0 int64
-	perTarget := func(b *testing.B, n int) {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/target")
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-	}
-	b.Run("request=500/hand", func(b *testing.B) {
-		cpu0 = cpuTime()
+	b.Run("request=500/jsontext", func(b *testing.B) {
 		var pool bufPool
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, 500, func() {
 			buf := pool.get()
 			*buf = appendBatch(*buf, batch)
 			pool.put(buf)
-		}
-		perTarget(b, 500)
+		})
 	})
 	b.Run("request=500/encoding-json", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, 500, func() {
 			if _, err := json.Marshal(batch); err != nil {
 				b.Fatal(err)
 			}
-		}
-		perTarget(b, 500)
+		})
 	})
-	b.Run("response=500/hand", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+	b.Run("response=500/jsontext", func(b *testing.B) {
+		cpubench.PerTarget(b, 500, func() {
 			if _, err := decodeSendResults(answer, 207, batch, nil); err != nil {
 				b.Fatal(err)
 			}
-		}
-		perTarget(b, 500)
+		})
 	})
 	b.Run("response=500/encoding-json", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, 500, func() {
 			if _, err := stdDecodeSendResults(answer, batch); err != nil {
 				b.Fatal(err)
 			}
-		}
-		perTarget(b, 500)
+		})
 	})
-	b.Run("recipients=100k/hand", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+	b.Run("recipients=100k/jsontext", func(b *testing.B) {
+		cpubench.PerTarget(b, 100_000, func() {
 			if _, err := decodeRecipientsBody(recips); err != nil {
 				b.Fatal(err)
 			}
-		}
-		perTarget(b, 100_000)
+		})
 	})
 	b.Run("recipients=100k/encoding-json", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, 100_000, func() {
 			var ids []string
 			if err := json.Unmarshal(recips, &ids); err != nil {
 				b.Fatal(err)
 			}
-		}
-		perTarget(b, 100_000)
+		})
 	})
 	b.Run("recipients=100k/encoding-json-stream", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, 100_000, func() {
 			dec := json.NewDecoder(bytes.NewReader(recips))
 			if _, err := dec.Token(); err != nil {
 				b.Fatal(err)
 			}
-			n := 0
 			for dec.More() {
 				var id string
 				if err := dec.Decode(&id); err != nil {
 					b.Fatal(err)
 				}
-				n++
 			}
-		}
-		perTarget(b, 100_000)
+		})
 	})
 }

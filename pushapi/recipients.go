@@ -154,9 +154,9 @@ func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err
 					}
 					return s.object(member(name+".", depth+1))
 				case pageTotal, pageNumber, pagePages:
-					n, ok := s.pageCount()
-					if !ok {
-						return s.skip(1)
+					n, ok, err := s.pageCount()
+					if err != nil || !ok {
+						return err
 					}
 					switch {
 					case kind == pageTotal && info.total < 0:
@@ -194,7 +194,7 @@ func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err
 			return info, errors.New(`the answer is an object without a user id list (userIds, recipients or data)`)
 		}
 	default:
-		return info, notJSON(s, s.b, "an array or object")
+		return info, notJSON(s, s.start(), "an array or object")
 	}
 	if !s.eof() {
 		return info, s.errorf("data after the recipient list")
@@ -229,31 +229,21 @@ func (s *scanner) nextValue() (string, error) {
 	return v, err
 }
 
-// pageCount reads a whole non-negative number given as a number or a
-// numeric string; ok is false (and nothing is read) for anything else.
-func (s *scanner) pageCount() (int64, bool) {
-	c := s.peek()
-	if c != '"' && (c < '0' || c > '9') {
-		return 0, false
+// pageCount reads a value that should be a whole non-negative number,
+// given as a number or a numeric string; ok is false for anything else.
+func (s *scanner) pageCount() (n int64, ok bool, err error) {
+	v, ok, err := s.numeric()
+	if err != nil || !ok || len(v) > 32 {
+		return 0, false, err
 	}
-	var v []byte
-	var err error
-	if c == '"' {
-		v, err = s.strMax(32)
-	} else {
-		v, err = s.number()
-	}
-	if err != nil {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-	return n, err == nil && n >= 0
+	n, perr := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	return n, perr == nil && n >= 0, nil
 }
 
 func (s *scanner) recipient(emit func([]byte) error) error {
 	switch s.peek() {
 	case '"':
-		v, err := s.strMax(MaxUserIDBytes)
+		v, err := s.nextStr(MaxUserIDBytes)
 		if errors.Is(err, errTooLong) {
 			return fmt.Errorf("a user id longer than %d bytes", MaxUserIDBytes)
 		}

@@ -15,17 +15,15 @@ import (
 )
 
 const seedSrc = `
-api_key "k-test-canary-0001" { environment = "test" }
-api_key "k-prod-canary-0002" { environment = "production" }
 user "alice" {
   device "alice-phone" { environment = "test" }
   device "alice-tablet" { environment = "test" }
 }
 user "bob" {
   device "bob-phone" {
-    environment = "test"
     push_token  = false
     last_seen   = "2026-11-01T10:00:00Z"
+    environment = "test"
   }
 }
 user "carol" {
@@ -47,6 +45,8 @@ user_range "u%04d" {
   device      = "d%04d"
   environment = "test"
 }
+api_key "k-test-canary-0001" { environment = "test" }
+api_key "k-prod-canary-0002" { environment = "production" }
 `
 
 const testKey = "k-test-canary-0001"

@@ -1,100 +1,114 @@
 package pushapi
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// maxDepth bounds nesting in skipped values so hostile input cannot recurse
-// deeply.
+// maxDepth bounds nesting in skipped values: no answer the client reads
+// nests deeper, so deeper is hostile.
 const maxDepth = 64
 
-// maxString bounds one string token. A user id, message or key longer than
-// this is hostile; the bound keeps a streamed body from holding an endless
-// string in memory.
+// maxString bounds one token of a streamed body. A user id, message or key
+// longer than this is hostile; the bound keeps a streamed body from holding
+// an endless string in memory (a whole body is bounded already).
 const maxString = 1 << 20
 
-// scanner is the client's one JSON reader, for the response shapes it
-// decodes by hand (BenchmarkJSON measures why). It walks the input once,
-// hands out strings without copying where there are no escapes, and
-// reports errors with the byte offset.
+// scanner is the client's one JSON reader: the tolerant decoders of the
+// answers (results, issues, recipient pages) walk its tokens. The
+// tokenizing and validation are jsontext's; scanner adds what the
+// decoders share: strings handed out without a copy where they hold no
+// escape, object keys matched by the caller, nesting and token bounds, and
+// errors in the client's words with the byte offset.
 //
-// It reads either a whole body (r nil: b is all there is) or a stream: b
-// is then a window refilled from r, so a recipients list of any length is
-// read in constant memory. Slices it returns alias the window: they are
-// valid until the next call.
+// It reads a whole body (newScanner) or a stream (newStreamScanner): a
+// recipients list of any length is read in constant memory. Slices it
+// returns are valid until the next call.
 type scanner struct {
-	b       []byte
-	i       int
-	off     int64     // input bytes dropped before b[0]
-	r       io.Reader // nil when b is the whole input
-	rerr    error     // the reader's error, once it has failed or ended
-	scratch []byte
-	keybuf  []byte
+	dec     *jsontext.Decoder
+	body    []byte    // the whole input; nil when streaming
+	in      *streamIn // the stream; nil for a whole body
+	scratch []byte    // an unescaped string
+	keybuf  []byte    // the key of the member being read
 }
 
-// newStreamScanner reads r through a window of size bytes.
-func newStreamScanner(r io.Reader, size int) *scanner {
-	return &scanner{r: r, b: make([]byte, 0, size)}
+// decodeOptions makes the tokenizer as lenient as encoding/json: a
+// service's repeated key or invalid UTF-8 is not worth failing a send for.
+func decodeOptions() []jsontext.Options {
+	return []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 }
 
-// more reads more input, keeping b[keep:] (keep <= s.i); it returns how
-// far the kept bytes moved towards the start, and false at the end of the
-// input.
-func (s *scanner) more(keep int) (shift int, ok bool) {
-	if s.r == nil || s.rerr != nil {
-		return 0, false
-	}
-	if keep > 0 {
-		n := copy(s.b, s.b[keep:])
-		s.b = s.b[:n]
-		s.off += int64(keep)
-		s.i -= keep
-		shift = keep
-	}
-	if len(s.b) == cap(s.b) { // a token fills the window: widen it
-		nb := make([]byte, len(s.b), 2*cap(s.b))
-		copy(nb, s.b)
-		s.b = nb
-	}
-	for {
-		n, err := s.r.Read(s.b[len(s.b):cap(s.b)])
-		s.b = s.b[:len(s.b)+n]
-		if err != nil {
-			s.rerr = err
-		}
-		if n > 0 {
-			return shift, true
-		}
-		if err != nil {
-			return shift, false
-		}
-	}
+// newScanner reads the whole body b, without copying it.
+func newScanner(b []byte) *scanner {
+	return &scanner{dec: jsontext.NewDecoder(bytes.NewBuffer(b), decodeOptions()...), body: b}
 }
 
-// ensure makes n bytes from s.i available, if the input has them.
-func (s *scanner) ensure(n int) bool {
-	for len(s.b)-s.i < n {
-		if _, ok := s.more(s.i); !ok {
-			return false
-		}
+// newStreamScanner reads r, keeping its first head bytes to show in an
+// error.
+func newStreamScanner(r io.Reader, head int) *scanner {
+	in := &streamIn{r: r, headMax: head}
+	in.dec = jsontext.NewDecoder(in, decodeOptions()...)
+	return &scanner{dec: in.dec, in: in}
+}
+
+// streamIn is the reader under a streaming decoder: it refuses to buffer
+// more than maxString bytes past the last token (the decoder would grow
+// its buffer for an endless string), keeps the start of the answer, and
+// remembers the reader's own failure apart from bad content.
+type streamIn struct {
+	r       io.Reader
+	dec     *jsontext.Decoder
+	n       int64 // bytes read
+	head    []byte
+	headMax int
+	err     error // the reader's failure (not io.EOF)
+}
+
+func (in *streamIn) Read(p []byte) (int, error) {
+	if in.n-in.dec.InputOffset() > maxString {
+		return 0, errTooLong
 	}
-	return true
+	n, err := in.r.Read(p)
+	in.n += int64(n)
+	if k := min(n, in.headMax-len(in.head)); k > 0 {
+		in.head = append(in.head, p[:k]...)
+	}
+	if err != nil && err != io.EOF {
+		in.err = err
+	}
+	return n, err
 }
 
 // readErr is the reader's failure, if the input ended because of one.
 func (s *scanner) readErr() error {
-	if s.rerr == nil || errors.Is(s.rerr, io.EOF) {
+	if s.in == nil {
 		return nil
 	}
-	return s.rerr
+	return s.in.err
 }
 
-func (s *scanner) pos() int64 { return s.off + int64(s.i) }
+// start is the input read so far (a stream's head), for describing it.
+func (s *scanner) start() []byte {
+	if s.in != nil {
+		return s.in.head
+	}
+	return s.body
+}
+
+// rest is what follows the last token, white space and delimiters
+// skipped: where the next value starts.
+func (s *scanner) rest() []byte {
+	return bytes.TrimLeft(s.dec.UnreadBuffer(), " \t\r\n,:")
+}
+
+func (s *scanner) pos() int64 {
+	return s.dec.InputOffset() + int64(len(s.dec.UnreadBuffer())-len(s.rest()))
+}
 
 func (s *scanner) errorf(format string, args ...any) error {
 	if err := s.readErr(); err != nil {
@@ -110,39 +124,52 @@ type readError struct{ err error }
 func (e *readError) Error() string { return "reading the answer: " + e.err.Error() }
 func (e *readError) Unwrap() error { return e.err }
 
-// peek skips white space and returns the next byte, 0 at the end.
-func (s *scanner) peek() byte {
-	for {
-		for s.i < len(s.b) {
-			switch c := s.b[s.i]; c {
-			case ' ', '\t', '\n', '\r':
-				s.i++
-			default:
-				return c
-			}
-		}
-		if _, ok := s.more(s.i); !ok {
-			return 0
-		}
+// fail puts an error of the tokenizer in the client's words; want is what
+// the caller was reading.
+func (s *scanner) fail(err error, want string) error {
+	if rerr := s.readErr(); rerr != nil {
+		return &readError{rerr}
 	}
+	if errors.Is(err, errTooLong) {
+		return errTooLong
+	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		end := int64(len(s.body))
+		if s.in != nil {
+			end = s.in.n
+		}
+		if r := s.rest(); len(r) > 0 && r[0] == '"' {
+			return fmt.Errorf("at byte %d: the answer ended inside a string", end)
+		}
+		return fmt.Errorf("at byte %d: the answer ended early, want %s", end, want)
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return fmt.Errorf("at byte %d: %w", se.ByteOffset, se.Err)
+	}
+	return err
 }
+
+// peek returns the kind of the next value ('"', '0' for a number, '{',
+// '[', 't', 'f', 'n'), or 0 at the end or at bad input.
+func (s *scanner) peek() jsontext.Kind { return s.dec.PeekKind() }
 
 // eof reports whether only white space is left.
-func (s *scanner) eof() bool { return s.peek() == 0 && s.i >= len(s.b) }
-
-func (s *scanner) expect(c byte) error {
-	if s.peek() != c {
-		return s.unexpected(`"` + string(c) + `"`)
+func (s *scanner) eof() bool {
+	if s.peek() != 0 {
+		return false
 	}
-	s.i++
-	return nil
+	_, err := s.dec.ReadToken()
+	return err == io.EOF
 }
 
-func (s *scanner) unexpected(want string) error {
-	if s.i >= len(s.b) {
-		return s.errorf("the answer ended early, want %s", want)
+// unexpected is the error for a value of kind k where want was wanted.
+func (s *scanner) unexpected(k jsontext.Kind, want string) error {
+	if k == 0 { // the end, or bad input: the tokenizer says which
+		_, err := s.dec.ReadToken()
+		return s.fail(err, want)
 	}
-	return s.errorf("unexpected %q, want %s", s.b[s.i], want)
+	return s.errorf("unexpected %q, want %s", s.rest()[0], want)
 }
 
 // kind names the JSON type of the next value, for error messages.
@@ -158,10 +185,10 @@ func (s *scanner) kind() string {
 		return "a boolean"
 	case 'n':
 		return "null"
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+	case '0':
 		return "a number"
 	}
-	if s.i >= len(s.b) {
+	if len(s.rest()) == 0 {
 		return "nothing"
 	}
 	return "not JSON"
@@ -169,222 +196,94 @@ func (s *scanner) kind() string {
 
 // null consumes a null literal if one is next.
 func (s *scanner) null() bool {
-	if s.peek() == 'n' && s.ensure(4) && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
-		return true
+	if s.peek() != 'n' {
+		return false
 	}
-	return false
+	_, err := s.dec.ReadToken()
+	return err == nil
 }
 
-// str reads a string (of at most maxString bytes when streaming: a whole
-// body is bounded already). The result aliases the input or the scratch
-// buffer: it is valid until the next call.
-func (s *scanner) str() ([]byte, error) {
-	if s.r == nil {
-		return s.strMax(math.MaxInt)
+// literal consumes true or false.
+func (s *scanner) literal(word string) error {
+	if k := s.peek(); k != jsontext.Kind(word[0]) {
+		return s.unexpected(k, word)
 	}
-	return s.strMax(maxString)
+	_, err := s.dec.ReadToken()
+	return s.failed(err, word)
 }
+
+// failed is fail for a non-nil err.
+func (s *scanner) failed(err error, want string) error {
+	if err == nil {
+		return nil
+	}
+	return s.fail(err, want)
+}
+
+// str reads a string. The result aliases the input or the scratch buffer:
+// it is valid until the next call.
+func (s *scanner) str() ([]byte, error) { return s.strMax(math.MaxInt) }
 
 // strMax reads a string of at most max bytes (decoded).
 func (s *scanner) strMax(max int) ([]byte, error) {
-	if s.peek() != '"' {
-		return nil, s.unexpected("a string")
+	if k := s.peek(); k != '"' {
+		return nil, s.unexpected(k, "a string")
 	}
-	s.i++
-	start := s.i
-	for {
-		for s.i < len(s.b) {
-			c := s.b[s.i]
-			switch {
-			case c == '"':
-				out := s.b[start:s.i]
-				if len(out) > max {
-					return nil, errTooLong
-				}
-				s.i++
-				return out, nil
-			case c == '\\':
-				return s.strSlow(start, max)
-			case c < 0x20:
-				return nil, s.errorf("control character in string")
-			}
-			s.i++
-		}
-		if s.i-start > max {
-			return nil, errTooLong
-		}
-		shift, ok := s.more(start)
-		if !ok {
-			return nil, s.errorf("the answer ended inside a string")
-		}
-		start -= shift
-	}
+	return s.nextStr(max)
 }
 
-func (s *scanner) strSlow(start, max int) ([]byte, error) {
-	out := append(s.scratch[:0], s.b[start:s.i]...)
-	for {
-		if len(out) > max {
-			return nil, errTooLong
-		}
-		if s.i >= len(s.b) {
-			if _, ok := s.more(s.i); !ok {
-				return nil, s.errorf("the answer ended inside a string")
-			}
-		}
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			s.scratch = out
-			return out, nil
-		case c < 0x20:
-			return nil, s.errorf("control character in string")
-		case c != '\\':
-			out = append(out, c)
-			s.i++
-			continue
-		}
-		if !s.ensure(2) {
-			return nil, s.errorf("the answer ended inside a string")
-		}
-		e := s.b[s.i+1]
-		s.i += 2
-		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := s.hex4()
-			if !ok {
-				return nil, s.errorf(`bad \u escape`)
-			}
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if s.ensure(2) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
-					save := s.i
-					s.i += 2
-					var ok2 bool
-					if r2, ok2 = s.hex4(); !ok2 {
-						return nil, s.errorf(`bad \u escape`)
-					}
-					if utf16.DecodeRune(r, r2) == utf8.RuneError {
-						s.i = save // lone surrogate; the next escape stands alone
-						r2 = -1
-					}
-				}
-				if r2 < 0 {
-					r = utf8.RuneError
-				} else {
-					r = utf16.DecodeRune(r, r2)
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			return nil, s.errorf(`bad escape \%c`, e)
-		}
+// nextStr is strMax where the caller has seen a string is next.
+func (s *scanner) nextStr(max int) ([]byte, error) {
+	v, err := s.dec.ReadValue()
+	if err != nil {
+		return nil, s.fail(err, "a string")
 	}
+	out := unquoted(&s.scratch, v)
+	if len(out) > max {
+		return nil, errTooLong
+	}
+	return out, nil
 }
 
-func (s *scanner) hex4() (rune, bool) {
-	if !s.ensure(4) {
-		return 0, false
+// unquoted is the content of the valid string token v: v's own bytes when
+// it holds no escape, else decoded into *buf. Invalid UTF-8 in an escaped
+// string becomes U+FFFD, as encoding/json has it.
+func unquoted(buf *[]byte, v jsontext.Value) []byte {
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
 	}
-	var r rune
-	for _, c := range s.b[s.i : s.i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	s.i += 4
-	return r, true
+	*buf, _ = jsontext.AppendUnquote((*buf)[:0], v) // the error is only for invalid UTF-8
+	return *buf
 }
 
-// number reads a JSON number and returns its text (aliasing the input).
+// number reads a JSON number and returns its text.
 func (s *scanner) number() ([]byte, error) {
-	s.peek()
-	start := s.i
-	for {
-		for s.i < len(s.b) && isNumberByte(s.b[s.i]) {
-			s.i++
-		}
-		if s.i < len(s.b) {
-			break
-		}
-		shift, ok := s.more(start)
-		start -= shift
-		if !ok {
-			break
-		}
+	if k := s.peek(); k != '0' {
+		return nil, s.unexpected(k, "a number")
 	}
-	v := s.b[start:s.i]
-	if len(v) == 0 {
-		return nil, s.unexpected("a number")
+	v, err := s.dec.ReadValue()
+	if err != nil {
+		return nil, s.fail(err, "a number")
 	}
-	if !validNumber(v) || len(v) > 64 {
-		return nil, s.errorf("bad number %q", v[:min(len(v), 40)])
+	if len(v) > 64 {
+		return nil, s.errorf("bad number %q", v[:40])
 	}
 	return v, nil
 }
 
-func isNumberByte(c byte) bool {
-	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
-
-// validNumber checks v against the JSON number grammar.
-func validNumber(v []byte) bool {
-	i := 0
-	if i < len(v) && v[i] == '-' {
-		i++
+// numeric reads a number, or a string (a service may quote its numbers),
+// and returns its text; ok is false, the value skipped, for anything else.
+func (s *scanner) numeric() (v []byte, ok bool, err error) {
+	switch s.peek() {
+	case '"':
+		v, err = s.str()
+	case '0':
+		v, err = s.number()
+	default:
+		return nil, false, s.skip(1)
 	}
-	digits := func() int {
-		n := 0
-		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	switch {
-	case i < len(v) && v[i] == '0':
-		i++
-	case digits() == 0:
-		return false
-	}
-	if i < len(v) && v[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
-		i++
-		if i < len(v) && (v[i] == '+' || v[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(v)
+	return v, err == nil, err
 }
 
 var (
@@ -393,101 +292,100 @@ var (
 	errTooLong = errors.New("a string too long")
 )
 
-// skip consumes one value of any type.
+// skip consumes one value of any type; depth is the nesting it is at.
 func (s *scanner) skip(depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("at byte %d: %w", s.pos(), errTooDeep)
-	}
-	switch c := s.peek(); c {
-	case '"':
-		_, err := s.str()
-		return err
-	case '{':
-		return s.object(func([]byte) error { return s.skip(depth + 1) })
-	case '[':
-		return s.array(func() error { return s.skip(depth + 1) })
-	case 't':
-		return s.literal("true")
-	case 'f':
-		return s.literal("false")
-	case 'n':
-		return s.literal("null")
+	switch k := s.peek(); k {
+	case 0:
+		return s.unexpected(k, "a value")
+	case '{', '[':
 	default:
-		_, err := s.number()
-		return err
+		return s.failed(s.dec.SkipValue(), "a value")
+	}
+	base := s.dec.StackDepth()
+	for {
+		if _, err := s.dec.ReadToken(); err != nil {
+			return s.fail(err, "a value")
+		}
+		d := s.dec.StackDepth()
+		if d == base {
+			return nil
+		}
+		if depth+d-base > maxDepth {
+			return fmt.Errorf("at byte %d: %w", s.dec.InputOffset(), errTooDeep)
+		}
 	}
 }
 
-func (s *scanner) literal(word string) error {
-	if !s.ensure(len(word)) || string(s.b[s.i:s.i+len(word)]) != word {
-		return s.unexpected(word)
+// raw reads any value and returns its JSON text.
+func (s *scanner) raw() (string, error) {
+	if k := s.peek(); k == 0 {
+		return "", s.unexpected(k, "a value")
 	}
-	s.i += len(word)
-	return nil
+	v, err := s.dec.ReadValue()
+	if err != nil {
+		return "", s.fail(err, "a value")
+	}
+	return validUTF8(v), nil
 }
 
 // object reads an object, calling fn for each member with the scanner at
 // the value; fn must consume the value. key is valid only until fn calls
 // the scanner: look at it first.
 func (s *scanner) object(fn func(key []byte) error) error {
-	if err := s.expect('{'); err != nil {
-		return err
+	if k := s.peek(); k != '{' {
+		return s.unexpected(k, `"{"`)
 	}
-	if s.peek() == '}' {
-		s.i++
-		return nil
+	if _, err := s.dec.ReadToken(); err != nil {
+		return s.fail(err, `"{"`)
 	}
 	for {
-		key, err := s.strMax(4096)
-		if errors.Is(err, errTooLong) {
+		switch k := s.peek(); k {
+		case '}':
+			_, err := s.dec.ReadToken()
+			return s.failed(err, `"}"`)
+		case '"':
+		default:
+			return s.unexpected(k, `a key or "}"`)
+		}
+		v, err := s.dec.ReadValue()
+		if err != nil {
+			return s.fail(err, "a key")
+		}
+		if len(v) > 4096+2 {
 			return s.errorf("an object key longer than 4096 bytes")
 		}
-		if err != nil {
-			return err
+		key := unquoted(&s.scratch, v)
+		if len(key) > 4096 {
+			return s.errorf("an object key longer than 4096 bytes")
 		}
-		if s.r != nil { // a refill while reading the ':' would move the key
+		if s.in != nil { // the stream's next read may move its window
 			s.keybuf = append(s.keybuf[:0], key...)
 			key = s.keybuf
 		}
-		if err := s.expect(':'); err != nil {
-			return err
-		}
 		if err := fn(key); err != nil {
 			return err
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.unexpected(`"," or "}"`)
 		}
 	}
 }
 
 // array reads an array, calling fn with the scanner at each element.
 func (s *scanner) array(fn func() error) error {
-	if err := s.expect('['); err != nil {
-		return err
+	if k := s.peek(); k != '[' {
+		return s.unexpected(k, `"["`)
 	}
-	if s.peek() == ']' {
-		s.i++
-		return nil
+	if _, err := s.dec.ReadToken(); err != nil {
+		return s.fail(err, `"["`)
 	}
 	for {
+		switch k := s.peek(); k {
+		case ']':
+			_, err := s.dec.ReadToken()
+			return s.failed(err, `"]"`)
+		case 0:
+			return s.unexpected(k, `a value or "]"`)
+		}
 		if err := fn(); err != nil {
 			return err
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return s.unexpected(`"," or "]"`)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +276,35 @@ func TestSendEmptyBatch(t *testing.T) {
 	}
 	if n := len(srv.recorded()); n != 0 {
 		t.Errorf("empty batch sent %d requests", n)
+	}
+}
+
+// TestDecodeFastPaths checks the exact-spelling shortcuts of the result
+// decoder agree with the case-folding and strconv paths they go around.
+func TestDecodeFastPaths(t *testing.T) {
+	for _, name := range []string{"userId", "deviceId", "topic", "topics", "status", "outcome", "result",
+		"deviceCount", "reason", "message", "unreachableSince", "other"} {
+		id, canon := entryKey([]byte(name))
+		uid, ucanon := entryKey([]byte(strings.ToUpper(name)))
+		if id != uid || canon != ucanon || (name != "other" && canon != name) {
+			t.Errorf("entryKey(%q) = %d %q, upper case %d %q", name, id, canon, uid, ucanon)
+		}
+	}
+	for _, v := range []string{"delivered", "skipped", "failed", "unknown"} {
+		o, ok := parseOutcome([]byte(v))
+		uo, uok := parseOutcome([]byte(" " + strings.ToUpper(v)))
+		if o != uo || ok != uok || ok != (v != "unknown") {
+			t.Errorf("parseOutcome(%q) = %q %v, upper case %q %v", v, o, ok, uo, uok)
+		}
+	}
+	for _, v := range []string{"0", "7", "42", "999999999", "1000000000", "", "-1", "1.0", "1e3", "07", " 1", "x"} {
+		n, ok := smallUint([]byte(v))
+		want, err := strconv.ParseUint(v, 10, 64)
+		if ok && (err != nil || uint64(n) != want) {
+			t.Errorf("smallUint(%q) = %d, strconv says %d, %v", v, n, want, err)
+		}
+		if !ok && len(v) <= 9 && err == nil {
+			t.Errorf("smallUint(%q) refused a count strconv reads", v)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"net/url"
@@ -59,7 +60,7 @@ func decodeSendRequest(body []byte) ([]notification, []Issue) {
 	if len(trimmed) == 0 {
 		return nil, []Issue{{Path: []any{}, Message: "the request body is empty: send a JSON array of notification objects"}}
 	}
-	elems, top, err := scanRequest(body)
+	elems, top, err := splitRequest(body)
 	if err != nil {
 		return nil, []Issue{{Path: []any{}, Message: err.Error()}}
 	}
@@ -119,11 +120,11 @@ func decodeNotification(i int, e element) (n notification, users int, issues []I
 
 	var first string
 	for ti, name := range targetFields {
-		v, ok := fields.get(name)
-		if !ok {
+		f := fields.field(name)
+		if f == nil {
 			continue
 		}
-		ids, iss := decodeIDs(v, i, name)
+		ids, iss := decodeIDs(f, i)
 		issues = append(issues, iss...)
 		if name == "userIds" {
 			users = len(ids)
@@ -203,16 +204,21 @@ func decodeNotification(i int, e element) (n notification, users int, issues []I
 	return n, users, issues
 }
 
-// decodeIDs decodes a target array: a non-empty array of non-empty
-// strings. The count of elements is returned even when some are bad.
-func decodeIDs(raw []byte, i int, field string) ([]string, []Issue) {
+// decodeIDs decodes target array f of element i: a non-empty array of
+// non-empty strings. The count of elements is returned even when some are
+// bad.
+func decodeIDs(f *field, i int) ([]string, []Issue) {
+	raw, field := f.raw, f.name
 	if raw[0] != '[' {
 		return nil, []Issue{{Path: []any{i, field}, Message: "must be an array of strings, not " + jsonKind(raw)}}
 	}
-	ids, ok := scanStringArray(raw)
-	if !ok {
+	ids := f.strs
+	if ids == nil {
 		// Some element is not a string: find which, the slow way.
 		elems := arrayElems(raw)
+		if len(elems) == 0 {
+			return nil, []Issue{{Path: []any{i, field}, Message: "must not be empty"}}
+		}
 		ids = make([]string, len(elems))
 		var issues []Issue
 		for j, e := range elems {
@@ -238,78 +244,8 @@ func decodeIDs(raw []byte, i int, field string) ([]string, []Issue) {
 	return ids, issues
 }
 
-// scanStringArray decodes a valid JSON array whose elements are all
-// strings; ok is false when some element is not a string.
-func scanStringArray(raw []byte) (out []string, ok bool) {
-	p := 1 // past '['
-	out = make([]string, 0, 16)
-	for {
-		p = skipJSONSpace(raw, p)
-		if p >= len(raw) {
-			return nil, false
-		}
-		switch raw[p] {
-		case ']':
-			return out, true
-		case ',':
-			p++
-			continue
-		case '"':
-		default:
-			return nil, false
-		}
-		end, escaped := scanString(raw, p)
-		if end < 0 {
-			return nil, false
-		}
-		tok := raw[p : end+1]
-		if !escaped && validUTF8(tok) {
-			out = append(out, string(tok[1:len(tok)-1]))
-		} else {
-			s, ok := unquote(tok)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s)
-		}
-		p = end + 1
-	}
-}
-
-// scanString returns the index of the closing quote of the string starting
-// at raw[p], and whether it holds escapes.
-func scanString(raw []byte, p int) (end int, escaped bool) {
-	for q := p + 1; q < len(raw); q++ {
-		switch raw[q] {
-		case '\\':
-			escaped = true
-			q++
-		case '"':
-			return q, escaped
-		}
-	}
-	return -1, escaped
-}
-
-func skipJSONSpace(raw []byte, p int) int {
-	for p < len(raw) && (raw[p] == ' ' || raw[p] == '\n' || raw[p] == '\r' || raw[p] == '\t') {
-		p++
-	}
-	return p
-}
-
-func trimJSONSpace(b []byte) []byte {
-	b = b[skipJSONSpace(b, 0):]
-	for len(b) > 0 {
-		switch b[len(b)-1] {
-		case ' ', '\n', '\r', '\t':
-			b = b[:len(b)-1]
-			continue
-		}
-		break
-	}
-	return b
-}
+// trimJSONSpace trims JSON's white space.
+func trimJSONSpace(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
 
 // decodeBadge accepts a JSON number with an integral value from 0 to
 // 2^31-1: 3 and 3.0 and 3e0, not 1.5, -1 or "3".
@@ -378,12 +314,20 @@ func excerpt(s string) string {
 type fieldMap []field
 
 func (m fieldMap) get(name string) ([]byte, bool) {
-	for _, f := range m {
-		if f.name == name {
-			return f.raw, true
-		}
+	if f := m.field(name); f != nil {
+		return f.raw, true
 	}
 	return nil, false
+}
+
+// field is the member called name, or nil.
+func (m fieldMap) field(name string) *field {
+	for i := range m {
+		if m[i].name == name {
+			return &m[i]
+		}
+	}
+	return nil
 }
 
 // validUTF8 is utf8.Valid with an ASCII fast path.

@@ -110,3 +110,28 @@ func (l *limiter) allow(now time.Time) (ok bool, retryAfter int) {
 	wait := (1 - l.tokens) / l.rate
 	return false, max(1, int(math.Ceil(wait)))
 }
+
+// failTargetsMsg is the message of a target failed by Options.FailTargets.
+const failTargetsMsg = "device rejected the notification (sandbox --fail-targets)"
+
+// failsTarget reports whether Options.FailTargets fails target id: its
+// FNV-1a hash, salted with FaultSeed, falls in the lowest FailTargets of
+// the range.
+func (s *Server) failsTarget(id string) bool {
+	f := s.opts.FailTargets
+	if !(f > 0) {
+		return false
+	}
+	if f >= 1 {
+		return true
+	}
+	h := uint64(14695981039346656037) ^ uint64(s.opts.FaultSeed)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	h ^= h >> 33 // FNV's low bits are weak; fold the high ones in
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return float64(h>>11)/(1<<53) < f
+}

@@ -309,3 +309,60 @@ func TestMaxLength(t *testing.T) {
 		}
 	}
 }
+
+// TestFailTargets: a fraction of targets is answered failed with a 207
+// and a message each, the rest delivered; the same ids fail again.
+func TestFailTargets(t *testing.T) {
+	const seed = `
+api_key "k-test" { environment = "test" }
+user_range "r%04d" {
+  count       = 400
+  device      = "rd%04d"
+  environment = "test"
+}
+`
+	_, c := start(t, seed, Options{FailTargets: 0.25, FaultSeed: 5})
+	var users, devices []string
+	for i := range 400 {
+		users = append(users, fmt.Sprintf("%q", fmt.Sprintf("r%04d", i)))
+		devices = append(devices, fmt.Sprintf("%q", fmt.Sprintf("rd%04d", i)))
+	}
+	body := `[{"userIds":[` + strings.Join(users, ",") + `],"title":"t","body":"b"}]`
+	failedOnce := map[string]bool{}
+	for round := range 2 {
+		r := c.send("k-test", body)
+		if r.status != http.StatusMultiStatus {
+			t.Fatalf("status %d, want 207", r.status)
+		}
+		failed := 0
+		for _, res := range r.results(t) {
+			switch res.Status {
+			case "failed":
+				failed++
+				if !strings.Contains(res.Message, "--fail-targets") {
+					t.Errorf("message %q", res.Message)
+				}
+				if round == 1 && !failedOnce[res.UserID] {
+					t.Errorf("%s failed only the second time", res.UserID)
+				}
+				failedOnce[res.UserID] = true
+			case "delivered":
+				if failedOnce[res.UserID] {
+					t.Errorf("%s failed, then was delivered", res.UserID)
+				}
+			default:
+				t.Errorf("%s: %s", res.UserID, res.Status)
+			}
+		}
+		if failed < 70 || failed > 130 {
+			t.Errorf("%d of 400 failed, want about 100", failed)
+		}
+	}
+	r := c.send("k-test", `[{"deviceIds":[`+strings.Join(devices, ",")+`],"title":"t","body":"b"}]`)
+	if r.status != http.StatusMultiStatus {
+		t.Fatalf("devices: status %d, want 207", r.status)
+	}
+	if v := c.device("rd0000"); v.Received > 2 {
+		t.Errorf("rd0000 received %d", v.Received)
+	}
+}

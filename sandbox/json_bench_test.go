@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"pushform/internal/testutil/cpubench"
 )
 
-// The sandbox's JSON is hand-written (scan.go, decode.go, json.go). These
-// benchmarks compare it with encoding/json on the shapes of the send path:
-// a request of 500 user ids, its 500-entry answer, and a recipients list.
+// The sandbox's JSON is read and written with jsontext (scan.go, decode.go,
+// json.go). These benchmarks compare it with encoding/json on the shapes
+// of the send path: a request of 500 user ids, its 500-entry answer, and a
+// recipients list.
 
 // stdSplit splits a send request with encoding/json instead of
-// scanRequest: a lower bound of what an encoding/json sandbox would do
-// (the target arrays are still decoded by decodeNotification afterwards).
+// splitRequest, target arrays decoded too: a lower bound of what an
+// encoding/json sandbox would do (decodeNotification validates afterwards).
 func stdSplit(body []byte) ([]element, error) {
 	var objs []map[string]json.RawMessage
 	if err := json.Unmarshal(body, &objs); err != nil {
@@ -23,7 +26,14 @@ func stdSplit(body []byte) ([]element, error) {
 	for i, o := range objs {
 		e := element{object: true, fields: make(fieldMap, 0, len(o))}
 		for k, v := range o {
-			e.fields = append(e.fields, field{name: k, raw: v})
+			f := field{name: k, raw: v}
+			if len(v) > 0 && v[0] == '[' { // an array of strings, as splitRequest decodes it
+				var strs []string
+				if json.Unmarshal(v, &strs) == nil && strs != nil {
+					f.strs = strs
+				}
+			}
+			e.fields = append(e.fields, f)
 		}
 		elems[i] = e
 	}
@@ -55,7 +65,7 @@ func benchAttempts() ([]string, []attempt) {
 	return ids, as
 }
 
-func handResults(b []byte, ids []string, as []attempt) []byte {
+func sandboxResults(b []byte, ids []string, as []attempt) []byte {
 	b = append(b, `{"results":[`...)
 	for i, id := range ids {
 		if i > 0 {
@@ -94,8 +104,8 @@ func TestStdResultsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hand := handResults(nil, ids, as); string(hand) != string(std) {
-		t.Fatalf("hand-written answer differs:\n%s\n%s", hand[:200], std[:200])
+	if hand := sandboxResults(nil, ids, as); string(hand) != string(std) {
+		t.Fatalf("the sandbox's answer differs:\n%s\n%s", hand[:200], std[:200])
 	}
 	elems, err := stdSplit(benchBodies()[0])
 	if err != nil {
@@ -108,32 +118,20 @@ func TestStdResultsAgree(t *testing.T) {
 	}
 }
 
-// BenchmarkJSON compares the hand-written code with encoding/json.
+// BenchmarkJSON compares the sandbox's JSON (on jsontext) with
+// encoding/json.
 func BenchmarkJSON(b *testing.B) {
 	body := benchBodies()[0]
 	ids, as := benchAttempts()
-	// cpu-ns/op counts every thread of the process (the garbage
-	// collector's too): the CPU a request costs, which is what the 2-core
-	// goal is short of.
-	var cpu0 int64
-	perTarget := func(b *testing.B, n int) {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/target")
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-	}
-	b.Run("request=500/hand", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+	b.Run("request=500/jsontext", func(b *testing.B) {
+		cpubench.PerTarget(b, MaxUserIDs, func() {
 			if _, issues := decodeSendRequest(body); issues != nil {
 				b.Fatal(issues)
 			}
-		}
-		perTarget(b, MaxUserIDs)
+		})
 	})
 	b.Run("request=500/encoding-json", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, MaxUserIDs, func() {
 			elems, err := stdSplit(body)
 			if err != nil {
 				b.Fatal(err)
@@ -141,37 +139,26 @@ func BenchmarkJSON(b *testing.B) {
 			if _, _, issues := decodeNotification(0, elems[0]); issues != nil {
 				b.Fatal(issues)
 			}
-		}
-		perTarget(b, MaxUserIDs)
+		})
 	})
-	b.Run("response=500/hand", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
+	b.Run("response=500/jsontext", func(b *testing.B) {
 		var buf []byte
-		for b.Loop() {
-			buf = handResults(buf[:0], ids, as)
-		}
-		perTarget(b, MaxUserIDs)
+		cpubench.PerTarget(b, MaxUserIDs, func() { buf = sandboxResults(buf[:0], ids, as) })
 	})
 	b.Run("response=500/encoding-json", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, MaxUserIDs, func() {
 			if _, err := stdResults(ids, as); err != nil {
 				b.Fatal(err)
 			}
-		}
-		perTarget(b, MaxUserIDs)
+		})
 	})
 	many := make([]string, 100_000)
 	for i := range many {
 		many[i] = fmt.Sprintf("u%07d", i)
 	}
-	b.Run("recipients=100k/hand", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
+	b.Run("recipients=100k/jsontext", func(b *testing.B) {
 		var buf []byte
-		for b.Loop() {
+		cpubench.PerTarget(b, len(many), func() {
 			buf = append(buf[:0], '[')
 			for i, id := range many {
 				if i > 0 {
@@ -180,17 +167,13 @@ func BenchmarkJSON(b *testing.B) {
 				buf = appendJSONString(buf, id)
 			}
 			buf = append(buf, ']')
-		}
-		perTarget(b, len(many))
+		})
 	})
 	b.Run("recipients=100k/encoding-json", func(b *testing.B) {
-		cpu0 = cpuTime()
-		b.ReportAllocs()
-		for b.Loop() {
+		cpubench.PerTarget(b, len(many), func() {
 			if _, err := json.Marshal(many); err != nil {
 				b.Fatal(err)
 			}
-		}
-		perTarget(b, len(many))
+		})
 	})
 }

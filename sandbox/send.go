@@ -232,6 +232,14 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 		case targetUsers:
 			for _, id := range n.ids {
 				var a attempt
+				if s.failsTarget(id) {
+					a = attempt{attempted: 1, failMsg: failTargetsMsg}
+					sep()
+					b = append(b, `{"userId":`...)
+					b = appendJSONString(b, id)
+					entry(&a)
+					continue
+				}
 				devs, one, _ := s.lookupUser(id)
 				if one >= 0 {
 					s.try(one, m, e, &a, &rec)
@@ -247,7 +255,9 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 		case targetDevices:
 			for _, id := range n.ids {
 				var a attempt
-				if idx, ok := s.lookupDevice(id); ok {
+				if s.failsTarget(id) {
+					a = attempt{attempted: 1, failMsg: failTargetsMsg}
+				} else if idx, ok := s.lookupDevice(id); ok {
 					s.try(idx, m, e, &a, &rec)
 				}
 				sep()

@@ -27,6 +27,11 @@ type Options struct {
 	// FailRate is the fraction of send requests answered 5xx: half 503 with
 	// Retry-After: 1 before processing, half 500 after processing.
 	FailRate float64
+	// FailTargets is the fraction of user and device targets answered
+	// failed (a 207 with a message per target, spec 4.1) instead of
+	// delivered. Which ones is decided by a hash of the id and FaultSeed,
+	// so a target that failed fails again, as a broken device would.
+	FailTargets float64
 	// DropRate is the fraction of send requests whose connection is closed
 	// without an answer: half before processing, half after. Dropping
 	// hijacks the connection; where the ResponseWriter cannot be hijacked

@@ -23,27 +23,51 @@ const MinRedactLength = 4
 // came from outside: a server's answer, an error, a log line. It finds a
 // secret written raw or escaped: JSON \uXXXX and \", \\, \/ escapes,
 // \xHH, URL %XX escapes and HTML &#NN; / &#xHH; references, in any hex
-// case, mixed character by character and nested two deep (%5Cu0043).
-// Join and Bytes also find a secret split across adjacent fields. A nil
-// *Redactor redacts nothing. It is safe for concurrent use.
+// case, mixed character by character and nested two deep (%5Cu0043); in
+// any letter case; with invisible characters (see Invisible) between its
+// characters, raw or escaped; and base64 or base64url encoded at any
+// alignment inside a longer encoded text. Join and Bytes also find a
+// secret split across adjacent fields. A nil *Redactor redacts nothing.
+// It is safe for concurrent use.
 type Redactor struct {
-	secrets [][]byte // at least MinRedactLength bytes, longest first
-	min     int      // length of the shortest
+	secrets [][]byte // the secrets and their encoded forms, longest first
+	folds   [][]byte // each as fold writes it
+	encoded []bool   // whether each is an encoded form
+	min     int      // length of the shortest, either way
 }
 
 // NewRedactor returns a redactor for the given secrets; empty and short
 // ones (under MinRedactLength bytes) are ignored.
 func NewRedactor(secrets ...string) *Redactor {
-	r := &Redactor{}
-	for _, s := range secrets {
-		if len(s) >= MinRedactLength && !slices.ContainsFunc(r.secrets, func(b []byte) bool { return string(b) == s }) {
-			r.secrets = append(r.secrets, []byte(s))
+	type form struct {
+		text    string
+		encoded bool
+	}
+	var forms []form
+	seen := map[string]bool{}
+	add := func(s string, encoded bool) {
+		if f := fold(s); len(s) >= MinRedactLength && len(f) >= MinRedactLength && !seen[f] {
+			seen[f] = true
+			forms = append(forms, form{s, encoded})
 		}
 	}
-	slices.SortFunc(r.secrets, func(a, b []byte) int { return len(b) - len(a) })
-	for i, s := range r.secrets {
-		if i == 0 || len(s) < r.min {
-			r.min = len(s)
+	for _, s := range secrets {
+		add(s, false)
+	}
+	for _, s := range secrets {
+		for _, e := range encodedForms(s) {
+			add(e, true)
+		}
+	}
+	slices.SortStableFunc(forms, func(a, b form) int { return len(b.text) - len(a.text) })
+	r := &Redactor{}
+	for i, f := range forms {
+		folded := []byte(fold(f.text))
+		r.secrets = append(r.secrets, []byte(f.text))
+		r.folds = append(r.folds, folded)
+		r.encoded = append(r.encoded, f.encoded)
+		if l := min(len(f.text), len(folded)); i == 0 || l < r.min {
+			r.min = l
 		}
 	}
 	return r
@@ -55,40 +79,42 @@ func (r *Redactor) Active() bool { return r != nil && len(r.secrets) > 0 }
 // Contains reports whether s holds a secret in any form String redacts.
 func (r *Redactor) Contains(s string) bool { return r.String(s) != s }
 
-// ContainsBytes is Contains for bytes; it allocates only when b holds an
-// escape.
+// ContainsBytes is Contains for bytes; it does not allocate for ASCII
+// text without escapes (a recipient id).
 func (r *Redactor) ContainsBytes(b []byte) bool {
 	if !r.Active() || len(b) < r.min {
 		return false
 	}
-	if !bytes.ContainsAny(b, `\%&`) {
-		for _, sec := range r.secrets {
-			if bytes.Contains(b, sec) {
-				return true
-			}
-		}
-		return false
+	if hit, sure := quick(r, b); sure {
+		return hit
 	}
-	return r.Contains(string(b))
+	return len(r.find(identity(string(b)), nil)) > 0
 }
 
-// String returns s with every secret in it, raw or escaped, replaced by
-// [redacted].
+// quick answers whether text holds a secret when that is cheap to tell:
+// ASCII text without escapes can only hold one raw, in some letter case.
+func quick[T string | []byte](r *Redactor, text T) (hit, sure bool) {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c >= utf8.RuneSelf || isEscapeStart(c) {
+			return false, false
+		}
+	}
+	for _, f := range r.folds {
+		if indexFoldASCII(text, f) >= 0 {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// String returns s with every secret in it, in any form the Redactor
+// finds, replaced by [redacted].
 func (r *Redactor) String(s string) string {
 	if !r.Active() || len(s) < r.min {
 		return s
 	}
-	if !hasEscape(s) { // the common case: only a raw secret can be there
-		hit := false
-		for _, sec := range r.secrets {
-			if strings.Contains(s, string(sec)) {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			return s
-		}
+	if hit, sure := quick(r, s); sure && !hit { // the common case
+		return s
 	}
 	spans := r.find(identity(s), nil)
 	if len(spans) == 0 {
@@ -239,31 +265,53 @@ func stringContents(b []byte, inside bool) mapped {
 	return m
 }
 
-// find adds to spans where a secret is in m's text, raw or escaped.
+// find adds to spans where a secret is in m's text, in any form.
 func (r *Redactor) find(m mapped, spans []span) []span {
 	if !hasEscape(string(m.text)) {
-		for _, sec := range r.secrets {
+		// Only raw forms: compare folded texts.
+		f := m
+		if !isASCII(m.text) {
+			f = folded(m)
+		}
+		for _, sec := range r.folds {
 			for off := 0; ; {
-				i := bytes.Index(m.text[off:], sec)
+				var i int
+				if f.start == nil {
+					i = indexFoldASCII(f.text[off:], sec)
+				} else {
+					i = bytes.Index(f.text[off:], sec)
+				}
 				if i < 0 {
 					break
 				}
-				spans = appendRuns(spans, m, off+i, off+i+len(sec))
+				spans = appendRuns(spans, f, off+i, off+i+len(sec))
 				off += i + 1
 			}
 		}
 		return spans
 	}
-	mt := &matcher{t: m.text, escapes: map[rune][]string{}}
-	for _, sec := range r.secrets {
+	mt := &matcher{t: m.text, escapes: map[rune][]string{}, folds: map[rune][]rune{}}
+	for i, sec := range r.secrets {
+		// An encoded form is looked for with its letters and digits raw
+		// (in a base64 text, only + and / are ever escaped: \/, %2F), which
+		// keeps the work on escaped text what it is for the secret alone.
+		encoded := r.encoded[i]
 		if !couldHold(m.text, sec) {
 			continue
 		}
+		mt.steps = 0 // each form has its budget
+		var firsts [256]bool
+		first, _ := utf8.DecodeRune(sec)
+		for _, f := range mt.foldsOf(first) {
+			var buf [utf8.UTFMax]byte
+			utf8.EncodeRune(buf[:], f)
+			firsts[buf[0]] = true
+		}
 		for p := 0; p < len(m.text); p++ {
-			if c := m.text[p]; c != sec[0] && !isEscapeStart(c) {
+			if c := m.text[p]; !firsts[c] && (!isEscapeStart(c) || encoded && !isBase64Symbol(first)) {
 				continue
 			}
-			if end := mt.secret(p, string(sec)); end > p {
+			if end := mt.secret(p, string(sec), encoded); end > p {
 				spans = appendRuns(spans, m, p, end)
 			}
 			if mt.steps > maxSteps { // hostile text: redact all of it
@@ -275,20 +323,24 @@ func (r *Redactor) find(m mapped, spans []span) []span {
 }
 
 // couldHold is a quick necessary condition for text to hold sec in some
-// writing: every character of sec missing from text must be written as an
-// escape, and each escape takes an escape character of its own.
+// writing: every character of sec missing from text (in either case) must
+// be written as an escape, and each escape takes an escape character of
+// its own.
 func couldHold(text, sec []byte) bool {
+	if !isASCII(sec) {
+		return true // its letters fold to other bytes: no quick answer
+	}
 	var have [256]int32
 	starts := 0
 	for _, c := range text {
-		have[c]++
+		have[lowerASCII(c)]++
 		if isEscapeStart(c) {
 			starts++
 		}
 	}
 	missing := 0
 	for _, c := range sec {
-		if have[c] > 0 {
+		if c = lowerASCII(c); have[c] > 0 {
 			have[c]--
 		} else if missing++; missing > starts {
 			return false
@@ -297,10 +349,11 @@ func couldHold(text, sec []byte) bool {
 	return true
 }
 
-// maxSteps bounds the matcher's work on one text, about 40 ms: 64 KiB of
-// URL-encoded text or of an HTML page full of entities takes under 64Ki
-// steps; a text that needs more (64 KiB of "%") is redacted whole.
-const maxSteps = 1 << 17
+// maxSteps bounds the matcher's work on one text for one form of a
+// secret, about 25 ms: 64 KiB of URL-encoded text or of an HTML page full
+// of entities takes under 128Ki steps (letters are tried in both cases); a
+// text that needs more (64 KiB of "%") is redacted whole.
+const maxSteps = 1 << 18
 
 // maxDepth bounds how many escapings inside each other are seen through:
 // %5Cu0043 (a JSON escape inside a URL escape) is two.
@@ -315,6 +368,7 @@ const maxDepth = 2
 type matcher struct {
 	t       []byte
 	escapes map[rune][]string
+	folds   map[rune][]rune
 	steps   int
 
 	cur, next []int // reused by secret
@@ -344,17 +398,25 @@ func (o *offsets) or(p offsets, shift int) {
 // Every escape starts with one of these (an escaped escape too).
 func isEscapeStart(c byte) bool { return c == '\\' || c == '%' || c == '&' }
 
-// secret returns where the longest match of sec starting at p ends, or -1.
-func (m *matcher) secret(p int, sec string) int {
+// secret returns where the longest match of sec starting at p ends, or
+// -1: its characters in either case, each raw or escaped, with invisible
+// characters (raw or escaped) between them.
+func (m *matcher) secret(p int, sec string, encoded bool) int {
 	cur, next := append(m.cur[:0], p), m.next[:0]
-	for _, c := range sec {
+	for k, c := range sec {
 		next = next[:0]
+		depth := maxDepth
+		if encoded && !isBase64Symbol(c) {
+			depth = 0
+		}
 		for _, e := range cur {
-			o := m.enc(e, c, maxDepth)
-			for w := range o {
-				for bits := o[w]; bits != 0; bits &= bits - 1 {
-					if x := e + w*64 + mbits.TrailingZeros64(bits); !slices.Contains(next, x) {
-						next = append(next, x)
+			for _, v := range m.foldsOf(c) {
+				o := m.enc(e, v, depth)
+				for w := range o {
+					for bits := o[w]; bits != 0; bits &= bits - 1 {
+						if x := e + w*64 + mbits.TrailingZeros64(bits); !slices.Contains(next, x) {
+							next = append(next, x)
+						}
 					}
 				}
 			}
@@ -363,10 +425,49 @@ func (m *matcher) secret(p int, sec string) int {
 			m.cur, m.next = cur, next
 			return -1
 		}
+		if k+utf8.RuneLen(c) < len(sec) {
+			next = m.skipInvisible(next)
+		}
 		cur, next = next, cur
 	}
 	m.cur, m.next = cur, next
 	return slices.Max(cur)
+}
+
+func isBase64Symbol(c rune) bool { return c == '+' || c == '/' }
+
+// skipInvisible adds to ends the positions after the invisible
+// characters that follow each.
+func (m *matcher) skipInvisible(ends []int) []int {
+	for i := 0; i < len(ends) && m.steps <= maxSteps; i++ {
+		x := ends[i]
+		if x >= len(m.t) {
+			continue
+		}
+		n := 0
+		if m.t[x] >= utf8.RuneSelf {
+			if r, size := utf8.DecodeRune(m.t[x:]); r != utf8.RuneError && Invisible(r) {
+				n = size
+			}
+		} else if isEscapeStart(m.t[x]) {
+			m.steps++
+			n = escapedInvisible(m.t, x)
+		}
+		if n > 0 && !slices.Contains(ends, x+n) {
+			ends = append(ends, x+n)
+		}
+	}
+	return ends
+}
+
+// foldsOf is the package's foldsOf, remembered.
+func (m *matcher) foldsOf(c rune) []rune {
+	if f, ok := m.folds[c]; ok {
+		return f
+	}
+	f := foldsOf(c)
+	m.folds[c] = f
+	return f
 }
 
 // enc returns where writings of c starting at pos end, c escaped at most

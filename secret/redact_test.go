@@ -1,13 +1,16 @@
 package secret
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 const canary = "CANARY-7f3a9"
@@ -19,7 +22,7 @@ func TestRedactEscapings(t *testing.T) {
 		{"twice", "CANARY-7f3a9/CANARY-7f3a9", "[redacted]/[redacted]"},
 		{"overlapping", "CANARY-7f3aCANARY-7f3a9", "CANARY-7f3a[redacted]"},
 		{"json \\u lower", `bad key \u0043ANARY-7f3a9`, "bad key [redacted]"},
-		{"json \\u upper hex", `\u0043\u0041\u004E\u0041\u0052\u0059\u002D\u0037\u0046\u0033\u0041\u0039`, `\u0043\u0041\u004E\u0041\u0052\u0059\u002D\u0037\u0046\u0033\u0041\u0039`}, // CANARY-7F3A9: another key, case counts
+		{"json \\u upper hex", `\u0043\u0041\u004E\u0041\u0052\u0059\u002D\u0037\u0046\u0033\u0041\u0039`, "[redacted]"}, // CANARY-7F3A9: letter case does not hide it
 		{"json \\u every char", `x \u0043\u0041\u004e\u0041\u0052\u0059\u002d\u0037\u0066\u0033\u0061\u0039 y`, "x [redacted] y"},
 		{"json \\u mixed case hex", `\u004e is N; CA\u004eARY\u002D7f3a9`, `\u004e is N; [redacted]`},
 		{"json \\/ and \\\\", `CANARY\u002d7f3a\u0039`, "[redacted]"},
@@ -239,5 +242,147 @@ func TestRedactHostileTextIsRedactedWhole(t *testing.T) {
 	url := strings.Repeat(`https%3A%2F%2Fshop.example.com%2Fa%3Fb%3Dc%26d%3De `, 64<<10/50)
 	if got := r.String(url + "CANARY%2d7f3a9"); got != url+Redacted {
 		t.Error("the key after 64 KiB of URL-encoded text was not found")
+	}
+}
+
+func TestRedactOtherForms(t *testing.T) {
+	const key = "k-test-CANARY-0123456789"
+	r := NewRedactor(key)
+	b64 := func(enc *base64.Encoding, s string) string { return enc.EncodeToString([]byte(s)) }
+	cases := []struct{ name, in string }{
+		{"lower case", "you sent " + strings.ToLower(key)},
+		{"upper case", "you sent " + strings.ToUpper(key) + "!"},
+		{"zero-width spaces", "key k-test\u200b-CAN\u200bARY-0123\u200b456789 end"},
+		{"soft hyphens and joiners", "k-test-\u00adCANARY\u2060-0123\ufeff456789"},
+		{"tag and Hangul filler", "k-test-CANARY\U000e0041-01234\u3164" + "56789"},
+		{"lower case across invisible", "k-test-\u200bcanary-0123456789"},
+		{"json-escaped zero-width space", `k-test-\u200bCANARY-0123\u200B456789`},
+		{"html zero-width space", "k-test-&#8203;CANARY-&#x200b;0123&ZeroWidthSpace;456789"},
+		{"url zero-width space", "k-test-%E2%80%8BCANARY-0123%e2%80%8b456789"},
+		{"escaped and zero-width", `k-test-\u0043ANARY` + "\u200b-0123456789"},
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		for pad := 0; pad < 3; pad++ {
+			for _, tail := range []string{"", "x", "~~??>>"} {
+				in := b64(enc, strings.Repeat("?", pad+3)+key+tail)
+				cases = append(cases, struct{ name, in string }{fmt.Sprintf("base64 %d %q", pad, tail), "blob " + in + " end"})
+			}
+		}
+	}
+	// In a JSON string whose encoder escapes "/", in a URL query.
+	cases = append(cases,
+		struct{ name, in string }{"base64 json \\/", strings.ReplaceAll(b64(base64.StdEncoding, "\xff\xff"+key+"\xfe"), "/", `\/`)},
+		struct{ name, in string }{"base64 url-escaped", "?t=" + url.QueryEscape(b64(base64.StdEncoding, "\xfb\xff"+key))},
+	)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := r.String(tc.in)
+			if out == tc.in || !r.Contains(tc.in) || !r.ContainsBytes([]byte(tc.in)) {
+				t.Fatalf("not found in %q", tc.in)
+			}
+			if got := string(r.Bytes([]byte(tc.in))); got != out {
+				t.Errorf("Bytes = %q, String = %q", got, out)
+			}
+			// What is left holds no piece of the key long enough to matter.
+			rest := strings.ToLower(strings.Map(func(c rune) rune {
+				if Invisible(c) {
+					return -1
+				}
+				return c
+			}, out))
+			for i := 0; i+10 <= len(key); i++ {
+				if strings.Contains(rest, strings.ToLower(key[i:i+10])) {
+					t.Errorf("%q left in %q", key[i:i+10], out)
+				}
+			}
+			if strings.Contains(tc.in, " end") && !strings.HasSuffix(out, " end") {
+				t.Errorf("the text after the key went too: %q", out)
+			}
+		})
+	}
+	// Ordinary text, other base64 and invisible characters alone stay.
+	for _, s := range []string{
+		"token expired for k-test-CANARY-012345678 (a prefix)",
+		b64(base64.StdEncoding, "an unrelated payload of some length"),
+		"emoji 👩\u200d💻 and a soft\u00adhyphen",
+	} {
+		if got := r.String(s); got != s {
+			t.Errorf("String(%q) = %q", s, got)
+		}
+	}
+}
+
+func TestInvisible(t *testing.T) {
+	for _, c := range []rune{0x00ad, 0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0x034f, 0x3164, 0xfe0f, 0xe0041, 0x202e} {
+		if !Invisible(c) {
+			t.Errorf("%U is not invisible", c)
+		}
+	}
+	for _, c := range []rune{' ', 'a', 0xa0, 0xe9, 0x2013, 0x1f600} {
+		if Invisible(c) {
+			t.Errorf("%U is invisible", c)
+		}
+	}
+}
+
+// FuzzRedactForms writes a secret with its letters in a chosen case and
+// invisible characters between chosen characters, each character raw or
+// escaped, and checks nothing of it survives in any case.
+func FuzzRedactForms(f *testing.F) {
+	f.Add("bad key ", " more", "CANARY-7f3a9", uint64(0x5a5a5a5a), uint64(0x0f0f))
+	f.Add(`{"m":"`, `"}`, "k3y-Secret/9", uint64(0x123456789), uint64(0xffff))
+	invisible := []string{"\u200b", "\u00ad", "\u2060", "\ufeff", "\u200c", `\u200b`, "&#8203;", "%E2%80%8B"}
+	f.Fuzz(func(t *testing.T, prefix, suffix, sec string, cases, gaps uint64) {
+		if len(sec) < MinRedactLength || len(sec) > 64 {
+			return
+		}
+		for i := 0; i < len(sec); i++ {
+			if c := sec[i]; c < 0x21 || c > 0x7e || strings.IndexByte(`\%&"#;`, c) >= 0 {
+				return
+			}
+		}
+		var form strings.Builder
+		for i := 0; i < len(sec); i++ {
+			c := sec[i]
+			if cases>>(i%64)&1 == 1 {
+				c = byte(unicode.ToUpper(rune(c)))
+			} else {
+				c = byte(unicode.ToLower(rune(c)))
+			}
+			form.WriteString(escapers[(cases>>(i%61))%uint64(len(escapers))](c))
+			if i+1 < len(sec) && gaps>>(i%64)&1 == 1 {
+				form.WriteString(invisible[(gaps>>((i+3)%61))%uint64(len(invisible))])
+			}
+		}
+		r := NewRedactor(sec)
+		text := prefix + form.String() + suffix
+		out := r.String(text)
+		clean := func(s string) string {
+			s = strings.NewReplacer(`\u200b`, "", "&#8203;", "", "%E2%80%8B", "").Replace(decode(s))
+			return fold(s)
+		}
+		if strings.Contains(clean(out), fold(sec)) {
+			t.Fatalf("secret %q survives in %q (from %q)", sec, out, text)
+		}
+	})
+}
+
+func TestSetGrows(t *testing.T) {
+	var none *Set
+	none.Add("ignored-secret")
+	if none.String("ignored-secret") != "ignored-secret" || none.Redactor() != nil {
+		t.Error("a nil Set redacts")
+	}
+	s := NewSet("pg-password-canary")
+	redact := s.String // handed out before the key is known
+	if got := redact("pg-password-canary / k-test-canary-0123456789"); got != "[redacted] / k-test-canary-0123456789" {
+		t.Errorf("before Add: %q", got)
+	}
+	s.Add("k-test-canary-0123456789", "")
+	if got := redact("PG-PASSWORD-CANARY / " + base64.StdEncoding.EncodeToString([]byte("k-test-canary-0123456789"))); got != "[redacted] / [redacted]" {
+		t.Errorf("after Add: %q", got)
+	}
+	if err := s.Error(errors.New("key k-test-canary-0123456789")); err.Error() != "key [redacted]" {
+		t.Errorf("Error: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -18,7 +19,13 @@ import (
 // keys hold a long run of letters and digits (sk_live_4eC39Hq...), while
 // variable names and path segments are made of short words
 // (PUSHFORM_API_KEY, push-notifications).
+//
+// A time is not a key: "2026-11-27T08:00:00+01:00" has a long segment
+// mixing letters and digits once split at its dashes.
 func LooksLikeKey(v string) bool {
+	if _, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return false
+	}
 	for _, seg := range strings.FieldsFunc(v, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
 		if len(seg) < 16 {
 			continue

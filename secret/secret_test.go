@@ -47,11 +47,15 @@ func TestCheckBaseURL(t *testing.T) {
 
 func TestLooksLikeKey(t *testing.T) {
 	for v, want := range map[string]bool{
-		"PUSHFORM_API_KEY":               false,
-		"PUSHFORM_PRODUCTION_API_KEY_V2": false,
-		"push-notifications":             false,
-		"sk_live_4eC39HqLyjWDarjtT1zdp7": true,
-		"k-test":                         false,
+		"PUSHFORM_API_KEY":                                 false,
+		"PUSHFORM_PRODUCTION_API_KEY_V2":                   false,
+		"push-notifications":                               false,
+		"sk_live_4eC39HqLyjWDarjtT1zdp7":                   true,
+		"k-test":                                           false,
+		"2026-11-27T08:00:00+01:00":                        false,
+		"2026-11-27T08:00:00.250-05:30":                    false,
+		"2026-11-27T08:00:00Z":                             false,
+		"2026-11-27T08:00:00+01:00x4eC39HqLyjWDarjtT1zdp7": true,
 	} {
 		if got := LooksLikeKey(v); got != want {
 			t.Errorf("LooksLikeKey(%q) = %v; want %v", v, got, want)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"cmp"
+	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -559,4 +560,55 @@ func (s *State) MergeLedger(other *State, at time.Time) (added int) {
 	}
 	s.Ledger = append(slices.Clip(s.Ledger), entries...)
 	return added
+}
+
+// recordTestSend adds the records of a test send entry to the ledger, one
+// entry per item. Every record has Outcome TestSend whatever the entry
+// says, so a test send can never count as a delivery.
+func (s *State) recordTestSend(e Entry) error {
+	for _, it := range e.Items {
+		if len(it.Outcomes) != len(it.Targets) {
+			return fmt.Errorf("journal: test send for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+		}
+		if len(it.Targets) == 0 {
+			continue
+		}
+		m := &Message{Address: it.Address, Kind: it.Kind, TargetKind: it.TargetKind, Fingerprint: it.Fingerprint}
+		if it.Content != nil {
+			m.Content = *it.Content
+		}
+		ids := make([]string, 0, len(it.Targets))
+		recs := make([]*Target, 0, len(it.Targets))
+		seen := make(map[string]bool, len(it.Targets))
+		for i, id := range it.Targets {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			t := it.Outcomes[i]
+			t.Outcome = TestSend
+			if t.RequestID == "" {
+				t.RequestID = e.RequestID
+			}
+			if t.Time.IsZero() {
+				t.Time = e.Time
+			}
+			if t.Fingerprint == "" {
+				t.Fingerprint = it.Fingerprint
+			}
+			t.Unanswered = 0
+			ids, recs = append(ids, id), append(recs, &t)
+		}
+		if s.Compact {
+			sortByID(ids, recs)
+			m.SetSortedTargets(ids, recs)
+		} else {
+			m.Targets = make(map[string]*Target, len(ids))
+			for i, id := range ids {
+				m.Targets[id] = recs[i]
+			}
+		}
+		s.Ledger = append(s.Ledger, m)
+	}
+	return nil
 }

@@ -150,6 +150,16 @@ const (
 	// and Reason names the address it was recorded under. It is not a
 	// delivery of its own: frequency caps do not count it.
 	AlreadyDelivered Outcome = "already-delivered"
+	// TestSend records a test send (pushform test-send): the content was
+	// sent to the target as a test, which is not a delivery of the
+	// address. Reason holds the service's outcome (delivered, skipped,
+	// failed or unknown), Message a failure's message. The plan, caps and
+	// the ledger's delivery checks ignore it: the real send still goes.
+	TestSend Outcome = "test-send"
+	// Holdout records a target of a notification's holdout: it was kept
+	// from the notification on purpose (Reason names the address), so
+	// the brand can compare. Not a delivery.
+	Holdout Outcome = "holdout"
 )
 
 // Target is the last outcome recorded for one target of a message.
@@ -242,6 +252,10 @@ const (
 	// its Items[].Outcomes entry (Outcome AlreadyDelivered, pointing at
 	// the earlier delivery).
 	EntryRecord EntryType = "record"
+	// EntryTestSend: a test send's answer. Its items go to the ledger as
+	// records of their own (Outcome TestSend), never to the addresses'
+	// view: a test send does not count as a delivery.
+	EntryTestSend EntryType = "test-send"
 )
 
 // Item is one message's part of an Entry.
@@ -389,6 +403,8 @@ func (s *State) ApplyEntry(e Entry) error {
 		}
 	case EntryMove:
 		return s.move(e.Items)
+	case EntryTestSend:
+		return s.recordTestSend(e)
 	case EntrySnapshot:
 		switch len(e.Items) {
 		case 0:

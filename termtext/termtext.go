@@ -6,14 +6,19 @@
 // escapes control characters, and the text must stay exact there.
 //
 // Escaped: C0 controls (U+0000..U+001F), DEL, C1 controls (U+0080..U+009F),
-// the bidi controls U+061C, U+200E, U+200F, U+202A..U+202E and
-// U+2066..U+2069, the line and paragraph separators U+2028 and U+2029 (line
-// breaks to some log viewers), and bytes that are not UTF-8. Everything
-// else, emoji sequences with zero-width joiners included, is left as it is.
+// the line and paragraph separators U+2028 and U+2029 (line breaks to some
+// log viewers), invisible characters: every format character (category
+// Cf: the bidi controls U+061C, U+200E, U+200F, U+202A..U+202E and
+// U+2066..U+2069, the zero-width space U+200B, the soft hyphen U+00AD,
+// U+FEFF, the tag characters U+E0000..U+E007F that can carry hidden text)
+// and the other default-ignorable code points (Hangul fillers, U+034F),
+// and bytes that are not UTF-8. The zero-width joiner U+200D is kept, so
+// emoji sequences are left as they are, as is everything else.
 package termtext
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -45,11 +50,14 @@ func Unsafe(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
 		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r == 0x2028, r == 0x2029,
-		r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+	case r < 0xad:
+		return false
+	case r == 0x200d: // the zero-width joiner builds emoji sequences
+		return false
+	case r == 0x2028, r == 0x2029:
 		return true
 	}
-	return false
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }
 
 // keepASCII reports whether the ASCII byte c is written as it is in m.
@@ -117,8 +125,14 @@ func clean(s string, m mode) string {
 			b.WriteByte(hex[c>>4])
 			b.WriteByte(hex[c&0xf])
 		case Unsafe(r):
-			b.WriteString(`\u`)
-			for shift := 12; shift >= 0; shift -= 4 {
+			shift := 12
+			if r > 0xffff { // a tag character
+				b.WriteString(`\U`)
+				shift = 28
+			} else {
+				b.WriteString(`\u`)
+			}
+			for ; shift >= 0; shift -= 4 {
 				b.WriteByte(hex[r>>shift&0xf])
 			}
 		default:

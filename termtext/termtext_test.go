@@ -23,6 +23,8 @@ func TestClean(t *testing.T) {
 		{"sep\u2028\u2029", `sep\u2028\u2029`, `sep\u2028\u2029`, `"sep\u2028\u2029"`},
 		{"bad \xff\xfe utf8 \xc2", `bad \xff\xfe utf8 \xc2`, `bad \xff\xfe utf8 \xc2`, `"bad \xff\xfe utf8 \xc2"`},
 		{`say "hi" \ C:\path`, `say "hi" \ C:\path`, `say "hi" \ C:\path`, `"say \"hi\" \\ C:\\path"`},
+		{"invisible k\u200bey\u00ad\ufeff\u2060\u3164\u034f", `invisible k\u200bey\u00ad\ufeff\u2060\u3164\u034f`, `invisible k\u200bey\u00ad\ufeff\u2060\u3164\u034f`, `"invisible k\u200bey\u00ad\ufeff\u2060\u3164\u034f"`},
+		{"tags \U000e0041\U000e007f", `tags \U000e0041\U000e007f`, `tags \U000e0041\U000e007f`, `"tags \U000e0041\U000e007f"`},
 		{"\ufffd stays", "\ufffd stays", "\ufffd stays", "\"\ufffd stays\""},
 	}
 	for _, tt := range tests {

@@ -193,6 +193,22 @@ func outcomeText(d Delivery) string {
 		return "skipped (" + termtext.Clean(d.Reason) + ")"
 	case d.Outcome == state.Failed && d.Message != "":
 		return "failed (" + termtext.Quote(d.Message) + ")"
+	case d.Outcome == state.Holdout:
+		s := "held out (receives nothing"
+		if d.Reason != "" {
+			s += ": holdout of " + termtext.Clean(d.Reason)
+		}
+		return s + ")"
+	case d.Outcome == state.TestSend:
+		// Not a delivery: the service's answer to the test is the reason.
+		s := "test send"
+		if d.Reason != "" {
+			s += ", " + termtext.Clean(d.Reason)
+		}
+		if d.Message != "" {
+			s += " (" + termtext.Quote(d.Message) + ")"
+		}
+		return s
 	}
 	return termtext.Clean(string(d.Outcome))
 }
@@ -246,7 +262,11 @@ func (v *HistoryHuman) Address(h AddressHistory) error {
 		if already {
 			counts = append(counts, Count(a.Outcomes[state.AlreadyDelivered]))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", stateTime(a.Start), contentTitle(a.Kind, a.Content),
+		title := contentTitle(a.Kind, a.Content)
+		if n := a.Outcomes[state.TestSend]; n > 0 {
+			title += fmt.Sprintf(" (test send to %s, not counted)", plural(n, "target", "targets"))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", stateTime(a.Start), title,
 			strings.Join(counts, "\t"), requestIDs(a.RequestIDs))
 	}
 	forgetLines(time.Time{})

@@ -73,6 +73,14 @@ type jsonChange struct {
 	// Earlier lists the deliveries that make targets already delivered.
 	Earlier  []planner.EarlierDelivery `json:"earlier,omitempty"`
 	Warnings []string                  `json:"warnings,omitempty"`
+	// Local is what deliver_at_local and quiet_hours hold: waves, next
+	// wave, quiet window (left out when neither applies).
+	Local *planner.Local `json:"local,omitempty"`
+	// Rollout is where a staged rollout stands: its stages with their
+	// sizes, what was sent, the failure gate and when the next is due.
+	Rollout *planner.RolloutStatus `json:"rollout,omitempty"`
+	// Variant says which variant (or holdout) of which address this is.
+	Variant *planner.VariantInfo `json:"variant,omitempty"`
 }
 
 type jsonRequestRef struct {
@@ -100,7 +108,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 	for _, c := range p.Changes {
 		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
 			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, SendBefore: c.SendBefore,
-			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings})
+			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings, Local: c.Local, Rollout: c.Rollout, Variant: c.Variant})
 	}
 	for _, r := range p.Renames {
 		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})

@@ -167,6 +167,14 @@ func writeWarnings(b *strings.Builder, warnings []string, room int) {
 // markdownChange renders one change as HTML-escaped lines for a <pre>
 // block, ending in a newline; deleted and inserted words are <del> and <ins>.
 func markdownChange(c *planner.Change) string {
+	s := markdownChangeBody(c)
+	for _, line := range extraLines(c) {
+		s += "      " + htmlText.Replace(termtext.Clean(line)) + "\n"
+	}
+	return s
+}
+
+func markdownChangeBody(c *planner.Change) string {
 	var b strings.Builder
 	if c.MovedFrom != "" {
 		fmt.Fprintf(&b, "%s <b>%s</b> has moved to <b>%s</b>\n", Symbol(planner.ActionMoved), htmlText.Replace(termtext.Clean(c.MovedFrom)), htmlText.Replace(termtext.Clean(c.Address)))
@@ -179,15 +187,19 @@ func markdownChange(c *planner.Change) string {
 	if c.Action == planner.ActionForget {
 		return b.String()
 	}
-	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped || c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled {
+	if c.Action == planner.ActionExpired || c.Action == planner.ActionCapped || c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled ||
+		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout {
 		if notes := changeNotes(c); len(notes) > 0 {
 			fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
+		}
+		if l := localLine(c); l != "" {
+			fmt.Fprintf(&b, "      %s\n", htmlText.Replace(l))
 		}
 		return b.String()
 	}
 	var attrs []attr
 	switch {
-	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait:
+	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil:
 		attrs = contentAttrs(c.Content, func(v string) string {
 			return `"` + htmlText.Replace(quoted(truncate(v, fieldMax))) + `"`
 		})
@@ -208,6 +220,9 @@ func markdownChange(c *planner.Change) string {
 	writeAttrs(&b, attrs)
 	if notes := changeNotes(c); len(notes) > 0 {
 		fmt.Fprintf(&b, "      (%s)\n", htmlText.Replace(strings.Join(notes, "; ")))
+	}
+	if l := localLine(c); l != "" {
+		fmt.Fprintf(&b, "      %s\n", htmlText.Replace(l))
 	}
 	return b.String()
 }

@@ -61,26 +61,26 @@ campaign "black_friday" {
     user_ids    = local.shoppers
     title       = "Early bird"
     body        = "Doors open at eight"
-    tag         = "bf-2026-early"
-    send_after  = "2026-11-27T06:00:00Z"
-    send_before = "2026-11-27T08:30:00Z" # never sent, retried or replaced after this
+    tag         = "bf-2030-early"
+    send_after  = "2030-11-29T06:00:00Z"
+    send_before = "2030-11-29T08:30:00Z" # never sent, retried or replaced after this
   }
 
   notification "doors_open" {
     user_ids    = local.shoppers
     title       = "Doors open"
     body        = "Black Friday starts now"
-    tag         = "bf-2026"
-    send_after  = "2026-11-27T08:00:00Z"
-    send_before = "2026-11-27T20:00:00Z"
+    tag         = "bf-2030"
+    send_after  = "2030-11-29T08:00:00Z"
+    send_before = "2030-11-29T20:00:00Z"
   }
 
   notification "last_call" {
     user_ids    = local.shoppers
     title       = "Last call"
     body        = "Black Friday ends tonight"
-    tag         = "bf-2026-last"
-    send_after  = "2026-11-27T08:00:00Z"
-    send_before = "2026-11-28T20:00:00Z"
+    tag         = "bf-2030-last"
+    send_after  = "2030-11-29T08:00:00Z"
+    send_before = "2030-11-30T20:00:00Z"
   }
 }

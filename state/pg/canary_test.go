@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"pushform/secret"
 	"pushform/state"
 	"pushform/state/pg"
 	"pushform/state/pg/pgtest"
@@ -152,4 +154,63 @@ func TestCanaryPasswordNeverInErrors(t *testing.T) {
 		}
 	}
 	t.Logf("messages checked:\n%s", strings.Join(msgs, "\n"))
+}
+
+// TestTriggerQuotingKeyAndPassword: a trigger on the journal table raises
+// an error quoting the API key (as is, lower-cased, base64-encoded, split
+// by zero-width spaces) and the connection password (as is and
+// URL-escaped). The Manager is given the key through Redact, as a run
+// gives it: the error holds neither.
+func TestTriggerQuotingKeyAndPassword(t *testing.T) {
+	t.Parallel()
+	const key = "k-test-CANARY-0123456789"
+	o := pgtest.Options(t)
+	realPW, err := pgx.ParseConfig(o.ConnString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := realPW.Password
+	o.Redact = secret.NewSet(key).String
+	m := pgtest.Open(t, o)
+	if err := m.Persist(statetest.Sample()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, o.ConnString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	zw := strings.Join(strings.Split(key, ""), "\u200b")
+	b64 := base64.StdEncoding.EncodeToString([]byte("x" + key))
+	schema := pgx.Identifier{o.Schema}.Sanitize()
+	_, err = conn.Exec(ctx, `CREATE FUNCTION `+schema+`.leak() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'key % lower % b64 % zw % pw % url-pw %', `+quote(key)+`, `+quote(strings.ToLower(key))+`, `+quote(b64)+`, `+quote(zw)+`, `+quote(pw)+`, `+quote(url.QueryEscape(pw))+`
+    USING DETAIL = 'again ' || `+quote(strings.ToUpper(key))+`, HINT = `+quote(key)+`;
+END $$;
+CREATE TRIGGER leak BEFORE INSERT ON `+schema+`.journal FOR EACH ROW EXECUTE FUNCTION `+schema+`.leak();`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.Append(state.Entry{Type: state.EntryForget})
+	if err == nil {
+		t.Fatal("the trigger did not fire")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "key [redacted] lower [redacted]") {
+		t.Errorf("the server's message is not kept around the secrets: %s", msg)
+	}
+	folded := strings.ToLower(strings.ReplaceAll(msg, "\\u200b", ""))
+	for _, bad := range []string{strings.ToLower(key), strings.ToLower(b64[4:20])} {
+		if strings.Contains(folded, bad) {
+			t.Errorf("the error holds the key (%q): %s", bad, msg)
+		}
+	}
+	if l := leaks(msg, pw); len(l) > 0 {
+		t.Errorf("the error holds the password as %q: %s", l, msg)
+	}
+	t.Log(msg)
 }

@@ -75,7 +75,7 @@ func TestHungConnectionEnds(t *testing.T) {
 	// Closing the hung Manager does not wait for the server either.
 	start = time.Now()
 	m.Close()
-	if took := time.Since(start); took > 2*time.Second {
+	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("Close took %s", took)
 	}
 }
@@ -162,7 +162,7 @@ func TestOpenTransactionReported(t *testing.T) {
 			t.Errorf("err = %v\nwant it to say %q", err, want)
 		}
 	}
-	if took := time.Since(start); took > 3*time.Second {
+	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("Persist took %s; want about lock_timeout", took)
 	}
 	tx.Rollback(ctx)

@@ -6,89 +6,53 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
+
+	"pushform/secret"
 )
 
-// redacted replaces a secret in messages.
-const redacted = "[redacted]"
-
-// redactor removes the connection password, in every spelling it may take
-// in a message, and whatever the caller's Redact removes.
+// redactor removes the connection string and its password, in every form
+// secret.Redactor finds (escaped, in any case, base64), and whatever the
+// caller's Redact removes (the API key).
 type redactor struct {
-	secrets []string // longest first, so a spelling is not cut by a shorter one
+	secrets []string
+	red     *secret.Redactor
 	extra   func(string) string
 }
 
-var kvPassword = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|[^\s']\S*)`)
-
 func newRedactor(connString string, extra func(string) string) redactor {
 	r := redactor{extra: extra}
-	if u, err := url.Parse(connString); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			r.add(pw)
-		}
-	}
-	// The password as written in a URL, escaped however its author chose.
-	if _, rest, ok := strings.Cut(connString, "://"); ok {
-		authority := rest
-		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-			authority = rest[:i]
-		}
-		if at := strings.LastIndex(authority, "@"); at >= 0 {
-			if _, pw, ok := strings.Cut(authority[:at], ":"); ok {
-				r.add(pw)
-				if dec, err := url.PathUnescape(pw); err == nil {
-					r.add(dec)
-				}
-			}
-		}
-	}
-	for _, m := range kvPassword.FindAllStringSubmatch(connString, -1) {
-		v := m[1]
-		r.add(v)
-		if strings.HasPrefix(v, "'") {
-			v = strings.Trim(v, "'")
-			r.add(v)
-			r.add(strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(v))
-		}
+	r.add(connString)
+	for _, pw := range secret.ConnPasswords(connString) {
+		r.add(pw)
 	}
 	return r
 }
 
-// add adds a password and the spellings it takes once escaped.
+// add adds a password and the spellings it takes once escaped in ways
+// the Redactor does not undo (userinfo escaping, Go quoting).
 func (r *redactor) add(pw string) {
 	if pw == "" {
 		return
 	}
 	q := strconv.Quote(pw)
-	for _, s := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw), url.UserPassword("", pw).String()[1:], q[1 : len(q)-1], strings.ToLower(url.QueryEscape(pw))} {
-		if s != "" && !contains(r.secrets, s) {
+	for _, s := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw), url.UserPassword("", pw).String()[1:], q[1 : len(q)-1]} {
+		if s != "" && !slices.Contains(r.secrets, s) {
 			r.secrets = append(r.secrets, s)
 		}
 	}
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	r.red = secret.NewRedactor(r.secrets...)
 }
 
 // clean returns s with secrets removed and control characters escaped: the
 // text comes from a server and a driver, and ends on a terminal.
 func (r redactor) clean(s string) string {
-	for _, sec := range r.secrets {
-		s = strings.ReplaceAll(s, sec, redacted)
-	}
+	s = r.red.String(s)
 	if r.extra != nil {
 		s = r.extra(s)
 	}

@@ -1,13 +1,13 @@
 //go:build unix
 
-package pushapi
+package cpubench
 
 import "syscall"
 
-// cpuTime is the CPU time this process has used, in nanoseconds: a
+// CPUTime is the CPU time this process has used, in nanoseconds: a
 // benchmark's CPU per operation holds on a machine busy with other work,
 // where its wall time does not.
-func cpuTime() int64 {
+func CPUTime() int64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -1,0 +1,163 @@
+package planner
+
+import (
+	"pushform/bucket"
+	"pushform/config"
+	"pushform/state"
+)
+
+// Address suffixes of a notification's variants and holdout: variant "a"
+// of notification.spring is planned, sent and recorded as
+// notification.spring.variant.a, its holdout as notification.spring.holdout,
+// so the ledger and history say which variant each target got.
+const (
+	VariantInfix  = ".variant."
+	HoldoutSuffix = ".holdout"
+)
+
+// ActionHoldout: the targets of a holdout receive nothing; apply records
+// them (outcome holdout) so the brand can compare.
+const ActionHoldout Action = "holdout"
+
+// VariantInfo says which variant of which address a change is.
+type VariantInfo struct {
+	Of     string `json:"of"`
+	Name   string `json:"name"` // "" for the holdout
+	Weight int    `json:"weight,omitempty"`
+	// Share is the part of the audience the variant (or holdout) gets:
+	// its weight's part of what the holdout leaves.
+	Share float64 `json:"share"`
+}
+
+// variantOf reports whether addr names a variant or the holdout of m.
+func variantOf(addr string, m *config.Message) bool {
+	if m.Holdout > 0 && addr == m.Address+HoldoutSuffix {
+		return true
+	}
+	for _, v := range m.Variants {
+		if addr == m.Address+VariantInfix+v.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// variantSalt is what variants are assigned with: the block's salt, apart
+// from its rollout's buckets, so a stage holds every variant alike.
+func variantSalt(m *config.Message) string { return m.Salt + "/variants" }
+
+// expandVariants replaces each message with variants or a holdout by one
+// message per variant (and one for the holdout), each with the targets
+// assigned to it by bucket. holdouts maps the holdout messages' addresses
+// to their info; variants those of the variant messages.
+func expandVariants(msgs []*config.Message) (out []*config.Message, info map[string]*VariantInfo, holdouts map[string]bool) {
+	for _, m := range msgs {
+		if len(m.Variants) == 0 && m.Holdout == 0 {
+			out = append(out, m)
+			continue
+		}
+		if info == nil {
+			info, holdouts = map[string]*VariantInfo{}, map[string]bool{}
+		}
+		parts := splitVariants(m)
+		for i, p := range parts {
+			c := *m
+			c.Variants, c.Holdout = nil, 0
+			c.Targets.IDs = p.ids
+			vi := &VariantInfo{Of: m.Address, Share: p.share}
+			switch {
+			case i == 0: // the holdout
+				if m.Holdout == 0 {
+					continue
+				}
+				c.Address = m.Address + HoldoutSuffix
+				holdouts[c.Address] = true
+			case len(m.Variants) == 0: // a holdout alone: the rest get the content
+				vi = nil
+			default:
+				v := m.Variants[i-1]
+				c.Address = m.Address + VariantInfix + v.Name
+				c.Content = v.Content
+				vi.Name, vi.Weight = v.Name, v.Weight
+			}
+			if vi != nil {
+				info[c.Address] = vi
+			}
+			out = append(out, &c)
+		}
+	}
+	return out, info, holdouts
+}
+
+type variantPart struct {
+	ids   []string
+	share float64
+}
+
+// splitVariants assigns m's targets: parts[0] the holdout, parts[1+i]
+// variant i (parts[1] everyone else when there are no variants). A
+// target's point in [0, Scale) is below the holdout's cut, or falls in
+// the variants' weights laid out over the rest, in their order.
+func splitVariants(m *config.Message) []variantPart {
+	weights := []int{1}
+	if len(m.Variants) > 0 {
+		weights = weights[:0]
+		for _, v := range m.Variants {
+			weights = append(weights, v.Weight)
+		}
+	}
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	hold := uint64(bucket.Cut(m.Holdout))
+	rest := uint64(bucket.Scale) - hold
+	// cuts[i] is the first point past variant i.
+	cuts := make([]uint64, len(weights))
+	acc := 0
+	for i, w := range weights {
+		acc += w
+		cuts[i] = hold + rest*uint64(acc)/uint64(total)
+	}
+	parts := make([]variantPart, 1+len(weights))
+	parts[0].share = m.Holdout
+	for i, w := range weights {
+		parts[1+i].share = (1 - m.Holdout) * float64(w) / float64(total)
+	}
+	h := bucket.New(variantSalt(m))
+	for _, id := range m.Targets.IDs {
+		p := uint64(h.Point(id))
+		if p < hold {
+			parts[0].ids = append(parts[0].ids, id)
+			continue
+		}
+		i := 0
+		for i < len(cuts)-1 && p >= cuts[i] {
+			i++
+		}
+		parts[1+i].ids = append(parts[1+i].ids, id)
+	}
+	return parts
+}
+
+// holdoutChange plans a holdout: nothing is sent; the targets not yet
+// recorded are recorded, those no longer held out forgotten.
+func holdoutChange(m *config.Message, prior *state.Message) *Change {
+	c := &Change{Address: m.Address, Action: ActionHoldout, Kind: m.Kind, TargetKind: m.Targets.Kind,
+		Fingerprint: Fingerprint(m.Kind, m.Content), Content: m.Content}
+	c.Targets.Total = len(m.Targets.IDs)
+	var find *state.TargetFinder
+	if prior != nil {
+		find = prior.Finder()
+		c.Forget = forgotten(m.Targets.IDs, prior, -1)
+		c.Targets.Forget = len(c.Forget)
+	}
+	for _, id := range m.Targets.IDs {
+		if find != nil && find.Find(id) != nil {
+			continue
+		}
+		c.Holdout = append(c.Holdout, id)
+	}
+	c.Targets.Holdout = len(c.Holdout)
+	return c
+}
