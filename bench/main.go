@@ -5,6 +5,7 @@
 //	go run ./bench -scale 0.1   # a tenth of every size, for a quick look
 //	go run ./bench -scale 10    # ten million users (-targets 10000000 too)
 //	go run ./bench -only apply,peer   # some steps only
+//	go run ./bench -latency 0,5ms,20ms,50ms   # the latency sweep (issue 28)
 //
 // It builds the pushform binary and runs both the sandbox and every
 // pushform command as separate processes, as a user would: the sandbox
@@ -63,7 +64,9 @@ const (
 type options struct {
 	scale       float64
 	targets     int
-	latency     time.Duration
+	latency     time.Duration   // the sandbox's, for the steps
+	latencies   []time.Duration // -latency: several make a sweep
+	baseBin     string          // another pushform binary the sweep runs too
 	parallelism int
 	runs        int
 	seqRequests int
@@ -80,7 +83,8 @@ func main() {
 	flag.IntVar(&o.targets, "targets", 0, "users of the big campaign `N` (default 1,000,000 x -scale); the other sizes follow -scale")
 	flag.IntVar(&o.peerTargets, "peer-targets", 0, "targets the bare Go sender sends (default the big campaign's, at most 2,000,000: its rate does not depend on the size)")
 	flag.StringVar(&o.only, "only", "", "run only these `STEPS`, comma-separated: "+strings.Join(stepNames, ","))
-	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "sandbox --latency")
+	latency := flag.String("latency", "50ms", "sandbox --latency; several, comma-separated (`0,5ms,20ms,50ms`), run the latency sweep instead of the steps")
+	flag.StringVar(&o.baseBin, "base-bin", "", "in the sweep, also apply with this pushform `BINARY` (an older build), alternately with this one")
 	flag.IntVar(&o.parallelism, "parallelism", 10, "apply --parallelism")
 	flag.IntVar(&o.runs, "runs", 3, "repetitions of each plan measurement")
 	flag.IntVar(&o.seqRequests, "seq-requests", 40, "requests the sequential sender sends (its rate does not depend on the campaign size)")
@@ -88,12 +92,25 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "log every command run")
 	flag.StringVar(&o.pgURL, "pg", os.Getenv(pgURLEnv), "postgres:// `URL` of a server for the PostgreSQL backend rows (default $"+pgURLEnv+"; none: skipped)")
 	flag.Parse()
-	if o.scale <= 0 || o.scale > 10 || o.runs < 1 || o.parallelism < 1 || o.latency <= 0 || o.seqRequests < 1 || o.targets < 0 || o.targets > 10_000_000 || o.peerTargets < 0 {
-		fmt.Fprintln(os.Stderr, "bench: -scale must be in (0, 10], -targets at most 10,000,000, -runs, -parallelism and -seq-requests at least 1, -latency positive, -peer-targets not negative")
+	if spec := os.Getenv(peerChildEnv); spec != "" {
+		os.Exit(runPeerChild(spec))
+	}
+	var err error
+	if o.latencies, err = parseLatencies(*latency); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	o.latency = o.latencies[0]
+	if o.sweeping() && o.only != "" && o.only != "sweep" {
+		fmt.Fprintln(os.Stderr, "bench: the sweep (several -latency values or -only sweep) runs no other step")
+		os.Exit(2)
+	}
+	if o.scale <= 0 || o.scale > 10 || o.runs < 1 || o.parallelism < 1 || (o.latency <= 0 && !o.sweeping()) || o.seqRequests < 1 || o.targets < 0 || o.targets > 10_000_000 || o.peerTargets < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -scale must be in (0, 10], -targets at most 10,000,000, -runs, -parallelism and -seq-requests at least 1, -latency positive (but in the sweep), -peer-targets not negative")
 		os.Exit(2)
 	}
 	for _, name := range strings.Split(o.only, ",") {
-		if name != "" && !slices.Contains(stepNames, name) {
+		if name != "" && name != "sweep" && !slices.Contains(stepNames, name) {
 			fmt.Fprintf(os.Stderr, "bench: unknown step %q in -only; the steps are %s\n", name, strings.Join(stepNames, ","))
 			os.Exit(2)
 		}
@@ -101,6 +118,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	loadBefore := loadAverage()
+	if o.sweeping() {
+		rows, err := runSweep(ctx, o)
+		if len(rows) > 0 {
+			fmt.Printf("\npushform latency sweep, %s, %s targets, --parallelism %d, %d run(s) each (medians), load average %s before\n\n",
+				time.Now().Format("2006-01-02"), group(int64(o.size())), o.parallelism, o.runs, loadBefore)
+			WriteSweep(os.Stdout, rows)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	rows, err := run(ctx, o)
 	if len(rows) > 0 {
 		fmt.Printf("\npushform benchmarks, %s, %s users, scale %g, latency %s, parallelism %d, load average %s before, %s after\n\n",
@@ -122,6 +152,9 @@ func loadAverage() string {
 	}
 	return strings.Fields(string(data) + " unknown")[0]
 }
+
+// sweeping reports whether the run is the latency sweep.
+func (o options) sweeping() bool { return len(o.latencies) > 1 || o.only == "sweep" }
 
 // size is the number of users, and targets of the big campaign.
 func (o options) size() int {
@@ -169,31 +202,11 @@ func (b *bench) steps() map[string]func(context.Context) ([]Row, error) {
 }
 
 func run(ctx context.Context, o options) ([]Row, error) {
-	b := &bench{o: o, n: o.size(), log: os.Stderr}
-	if b.n < 10*batchLimit {
-		return nil, fmt.Errorf("-scale %g gives %d users; use at least %g", o.scale, b.n, float64(10*batchLimit)/1e6)
+	b, cleanup, err := newBench(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	if o.keep != "" {
-		b.dir = o.keep
-		if err := os.MkdirAll(b.dir, 0o755); err != nil {
-			return nil, err
-		}
-	} else {
-		dir, err := os.MkdirTemp("", "pushform-bench-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		b.dir = dir
-	}
-	b.logf("building pushform into %s", b.dir)
-	b.bin = filepath.Join(b.dir, "pushform")
-	build := exec.CommandContext(ctx, "go", "build", "-o", b.bin, ".")
-	build.Dir = moduleRoot()
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("building pushform: %w", err)
-	}
+	defer cleanup()
 	stopSandbox, err := b.startSandbox(ctx)
 	if err != nil {
 		return nil, err
@@ -213,6 +226,49 @@ func run(ctx context.Context, o options) ([]Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// runSweep runs the latency sweep (sweep.go).
+func runSweep(ctx context.Context, o options) ([]sweepRow, error) {
+	b, cleanup, err := newBench(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	return b.sweep(ctx)
+}
+
+// newBench makes the work directory and builds the binary into it;
+// cleanup removes the directory unless -keep named it.
+func newBench(ctx context.Context, o options) (b *bench, cleanup func(), err error) {
+	b = &bench{o: o, n: o.size(), log: os.Stderr}
+	cleanup = func() {}
+	if b.n < 10*batchLimit {
+		return nil, nil, fmt.Errorf("-scale %g gives %d users; use at least %g", o.scale, b.n, float64(10*batchLimit)/1e6)
+	}
+	if o.keep != "" {
+		b.dir = o.keep
+		if err := os.MkdirAll(b.dir, 0o755); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "pushform-bench-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		b.dir = dir
+	}
+	b.logf("building pushform into %s", b.dir)
+	b.bin = filepath.Join(b.dir, "pushform")
+	build := exec.CommandContext(ctx, "go", "build", "-o", b.bin, ".")
+	build.Dir = moduleRoot()
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("building pushform: %w", err)
+	}
+	return b, cleanup, nil
 }
 
 func (b *bench) logf(format string, args ...any) {

@@ -47,7 +47,8 @@ func runStatePull(ctx context.Context, o *statePullOptions) int {
 		return m.fail(err)
 	}
 	defer be.Close()
-	s, err := be.Read()
+	// Compact: ten million targets take a few hundred MiB, not gigabytes.
+	s, err := readCompact(be)
 	if err != nil {
 		return m.fail(err)
 	}

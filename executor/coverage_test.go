@@ -189,10 +189,10 @@ func TestMissingResultIsUnknown(t *testing.T) {
 }
 
 // TestJournalFailureAfterFirstIntent: the journal fails once the first
-// intent is written. The run stops with the journal error, sends nothing
-// beyond the first request, and the state holds nothing the journal does
-// not: the first batch is unknown (or delivered if its outcome got in
-// first), the others are absent.
+// group of intents is written (one call: the batches the free slots take,
+// all three here). The run stops with the journal error, sends nothing
+// beyond those requests, and the state holds nothing the journal does
+// not: their batches are unknown, their outcomes never journaled.
 func TestJournalFailureAfterFirstIntent(t *testing.T) {
 	st := state.New("test")
 	p := plan(t, st, note("notification.a", "", users(1500, "u")...))
@@ -202,15 +202,20 @@ func TestJournalFailureAfterFirstIntent(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "writing the state journal: disk full") {
 		t.Fatalf("err = %v; want the journal error", err)
 	}
-	if s.calls > 1 {
-		t.Fatalf("%d requests sent after the journal failed; at most the first may have left", s.calls)
+	if len(j.entries) == 0 {
+		t.Fatal("nothing journaled")
 	}
-	if len(j.entries) != 1 || j.entries[0].Type != state.EntryIntent || j.entries[0].Batch != 0 {
-		t.Fatalf("journal %+v; want the first intent only", j.entries)
+	for i, e := range j.entries {
+		if e.Type != state.EntryIntent || e.Batch != int64(i) {
+			t.Fatalf("journal %+v; want the first group of intents only", j.entries)
+		}
+	}
+	if s.calls > len(j.entries) {
+		t.Fatalf("%d requests sent after the journal failed; at most the %d journaled may have left", s.calls, len(j.entries))
 	}
 	m := st.Messages["notification.a"]
-	if m == nil || len(m.Targets) != 500 {
-		t.Fatalf("state holds %v; want the first batch's 500 targets only", m)
+	if m == nil || len(m.Targets) != 500*len(j.entries) {
+		t.Fatalf("state holds %v; want the journaled batches' %d targets only", m, 500*len(j.entries))
 	}
 	for id, tg := range m.Targets {
 		if tg.Outcome != state.Unknown {

@@ -39,9 +39,14 @@ type prepared struct {
 // sendAll runs the pipeline: the dispatcher journals intents ahead, in
 // groups that share one fsync, so a free worker never waits for a sync
 // before sending; workers send; outcomes are journaled without holding up
-// the worker's next request. A crash can therefore leave up to four
-// batches beyond those in flight recorded as sent (unknown) that never
-// left; a normal stop records those as not sent.
+// the worker's next request. A slot (see slots) is held by each batch from
+// before its intent is journaled until its outcome is: at most
+// parallelism + min(parallelism, 2) + 1 batches are recorded as sent
+// without an outcome at any moment, so a crash leaves at most that many
+// unknown, of which those beyond the ones in flight never left; a normal
+// stop records those as not sent. While the service answers fast, workers
+// are idle and their slots free, and one group of intents (one fsync)
+// covers all of them.
 func (r *run) sendAll(ctx context.Context) error {
 	// In-flight requests finish even after ctx ends (an interrupt stops new
 	// requests only), after a journal failure (their answers cannot be
@@ -65,10 +70,11 @@ func (r *run) sendAll(ctx context.Context) error {
 	defer cancelStop()
 	context.AfterFunc(fatalCtx, cancelStop)
 
-	// A short queue keeps workers fed (a group of intents costs one fsync,
-	// about a millisecond, against a request of tens) while bounding what a
-	// crash leaves recorded as sent but never sent.
-	ready := make(chan *prepared, min(r.opts.Parallelism, 2))
+	// Slots bound what a crash leaves recorded as sent but never sent:
+	// the workers' requests, and up to min(parallelism, 2) + 1 journaled
+	// ahead, which keep workers fed while the next group's fsync runs.
+	slots := make(chan struct{}, r.opts.Parallelism+min(r.opts.Parallelism, 2)+1)
+	ready := make(chan *prepared, cap(slots))
 	var workers, recorders sync.WaitGroup
 	for range min(r.opts.Parallelism, max(r.src.known(), 1)) {
 		workers.Add(1)
@@ -77,19 +83,24 @@ func (r *run) sendAll(ctx context.Context) error {
 			for pb := range ready {
 				// fatalCtx is set synchronously by fatal; stop follows it
 				// only through AfterFunc.
+				sl := &slot{free: func() { <-slots }}
 				if stop.Err() != nil || fatalCtx.Err() != nil {
 					if err := r.notSent(pb); err != nil {
 						fatal(err)
 					}
+					sl.release()
 					continue
 				}
-				if err := r.send(reqCtx, stop, pb, &recorders, fatal); err != nil {
+				if err := r.send(reqCtx, stop, pb, sl, &recorders, fatal); err != nil {
 					fatal(err)
+				}
+				if !sl.handedOff {
+					sl.release()
 				}
 			}
 		}()
 	}
-	sent := r.dispatch(stop, ready, fatal)
+	sent := r.dispatch(stop, slots, ready, fatal)
 	close(ready)
 	workers.Wait()
 	recorders.Wait()
@@ -120,11 +131,30 @@ type planError struct{ err error }
 func (e *planError) Error() string { return e.err.Error() }
 func (e *planError) Unwrap() error { return e.err }
 
+// slot is a batch's hold on one of sendAll's slots; free gives it back.
+type slot struct {
+	free func()
+	// handedOff: the outcome is journaled by a recorder goroutine, which
+	// releases the slot once it is.
+	handedOff bool
+	once      sync.Once
+}
+
+// release gives the slot back, once; nil does nothing.
+func (s *slot) release() {
+	if s != nil {
+		s.once.Do(s.free)
+	}
+}
+
 // dispatch journals intents ahead of the workers and hands the batches
-// out; it returns how many batches it handed out. The batches of a plan
-// still being made are taken as they are planned: the dispatcher waits
-// for the next one, then takes along those planned by then.
-func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal context.CancelCauseFunc) int {
+// out; it returns how many batches it handed out. Each batch takes a slot
+// first: the dispatcher waits for one, then takes along as many batches
+// as there are free slots, so one fsync covers the intents of every
+// worker that is free. The batches of a plan still being made are taken
+// as they are planned: the dispatcher waits for the next one, then takes
+// along those planned by then.
+func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan<- *prepared, fatal context.CancelCauseFunc) int {
 	next := 0
 	for stop.Err() == nil {
 		if err := r.src.wait(stop, next); err != nil {
@@ -134,13 +164,30 @@ func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal conte
 			fatal(err)
 			break
 		}
+		select {
+		case slots <- struct{}{}:
+		case <-stop.Done():
+		}
+		if stop.Err() != nil {
+			break
+		}
 		var group []*prepared
 		var entries []state.Entry
 		now := r.opts.Now().UTC()
-		for k := max(cap(ready)-len(ready), 1); len(group) < k; {
+		for taken := 1; ; {
 			req, st := r.src.request(next + len(group))
 			if st != planner.RequestReady {
 				break
+			}
+			if len(group) == taken {
+				select {
+				case slots <- struct{}{}:
+					taken++
+				default:
+				}
+				if len(group) == taken {
+					break // no slot free
+				}
 			}
 			pb := r.prepare(next+len(group), req, now)
 			if len(pb.paces) == 0 {
@@ -150,6 +197,7 @@ func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal conte
 			group = append(group, pb)
 		}
 		if len(group) == 0 {
+			<-slots
 			if _, st := r.src.request(next); st == planner.RequestFailed {
 				_, err := r.src.final()
 				fatal(&planError{err})
@@ -158,12 +206,15 @@ func (r *run) dispatch(stop context.Context, ready chan<- *prepared, fatal conte
 		}
 		if len(entries) > 0 {
 			if err := r.record(append(r.beforeIntents(), entries...)...); err != nil {
+				for range group {
+					<-slots
+				}
 				fatal(err)
 				break
 			}
 		}
 		for _, pb := range group {
-			ready <- pb // workers drain it, recording not-sent after a stop
+			ready <- pb // never blocks (a slot each); workers record not-sent after a stop
 		}
 		next += len(group)
 	}
@@ -233,11 +284,12 @@ func (r *run) notSent(pb *prepared) error {
 
 // send sends a prepared batch with retries. The outcome of an answered
 // request is recorded by a goroutine tracked in recorders, so the worker
-// can start its next request while the outcome's fsync runs. It returns an
+// can start its next request while the outcome is journaled; the batch's
+// slot sl (nil for the parts of a split) is released after that. It returns an
 // error only when the whole run must stop. ctx carries the request (it ends
 // only when the run must stop at once); stop is the interrupt, which lets
 // the request in flight finish but starts no retry: a retry is a new request.
-func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.WaitGroup, fatal context.CancelCauseFunc) error {
+func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders *sync.WaitGroup, fatal context.CancelCauseFunc) error {
 	var resp *pushapi.SendResponse
 	var err error
 	var maybe error    // the last try that may have been processed
@@ -306,8 +358,12 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, recorders *sync.Wait
 		return r.failed(pb, err, maybe)
 	}
 	recorders.Add(1)
+	if sl != nil {
+		sl.handedOff = true
+	}
 	go func() {
 		defer recorders.Done()
+		defer sl.release() // once the outcome is journaled (or failed to be)
 		if err := r.answered(pb, resp); err != nil {
 			fatal(err)
 		}

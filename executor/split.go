@@ -146,7 +146,7 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 			return err
 		}
 		sub.journaled = true
-		if err := r.send(ctx, stop, sub, recorders, fatal); err != nil {
+		if err := r.send(ctx, stop, sub, nil, recorders, fatal); err != nil {
 			return err
 		}
 	}

@@ -31,6 +31,14 @@ type commitGroup[T any] struct {
 // write), then seals the group, so later callers start the next one, and
 // calls write with all of its items while holding l.
 func (g *GroupCommit[T]) Do(l sync.Locker, items []T, write func([]T) error) error {
+	return g.DoThenSync(l, items, func(items []T) (func() error, error) { return nil, write(items) })
+}
+
+// DoThenSync is Do where write may return a sync to wait for (an fsync)
+// that runs after l is released: the next group is written meanwhile, so
+// writes that need no sync of their own (outcomes) never queue behind
+// another group's fsync. Every caller of the group gets the sync's error.
+func (g *GroupCommit[T]) DoThenSync(l sync.Locker, items []T, write func([]T) (sync func() error, err error)) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -51,10 +59,31 @@ func (g *GroupCommit[T]) Do(l sync.Locker, items []T, write func([]T) error) err
 	g.mu.Lock()
 	g.pending = nil
 	g.mu.Unlock()
-	c.err = write(c.items)
+	sync, err := write(c.items)
 	l.Unlock()
+	if err == nil && sync != nil {
+		err = sync()
+	}
+	c.err = err
 	close(c.done)
 	return c.err
+}
+
+// NeedsSync reports whether entries must be durable before Append
+// returns. Only outcomes need not: a request's outcome is written at once
+// (a killed process loses nothing the kernel holds) and made durable by
+// the next sync, which the next intent, any other entry or the final
+// snapshot brings. Until then a power loss can only turn the targets of
+// requests answered since the last sync back into unknown, and each of
+// those had its intent synced and was in flight or queued when that sync
+// ended: no more than a kill -9 leaves unknown.
+func NeedsSync(entries []Entry) bool {
+	for _, e := range entries {
+		if e.Type != EntryOutcome {
+			return true
+		}
+	}
+	return false
 }
 
 // Head is what a backend knows of the stored snapshot: the one it last

@@ -95,3 +95,60 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("err = %v; want %v", err, boom)
 	}
 }
+
+func TestNeedsSync(t *testing.T) {
+	o, i := state.Entry{Type: state.EntryOutcome}, state.Entry{Type: state.EntryIntent}
+	for _, tt := range []struct {
+		entries []state.Entry
+		want    bool
+	}{
+		{nil, false},
+		{[]state.Entry{o}, false},
+		{[]state.Entry{o, o}, false},
+		{[]state.Entry{i}, true},
+		{[]state.Entry{o, i}, true},
+		{[]state.Entry{{Type: state.EntryForget}}, true},
+		{[]state.Entry{{Type: state.EntrySnapshot}}, true},
+		{[]state.Entry{{Type: state.EntryMove}}, true},
+		{[]state.Entry{{Type: state.EntryRecord}}, true},
+	} {
+		if got := state.NeedsSync(tt.entries); got != tt.want {
+			t.Errorf("NeedsSync(%v) = %v; want %v", tt.entries, got, tt.want)
+		}
+	}
+}
+
+// A group's sync runs after the lock is released: the next group is
+// written (and, needing no sync, done) while it runs, and every caller of
+// the synced group gets the sync's error.
+func TestDoThenSyncWritesTheNextGroupMeanwhile(t *testing.T) {
+	var g state.GroupCommit[string]
+	var mu sync.Mutex
+	release := make(chan struct{})
+	syncing := make(chan struct{})
+	boom := errors.New("sync failed")
+	first := make(chan error, 1)
+	go func() {
+		first <- g.DoThenSync(&mu, []string{"intent"}, func([]string) (func() error, error) {
+			return func() error { close(syncing); <-release; return boom }, nil
+		})
+	}()
+	<-syncing
+	var wrote []string
+	err := g.DoThenSync(&mu, []string{"outcome"}, func(items []string) (func() error, error) {
+		wrote = append(wrote, items...)
+		return nil, nil
+	})
+	if err != nil || len(wrote) != 1 || wrote[0] != "outcome" {
+		t.Fatalf("the group after a sync under way: %v, wrote %v; want it written at once", err, wrote)
+	}
+	select {
+	case err := <-first:
+		t.Fatalf("the first group returned %v before its sync ended", err)
+	default:
+	}
+	close(release)
+	if err := <-first; err != boom {
+		t.Fatalf("the first group returned %v; want its sync's error", err)
+	}
+}

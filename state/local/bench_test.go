@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -124,4 +125,37 @@ func BenchmarkAppendParallel(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(fi.Size())/float64(b.N*500), "journal-bytes/target")
+	b.ReportMetric(float64(local.JournalSyncs(f))/float64(b.N), "fsyncs/request")
+}
+
+// BenchmarkAppendParallelLocked is BenchmarkAppendParallel as apply runs
+// it, holding the lock: outcomes wait for the next intent's fsync.
+// fsyncs/request is the journal fsyncs per intent and outcome pair.
+func BenchmarkAppendParallelLocked(b *testing.B) {
+	f := local.NewFile(filepath.Join(b.TempDir(), "pushform.state"))
+	if err := f.Persist(state.New("test")); err != nil {
+		b.Fatal(err)
+	}
+	id, err := f.Lock(context.Background(), state.LockInfo{Operation: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Unlock(id)
+	intent, outcome := batchEntries(0)
+	b.SetParallelism(10)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := f.Append(intent); err != nil {
+				b.Error(err)
+				return
+			}
+			if err := f.Append(outcome); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(local.JournalSyncs(f))/float64(b.N), "fsyncs/request")
 }

@@ -10,3 +10,10 @@ func Kill(f *File) {
 		f.lockFile, f.lockID = nil, ""
 	}
 }
+
+// JournalSyncs is how many times f has fsynced the journal.
+func JournalSyncs(f *File) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.syncs
+}

@@ -44,6 +44,28 @@ type File struct {
 	stale *state.LockInfo
 
 	commit state.GroupCommit[state.Entry]
+	// jf is the journal, kept open between appends while the lock is
+	// held (jfInfo is what it was when opened, to notice the path
+	// replaced); written is the offset its last write ended at.
+	jf      *os.File
+	jfInfo  os.FileInfo
+	written int64
+	wbuf    []byte // the last append's encoding buffer, reused
+	// syncMu guards what the fsyncs of jf, which run without mu (see
+	// appendLocked), share: synced is the offset the last one covered,
+	// closeErr what the last closeJournal's fsync returned, syncs their
+	// count (for tests). Taken after mu, never the other way round.
+	syncMu   sync.Mutex
+	syncFile *os.File // jf, while open
+	synced   int64
+	closeErr error
+	syncs    int
+	// snap is the snapshot's header as Append last checked it, and the
+	// file it was read from (nil: there was none): while the file is the
+	// same, its header is.
+	snap       os.FileInfo
+	snapHeader statefile.Header
+	snapKnown  bool
 
 	pauseAt string // test-only: see PauseEnv
 	// link makes hard links; nil is os.Link. Tests set it to fail, as on
@@ -319,62 +341,212 @@ func (f *File) storedHeader() (h statefile.Header, ok bool, err error) {
 // form a group that shares the next write and fsync (group commit), so
 // concurrent appenders pay for far fewer syncs than calls.
 func (f *File) Append(entries ...state.Entry) error {
-	return f.commit.Do(&f.mu, entries, f.appendLocked)
+	return f.commit.DoThenSync(&f.mu, entries, f.appendLocked)
 }
 
-// appendLocked writes entries to the journal with one write and one fsync;
-// f.mu is held.
-func (f *File) appendLocked(entries []state.Entry) error {
+// appendLocked writes entries to the journal with one write and, unless
+// they are all outcomes (state.NeedsSync), one fsync, which also makes
+// every outcome written before durable; f.mu is held. While the lock is
+// held, that fsync is returned to run once f.mu is released, so the
+// outcomes of other requests are written meanwhile rather than queue
+// behind it (and free their batches' slots in the executor at once).
+func (f *File) appendLocked(entries []state.Entry) (sync func() error, err error) {
 	if err := f.checkJournalTail(); err != nil {
-		return err
+		return nil, err
 	}
-	sh, exists, err := f.storedHeader()
+	sh, exists, err := f.snapshotHeader()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.checkSeen(sh, exists); err != nil {
-		return err
+		return nil, err
 	}
-	jf, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	jf, fi, err := f.openJournal()
 	if err != nil {
-		return fmt.Errorf("opening state journal: %w", err)
+		return nil, err
 	}
-	defer jf.Close()
-	fi, err := jf.Stat()
-	if err != nil {
-		return fmt.Errorf("opening state journal: %w", err)
-	}
-	var buf []byte
+	buf := f.wbuf[:0]
 	fresh := fi.Size() == 0
 	if fresh {
 		h := f.journalHeader(sh, exists)
 		if buf, err = statefile.AppendJournalLine(buf, h); err != nil {
-			return fmt.Errorf("encoding state journal header: %w", err)
+			return nil, fmt.Errorf("encoding state journal header: %w", err)
 		}
 		f.jformat = h.Journal
 	} else if f.jformat == 0 {
 		// A journal left by an earlier run: continue in its format.
 		if f.jformat, err = f.storedJournalFormat(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, e := range entries {
 		if buf, err = statefile.AppendEntryLine(buf, e, f.jformat); err != nil {
-			return fmt.Errorf("encoding state journal entry: %w", err)
+			return nil, fmt.Errorf("encoding state journal entry: %w", err)
 		}
 	}
-	if _, err := jf.Write(buf); err != nil {
-		return f.undoAppend(jf, fi.Size(), err)
+	if cap(buf) <= maxKeptBuffer {
+		f.wbuf = buf // a run's entries are alike: the next append fits
 	}
-	if err := jf.Sync(); err != nil {
-		return f.undoAppend(jf, fi.Size(), err)
+	start := fi.Size()
+	if _, err := jf.Write(buf); err != nil {
+		return nil, f.undoAppend(jf, start, err)
+	}
+	end := start + int64(len(buf))
+	f.written = end
+	// Only a lock holder keeps the descriptor, and so may leave outcomes
+	// for a later sync: Unlock or Persist syncs them at the latest.
+	held := f.lockFile != nil
+	switch {
+	case held && !fresh && !state.NeedsSync(entries):
+		return nil, nil
+	case held && !fresh:
+		return func() error { return f.syncTo(jf, start, end) }, nil
+	}
+	if err := f.syncJournal(jf, end); err != nil {
+		return nil, f.undoAppend(jf, start, err)
 	}
 	if fresh {
 		if err := atomicfile.SyncDir(filepath.Dir(f.path)); err != nil {
-			return fmt.Errorf("syncing state directory: %w", err)
+			return nil, fmt.Errorf("syncing state directory: %w", err)
 		}
 	}
-	return jf.Close()
+	if !held {
+		return nil, f.closeJournal()
+	}
+	return nil, nil
+}
+
+// syncJournal fsyncs jf, written up to end.
+func (f *File) syncJournal(jf *os.File, end int64) error {
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	f.syncs++
+	if err := jf.Sync(); err != nil {
+		return err
+	}
+	f.synced = max(f.synced, end)
+	return nil
+}
+
+// syncTo is the fsync of entries written to jf at [start, end), run
+// without f.mu. An fsync that ended after end already covered them; if
+// the journal was closed meanwhile, closeJournal synced them.
+func (f *File) syncTo(jf *os.File, start, end int64) error {
+	f.syncMu.Lock()
+	if jf != f.syncFile { // closed meanwhile, by closeJournal, which synced it
+		err := f.closeErr
+		f.syncMu.Unlock()
+		return err
+	}
+	if f.synced >= end {
+		f.syncMu.Unlock()
+		return nil
+	}
+	f.syncs++
+	err := jf.Sync()
+	if err == nil {
+		f.synced = max(f.synced, end)
+	}
+	f.syncMu.Unlock()
+	if err == nil {
+		return nil
+	}
+	// Cut the entries back off when nothing was written after them;
+	// otherwise the journal keeps them (read as sent: unknown).
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if jf == f.jf && f.written == end {
+		return f.undoAppend(jf, start, fmt.Errorf("syncing state journal: %w", err))
+	}
+	f.checked = false
+	return fmt.Errorf("syncing state journal: %w (entries written after these keep them in the journal)", err)
+}
+
+// maxKeptBuffer bounds the encoding buffer a File keeps between appends: a
+// request's entries take a few KiB; a recipients snapshot of millions of
+// ids is written once and not worth keeping.
+const maxKeptBuffer = 1 << 20
+
+// openJournal returns the journal open for appending and its size, from
+// the descriptor kept since an earlier append while the path still names
+// that file: one stat instead of an open, a stat and a close per append.
+// The descriptor is kept while the lock is held. f.mu is held.
+func (f *File) openJournal() (*os.File, os.FileInfo, error) {
+	if f.jf != nil {
+		fi, err := os.Stat(f.JournalPath())
+		if err == nil && os.SameFile(fi, f.jfInfo) {
+			return f.jf, fi, nil
+		}
+		if err := f.closeJournal(); err != nil {
+			return nil, nil, err
+		}
+	}
+	jf, err := os.OpenFile(f.JournalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening state journal: %w", err)
+	}
+	fi, err := jf.Stat()
+	if err != nil {
+		jf.Close()
+		return nil, nil, fmt.Errorf("opening state journal: %w", err)
+	}
+	f.jf, f.jfInfo, f.written = jf, fi, fi.Size()
+	f.syncMu.Lock()
+	f.syncFile, f.synced = jf, fi.Size() // what was written before is another File's to sync
+	f.syncMu.Unlock()
+	return jf, fi, nil
+}
+
+// closeJournal makes what was written to the kept journal descriptor
+// durable and closes it; f.mu is held.
+func (f *File) closeJournal() error {
+	if f.jf == nil {
+		return nil
+	}
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	var err error
+	if f.written > f.synced {
+		f.syncs++
+		if err = f.jf.Sync(); err != nil {
+			err = fmt.Errorf("syncing state journal: %w", err)
+		}
+	}
+	if cerr := f.jf.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("closing state journal: %w", cerr)
+	}
+	f.closeErr = err
+	f.jf, f.jfInfo, f.written, f.synced, f.syncFile = nil, nil, 0, 0, nil
+	return err
+}
+
+// snapshotHeader is storedHeader for Append: while the snapshot is the
+// file it checked last (same file, size and modification time: Persist
+// always renames a new file into place), it is not read again. f.mu is
+// held.
+func (f *File) snapshotHeader() (statefile.Header, bool, error) {
+	fi, err := os.Stat(f.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return statefile.Header{}, false, fmt.Errorf("reading state: %w", err)
+	}
+	if f.snapKnown {
+		switch {
+		case fi == nil && f.snap == nil:
+			return f.snapHeader, false, nil
+		case fi != nil && f.snap != nil && os.SameFile(fi, f.snap) && fi.Size() == f.snap.Size() && fi.ModTime().Equal(f.snap.ModTime()):
+			return f.snapHeader, true, nil
+		}
+	}
+	sh, exists, err := f.storedHeader()
+	if err != nil {
+		f.snapKnown = false
+		return sh, exists, err
+	}
+	f.snap, f.snapHeader, f.snapKnown = fi, sh, true
+	if !exists {
+		f.snap = nil
+	}
+	return sh, exists, nil
 }
 
 // undoAppend cuts the journal back to size after a failed write or sync
@@ -383,6 +555,10 @@ func (f *File) appendLocked(entries []state.Entry) error {
 // the next Append checks the tail again first.
 func (f *File) undoAppend(jf *os.File, size int64, err error) error {
 	f.checked = false
+	f.written = size
+	if f.lockFile == nil {
+		defer f.closeJournal()
+	}
 	if terr := jf.Truncate(size); terr != nil {
 		return fmt.Errorf("%w; cutting the journal back failed too (%v): it may hold part of these entries", err, terr)
 	}
@@ -494,6 +670,11 @@ func (f *File) checkJournalTail() error {
 func (f *File) Persist(s *state.State) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// The journal is made durable first: if this Persist fails, the
+	// outcomes not yet synced are still recorded.
+	if err := f.closeJournal(); err != nil {
+		return err
+	}
 	sh, exists, err := f.storedHeader()
 	if err != nil {
 		return err
@@ -689,6 +870,8 @@ func (f *File) Unlock(id string) error {
 	if id != f.lockID {
 		return fmt.Errorf("unlocking state: lock id %q does not match the held lock %q", id, f.lockID)
 	}
+	// What this holder journaled is durable before another may read it.
+	jErr := f.closeJournal()
 	// The info goes first, while the lock still keeps others from writing theirs.
 	rmErr := os.Remove(f.LockInfoPath())
 	unErr := unlockFile(f.lockFile)
@@ -697,7 +880,7 @@ func (f *File) Unlock(id string) error {
 	if rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 		return fmt.Errorf("unlocking state: %w", rmErr)
 	}
-	if err := errors.Join(unErr, clErr); err != nil {
+	if err := errors.Join(jErr, unErr, clErr); err != nil {
 		return fmt.Errorf("unlocking state: %w", err)
 	}
 	return nil

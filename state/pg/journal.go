@@ -98,7 +98,8 @@ func (m *Manager) read(compact bool) (*state.State, error) {
 }
 
 // Append implements state.Journal. The entries of one call become rows of
-// one statement, committed before Append returns. Calls that arrive while
+// one statement, committed before Append returns (outcomes without waiting
+// for the WAL flush: the next synchronous commit makes them durable). Calls that arrive while
 // another call's statement is under way form a group that shares the next
 // statement and commit (group commit), so concurrent appenders pay for far
 // fewer commits than calls.
@@ -115,15 +116,31 @@ func (m *Manager) Append(entries ...state.Entry) error {
 	if m.roErr != nil {
 		return m.roErr
 	}
-	rows := make([][]byte, len(entries))
+	rows := make([]journalRow, len(entries))
 	for i, e := range entries {
-		rows[i] = statefile.AppendEntry(nil, e)
+		rows[i] = journalRow{entry: statefile.AppendEntry(nil, e), sync: state.NeedsSync(entries[i : i+1])}
 	}
 	return m.commit.Do(&m.mu, rows, m.appendLocked)
 }
 
-// appendLocked writes rows in one statement; m.mu is held.
-func (m *Manager) appendLocked(rows [][]byte) error {
+// journalRow is an entry to append, and whether its commit must wait for
+// the WAL flush (state.NeedsSync): outcomes need not.
+type journalRow struct {
+	entry []byte
+	sync  bool
+}
+
+// appendLocked writes group in one statement, committed synchronously
+// unless every row is an outcome; m.mu is held.
+func (m *Manager) appendLocked(group []journalRow) error {
+	rows := make([][]byte, len(group))
+	query := m.q.appendRowsAsync
+	for i, r := range group {
+		rows[i] = r.entry
+		if r.sync {
+			query = m.q.appendRows
+		}
+	}
 	if err := m.usable(); err != nil {
 		return err
 	}
@@ -148,7 +165,7 @@ func (m *Manager) appendLocked(rows [][]byte) error {
 		m.head = state.Head{Known: true, Exists: true, Lineage: lineage}
 		return nil
 	}
-	tag, err := m.conn.Exec(ctx, m.q.appendRows, m.name, m.head.Lineage, int64(m.head.Serial), rows)
+	tag, err := m.conn.Exec(ctx, query, m.name, m.head.Lineage, int64(m.head.Serial), rows)
 	if err != nil {
 		return m.opErr("writing journal entries", err)
 	}

@@ -151,7 +151,7 @@ type Manager struct {
 	// lockedAt when the lock was taken. For the debug log.
 	waitFrom, lockedAt time.Time
 
-	commit state.GroupCommit[[]byte]
+	commit state.GroupCommit[journalRow]
 }
 
 var (

@@ -61,6 +61,7 @@ type queries struct {
 
 	readState, readJournal, head string
 	appendRows, appendNew        string
+	appendRowsAsync              string // appendRows committed without waiting for the WAL flush
 	lockState, createState       string
 	updateState, clearJournal    string
 
@@ -91,6 +92,19 @@ func newQueries(schema string) queries {
 INSERT INTO S.journal (state_name, serial, seq, entry)
 SELECT $1, s.serial, s.base + u.ord, u.entry
 FROM s, unnest($4::bytea[]) WITH ORDINALITY AS u(entry, ord)`),
+		// Outcomes only: the commit does not wait for its WAL to reach the
+		// disk (set_config(..., true) lasts this statement's transaction),
+		// the next synchronous commit (an intent's) flushes it with its
+		// own, WAL being written in order. See state.NeedsSync.
+		appendRowsAsync: f(`WITH c AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)),
+s AS (
+	UPDATE S.states SET next_seq = next_seq + cardinality($4::bytea[])
+	WHERE name = $1 AND lineage = $2 AND serial = $3
+	RETURNING serial, next_seq - cardinality($4::bytea[]) AS base
+)
+INSERT INTO S.journal (state_name, serial, seq, entry)
+SELECT $1, s.serial, s.base + u.ord, u.entry
+FROM c, s, unnest($4::bytea[]) WITH ORDINALITY AS u(entry, ord)`),
 		// The first entries of a state never persisted create its row.
 		appendNew: f(`WITH s AS (
 	INSERT INTO S.states (name, lineage, serial, environment, snapshot, next_seq)

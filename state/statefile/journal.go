@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"strconv"
 
 	"pushform/state"
@@ -52,16 +53,22 @@ func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	var enc encoder
 	enc.entry(e)
 	start := len(dst)
+	dst = slices.Grow(dst, len(enc.b)+len("00000000 \n")+len(enc.b)/64)
 	dst = append(dst, "00000000 "...)
-	for _, c := range enc.b {
-		switch c {
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		default:
-			dst = append(dst, c)
+	// Copied in runs between the bytes to escape: most of an entry is ids.
+	for rest := enc.b; len(rest) > 0; {
+		i := bytes.IndexAny(rest, "\n\\")
+		if i < 0 {
+			dst = append(dst, rest...)
+			break
 		}
+		dst = append(dst, rest[:i]...)
+		if rest[i] == '\n' {
+			dst = append(dst, '\\', 'n')
+		} else {
+			dst = append(dst, '\\', '\\')
+		}
+		rest = rest[i+1:]
 	}
 	sum := crc32.Checksum(dst[start+9:], castagnoli)
 	hex := strconv.AppendUint(nil, uint64(sum)|1<<32, 16) // leading 1 keeps zeros
