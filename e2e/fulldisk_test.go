@@ -137,7 +137,7 @@ notification "warmup" {
 				t.Fatalf("errors, first the journal's then the snapshot's:\n%s", r.stderr)
 			}
 			for _, want := range []string{
-				"Recorded: every intent and outcome whose journal write succeeded; they are in the journal of " + statePath + ", which the next run reads back.",
+				"Recorded: every intent and outcome whose journal write succeeded; they are in the journal of the state " + statePath + ", which the next run reads back.",
 				"untagged ones are held (--retry-unknown sends them)",
 			} {
 				if !strings.Contains(r.stderr, want) {
