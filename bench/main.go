@@ -492,20 +492,10 @@ func (b *bench) apply(ctx context.Context) ([]Row, error) {
 	w := watchJournal(statePath)
 	b.logf("apply: %s targets, --parallelism %d", group(int64(b.n)), b.o.parallelism)
 	ev := eventTimes{start: time.Now()}
-	r, err := b.pushform(ctx, dir, ev.line, "apply", "--auto-approve", "--json", "--parallelism", fmt.Sprint(b.o.parallelism))
+	r, err := b.applyEvery(ctx, dir, ev.line)
 	w.stop()
 	if err != nil {
 		return nil, err
-	}
-	if err := r.check(0, "apply"); err != nil {
-		return nil, err
-	}
-	sum, err := applySummary(r.stdout)
-	if err != nil {
-		return nil, err
-	}
-	if sum.Counts.Delivered != b.n {
-		return nil, fmt.Errorf("apply delivered %d of %d targets", sum.Counts.Delivered, b.n)
 	}
 	sendTime := ev.last.Sub(ev.first)
 	par := float64(b.n) / sendTime.Seconds()
@@ -605,6 +595,26 @@ type summary struct {
 		Unknown   int `json:"unknown"`
 	} `json:"counts"`
 	Seconds float64 `json:"seconds"`
+}
+
+// applyEvery runs `apply --auto-approve --json` over the campaign in dir
+// and checks that it exits 0 having delivered every target.
+func (b *bench) applyEvery(ctx context.Context, dir string, onLine func([]byte)) (*runResult, error) {
+	r, err := b.pushform(ctx, dir, onLine, "apply", "--auto-approve", "--json", "--parallelism", fmt.Sprint(b.o.parallelism))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.check(0, "apply"); err != nil {
+		return nil, err
+	}
+	sum, err := applySummary(r.stdout)
+	if err != nil {
+		return nil, err
+	}
+	if sum.Counts.Delivered != b.n {
+		return nil, fmt.Errorf("apply delivered %d of %d targets", sum.Counts.Delivered, b.n)
+	}
+	return r, nil
 }
 
 func applySummary(out []byte) (*summary, error) {
