@@ -5,7 +5,7 @@
 //	go run ./bench -scale 0.1   # a tenth of every size, for a quick look
 //	go run ./bench -scale 10    # ten million users (-targets 10000000 too)
 //	go run ./bench -only apply,peer   # some steps only
-//	go run ./bench -latency 0,5ms,20ms,50ms   # the latency sweep (issue 28)
+//	go run ./bench -latency 0,5ms,20ms,50ms   # the latency sweep
 //
 // It builds the pushform binary and runs both the sandbox and every
 // pushform command as separate processes, as a user would: the sandbox

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Goals of issue 11.
+// The PostgreSQL backend's goals.
 const (
 	goalPGThroughputShare = 0.85 // of the service-latency bound, whole apply command
 	goalPGWALAmp          = 5.0  // WAL bytes written during the apply / final state

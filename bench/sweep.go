@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The latency sweep (issue 28): at each sandbox latency, the whole apply
+// The latency sweep: at each sandbox latency, the whole apply
 // command and the bare Go sender (peer.go) send the big campaign against
 // the same sandbox in the same run, alternately, each as a process of its
 // own, so wall time and CPU time (rusage) are the kernel's accounting of

@@ -1,7 +1,7 @@
 package planner
 
 // What a reviewed apply accepts, and what a scheduled apply may release
-// without another review (apply --scheduled, issue 24).
+// without another review (apply --scheduled).
 
 // accepts reports whether apply records c's content with nothing sent:
 // the content is new to the address and the plan holds back every target
