@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"pushform/backend"
 	"pushform/config"
+	"pushform/operation"
 	"pushform/secret"
 	"pushform/termtext"
 	"pushform/views"
@@ -129,9 +130,7 @@ func (m *Meta) backends() backend.Registry {
 // newLoader returns a configuration loader that checks backend blocks
 // against the schemas of m's backend types.
 func (m *Meta) newLoader() *config.Loader {
-	l := config.NewLoader()
-	l.Backends = m.backends()
-	return l
+	return operation.NewLoader(m.backends())
 }
 
 // ConfigDir is the configuration directory: --chdir resolved against the

@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"pushform/config"
+	"pushform/operation"
 )
 
 // configFlags are the --var and --var-file flags of every command that
@@ -32,26 +33,15 @@ func (m *Meta) configOptions(cf configFlags, recipients map[string][]string) con
 	}
 }
 
-// loadConfig loads the configuration directory with l and prints every
-// diagnostic (warnings too) to stderr. The Config is nil when there were
-// errors.
+// loadConfig loads the configuration directory with l (see
+// operation.LoadConfig) and prints every diagnostic (warnings too) to
+// stderr. The Config is nil when there were errors.
 func (m *Meta) loadConfig(l *config.Loader, cf configFlags, recipients map[string][]string) (*config.Config, hcl.Diagnostics) {
-	cfg, diags := l.Load(m.ConfigDir(), m.configOptions(cf, recipients))
-	if cfg != nil && cfg.Service.APIKeyEnv != "" {
-		m.secrets.Add(m.Getenv(cfg.Service.APIKeyEnv)) // before anything can print or store what a server says
-	}
-	if cfg != nil && cfg.Backend != nil {
-		for _, s := range m.backends().BackendSecrets(cfg.Backend, m.Getenv) {
-			m.secrets.Add(s.Values...) // the database password, taken out of every message too
-		}
-	}
+	cfg, diags := operation.LoadConfig(l, m.ConfigDir(), m.configOptions(cf, recipients), m.backends(), m.Getenv, m.secrets)
 	if len(diags) > 0 {
 		if err := l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color()); err != nil {
 			m.Errorf("%v", err)
 		}
-	}
-	if diags.HasErrors() {
-		return nil, diags
 	}
 	return cfg, diags
 }

@@ -11,6 +11,7 @@ import (
 
 	"pushform/backend"
 	"pushform/config"
+	"pushform/operation"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/state"
@@ -341,7 +342,7 @@ func hasSkippedUsers(st *state.State) bool {
 }
 
 // errReported means the error was already printed (as diagnostics).
-var errReported = errors.New("reported")
+var errReported = operation.ErrReported
 
 // warnStaleLock reports the lock info a holder that ended without unlocking
 // left behind, once this run holds the lock. The lock died with that
