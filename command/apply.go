@@ -14,6 +14,7 @@ import (
 
 	"pushform/backend"
 	"pushform/executor"
+	"pushform/operation"
 	"pushform/planner"
 	"pushform/state"
 	"pushform/views"
@@ -101,7 +102,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	sess := r.sess
+	sess := r.Session
 	defer func() {
 		if err := sess.Close(); err != nil {
 			m.Errorf("%v", err)
@@ -112,14 +113,14 @@ func runApply(ctx context.Context, o *applyOptions) int {
 			return m.fail(err)
 		}
 	}
-	if err := checkApplyClock(o.now, r.now, m.clock(), saved, sess.State); err != nil {
+	if err := checkApplyClock(o.now, r.Now, m.clock(), saved, sess.State); err != nil {
 		return m.fail(err)
 	}
 
 	out := views.NewApply(jsonFormat(o.json), m.view(false))
 
 	if saved == nil && o.autoApprove {
-		if s := r.stream(); s != nil {
+		if s := r.Stream(); s != nil {
 			return o.applyStream(ctx, r, s, out)
 		}
 	}
@@ -130,7 +131,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 			return m.fail(err)
 		}
 	} else {
-		p, err = r.plan(ctx)
+		p, err = r.Plan(ctx)
 		if err != nil {
 			return m.fail(err)
 		}
@@ -193,8 +194,8 @@ func (o *applyOptions) executorOptions(events func(executor.Event)) executor.Opt
 // progress of the requests already sent; nothing is sent that the plan
 // made from the whole list would not send, and a list that breaks off
 // stops the run after the requests sent, which are recorded.
-func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Stream, out views.Apply) int {
-	m, sess := o.Meta, r.sess
+func (o *applyOptions) applyStream(ctx context.Context, r *operation.Run, s *planner.Stream, out views.Apply) int {
+	m, sess := o.Meta, r.Session
 	svc, err := sess.Service()
 	if err != nil {
 		return m.fail(err)
@@ -215,7 +216,7 @@ func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Strea
 	rec := &lazyRecorder{open: func() (*state.Recorder, error) { return sess.Recorder(sess.Config.Service.Environment) }}
 	fetch, stopFetch := context.WithCancel(ctx)
 	defer stopFetch()
-	go r.fetchInto(fetch, s)
+	go r.FetchInto(fetch, s)
 
 	// A human view shows the plan first: its events wait until then.
 	events := &heldEvents{to: out.Event, hold: !o.json}
@@ -267,8 +268,8 @@ func (o *applyOptions) applyStream(ctx context.Context, r *run, s *planner.Strea
 }
 
 // finish saves the state after a run and shows how it went.
-func (o *applyOptions) finish(r *run, out views.Apply, p *planner.Plan, rec *state.Recorder, res *executor.Result, applyErr error, start time.Time) int {
-	m, sess := o.Meta, r.sess
+func (o *applyOptions) finish(r *operation.Run, out views.Apply, p *planner.Plan, rec *state.Recorder, res *executor.Result, applyErr error, start time.Time) int {
+	m, sess := o.Meta, r.Session
 	// Save whatever happened: the journal already holds what was recorded,
 	// the snapshot makes it compact. The summary follows whatever failed:
 	// notifications may have reached devices.

@@ -61,10 +61,10 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	if o.out != "" {
-		r.sendAt = m.clock()() // apply may send the saved plan at once
+		r.SendAt = m.clock()() // apply may send the saved plan at once
 	}
-	p, err := r.plan(ctx)
-	if cerr := r.sess.Close(); err == nil && cerr != nil {
+	p, err := r.Plan(ctx)
+	if cerr := r.Session.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
@@ -72,7 +72,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	}
 	sp := o.saved(p)
 	if o.out != "" || o.markdown {
-		sp.Audience = planAudience(p, r.sess.State)
+		sp.Audience = planAudience(p, r.Session.State)
 	}
 	if o.out != "" {
 		if err := writePlanFile(m.path(o.out), sp); err != nil {
@@ -82,7 +82,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
-	if note := planClockNote(o.now, r.now, m.clock(), r.sess.State, o.out); note != "" {
+	if note := planClockNote(o.now, r.Now, m.clock(), r.Session.State, o.out); note != "" {
 		fmt.Fprintln(m.Stderr, note)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -137,208 +136,40 @@ func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
 		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog(), Secrets: m.secrets}
 }
 
-// run is what plan and apply share: the loaded configuration, the locked
-// session over its state, and the time to plan at.
-type run struct {
-	m      *Meta
-	pf     *planFlags
-	loader *config.Loader
-	sess   *backend.Session
-	now    time.Time
-	// sendAt is set when the plan may be sent at once (apply, plan
-	// --out): the real clock, from which frequency caps count when --now
-	// is ahead of it (see planner.Options.SendAt).
-	sendAt time.Time
-}
-
 // openRun loads and validates the configuration, then locks and reads the
-// state. Nothing is sent before the whole configuration validates.
-func (m *Meta) openRun(ctx context.Context, pf *planFlags, operation string) (*run, error) {
+// state (see operation.Open), with the options the flags give.
+func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operation.Run, error) {
 	now, err := pf.check()
 	if err != nil {
 		return nil, err
 	}
-	if now.IsZero() {
-		now = m.clock()()
+	path := ""
+	if pf.file != "" {
+		path = m.path(pf.file)
 	}
-	r := &run{m: m, pf: pf, loader: m.newLoader(), now: now}
-	if operation == "apply" {
-		r.sendAt = m.clock()()
-	}
-	cfg, diags := m.loadConfig(r.loader, pf.configFlags, nil)
-	if diags.HasErrors() {
-		return nil, errReported
-	}
-	be, err := m.openState(ctx, pf.stateFlags, cfg.Backend)
-	if err != nil {
-		return nil, err
-	}
-	r.sess, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
-		Operation: operation, LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags), Compact: true,
-		ReadOnly: operation == "plan", // a role that may only read plans without a lock
+	r, err := operation.Open(ctx, operation.Options{
+		Operation: op, Dir: m.ConfigDir(), Config: m.configOptions(pf.configFlags, nil), Backends: m.backends(),
+		State:       backend.StateOptions{Path: path, Getenv: m.Getenv, Secrets: m.secrets, Log: m.debugLines()},
+		LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
+		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(), Now: now, Refresh: pf.refresh,
+		Planner: planner.Options{
+			Targets: pf.targets, Replace: pf.replace, RetryUnknown: pf.retryUnknown,
+			MaxUnknownResends: pf.maxUnknownResends, AllowResend: pf.allowResend,
+			Resume: pf.resume, Scheduled: pf.scheduled,
+		},
+		Diagnostics: m.writeDiagnostics,
+		Report:      func(err error) { m.Errorf("%v", err) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.warnStaleLock(r.sess.StaleLock)
+	m.warnStaleLock(r.Session.StaleLock)
 	return r, nil
 }
 
-// plan resolves the recipients the configuration needs and makes the plan.
-func (r *run) plan(ctx context.Context) (*planner.Plan, error) {
-	snap, refreshed, err := r.recipients(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := r.resolve(snap)
-	if err != nil {
-		return nil, err
-	}
-	return planner.Make(planner.Input{Config: cfg, State: r.sess.State, Recipients: snap, Refreshed: refreshed}, r.planOptions())
-}
-
-func (r *run) planOptions() planner.Options {
-	return planner.Options{
-		Now: r.now, Targets: r.pf.targets, Replace: r.pf.replace, RetryUnknown: r.pf.retryUnknown,
-		MaxUnknownResends: r.pf.maxUnknownResends, AllowResend: r.pf.allowResend, SendAt: r.sendAt,
-		Resume: r.pf.resume, Scheduled: r.pf.scheduled,
-	}
-}
-
-// resolve completes the configuration with the recipients list snap (nil:
-// none fetched), printing the errors that only the list reveals.
-func (r *run) resolve(snap *state.Snapshot) (*config.Config, error) {
-	cfg := r.sess.Config
-	if snap == nil || len(cfg.DataSources) == 0 {
-		return cfg, nil
-	}
-	byName := make(map[string][]string, len(cfg.DataSources))
-	for _, name := range cfg.DataSources {
-		byName[name] = snap.UserIDs // the endpoint takes no parameters
-	}
-	// Resolve evaluates only what reads the recipients and returns only
-	// new diagnostics; as before, print the errors among them.
-	resolved, diags := r.loader.Resolve(cfg, byName)
-	if diags.HasErrors() {
-		var errs hcl.Diagnostics
-		for _, d := range diags {
-			if d.Severity == hcl.DiagError {
-				errs = append(errs, d)
-			}
-		}
-		if err := r.loader.WriteDiagnostics(r.m.Stderr, errs, uint(r.m.Width), r.m.Color()); err != nil {
-			return nil, err
-		}
-		return nil, errReported
-	}
-	return resolved, nil
-}
-
-// stream returns a planner.Stream when the plan can be made while the
-// recipients list arrives (see planner.NewStream), nil when the list must
-// be whole first: also with --refresh=false (there is nothing to fetch),
-// and when a block reads the list other than as a bare reference.
-func (r *run) stream() *planner.Stream {
-	// A scheduled plan leaves out what awaits review: it needs the whole
-	// plan before sending.
-	if !r.pf.refresh || r.pf.scheduled || !r.loader.ResolvesByReference(r.sess.Config) {
-		return nil
-	}
-	return planner.NewStream(r.sess.Config, r.sess.State, r.planOptions())
-}
-
-// fetchInto streams the recipients list into s and finishes its plan: the
-// list is also gathered whole (the plan and the state record it). A
-// failure stops the stream.
-func (r *run) fetchInto(ctx context.Context, s *planner.Stream) {
-	svc, err := r.sess.Service()
-	if err != nil {
-		s.Fail(err)
-		return
-	}
-	var chunks [][]string
-	total := 0
-	err = svc.RecipientsFunc(ctx, func(ids []string) error {
-		s.Add(ids)
-		chunks = append(chunks, ids)
-		total += len(ids)
-		return nil
-	})
-	if err != nil {
-		s.Fail(err)
-		return
-	}
-	ids := make([]string, 0, total)
-	for _, c := range chunks {
-		ids = append(ids, c...)
-	}
-	snap := &state.Snapshot{FetchedAt: r.m.clock()().UTC(), UserIDs: ids} // fetched at the real time, whatever --now says
-	cfg, err := r.resolve(snap)
-	if err != nil {
-		s.Fail(err)
-		return
-	}
-	s.Finish(cfg, snap)
-}
-
-// recipients returns the snapshot to plan with: fetched when the
-// configuration uses a recipients data source or a recorded skip might be
-// reachable again, or the state's last one with --refresh=false.
-func (r *run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
-	usesData := false
-	for _, m := range r.sess.Config.Messages {
-		if m.Targets.Unknown || m.Targets.Recipients != "" {
-			usesData = true
-			break
-		}
-	}
-	st := r.sess.State
-	if !usesData && !hasSkippedUsers(st) {
-		return nil, false, nil
-	}
-	if !r.pf.refresh {
-		if st == nil || st.Recipients == nil {
-			if usesData {
-				return nil, false, errors.New("--refresh=false: the state holds no recipients list yet; run once with --refresh")
-			}
-			return nil, false, nil
-		}
-		return st.Recipients, false, nil
-	}
-	svc, err := r.sess.Service()
-	if err != nil {
-		if mk := (*backend.MissingKeyError)(nil); errors.As(err, &mk) && st != nil && st.Recipients != nil {
-			err = fmt.Errorf("%w (the recipients list is fetched with it; --refresh=false plans from the list the state recorded at %s, with no key)",
-				err, st.Recipients.FetchedAt.UTC().Format(time.RFC3339))
-		}
-		return nil, false, err
-	}
-	ids, err := svc.Recipients(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	return &state.Snapshot{FetchedAt: r.m.clock()().UTC(), UserIDs: ids}, true, nil
-}
-
-// hasSkippedUsers reports whether st records a user skipped as
-// no_active_device, who may be reachable again.
-func hasSkippedUsers(st *state.State) bool {
-	if st == nil {
-		return false
-	}
-	for _, m := range st.Messages {
-		if m.TargetKind != config.TargetUsers {
-			continue
-		}
-		var last *state.Target
-		for _, t := range m.AllTargets() {
-			if t != last && t.Outcome == state.Skipped { // records are shared: check each once
-				return true
-			}
-			last = t
-		}
-	}
-	return false
+// writeDiagnostics prints diags to stderr with the sources l loaded.
+func (m *Meta) writeDiagnostics(l *config.Loader, diags hcl.Diagnostics) error {
+	return l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color())
 }
 
 // errReported means the error was already printed (as diagnostics).

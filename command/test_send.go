@@ -58,7 +58,7 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	sess := r.sess
+	sess := r.Session
 	defer func() {
 		if err := sess.Close(); err != nil {
 			m.Errorf("%v", err)

@@ -1,0 +1,235 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"pushform/backend"
+	"pushform/config"
+	"pushform/planner"
+	"pushform/state"
+)
+
+// Run is an open operation: the loaded configuration and the locked
+// session over its state. Close it.
+type Run struct {
+	// Session holds the configuration, the state as read and the lock.
+	Session *backend.Session
+	// Loader loaded the configuration and resolves what reads the
+	// recipients list.
+	Loader *config.Loader
+	// Now is the time the plan is made at: Options.Now, or the clock's
+	// when Open began.
+	Now time.Time
+	// SendAt is set when the plan may be sent at once (apply, plan --out):
+	// the real clock, from which frequency caps count when Now is ahead of
+	// it (see planner.Options.SendAt). Open sets it for apply.
+	SendAt time.Time
+	o      Options
+}
+
+// Open loads and validates the configuration, then locks and reads the
+// state. Nothing is sent before the whole configuration validates.
+func Open(ctx context.Context, o Options) (*Run, error) {
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = o.clock()()
+	}
+	r := &Run{Loader: NewLoader(o.Backends), Now: now, o: o}
+	if o.Operation == "apply" {
+		r.SendAt = o.clock()()
+	}
+	copts := o.Config
+	copts.Recipients = nil // not fetched yet
+	cfg, diags := LoadConfig(r.Loader, o.Dir, copts, o.backends(), o.Getenv, o.Secrets)
+	if len(diags) > 0 {
+		if err := o.diagnostics(r.Loader, diags); err != nil {
+			o.report(err)
+		}
+	}
+	if diags.HasErrors() {
+		return nil, ErrReported
+	}
+	so := o.State
+	so.ConfigDir, so.Backend, so.Types = o.Dir, cfg.Backend, o.backends()
+	be, err := backend.OpenState(ctx, so)
+	if err != nil {
+		return nil, err
+	}
+	r.Session, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
+		Operation: o.Operation, LockTimeout: o.LockTimeout, Service: o.Service, Compact: true,
+		ReadOnly: o.Operation == "plan", // a role that may only read plans without a lock
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close releases the state lock and the backend.
+func (r *Run) Close() error {
+	return r.Session.Close()
+}
+
+// Plan resolves the recipients the configuration needs and makes the
+// plan.
+func (r *Run) Plan(ctx context.Context) (*planner.Plan, error) {
+	snap, refreshed, err := r.recipients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := r.resolve(snap)
+	if err != nil {
+		return nil, err
+	}
+	return planner.Make(planner.Input{Config: cfg, State: r.Session.State, Recipients: snap, Refreshed: refreshed}, r.planOptions())
+}
+
+func (r *Run) planOptions() planner.Options {
+	po := r.o.Planner
+	po.Now, po.SendAt = r.Now, r.SendAt
+	return po
+}
+
+// resolve completes the configuration with the recipients list snap (nil:
+// none fetched), showing the errors that only the list reveals.
+func (r *Run) resolve(snap *state.Snapshot) (*config.Config, error) {
+	cfg := r.Session.Config
+	if snap == nil || len(cfg.DataSources) == 0 {
+		return cfg, nil
+	}
+	byName := make(map[string][]string, len(cfg.DataSources))
+	for _, name := range cfg.DataSources {
+		byName[name] = snap.UserIDs // the endpoint takes no parameters
+	}
+	// Resolve evaluates only what reads the recipients and returns only
+	// new diagnostics; as before, show the errors among them.
+	resolved, diags := r.Loader.Resolve(cfg, byName)
+	if diags.HasErrors() {
+		var errs hcl.Diagnostics
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError {
+				errs = append(errs, d)
+			}
+		}
+		if err := r.o.diagnostics(r.Loader, errs); err != nil {
+			return nil, err
+		}
+		return nil, ErrReported
+	}
+	return resolved, nil
+}
+
+// Stream returns a planner.Stream when the plan can be made while the
+// recipients list arrives (see planner.NewStream), nil when the list must
+// be whole first: also with Refresh false (there is nothing to fetch),
+// and when a block reads the list other than as a bare reference.
+func (r *Run) Stream() *planner.Stream {
+	// A scheduled plan leaves out what awaits review: it needs the whole
+	// plan before sending.
+	if !r.o.Refresh || r.o.Planner.Scheduled || !r.Loader.ResolvesByReference(r.Session.Config) {
+		return nil
+	}
+	return planner.NewStream(r.Session.Config, r.Session.State, r.planOptions())
+}
+
+// fetchInto streams the recipients list into s and finishes its plan: the
+// list is also gathered whole (the plan and the state record it). A
+// failure stops the stream.
+func (r *Run) fetchInto(ctx context.Context, s *planner.Stream) {
+	svc, err := r.Session.Service()
+	if err != nil {
+		s.Fail(err)
+		return
+	}
+	var chunks [][]string
+	total := 0
+	err = svc.RecipientsFunc(ctx, func(ids []string) error {
+		s.Add(ids)
+		chunks = append(chunks, ids)
+		total += len(ids)
+		return nil
+	})
+	if err != nil {
+		s.Fail(err)
+		return
+	}
+	ids := make([]string, 0, total)
+	for _, c := range chunks {
+		ids = append(ids, c...)
+	}
+	snap := &state.Snapshot{FetchedAt: r.o.clock()().UTC(), UserIDs: ids} // fetched at the real time, whatever Now says
+	cfg, err := r.resolve(snap)
+	if err != nil {
+		s.Fail(err)
+		return
+	}
+	s.Finish(cfg, snap)
+}
+
+// recipients returns the snapshot to plan with: fetched when the
+// configuration uses a recipients data source or a recorded skip might be
+// reachable again, or the state's last one without Refresh.
+func (r *Run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
+	usesData := false
+	for _, m := range r.Session.Config.Messages {
+		if m.Targets.Unknown || m.Targets.Recipients != "" {
+			usesData = true
+			break
+		}
+	}
+	st := r.Session.State
+	if !usesData && !hasSkippedUsers(st) {
+		return nil, false, nil
+	}
+	if !r.o.Refresh {
+		if st == nil || st.Recipients == nil {
+			if usesData {
+				return nil, false, errors.New("--refresh=false: the state holds no recipients list yet; run once with --refresh")
+			}
+			return nil, false, nil
+		}
+		return st.Recipients, false, nil
+	}
+	svc, err := r.Session.Service()
+	if err != nil {
+		if mk := (*backend.MissingKeyError)(nil); errors.As(err, &mk) && st != nil && st.Recipients != nil {
+			err = fmt.Errorf("%w (the recipients list is fetched with it; --refresh=false plans from the list the state recorded at %s, with no key)",
+				err, st.Recipients.FetchedAt.UTC().Format(time.RFC3339))
+		}
+		return nil, false, err
+	}
+	ids, err := svc.Recipients(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return &state.Snapshot{FetchedAt: r.o.clock()().UTC(), UserIDs: ids}, true, nil
+}
+
+// hasSkippedUsers reports whether st records a user skipped as
+// no_active_device, who may be reachable again.
+func hasSkippedUsers(st *state.State) bool {
+	if st == nil {
+		return false
+	}
+	for _, m := range st.Messages {
+		if m.TargetKind != config.TargetUsers {
+			continue
+		}
+		var last *state.Target
+		for _, t := range m.AllTargets() {
+			if t != last && t.Outcome == state.Skipped { // records are shared: check each once
+				return true
+			}
+			last = t
+		}
+	}
+	return false
+}
