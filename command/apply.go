@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,7 +15,6 @@ import (
 	"pushform/executor"
 	"pushform/operation"
 	"pushform/planner"
-	"pushform/state"
 	"pushform/views"
 )
 
@@ -117,178 +115,67 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		return m.fail(err)
 	}
 
-	out := views.NewApply(jsonFormat(o.json), m.view(false))
-
-	if saved == nil && o.autoApprove {
-		if s := r.Stream(); s != nil {
-			return o.applyStream(ctx, r, s, out)
-		}
-	}
-
-	p := saved
-	if p != nil {
-		if err := sess.CheckPlan(p); err != nil {
-			return m.fail(err)
-		}
-	} else {
-		p, err = r.Plan(ctx)
-		if err != nil {
-			return m.fail(err)
-		}
-		if err := out.Plan(p); err != nil {
-			return m.fail(err)
-		}
-	}
-	// A rename without a moved block would show the notification again:
-	// refuse it before asking, before anything is sent.
-	if err := p.ResendGuard(); err != nil && !o.allowResend {
-		if saved != nil {
-			err = errors.New(strings.Replace(err.Error(), "apply with --allow-resend", "make the plan with --allow-resend", 1))
-		}
-		return m.fail(err)
-	}
-	if !p.HasChanges() {
-		out.NoChanges()
-		return o.awaitingReview(p, ExitOK)
+	ao := operation.ApplyOptions{
+		Saved: saved, View: views.NewApply(jsonFormat(o.json), m.view(false)),
+		HoldEvents:  !o.json, // a human view shows the plan first
+		AllowResend: o.allowResend,
+		Executor: executor.Options{
+			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
+			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter,
+		},
 	}
 	if saved == nil && !o.autoApprove && !o.scheduled {
-		if ok, err := m.confirm(); !ok {
-			return m.fail(err)
-		}
+		ao.Confirm = m.confirm
 	}
-
-	svc, err := sess.Service()
+	res, err := r.Apply(ctx, ao)
 	if err != nil {
 		return m.fail(err)
 	}
-	rec, err := sess.Recorder(p.Environment)
-	if err != nil {
-		return m.fail(err)
+	switch {
+	case res.Plan == nil:
+		return o.brokenOff(ctx, sess, res)
+	case !res.Sent:
+		return o.awaitingReview(res.Plan, ExitOK)
 	}
-	out.Start(p)
-	start := time.Now()
-	opts := o.executorOptions(out.Event)
-	// send_rate holds across runs: the requests recorded in the current
-	// window count.
-	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, m.clock()())
-	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
-	return o.awaitingReview(p, o.finish(r, out, p, rec, res, applyErr, start))
+	return o.awaitingReview(res.Plan, o.finish(sess, res))
 }
 
-func (o *applyOptions) executorOptions(events func(executor.Event)) executor.Options {
-	return executor.Options{
-		Parallelism:   o.parallelism,
-		MaxAttempts:   o.maxAttempts,
-		BaseDelay:     o.baseDelay,
-		MaxDelay:      o.maxDelay,
-		MaxRetryAfter: o.maxRetryAfter,
-		Events:        events,
-		Now:           o.Meta.clock(), // the real time, whatever --now says
+// brokenOff reports a streamed apply whose recipients list broke off (or
+// that was interrupted) before the plan was whole: what was sent is
+// recorded, nothing was shown as a plan.
+func (o *applyOptions) brokenOff(ctx context.Context, sess *backend.Session, res *operation.ApplyResult) int {
+	m := o.Meta
+	if res.PersistErr != nil {
+		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, res.PersistErr))
 	}
+	if ctx.Err() != nil {
+		res.Result.Interrupted = true
+		return m.Errorf("%s", interruptedMessage(res.Result, backend.Name(sess.Backend)))
+	}
+	if res.Result.Requests == 0 {
+		return m.fail(res.Err)
+	}
+	return m.fail(fmt.Errorf("%w (the %s requests answered before are recorded in %s; apply again to go on)", res.Err, views.Count(res.Result.Requests), sess.Backend))
 }
 
-// applyStream applies with --auto-approve while the recipients list is
-// still arriving: the requests whose targets are known go out as the rest
-// of the list is fetched and planned (planner.Stream says when that is
-// the plan's start, exactly). The plan is shown once whole, before the
-// progress of the requests already sent; nothing is sent that the plan
-// made from the whole list would not send, and a list that breaks off
-// stops the run after the requests sent, which are recorded.
-func (o *applyOptions) applyStream(ctx context.Context, r *operation.Run, s *planner.Stream, out views.Apply) int {
-	m, sess := o.Meta, r.Session
-	svc, err := sess.Service()
-	if err != nil {
-		return m.fail(err)
-	}
-	// The stream plans from the state as read while apply records into a
-	// fork of it.
-	if read := sess.State; read != nil {
-		sess.State = read.Fork()
-		// The plan is made from the list being fetched, and the first
-		// intent withdraws the one recorded last: neither the plan nor the
-		// fork needs it in memory (ten million ids are 240 MB). A run that
-		// records nothing saves nothing (persistAfterApply), so the stored
-		// list stays as it was.
-		read.Recipients, sess.State.Recipients = nil, nil
-	}
-	// The state is created (when there is none) with the first entry, as
-	// apply without streaming creates it only for a plan with changes.
-	rec := &lazyRecorder{open: func() (*state.Recorder, error) { return sess.Recorder(sess.Config.Service.Environment) }}
-	fetch, stopFetch := context.WithCancel(ctx)
-	defer stopFetch()
-	go r.FetchInto(fetch, s)
-
-	// A human view shows the plan first: its events wait until then.
-	events := &heldEvents{to: out.Event, hold: !o.json}
-	start := time.Now()
-	type result struct {
-		res *executor.Result
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := executor.ApplyStream(ctx, s, rec, svc.Client, o.executorOptions(events.event))
-		done <- result{res, err}
-	}()
-	p, _ := s.WaitPlan(ctx)
-	if p != nil {
-		if err := out.Plan(p); err != nil {
-			m.Errorf("%v", err)
-		}
-		if p.HasChanges() {
-			out.Start(p)
-		}
-		events.release()
-	}
-	rs := <-done
-	if p == nil {
-		// The list broke off (or the run was interrupted) before the plan
-		// was whole: what was sent is recorded, nothing is shown as a plan.
-		events.release()
-		if err := persistAfterApply(sess, rec.opened(), rs.res); err != nil {
-			return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, err))
-		}
-		if ctx.Err() != nil {
-			rs.res.Interrupted = true
-			return m.Errorf("%s", interruptedMessage(rs.res, backend.Name(sess.Backend)))
-		}
-		if _, serr := s.Plan(); serr != nil && !errors.Is(rs.err, serr) {
-			rs.err = errors.Join(serr, rs.err)
-		}
-		if rs.res.Requests == 0 {
-			return m.fail(rs.err)
-		}
-		return m.fail(fmt.Errorf("%w (the %s requests answered before are recorded in %s; apply again to go on)", rs.err, views.Count(rs.res.Requests), sess.Backend))
-	}
-	if !p.HasChanges() {
-		out.NoChanges()
-		return ExitOK
-	}
-	return o.finish(r, out, p, rec.opened(), rs.res, rs.err, start)
-}
-
-// finish saves the state after a run and shows how it went.
-func (o *applyOptions) finish(r *operation.Run, out views.Apply, p *planner.Plan, rec *state.Recorder, res *executor.Result, applyErr error, start time.Time) int {
-	m, sess := o.Meta, r.Session
-	// Save whatever happened: the journal already holds what was recorded,
-	// the snapshot makes it compact. The summary follows whatever failed:
-	// notifications may have reached devices.
-	persistErr := persistAfterApply(sess, rec, res)
-	out.Finish(p, res, time.Since(start), sess.Config)
-	if applyErr != nil {
-		// The first error is the one reported; a failed save comes second.
+// finish reports how an apply that sent went, once the state is saved
+// and the summary shown: the first error is the one reported, a failed
+// save comes second.
+func (o *applyOptions) finish(sess *backend.Session, r *operation.ApplyResult) int {
+	m, res := o.Meta, r.Result
+	if r.Err != nil {
 		if res.JournalError != "" {
-			m.fail(fmt.Errorf("%w\n%s", applyErr, journalFailureMessage(res, backend.Name(sess.Backend), persistErr == nil, backend.IsLocal(sess.Backend))))
+			m.fail(fmt.Errorf("%w\n%s", r.Err, journalFailureMessage(res, backend.Name(sess.Backend), r.PersistErr == nil, backend.IsLocal(sess.Backend))))
 		} else {
-			m.fail(applyErr)
+			m.fail(r.Err)
 		}
-		if persistErr != nil {
-			m.Errorf("saving the state failed too: %v", persistErr)
+		if r.PersistErr != nil {
+			m.Errorf("saving the state failed too: %v", r.PersistErr)
 		}
 		return ExitError
 	}
-	if persistErr != nil {
-		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, persistErr))
+	if r.PersistErr != nil {
+		return m.fail(fmt.Errorf("saving state (the journal of %s still holds every outcome): %w", sess.Backend, r.PersistErr))
 	}
 	if res.Interrupted {
 		return m.Errorf("%s", interruptedMessage(res, backend.Name(sess.Backend)))
@@ -297,64 +184,6 @@ func (o *applyOptions) finish(r *operation.Run, out views.Apply, p *planner.Plan
 		return ExitError
 	}
 	return ExitOK
-}
-
-// lazyRecorder opens the recorder on the first entry.
-type lazyRecorder struct {
-	open func() (*state.Recorder, error)
-	mu   sync.Mutex
-	rec  *state.Recorder
-}
-
-// opened returns the recorder once opened, or nil: then nothing was sent.
-func (l *lazyRecorder) opened() *state.Recorder {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rec
-}
-
-func (l *lazyRecorder) Record(entries ...state.Entry) error {
-	l.mu.Lock()
-	if l.rec == nil {
-		rec, err := l.open()
-		if err != nil {
-			l.mu.Unlock()
-			return err
-		}
-		l.rec = rec
-	}
-	rec := l.rec
-	l.mu.Unlock()
-	return rec.Record(entries...)
-}
-
-// heldEvents passes executor events on, holding them back while hold is
-// set and until release: a human view draws progress only after the plan.
-type heldEvents struct {
-	to   func(executor.Event)
-	mu   sync.Mutex
-	hold bool
-	held []executor.Event
-}
-
-func (h *heldEvents) event(e executor.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.hold {
-		h.held = append(h.held, e)
-		return
-	}
-	h.to(e)
-}
-
-// release passes on the events held and every later one.
-func (h *heldEvents) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, e := range h.held {
-		h.to(e)
-	}
-	h.held, h.hold = nil, false
 }
 
 // retryFlags are apply's retry limits.
@@ -397,43 +226,10 @@ func interruptedMessage(res *executor.Result, where string) string {
 	return msg + ". Run apply again to continue from there."
 }
 
-// persistAfterApply saves the run's state. After a failed journal write
-// it first folds in the outcomes the journal missed: a save that succeeds
-// then records everything the run knows, and one that fails leaves the
-// journal as it was, which holds what it acknowledged. Once saved, nothing
-// is unrecorded (not-sent records are outcome entries too): res.Unrecorded
-// is cleared. Without a recorder (a streamed apply that recorded
-// nothing) there is nothing to save: the stored state is as it was read.
-func persistAfterApply(sess *backend.Session, rec *state.Recorder, res *executor.Result) error {
-	if rec == nil {
-		return nil
-	}
-	u := res.Unrecorded
-	if u == nil || len(u.Entries) == 0 {
-		return sess.Persist()
-	}
-	var foldErr error
-	rec.Read(func(st *state.State) {
-		for _, e := range u.Entries {
-			if err := st.ApplyEntry(e); err != nil && foldErr == nil {
-				foldErr = err
-			}
-		}
-	})
-	if foldErr != nil {
-		return fmt.Errorf("adding the unrecorded outcomes to the state: %w", foldErr)
-	}
-	if err := sess.Persist(); err != nil {
-		return err
-	}
-	res.Unrecorded = nil // the entries hold the not-sent records too
-	return nil
-}
-
 // journalFailureMessage says, after a failed journal write, which records
 // are durable and what the next run does with the rest. saved says
 // whether the state was saved after the failure (with the outcomes the
-// journal missed: see persistAfterApply).
+// journal missed: see operation.ApplyResult).
 func journalFailureMessage(res *executor.Result, where string, saved, local bool) string {
 	var b strings.Builder
 	if saved {
