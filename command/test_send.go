@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"pushform/config"
-	"pushform/executor"
+	"pushform/operation"
 	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
@@ -64,35 +63,8 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 			m.Errorf("%v", err)
 		}
 	}()
-	cfg := sess.Config
-	msg, err := testSendMessage(cfg, o.address)
+	msg, res, err := r.TestSend(ctx, operation.TestSendOptions{Address: o.address, Users: o.users, Devices: o.devices})
 	if err != nil {
-		return m.fail(err)
-	}
-	devices := o.devices
-	if len(devices) == 0 && len(o.users) == 0 {
-		devices = cfg.TestDevices(msg)
-		if len(devices) == 0 {
-			return m.fail(errors.New("test-send: give --device ID or --user ID, or list test_devices in the service block (or the campaign)"))
-		}
-	}
-	svc, err := sess.Service()
-	if err != nil {
-		return m.fail(err)
-	}
-	rec, err := sess.Recorder(cfg.Service.Environment)
-	if err != nil {
-		return m.fail(err)
-	}
-	res, err := executor.SendTest(ctx, svc.Client, executor.TestSend{Address: msg.Address, Kind: msg.Kind, Content: msg.Content,
-		Users: o.users, Devices: devices}, time.Now().UTC())
-	if err != nil {
-		return m.fail(err)
-	}
-	if err := rec.Record(res.Entry); err != nil {
-		return m.fail(fmt.Errorf("recording the test send (request id %s): %w", res.RequestID, err))
-	}
-	if err := sess.Persist(); err != nil {
 		return m.fail(err)
 	}
 	var b strings.Builder
@@ -116,32 +88,4 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 		return ExitError
 	}
 	return ExitOK
-}
-
-// testSendMessage returns the message test-send sends for addr: a
-// notification or badge of cfg, or one variant of a notification
-// (ADDR.variant.NAME), with that variant's content and address.
-func testSendMessage(cfg *config.Config, addr string) (*config.Message, error) {
-	base, variant, isVariant := strings.Cut(addr, planner.VariantInfix)
-	for _, msg := range cfg.Messages {
-		switch {
-		case msg.Address == addr && len(msg.Variants) > 0:
-			names := make([]string, len(msg.Variants))
-			for i, v := range msg.Variants {
-				names[i] = msg.Address + planner.VariantInfix + v.Name
-			}
-			return nil, fmt.Errorf("test-send: %s has variants; send one of them: %s", termtext.Clean(addr), termtext.Clean(strings.Join(names, ", ")))
-		case msg.Address == addr:
-			return msg, nil
-		case isVariant && msg.Address == base:
-			for _, v := range msg.Variants {
-				if v.Name == variant {
-					c := *msg
-					c.Address, c.Content, c.Variants = addr, v.Content, nil
-					return &c, nil
-				}
-			}
-		}
-	}
-	return nil, fmt.Errorf("test-send: %s is not a notification or badge of the configuration (give the full address, e.g. campaign.NAME.notification.NAME, or NAME.variant.V for a variant)", termtext.Clean(addr))
 }

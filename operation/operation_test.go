@@ -188,3 +188,36 @@ func TestOpenReportsDiagnostics(t *testing.T) {
 		t.Errorf("diagnostics shown %d times, want 1", shown)
 	}
 }
+
+// TestTestSend: a test send reaches only the targets given, is recorded
+// in the ledger, and leaves the plan as it was: apply still sends.
+func TestTestSend(t *testing.T) {
+	base, srv := testutil.StartSandbox(t, opSeed, sandbox.Options{})
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": testutil.ServiceAt(base) +
+		"notification \"hello\" {\n  user_ids = [\"ann\", \"ben\"]\n  title = \"Hi\"\n  body = \"B\"\n}\n"})
+	ctx := context.Background()
+	r := openRun(t, options("test-send", dir))
+	msg, res, err := r.TestSend(ctx, TestSendOptions{Address: "notification.hello", Devices: []string{"zed-phone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Address != "notification.hello" || len(res.Targets) != 1 || res.Targets[0].ID != "zed-phone" || res.RequestID == "" {
+		t.Errorf("test send of %s: %+v", msg.Address, res)
+	}
+	if got := srv.ReceivedDevices(); !slices.Equal(got, []string{"zed-phone"}) {
+		t.Errorf("devices that received: %v, want [zed-phone]", got)
+	}
+	if _, _, err := r.TestSend(ctx, TestSendOptions{Address: "notification.nope", Devices: []string{"zed-phone"}}); err == nil {
+		t.Error("a test send of an address the configuration lacks succeeded")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := openRun(t, options("plan", dir)).Plan(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.HasChanges() {
+		t.Error("no changes after a test send: it counted as a delivery")
+	}
+}

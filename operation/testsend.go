@@ -1,0 +1,92 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"pushform/config"
+	"pushform/executor"
+	"pushform/planner"
+	"pushform/termtext"
+)
+
+// TestSendOptions are the inputs of TestSend.
+type TestSendOptions struct {
+	// Address is a notification or badge of the configuration, or one
+	// variant of a notification (ADDR.variant.NAME).
+	Address string
+	// Users and Devices are the targets; with neither, the test_devices
+	// the configuration lists for the message.
+	Users, Devices []string
+}
+
+// TestSend sends the content of one address to the given targets only,
+// and records it in the ledger as a test send (not a delivery: apply
+// still sends to these targets). It returns the message sent and each
+// target's outcome.
+func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message, *executor.TestSendResult, error) {
+	sess := r.Session
+	cfg := sess.Config
+	msg, err := testSendMessage(cfg, o.Address)
+	if err != nil {
+		return nil, nil, err
+	}
+	devices := o.Devices
+	if len(devices) == 0 && len(o.Users) == 0 {
+		devices = cfg.TestDevices(msg)
+		if len(devices) == 0 {
+			return nil, nil, errors.New("test-send: give --device ID or --user ID, or list test_devices in the service block (or the campaign)")
+		}
+	}
+	svc, err := sess.Service()
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := sess.Recorder(cfg.Service.Environment)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := executor.SendTest(ctx, svc.Client, executor.TestSend{Address: msg.Address, Kind: msg.Kind, Content: msg.Content,
+		Users: o.Users, Devices: devices}, time.Now().UTC())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := rec.Record(res.Entry); err != nil {
+		return nil, nil, fmt.Errorf("recording the test send (request id %s): %w", res.RequestID, err)
+	}
+	if err := sess.Persist(); err != nil {
+		return nil, nil, err
+	}
+	return msg, res, nil
+}
+
+// testSendMessage returns the message test-send sends for addr: a
+// notification or badge of cfg, or one variant of a notification
+// (ADDR.variant.NAME), with that variant's content and address.
+func testSendMessage(cfg *config.Config, addr string) (*config.Message, error) {
+	base, variant, isVariant := strings.Cut(addr, planner.VariantInfix)
+	for _, msg := range cfg.Messages {
+		switch {
+		case msg.Address == addr && len(msg.Variants) > 0:
+			names := make([]string, len(msg.Variants))
+			for i, v := range msg.Variants {
+				names[i] = msg.Address + planner.VariantInfix + v.Name
+			}
+			return nil, fmt.Errorf("test-send: %s has variants; send one of them: %s", termtext.Clean(addr), termtext.Clean(strings.Join(names, ", ")))
+		case msg.Address == addr:
+			return msg, nil
+		case isVariant && msg.Address == base:
+			for _, v := range msg.Variants {
+				if v.Name == variant {
+					c := *msg
+					c.Address, c.Content, c.Variants = addr, v.Content, nil
+					return &c, nil
+				}
+			}
+		}
+	}
+	return nil, fmt.Errorf("test-send: %s is not a notification or badge of the configuration (give the full address, e.g. campaign.NAME.notification.NAME, or NAME.variant.V for a variant)", termtext.Clean(addr))
+}
