@@ -39,7 +39,8 @@ func TestCheckApplyClock(t *testing.T) {
 		{"a saved plan made now", "", plan(clock), ""},
 		{"a saved plan made for the past, after the last delivery", "", plan(last.Add(time.Minute)), ""},
 		{"the same with its --now", "2026-11-22T11:01:00Z", plan(last.Add(time.Minute)), ""},
-		{"a saved plan made before the last delivery", "", plan(last.Add(-time.Minute)), "the plan was made for 2026-11-22T10:59:00Z, which is earlier than the latest delivery"},
+		{"a saved plan made without --now, its runner's clock behind", "", plan(last.Add(-time.Minute)), ""},
+		{"a saved plan made with --now before the last delivery", "2026-11-22T10:59:00Z", plan(last.Add(-time.Minute)), "the plan was made for 2026-11-22T10:59:00Z, which is earlier than the latest delivery"},
 		{"--now other than the saved plan's", "2026-11-22T12:00:00Z", plan(last.Add(time.Minute)), "is not the time the plan was made for (2026-11-22T11:01:00Z)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
