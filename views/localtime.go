@@ -149,7 +149,7 @@ func localHeld(c *planner.Change) bool {
 func localHeldLine(s planner.Summary) string {
 	var out string
 	if s.WaitingTargets > 0 {
-		out += fmt.Sprintf(" %s waiting for their local time (deliver_at_local).", plural(s.WaitingTargets, "target is", "targets are"))
+		out += " " + plural(s.WaitingTargets, "target is waiting for its local time", "targets are waiting for their local time") + " (deliver_at_local)."
 	}
 	if s.QuietTargets > 0 {
 		out += fmt.Sprintf(" %s held by quiet_hours until their window ends.", plural(s.QuietTargets, "target is", "targets are"))

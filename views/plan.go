@@ -306,7 +306,7 @@ func SummaryLine(p *planner.Plan) string {
 		line += fmt.Sprintf("; %s held back by frequency_cap", plural(s.CappedTargets, "target", "targets"))
 	}
 	if s.WaitingTargets > 0 {
-		line += fmt.Sprintf("; %s waiting for their local time", plural(s.WaitingTargets, "target", "targets"))
+		line += "; " + plural(s.WaitingTargets, "target waiting for its local time", "targets waiting for their local time")
 	}
 	if s.QuietTargets > 0 {
 		line += fmt.Sprintf("; %s held by quiet_hours", plural(s.QuietTargets, "target", "targets"))
