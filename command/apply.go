@@ -115,6 +115,8 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		return m.fail(err)
 	}
 
+	m.limitSendMemory()
+
 	ao := operation.ApplyOptions{
 		Saved: saved, View: views.NewApply(jsonFormat(o.json), m.view(false)),
 		HoldEvents:  !o.json, // a human view shows the plan first
@@ -296,4 +298,22 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return views.Count(n) + " " + noun + "s"
+}
+
+// sendMemoryLimit is the soft memory limit apply sets, once the
+// configuration is evaluated, when GOMEMLIMIT sets none. A re-apply of ten
+// million targets after a crash holds the new list, its duplicate filter
+// and the recorded targets at once (0.7 GiB live): 1.7 GiB of RSS with
+// the default GOGC, 0.9 GiB under this limit (the garbage collector works
+// more, 48% more CPU on a send phase bound by the service's latency); a
+// first apply stays below it. It is set after evaluation because a
+// configuration whose evaluation needs more (a for_each over half a
+// million CSV rows) would only be slowed by a limit below its live heap.
+const sendMemoryLimit = 800 << 20
+
+// limitSendMemory sets sendMemoryLimit unless GOMEMLIMIT chose one.
+func (m *Meta) limitSendMemory() {
+	if m.SetMemoryLimit != nil && m.Getenv("GOMEMLIMIT") == "" {
+		m.SetMemoryLimit(sendMemoryLimit)
+	}
 }

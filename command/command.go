@@ -15,6 +15,7 @@ import (
 	"pushform/secret"
 	"pushform/termtext"
 	"pushform/views"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +64,10 @@ type Env struct {
 	// that embeds pushform (or a test) may inject one, but nothing a user
 	// sets (a flag, an environment variable) can turn it.
 	Now func() time.Time
+	// SetMemoryLimit sets the process's soft memory limit (the Go
+	// runtime's debug.SetMemoryLimit); nil leaves it alone, as an embedding
+	// front end or a test in a shared process wants.
+	SetMemoryLimit func(bytes int64) int64
 }
 
 // OSEnv returns the Env of the running process.
@@ -78,6 +83,7 @@ func OSEnv() Env {
 		Getenv:         os.Getenv,
 		Environ:        os.Environ(),
 		Dir:            wd,
+		SetMemoryLimit: debug.SetMemoryLimit,
 	}
 }
 
