@@ -41,6 +41,12 @@ type ServiceOptions struct {
 	// RecipientsTimeout bounds fetching the whole recipients list; 0 means
 	// the client's default.
 	RecipientsTimeout time.Duration
+	// RecipientsMaxAttempts bounds the tries of a recipients page that
+	// gets a 429 or 503, and MaxRetryAfter the wait a Retry-After may
+	// impose (apply's --max-attempts and --max-retry-after); 0 means the
+	// client's defaults.
+	RecipientsMaxAttempts int
+	MaxRetryAfter         time.Duration
 	// UserAgent names pushform and its version.
 	UserAgent string
 	// DevicesDir is where an embedded sandbox keeps its devices between
@@ -52,6 +58,12 @@ type ServiceOptions struct {
 	// (PUSHFORM_LOG=debug): counts and ids of requests, never the key,
 	// target ids or body text.
 	Log func(pushapi.RequestLog)
+}
+
+// clientOptions are the client's options for the service at base.
+func (o ServiceOptions) clientOptions(base, key, keyEnv string) pushapi.Options {
+	return pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout,
+		RecipientsTimeout: o.RecipientsTimeout, RecipientsMaxAttempts: o.RecipientsMaxAttempts, MaxRetryAfter: o.MaxRetryAfter, Log: o.Log}
 }
 
 // Connect opens the service the configuration names. PUSHFORM_BASE_URL,
@@ -77,7 +89,7 @@ func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if key == "" {
 		return nil, &MissingKeyError{Var: svc.APIKeyEnv, Environment: svc.Environment}
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: svc.APIKeyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout, RecipientsTimeout: o.RecipientsTimeout, Log: o.Log})
+	c, err := pushapi.New(o.clientOptions(base, key, svc.APIKeyEnv))
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +125,7 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded sandbox: %w", err)
 	}
-	c, err := pushapi.New(pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: "(embedded sandbox)", UserAgent: o.UserAgent, Timeout: o.RequestTimeout, RecipientsTimeout: o.RecipientsTimeout, Log: o.Log})
+	c, err := pushapi.New(o.clientOptions(base, key, "(embedded sandbox)"))
 	if err != nil {
 		stop()
 		return nil, err

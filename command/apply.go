@@ -80,6 +80,8 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		}
 	}
 	o.planFlags.allowResend, o.planFlags.scheduled = o.allowResend, o.scheduled
+	// The recipients list a run fetches is retried within the same limits.
+	o.planFlags.recipientsMaxAttempts, o.planFlags.maxRetryAfter = o.maxAttempts, o.maxRetryAfter
 	return o, nil
 }
 

@@ -42,6 +42,10 @@ type planFlags struct {
 type serviceFlags struct {
 	requestTimeout    time.Duration
 	recipientsTimeout time.Duration
+	// Set by apply from its retry flags, which bound the recipients
+	// list's retries too; 0 means the client's defaults.
+	recipientsMaxAttempts int
+	maxRetryAfter         time.Duration
 }
 
 func (sf *serviceFlags) bind(fs *pflag.FlagSet) {
@@ -133,6 +137,7 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
 	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
+		RecipientsMaxAttempts: sf.recipientsMaxAttempts, MaxRetryAfter: sf.maxRetryAfter,
 		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog(), Secrets: m.secrets}
 }
 

@@ -128,6 +128,35 @@ notification "long" {
 	}
 }
 
+// TestRecipientsRetriesFollowApplyFlags: apply's --max-attempts bounds the
+// recipients pages' retries too: with 1, a 429 on page 2 ends the run
+// there, naming it (the streamed apply has sent the first page's users);
+// the next apply, with the default, asks for the page again and sends the
+// rest: every device gets the campaign once.
+func TestRecipientsRetriesFollowApplyFlags(t *testing.T) {
+	sb := startSandbox(t, rangeSeed(1500), "--recipients-paging", "link", "--recipients-fault", "429@2")
+	w := newWorkspace(t, sb, `
+data "recipients" "all" {}
+
+notification "launch" {
+  user_ids = data.recipients.all.user_ids
+  title    = "Launch"
+  body     = "It is here"
+}
+`)
+	r := w.mustRun(1, "apply", "--auto-approve", "--max-attempts", "1")
+	if !strings.Contains(r.stderr, "429") {
+		t.Fatalf("--max-attempts 1: the 429 on page 2 is not named:\n%s", r.stderr)
+	}
+	if st := sb.stats(); st.Deliveries >= 1500 {
+		t.Fatalf("--max-attempts 1: %d delivered, as if page 2 had been asked for again", st.Deliveries)
+	}
+	w.apply()
+	if st := sb.stats(); st.Deliveries != 1500 || st.Targets != 1500 {
+		t.Fatalf("%d delivered to %d targets, want 1,500 each", st.Deliveries, st.Targets)
+	}
+}
+
 // holdProxy stands between pushform and a sandbox: it holds send
 // requests until inFlight of them have arrived, then forwards the first
 // and holds the others until release is closed. A request once received
