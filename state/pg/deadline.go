@@ -73,8 +73,9 @@ func (m *Manager) opErr(op string, err error) error {
 		return &dbError{msg: fmt.Sprintf("%s: %s: interrupted, and the server did not answer within %s; the connection is closed, and with it this run's lock on the state",
 			m, op, stopGrace), errs: []error{context.Canceled}}
 	case isTimeout(err):
-		return &dbError{msg: fmt.Sprintf("%s: %s: the server did not answer within %s (statement_timeout %s, plus %s for the network); the connection is closed, and with it this run's lock on the state",
+		m.lost = &dbError{msg: fmt.Sprintf("%s: %s: the server did not answer within %s (statement_timeout %s, plus %s for the network); the connection is closed, and with it this run's lock on the state",
 			m, op, m.t.Statement+callMargin, m.t.Statement, callMargin), errs: []error{context.DeadlineExceeded}}
+		return m.lost
 	}
 	return m.dbErr(op, err)
 }

@@ -145,8 +145,12 @@ type Manager struct {
 	conn   *pgx.Conn  // nil once closed
 	head   state.Head // the stored state this Manager last read or wrote
 	lockID string
-	lock   state.LockInfo
-	stale  *state.LockInfo
+	// lost is the error that closed the connection (a call that waited
+	// past its deadline), which every later call reports: what the run
+	// waited for, not only that the connection is gone.
+	lost  error
+	lock  state.LockInfo
+	stale *state.LockInfo
 	// waitFrom is when a Lock was first refused, until one succeeds;
 	// lockedAt when the lock was taken. For the debug log.
 	waitFrom, lockedAt time.Time
@@ -352,6 +356,8 @@ func (m *Manager) usable() error {
 	switch {
 	case m.conn == nil:
 		return fmt.Errorf("%s: the connection is closed", m)
+	case m.conn.IsClosed() && m.lost != nil:
+		return m.lost
 	case m.conn.IsClosed():
 		return fmt.Errorf("%s: the connection to the server was lost (with it the lock, if this run held it); nothing more is recorded", m)
 	}
