@@ -3,14 +3,12 @@ package views
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"pushform/config"
 	"pushform/executor"
-	"pushform/internal/testutil"
 	"pushform/planner"
 	"pushform/state"
 )
@@ -109,19 +107,7 @@ func guardsScenario(t *testing.T) *planner.Plan {
 
 func TestGuardsGolden(t *testing.T) {
 	p := guardsScenario(t)
-	var human, md, js bytes.Buffer
-	if err := NewPlanHuman(&human, false).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := NewPlanMarkdown(&md, 0).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, filepath.Join("testdata", "plan-guards.txt"), human.Bytes())
-	testutil.Golden(t, filepath.Join("testdata", "plan-guards.md"), md.Bytes())
-	testutil.Golden(t, filepath.Join("testdata", "plan-guards.json"), js.Bytes())
+	human, md, js := planGoldens(t, p, "plan-guards")
 
 	// Every view shows every new action, the rename and its moved block.
 	block := "moved {\n  from = notification.tips\n  to   = notification.tips_v2\n}\n"
@@ -139,7 +125,7 @@ func TestGuardsGolden(t *testing.T) {
 			`campaign.black\_friday sends 1,500 targets at 600/minute, in 150 requests, taking about 2m30s`,
 			`3 targets held back by frequency\_cap`),
 	} {
-		out := map[string]string{"human": human.String(), "markdown": md.String()}[name]
+		out := map[string]string{"human": human, "markdown": md}[name]
 		for _, want := range wants {
 			// Markdown escapes prose (frequency\_cap), not code.
 			if !strings.Contains(out, want) && (name != "markdown" || !strings.Contains(out, mdText.Replace(want))) {
@@ -147,11 +133,11 @@ func TestGuardsGolden(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(human.String(), indent(block, "    ")) {
-		t.Errorf("human output lacks the moved block to paste:\n%s", human.String())
+	if !strings.Contains(human, indent(block, "    ")) {
+		t.Errorf("human output lacks the moved block to paste:\n%s", human)
 	}
-	if !strings.Contains(md.String(), "```hcl\n"+block+"```\n") {
-		t.Errorf("markdown lacks the moved block to paste:\n%s", md.String())
+	if !strings.Contains(md, "```hcl\n"+block+"```\n") {
+		t.Errorf("markdown lacks the moved block to paste:\n%s", md)
 	}
 	var doc struct {
 		Changes []struct {
@@ -170,7 +156,7 @@ func TestGuardsGolden(t *testing.T) {
 			Seconds     float64
 		}
 	}
-	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
 		t.Fatal(err)
 	}
 	actions := map[string]string{}

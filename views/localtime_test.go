@@ -1,13 +1,11 @@
 package views
 
 import (
-	"bytes"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"pushform/config"
-	"pushform/internal/testutil"
 	"pushform/planner"
 )
 
@@ -56,25 +54,8 @@ func localScenario(t *testing.T) *planner.Plan {
 
 func TestLocalTimeViews(t *testing.T) {
 	p := localScenario(t)
-	for _, f := range []struct {
-		file string
-		view func(*bytes.Buffer) Plan
-	}{
-		{"plan-local.txt", func(b *bytes.Buffer) Plan { return NewPlanHuman(b, false) }},
-		{"plan-local.json", func(b *bytes.Buffer) Plan { return NewPlanJSON(b, true) }},
-		{"plan-local.md", func(b *bytes.Buffer) Plan { return NewPlanMarkdown(b, 0) }},
-	} {
-		var b bytes.Buffer
-		if err := f.view(&b).Plan(p); err != nil {
-			t.Fatal(err)
-		}
-		testutil.Golden(t, filepath.Join("testdata", f.file), b.Bytes())
-	}
+	human, _, _ := planGoldens(t, p, "plan-local")
 	// What every view must say, whatever the wording around it.
-	var b bytes.Buffer
-	if err := NewPlanHuman(&b, false).Plan(p); err != nil {
-		t.Fatal(err)
-	}
 	for _, want := range []string{
 		"☾ notification.tokyo_night is held by quiet_hours 21:00-08:00: 2 users, sent from 2026-12-01T23:00:00Z",
 		"waves (UTC): 2026-12-01 00:00 9 quiet, 08:00 9 now, 14:00 3 waiting (next), 17:00 9 waiting; next at 2026-12-01T14:00:00Z; quiet until 2026-12-01T23:00:00Z",
@@ -82,8 +63,8 @@ func TestLocalTimeViews(t *testing.T) {
 		"… notification.tomorrow waits for local time (next wave 2026-12-02T00:00:00Z): 3 users",
 		"+ notification.urgent will be created: 1 user (u00000)",
 	} {
-		if !bytes.Contains(b.Bytes(), []byte(want)) {
-			t.Errorf("human plan lacks %q:\n%s", want, b.String())
+		if !strings.Contains(human, want) {
+			t.Errorf("human plan lacks %q:\n%s", want, human)
 		}
 	}
 }

@@ -227,3 +227,26 @@ func TestPlanHumanWidth(t *testing.T) {
 		}
 	}
 }
+
+// planGoldens renders p in the human, markdown and JSON views, compares
+// each with testdata/NAME.txt, .md and .json, and returns the three.
+func planGoldens(t *testing.T, p *planner.Plan, name string) (human, md, js string) {
+	t.Helper()
+	out := make([]string, 3)
+	for i, v := range []struct {
+		ext  string
+		view func(*bytes.Buffer) Plan
+	}{
+		{".txt", func(b *bytes.Buffer) Plan { return NewPlanHuman(b, false) }},
+		{".md", func(b *bytes.Buffer) Plan { return NewPlanMarkdown(b, 0) }},
+		{".json", func(b *bytes.Buffer) Plan { return NewPlanJSON(b, true) }},
+	} {
+		var b bytes.Buffer
+		if err := v.view(&b).Plan(p); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Golden(t, filepath.Join("testdata", name+v.ext), b.Bytes())
+		out[i] = b.String()
+	}
+	return out[0], out[1], out[2]
+}

@@ -1,14 +1,11 @@
 package views
 
 import (
-	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"pushform/config"
-	"pushform/internal/testutil"
 	"pushform/planner"
 	"pushform/state"
 )
@@ -55,33 +52,21 @@ func rolloutPlan(t *testing.T) *planner.Plan {
 // sent and what is due; a halted rollout its rate and request ids.
 func TestRolloutViews(t *testing.T) {
 	p := rolloutPlan(t)
-	var human, md, js bytes.Buffer
-	if err := NewPlanHuman(&human, false).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := NewPlanMarkdown(&md, 0).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, filepath.Join("testdata", "plan-rollout.txt"), human.Bytes())
-	testutil.Golden(t, filepath.Join("testdata", "plan-rollout.md"), md.Bytes())
-	testutil.Golden(t, filepath.Join("testdata", "plan-rollout.json"), js.Bytes())
+	human, md, js := planGoldens(t, p, "plan-rollout")
 	for _, want := range []string{
 		"rollout halted at stage 1 of 3 (10%)", "over max_failure_rate 2%", "req-0a1b2c",
 		"stage 2 due 2026-11-22T12:30:00Z", "rollout sends stage 1 of 3 (10%)", "held for later rollout stages",
 		"is held by its rollout: 376 users not sent now", "stage 1  10%   35 users, 0 sent, sends 35 now",
 	} {
-		if !strings.Contains(human.String(), want) {
+		if !strings.Contains(human, want) {
 			t.Errorf("human plan lacks %q", want)
 		}
-		if !strings.Contains(md.String(), want) {
+		if !strings.Contains(md, want) {
 			t.Errorf("markdown plan lacks %q", want)
 		}
 	}
 	for _, want := range []string{`"state": "halted"`, `"state": "waiting"`, `"next_due": "2026-11-22T12:30:00Z"`, `"request_ids": [`, `"staged_targets"`} {
-		if !strings.Contains(js.String(), want) {
+		if !strings.Contains(js, want) {
 			t.Errorf("JSON plan lacks %s", want)
 		}
 	}
@@ -101,26 +86,14 @@ func TestVariantViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var human, md, js bytes.Buffer
-	if err := NewPlanHuman(&human, false).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := NewPlanMarkdown(&md, 0).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := NewPlanJSON(&js, true).Plan(p); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, filepath.Join("testdata", "plan-variants.txt"), human.Bytes())
-	testutil.Golden(t, filepath.Join("testdata", "plan-variants.md"), md.Bytes())
-	testutil.Golden(t, filepath.Join("testdata", "plan-variants.json"), js.Bytes())
+	human, md, js := planGoldens(t, p, "plan-variants")
 	for _, want := range []string{`variant "a" of notification.spring: weight 50, 47.5% of the audience`, "holds out 21 users",
 		"(5% of notification.spring): they receive nothing", "held out, to record"} {
-		if !strings.Contains(human.String(), want) || !strings.Contains(md.String(), want) {
+		if !strings.Contains(human, want) || !strings.Contains(md, want) {
 			t.Errorf("human or markdown plan lacks %q", want)
 		}
 	}
-	if !strings.Contains(js.String(), `"variant": {`) || !strings.Contains(js.String(), `"action": "holdout"`) {
+	if !strings.Contains(js, `"variant": {`) || !strings.Contains(js, `"action": "holdout"`) {
 		t.Error("JSON plan lacks the variant or the holdout")
 	}
 }
