@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"pushform/internal/testutil"
 )
 
 // pwSpellings are the ways a password can appear in text: as is, escaped
@@ -136,33 +138,8 @@ func TestPGCanaryPasswordNeverLeaks(t *testing.T) {
 	}
 
 	// The embedded sandbox keeps its devices in the campaign directory.
-	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "PF_KEY="+testKey, "NO_COLOR=1", "PUSHFORM_LOG=debug")}
-	files := map[string]string{
-		"main.hcl": `service {
-  sandbox     = "sandbox.hcl"
-  environment = "test"
-  api_key_env = "PF_KEY"
-}
-
-notification "hello" {
-  user_ids = ["alice"]
-  title    = "Hello"
-  body     = "chirp"
-  tag      = "hello"
-}
-`,
-		"sandbox.hcl": `api_key "` + testKey + `" { environment = "test" }
-user "alice" {
-  device "alice-phone" { environment = "test" }
-}
-`,
-	}
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.usePG(p)
+	w := canaryWorkspace(t, p, testKey, "chirp", `  tag      = "hello"
+`)
 
 	runs := 0
 	check := func(w *workspace, code int, args ...string) result {
@@ -306,32 +283,7 @@ func TestPGTriggerQuotingKeyNeverLeaks(t *testing.T) {
 		t.Fatal("the test URL has no password: the canary test needs one")
 	}
 	spellings := pwSpellings(pw)
-	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "PF_KEY="+formsKey, "NO_COLOR=1", "PUSHFORM_LOG=debug")}
-	files := map[string]string{
-		"main.hcl": `service {
-  sandbox     = "sandbox.hcl"
-  environment = "test"
-  api_key_env = "PF_KEY"
-}
-
-notification "hello" {
-  user_ids = ["alice"]
-  title    = "Hello"
-  body     = "canary"
-}
-`,
-		"sandbox.hcl": `api_key "` + formsKey + `" { environment = "test" }
-user "alice" {
-  device "alice-phone" { environment = "test" }
-}
-`,
-	}
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.usePG(p)
+	w := canaryWorkspace(t, p, formsKey, "canary", "")
 	check := func(code int, args ...string) result {
 		t.Helper()
 		r := w.run(args...)
@@ -425,4 +377,31 @@ CREATE TRIGGER leak BEFORE INSERT ON `+journal+` FOR EACH ROW EXECUTE FUNCTION `
 		t.Fatal(err)
 	}
 	noStateFiles(t, w)
+}
+
+// canaryWorkspace is a campaign of one notification "hello" to alice
+// (body, then the extra attributes), sent through an embedded sandbox
+// that takes key, with its state in p and debug logging on.
+func canaryWorkspace(t *testing.T, p *pgState, key, body, extra string) *workspace {
+	t.Helper()
+	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "PF_KEY="+key, "NO_COLOR=1", "PUSHFORM_LOG=debug")}
+	testutil.WriteFile(t, w.dir, "main.hcl", `service {
+  sandbox     = "sandbox.hcl"
+  environment = "test"
+  api_key_env = "PF_KEY"
+}
+
+notification "hello" {
+  user_ids = ["alice"]
+  title    = "Hello"
+  body     = "`+body+`"
+`+extra+`}
+`)
+	testutil.WriteFile(t, w.dir, "sandbox.hcl", `api_key "`+key+`" { environment = "test" }
+user "alice" {
+  device "alice-phone" { environment = "test" }
+}
+`)
+	w.usePG(p)
+	return w
 }

@@ -184,29 +184,7 @@ notification "tagged" {
 	}
 
 	// Killed while a request is in flight: the journal is left behind.
-	h.setMode("hang")
-	for len(h.requests) > 0 {
-		<-h.requests
-	}
-	p := w.startProc("apply", "--auto-approve", "--replace", "notification.tagged")
-	// Wait for the send to arrive; fail with what apply said if it exits
-	// first, and with a message (not a hang) if nothing comes.
-	guard := time.NewTimer(time.Minute)
-	defer guard.Stop()
-	for sent := false; !sent; {
-		select {
-		case path := <-h.requests:
-			sent = strings.HasSuffix(path, "/send")
-		case <-p.done:
-			t.Fatalf("apply exited before sending:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
-		case <-guard.C:
-			p.kill(syscall.SIGKILL)
-			t.Fatalf("no send request reached the service within a minute:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
-		}
-	}
-	if !p.kill(syscall.SIGKILL) {
-		t.Fatalf("apply was not killed:\n%s", p.stderr)
-	}
+	p := killedMidSend(t, w, h, "notification.tagged")
 	if _, err := os.Stat(filepath.Join(w.dir, "pushform.state.journal")); err != nil {
 		t.Fatalf("no journal after a kill: %v", err)
 	}
@@ -362,27 +340,7 @@ notification "everyone" {
 
 	// Killed while a request is in flight: the journal left behind holds
 	// the intents (their recipient ids) and not a form of the key.
-	h.setMode("hang")
-	for len(h.requests) > 0 {
-		<-h.requests
-	}
-	p := w.startProc("apply", "--auto-approve", "--replace", "notification.everyone")
-	guard := time.NewTimer(time.Minute)
-	defer guard.Stop()
-	for sent := false; !sent; {
-		select {
-		case path := <-h.requests:
-			sent = strings.HasSuffix(path, "/send")
-		case <-p.done:
-			t.Fatalf("apply exited before sending:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
-		case <-guard.C:
-			p.kill(syscall.SIGKILL)
-			t.Fatalf("no send request reached the service within a minute:\n%s", p.stderr)
-		}
-	}
-	if !p.kill(syscall.SIGKILL) {
-		t.Fatalf("apply was not killed:\n%s", p.stderr)
-	}
+	p := killedMidSend(t, w, h, "notification.everyone")
 	if _, err := os.Stat(filepath.Join(w.dir, "pushform.state.journal")); err != nil {
 		t.Fatalf("no journal after a kill: %v", err)
 	}
@@ -531,4 +489,34 @@ notification "n" {
 	if strings.Contains(r.stderr, "plain http://") || !strings.Contains(r.stderr, "connection refused") {
 		t.Fatalf("loopback http:// must be allowed (and fail to connect here):\n%s", r.stderr)
 	}
+}
+
+// killedMidSend runs apply --replace addr against h made to hang, waits
+// for its send request to arrive and kills it there: the journal is left
+// behind with the request's intent. It fails with what apply said if
+// apply exits first, and with a message (not a hang) if nothing comes.
+func killedMidSend(t *testing.T, w *workspace, h *hostileService, addr string) *proc {
+	t.Helper()
+	h.setMode("hang")
+	for len(h.requests) > 0 {
+		<-h.requests
+	}
+	p := w.startProc("apply", "--auto-approve", "--replace", addr)
+	guard := time.NewTimer(time.Minute)
+	defer guard.Stop()
+	for sent := false; !sent; {
+		select {
+		case path := <-h.requests:
+			sent = strings.HasSuffix(path, "/send")
+		case <-p.done:
+			t.Fatalf("apply exited before sending:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		case <-guard.C:
+			p.kill(syscall.SIGKILL)
+			t.Fatalf("no send request reached the service within a minute:\nstdout:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+		}
+	}
+	if !p.kill(syscall.SIGKILL) {
+		t.Fatalf("apply was not killed:\n%s", p.stderr)
+	}
+	return p
 }
