@@ -585,18 +585,8 @@ func (s *State) recordTestSend(e Entry) error {
 				continue
 			}
 			seen[id] = true
-			t := it.Outcomes[i]
+			t := outcomeRecord(&e, &it, i)
 			t.Outcome = TestSend
-			if t.RequestID == "" {
-				t.RequestID = e.RequestID
-			}
-			if t.Time.IsZero() {
-				t.Time = e.Time
-			}
-			if t.Fingerprint == "" {
-				t.Fingerprint = it.Fingerprint
-			}
-			t.Unanswered = 0
 			ids, recs = append(ids, id), append(recs, &t)
 		}
 		if s.Compact {

@@ -360,17 +360,7 @@ func (s *State) ApplyEntry(e Entry) error {
 			}
 			var prev *Target
 			m.updateTargets(it.Targets, func(i int, cur *Target) *Target {
-				t := it.Outcomes[i]
-				if t.RequestID == "" {
-					t.RequestID = e.RequestID
-				}
-				if t.Time.IsZero() {
-					t.Time = e.Time
-				}
-				if t.Fingerprint == "" {
-					t.Fingerprint = it.Fingerprint
-				}
-				t.Unanswered = 0
+				t := outcomeRecord(&e, &it, i)
 				if t.Outcome == Unknown {
 					// Sent, and no usable answer: one more unanswered
 					// request on top of those before it.
@@ -485,4 +475,22 @@ func withUnanswered(t *Target, n int, cache []*Target) (*Target, []*Target) {
 		cache[n] = &c
 	}
 	return &c, cache
+}
+
+// outcomeRecord is the record of it's i-th outcome in e: what the outcome
+// leaves unsaid (request id, time, fingerprint) is the entry's and the
+// item's, and an answered request counts no unanswered ones.
+func outcomeRecord(e *Entry, it *Item, i int) Target {
+	t := it.Outcomes[i]
+	if t.RequestID == "" {
+		t.RequestID = e.RequestID
+	}
+	if t.Time.IsZero() {
+		t.Time = e.Time
+	}
+	if t.Fingerprint == "" {
+		t.Fingerprint = it.Fingerprint
+	}
+	t.Unanswered = 0
+	return t
 }

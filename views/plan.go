@@ -138,15 +138,7 @@ func NewPlanHuman(w io.Writer, color bool) *PlanHuman {
 func (v *PlanHuman) Plan(p *planner.Plan) error {
 	pal := v.pal
 	var b strings.Builder
-	upToDate := 0
-	var shown []*planner.Change
-	for _, c := range p.Changes {
-		if upToDateChange(c) {
-			upToDate++
-			continue
-		}
-		shown = append(shown, c)
-	}
+	shown, upToDate := shownChanges(p)
 	switch {
 	case len(shown) > 0 && p.HasChanges():
 		b.WriteString("pushform will perform the following actions:\n")
@@ -194,6 +186,19 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 }
 
 // upToDateChange reports whether a change is only counted, not shown.
+// shownChanges are the changes of p a plan lists, in order, and how many
+// it only counts as up to date.
+func shownChanges(p *planner.Plan) (shown []*planner.Change, upToDate int) {
+	for _, c := range p.Changes {
+		if upToDateChange(c) {
+			upToDate++
+			continue
+		}
+		shown = append(shown, c)
+	}
+	return shown, upToDate
+}
+
 func upToDateChange(c *planner.Change) bool {
 	return c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0
 }

@@ -222,15 +222,7 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 		fmt.Fprintf(&head, "\n**Pacing:** %s\n", md(line))
 	}
 
-	upToDate := 0
-	var shown []*planner.Change
-	for _, c := range p.Changes {
-		if upToDateChange(c) {
-			upToDate++
-			continue
-		}
-		shown = append(shown, c)
-	}
+	shown, upToDate := shownChanges(p)
 	// The changed addresses stay outside the fold; a list too long for a
 	// third of the room is cut, its count kept.
 	listAddresses(&head, shown, ctx.Audience, limit/3)
