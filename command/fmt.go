@@ -135,7 +135,9 @@ func (m *Meta) formatSource(name string, src []byte) ([]byte, bool) {
 		if f != nil {
 			files[name] = f
 		}
-		hcl.NewDiagnosticTextWriter(m.Stderr, files, uint(m.Width), m.Color()).WriteDiagnostics(diags)
+		if err := config.WriteFileDiagnostics(m.Stderr, files, diags, uint(m.Width), m.Color()); err != nil {
+			m.Errorf("%v", err)
+		}
 		return nil, false
 	}
 	return hclwrite.Format(src), true

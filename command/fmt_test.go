@@ -151,3 +151,16 @@ func TestFmtKeepsRepeatAndEnabled(t *testing.T) {
 		t.Errorf("validate: code %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestFmtDiagnosticsHideSecrets: the snippet of a file fmt cannot parse
+// masks a key written in it, as every other command's diagnostics do.
+func TestFmtDiagnosticsHideSecrets(t *testing.T) {
+	dir := testutil.WriteFiles(t, map[string]string{"a.hcl": "service {\n  api_key = \"k-test-canary-0123456789\" =\n}\n"})
+	code, _, errOut := runIn(t, dir, "", nil, "fmt")
+	if code != ExitError || !strings.Contains(errOut, "on a.hcl line 2") {
+		t.Fatalf("code %d, stderr:\n%s", code, errOut)
+	}
+	if strings.Contains(errOut, "canary") {
+		t.Errorf("fmt's diagnostic shows the key:\n%s", errOut)
+	}
+}

@@ -2,6 +2,8 @@ package config
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"sort"
@@ -374,13 +376,17 @@ func (n redactedNav) ContextString(offset int) string {
 	return n.r.text(cs.ContextString(offset))
 }
 
-// RedactFiles returns copies of files with secret-looking values masked,
-// for rendering diagnostics of files parsed elsewhere (fmt).
-func RedactFiles(files map[string]*hcl.File) map[string]*hcl.File {
+// WriteFileDiagnostics writes diags about files parsed elsewhere (fmt) as
+// Loader.WriteDiagnostics writes a configuration's: snippets from copies
+// of the files with secret-looking values masked.
+func WriteFileDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics, width uint, color bool) error {
 	r := newRedaction()
-	out := make(map[string]*hcl.File, len(files))
+	masked := make(map[string]*hcl.File, len(files))
 	for name, f := range files {
-		out[name] = r.file(f)
+		masked[name] = r.file(f)
 	}
-	return out
+	if err := writeDiagnostics(w, masked, diags, width, color); err != nil {
+		return fmt.Errorf("writing diagnostics: %w", err)
+	}
+	return nil
 }
