@@ -14,6 +14,38 @@ func TestIDSetAgreesWithAMap(t *testing.T) {
 		s.tagBits = 12 // as a table past 2^32 slots would
 		testIDSet(t, s)
 	})
+	t.Run("a sorted run, then out of order", func(t *testing.T) {
+		for _, sorted := range []int{1, 2, 767, 768, 5000} { // 768 fills a 1024-slot table to its load limit
+			s := newIDSet()
+			want := map[string]bool{}
+			add := func(id string) {
+				t.Helper()
+				if got, err := s.add([]byte(id)); got == want[id] || err != nil {
+					t.Fatalf("after %d sorted: add(%.20q) = %v, %v; already there: %v", sorted, id, got, err, want[id])
+				}
+				want[id] = true
+			}
+			long := strings.Repeat("x", MaxUserIDBytes)
+			for i := range sorted {
+				if i%50 == 49 { // long ids, so the sorted run spans arena blocks
+					add(fmt.Sprintf("v%06d%s", i, long[:MaxUserIDBytes-7]))
+				} else {
+					add(fmt.Sprintf("v%06d", i))
+				}
+			}
+			if s.table != nil {
+				t.Fatalf("a sorted run of %d built the table", sorted)
+			}
+			add(fmt.Sprintf("v%06d", sorted-1)) // the last again: out of order, and a repeat
+			for i := range 3000 {
+				add(fmt.Sprintf("v%06d", (i*7919)%(sorted+3000)))
+				add(fmt.Sprintf("w%06d", i))
+			}
+			if s.n != len(want) {
+				t.Errorf("%d stored, want %d", s.n, len(want))
+			}
+		}
+	})
 }
 
 func TestIDSetFull(t *testing.T) {
