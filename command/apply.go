@@ -313,9 +313,23 @@ func plural(n int, noun string) string {
 // million CSV rows) would only be slowed by a limit below its live heap.
 const sendMemoryLimit = 800 << 20
 
-// limitSendMemory sets sendMemoryLimit unless GOMEMLIMIT chose one.
+// sendGCPercent is the GOGC apply sets with that limit, when GOGC sets
+// none. The send phase allocates much and keeps little (answers, journal
+// lines), so the default 100 collects every few requests: 1M targets at
+// 0 ms spent 25% of their CPU in the collector. Under the limit a larger
+// heap goal costs no peak memory a big apply did not already reach (the
+// limit, not GOGC, paces the collector past 160 MiB live), and a small
+// one grows to ~200 MiB instead of ~100: 1M at 0 ms 1.30 -> 0.98 s CPU.
+const sendGCPercent = 400
+
+// limitSendMemory sets sendMemoryLimit unless GOMEMLIMIT chose one, and
+// with it sendGCPercent unless GOGC chose one.
 func (m *Meta) limitSendMemory() {
-	if m.SetMemoryLimit != nil && m.Getenv("GOMEMLIMIT") == "" {
-		m.SetMemoryLimit(sendMemoryLimit)
+	if m.SetMemoryLimit == nil || m.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	m.SetMemoryLimit(sendMemoryLimit)
+	if m.SetGCPercent != nil && m.Getenv("GOGC") == "" {
+		m.SetGCPercent(sendGCPercent)
 	}
 }

@@ -68,6 +68,9 @@ type Env struct {
 	// runtime's debug.SetMemoryLimit); nil leaves it alone, as an embedding
 	// front end or a test in a shared process wants.
 	SetMemoryLimit func(bytes int64) int64
+	// SetGCPercent sets the collector's GOGC (debug.SetGCPercent); nil
+	// leaves it alone. Apply sets it only together with the memory limit.
+	SetGCPercent func(percent int) int
 }
 
 // OSEnv returns the Env of the running process.
@@ -84,6 +87,7 @@ func OSEnv() Env {
 		Environ:        os.Environ(),
 		Dir:            wd,
 		SetMemoryLimit: debug.SetMemoryLimit,
+		SetGCPercent:   debug.SetGCPercent,
 	}
 }
 

@@ -3,32 +3,41 @@ package command
 import "testing"
 
 // TestLimitSendMemory: apply sets its soft memory limit unless GOMEMLIMIT
-// chose one, and never without the Env's hook (a shared test process).
+// chose one, with it a GOGC unless GOGC chose one, and never without the
+// Env's hooks (a shared test process).
 func TestLimitSendMemory(t *testing.T) {
 	for _, tt := range []struct {
-		name      string
-		gomemlim  string
-		hook      bool
-		wantLimit int64 // 0: not set
+		name           string
+		gomemlim, gogc string
+		hooks          bool
+		wantLimit      int64 // 0: not set
+		wantGCPercent  int   // 0: not set
 	}{
-		{"no GOMEMLIMIT", "", true, sendMemoryLimit},
-		{"GOMEMLIMIT wins", "2GiB", true, 0},
-		{"no hook", "", false, 0},
+		{"neither set", "", "", true, sendMemoryLimit, sendGCPercent},
+		{"GOMEMLIMIT wins", "2GiB", "", true, 0, 0},
+		{"GOGC wins", "", "50", true, sendMemoryLimit, 0},
+		{"GOMEMLIMIT and GOGC", "2GiB", "off", true, 0, 0},
+		{"no hooks", "", "", false, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var got int64
+			var limit int64
+			var percent int
 			m := &Meta{Env: Env{Getenv: func(k string) string {
-				if k == "GOMEMLIMIT" {
+				switch k {
+				case "GOMEMLIMIT":
 					return tt.gomemlim
+				case "GOGC":
+					return tt.gogc
 				}
 				return ""
 			}}}
-			if tt.hook {
-				m.SetMemoryLimit = func(b int64) int64 { got = b; return 0 }
+			if tt.hooks {
+				m.SetMemoryLimit = func(b int64) int64 { limit = b; return 0 }
+				m.SetGCPercent = func(p int) int { percent = p; return 100 }
 			}
 			m.limitSendMemory()
-			if got != tt.wantLimit {
-				t.Errorf("limit %d, want %d", got, tt.wantLimit)
+			if limit != tt.wantLimit || percent != tt.wantGCPercent {
+				t.Errorf("limit %d, GOGC %d; want %d, %d", limit, percent, tt.wantLimit, tt.wantGCPercent)
 			}
 		})
 	}
