@@ -50,25 +50,27 @@ func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	if format == 1 {
 		return AppendJournalLine(dst, e)
 	}
-	var enc encoder
-	enc.entry(e)
 	start := len(dst)
-	dst = slices.Grow(dst, len(enc.b)+len("00000000 \n")+len(enc.b)/64)
-	dst = append(dst, "00000000 "...)
-	// Copied in runs between the bytes to escape: most of an entry is ids.
-	for rest := enc.b; len(rest) > 0; {
-		i := bytes.IndexAny(rest, "\n\\")
-		if i < 0 {
-			dst = append(dst, rest...)
-			break
+	dst = AppendEntry(append(dst, "00000000 "...), e)
+	// Escaped in place from the first byte that needs it: most of an
+	// entry is ids, and most entries hold no such byte.
+	if i := bytes.IndexAny(dst[start+9:], "\n\\"); i >= 0 {
+		rest := slices.Clone(dst[start+9+i:])
+		dst = dst[:start+9+i]
+		for len(rest) > 0 {
+			i := bytes.IndexAny(rest, "\n\\")
+			if i < 0 {
+				dst = append(dst, rest...)
+				break
+			}
+			dst = append(dst, rest[:i]...)
+			if rest[i] == '\n' {
+				dst = append(dst, '\\', 'n')
+			} else {
+				dst = append(dst, '\\', '\\')
+			}
+			rest = rest[i+1:]
 		}
-		dst = append(dst, rest[:i]...)
-		if rest[i] == '\n' {
-			dst = append(dst, '\\', 'n')
-		} else {
-			dst = append(dst, '\\', '\\')
-		}
-		rest = rest[i+1:]
 	}
 	sum := crc32.Checksum(dst[start+9:], castagnoli)
 	hex := strconv.AppendUint(nil, uint64(sum)|1<<32, 16) // leading 1 keeps zeros

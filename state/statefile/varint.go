@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -51,7 +50,12 @@ func (e *encoder) time(t time.Time) {
 // the previous one and the rest. Prefix and rest lengths below 15 and 16
 // share one byte; 0xff escapes to two varints.
 func (e *encoder) ids(ids []string) {
-	e.idSeq(len(ids), slices.Values(ids))
+	e.uvarint(uint64(len(ids)))
+	prev := ""
+	for _, id := range ids {
+		e.id(prev, id)
+		prev = id
+	}
 }
 
 // idSeq is ids for the n ids of seq.
@@ -59,21 +63,26 @@ func (e *encoder) idSeq(n int, seq iter.Seq[string]) {
 	e.uvarint(uint64(n))
 	prev := ""
 	for id := range seq {
-		p := 0
-		for p < len(prev) && p < len(id) && prev[p] == id[p] {
-			p++
-		}
-		s := len(id) - p
-		if p < 15 && s < 16 {
-			e.b = append(e.b, byte(p<<4|s))
-		} else {
-			e.b = append(e.b, 0xff)
-			e.uvarint(uint64(p))
-			e.uvarint(uint64(s))
-		}
-		e.b = append(e.b, id[p:]...)
+		e.id(prev, id)
 		prev = id
 	}
+}
+
+// id appends id front-coded against prev.
+func (e *encoder) id(prev, id string) {
+	p := 0
+	for p < len(prev) && p < len(id) && prev[p] == id[p] {
+		p++
+	}
+	s := len(id) - p
+	if p < 15 && s < 16 {
+		e.b = append(e.b, byte(p<<4|s))
+	} else {
+		e.b = append(e.b, 0xff)
+		e.uvarint(uint64(p))
+		e.uvarint(uint64(s))
+	}
+	e.b = append(e.b, id[p:]...)
 }
 
 func (e *encoder) content(c message.Content) {
