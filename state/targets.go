@@ -423,19 +423,22 @@ func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) 
 		t.appendNew(ids, f)
 		return
 	}
+	if p, ok := t.search(ids[0], t.hint); ok {
+		// The very ids a segment borrowed from p on (an outcome for the
+		// targets of an intent): no search for the others.
+		if seg := t.segs[p.s]; len(seg.ids)-p.i >= len(ids) && unsafe.SliceData(ids) == &seg.ids[p.i] {
+			for i := range ids {
+				t.set(pos{p.s, p.i + i}, i, f)
+			}
+			t.hint = pos{p.s, p.i + len(ids) - 1}
+			return
+		}
+	}
 	for i, id := range ids {
 		p, ok := t.search(id, t.hint)
 		if ok {
 			t.hint = p
-			recs := t.segs[p.s].recs
-			old := recs[p.i]
-			recs[p.i] = t.number(f(i, t.records[old]))
-			switch {
-			case old == 0 && recs[p.i] != 0:
-				t.dead--
-			case old != 0 && recs[p.i] == 0:
-				t.dead++
-			}
+			t.set(p, i, f)
 			continue
 		}
 		if last, any := t.lastID(); len(t.more) == 0 && (!any || id > last) {
@@ -449,6 +452,19 @@ func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) 
 		if len(t.more) >= t.mergeAt() {
 			t.merge()
 		}
+	}
+}
+
+// set sets the record at p to f(i, its record).
+func (t *targetTable) set(p pos, i int, f func(i int, prev *Target) *Target) {
+	recs := t.segs[p.s].recs
+	old := recs[p.i]
+	recs[p.i] = t.number(f(i, t.records[old]))
+	switch {
+	case old == 0 && recs[p.i] != 0:
+		t.dead--
+	case old != 0 && recs[p.i] == 0:
+		t.dead++
 	}
 }
 

@@ -74,7 +74,7 @@ func TestCompactTargetsMatchMap(t *testing.T) {
 				name := fmt.Sprintf("step %d", step)
 				rec := recs[rng.IntN(len(recs))]
 				var ids []string
-				op := rng.IntN(6)
+				op := rng.IntN(7)
 				if step < 80 { // first as apply records: pieces of the list, and their outcomes
 					op = rng.IntN(2) * 5
 				}
@@ -104,6 +104,9 @@ func TestCompactTargetsMatchMap(t *testing.T) {
 					if next > 0 {
 						ids = list[max(0, next-1-rng.IntN(100)):next]
 					}
+				case op == 6 && next > 0: // outcomes of an earlier piece, after removals and merges
+					from := rng.IntN(next)
+					ids = list[from:min(next, from+1+rng.IntN(120))]
 				default: // a run in order, some new
 					from := rng.IntN(2*next + 10)
 					for i := range rng.IntN(50) {
