@@ -49,7 +49,7 @@ func sendEntriesTo(tk message.TargetKind, batch int64, at time.Time, req, addr s
 		case state.Skipped:
 			t.DeviceCount, t.Reason = 0, "no_active_device"
 		}
-		out.Outcomes = append(out.Outcomes, t)
+		out.Outcomes = append(out.Outcomes, &t)
 	}
 	return []state.Entry{
 		{Type: state.EntryIntent, Batch: batch, Time: at, Items: []state.Item{it}},
@@ -361,7 +361,7 @@ func TestHistoryAlreadyDelivered(t *testing.T) {
 	es = append(es, state.Entry{Type: state.EntryRecord, Time: ledgerDay.Add(96 * time.Hour), Items: []state.Item{{
 		Address: "notification.welcome_copy", Kind: message.KindNotification, TargetKind: message.TargetUsers, Fingerprint: fp, Content: &back,
 		Targets:  []string{"alice"},
-		Outcomes: []state.Target{{Outcome: state.AlreadyDelivered, Fingerprint: fp, RequestID: "req-0003", Time: ledgerDay.Add(72*time.Hour + 2*time.Second), Reason: "notification.welcome"}},
+		Outcomes: []*state.Target{{Outcome: state.AlreadyDelivered, Fingerprint: fp, RequestID: "req-0003", Time: ledgerDay.Add(72*time.Hour + 2*time.Second), Reason: "notification.welcome"}},
 	}}})
 	dir := ledgerDir(t, es)
 	_, out, _ := runIn(t, dir, "", nil, "history", "--user", "alice")

@@ -246,7 +246,7 @@ func TestStatePushForceKeepsDeliveries(t *testing.T) {
 	if err := be.Append(
 		state.Entry{Type: state.EntryIntent, Time: at, Items: []state.Item{{Address: "notification.big", Kind: message.KindNotification, TargetKind: message.TargetUsers, Fingerprint: "fp-big", Content: &c, Targets: users}}},
 		state.Entry{Type: state.EntryOutcome, Time: at, RequestID: "req-big", Items: []state.Item{{Address: "notification.big", Fingerprint: "fp-big", Targets: users,
-			Outcomes: []state.Target{{Outcome: state.Delivered}, {Outcome: state.Delivered}, {Outcome: state.Delivered}}}}},
+			Outcomes: []*state.Target{{Outcome: state.Delivered}, {Outcome: state.Delivered}, {Outcome: state.Delivered}}}}},
 	); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func journalWithDamagedLast(t *testing.T, dir string) *local.File {
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	ids := []string{"u1", "u2", "u3"}
-	outs := []state.Target{{Outcome: state.Delivered}, {Outcome: state.Delivered}, {Outcome: state.Delivered}}
+	outs := []*state.Target{{Outcome: state.Delivered}, {Outcome: state.Delivered}, {Outcome: state.Delivered}}
 	for _, e := range []state.Entry{
 		{Type: state.EntryIntent, Time: now, Items: []state.Item{{Address: "notification.n", Kind: "notification", TargetKind: "user_ids",
 			Fingerprint: "fp", Content: &message.Content{Title: "T", Body: "B"}, Targets: ids}}},

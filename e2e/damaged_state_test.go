@@ -40,7 +40,7 @@ notification "a" {
 	tg := *st.Messages["notification.a"].Targets["alice"]
 	tg.RequestID = "req-later"
 	if err := f.Append(state.Entry{Type: state.EntryOutcome, Time: time.Now().UTC(), RequestID: "req-later", Status: 200,
-		Items: []state.Item{{Address: "notification.a", Fingerprint: tg.Fingerprint, Targets: []string{"alice"}, Outcomes: []state.Target{tg}}}}); err != nil {
+		Items: []state.Item{{Address: "notification.a", Fingerprint: tg.Fingerprint, Targets: []string{"alice"}, Outcomes: []*state.Target{&tg}}}}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(f.JournalPath())

@@ -30,9 +30,9 @@ func outcomeEntry(intent state.Entry, now time.Time, requestID string, status in
 	for i, it := range intent.Items {
 		t := rec(i)
 		t.Fingerprint, t.Time, t.RequestID = it.Fingerprint, now, requestID
-		outcomes := make([]state.Target, len(it.Targets))
+		outcomes := make([]*state.Target, len(it.Targets))
 		for j := range outcomes {
-			outcomes[j] = t
+			outcomes[j] = &t
 		}
 		e.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
 	}
@@ -48,15 +48,22 @@ func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
 	var failures []Failure
 	skipped := map[string]int{}
 	for i, it := range intent.Items {
-		outcomes := make([]state.Target, len(it.Targets))
+		outcomes := make([]*state.Target, len(it.Targets))
 		var results []pushapi.Result
 		if i < len(resp.Results) {
 			results = resp.Results[i]
 		}
+		// Equal outcomes in a row share one record: most of a request's
+		// are equal, and a record is 120 bytes.
+		var last *state.Target
 		for j, id := range it.Targets {
 			res := resultFor(results, j, it.TargetKind)
 			t := toTarget(res, it.Fingerprint, resp.RequestID, now)
-			outcomes[j] = t
+			if last == nil || *last != t {
+				rec := t // copied only when it differs, so t stays on the stack
+				last = &rec
+			}
+			outcomes[j] = last
 			switch t.Outcome {
 			case state.Delivered:
 				counts.Delivered++

@@ -76,7 +76,7 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 			results = resp.Results[i]
 		}
 		it := state.Item{Address: ts.Address, Kind: ts.Kind, TargetKind: p.kind, Fingerprint: fp, Content: &content,
-			Targets: p.ids, Outcomes: make([]state.Target, len(p.ids))}
+			Targets: p.ids, Outcomes: make([]*state.Target, len(p.ids))}
 		for j, id := range p.ids {
 			t := toTarget(resultFor(results, j, p.kind), fp, resp.RequestID, now)
 			detail := t.Reason
@@ -90,7 +90,7 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 				t.Message = t.Reason
 			}
 			t.Reason, t.Outcome = string(t.Outcome), state.TestSend
-			it.Outcomes[j] = t
+			it.Outcomes[j] = &t
 		}
 		res.Entry.Items = append(res.Entry.Items, it)
 	}

@@ -41,7 +41,7 @@ func TestPersistAfterJournalFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	missed := state.Entry{Type: state.EntryOutcome, Time: now, RequestID: "req-1", Status: 200, Items: []state.Item{{Address: "notification.n",
-		Fingerprint: "fp", Targets: ids, Outcomes: []state.Target{{Outcome: state.Delivered}, {Outcome: state.Delivered}}}}}
+		Fingerprint: "fp", Targets: ids, Outcomes: []*state.Target{{Outcome: state.Delivered}, {Outcome: state.Delivered}}}}}
 	res := &executor.Result{Counts: executor.Counts{Delivered: 2}, JournalError: "writing the state journal: disk full",
 		Unrecorded: &executor.Unrecorded{Counts: executor.Counts{Delivered: 2}, Entries: []state.Entry{missed}}}
 

@@ -126,9 +126,10 @@ func compactDelivered(b *testing.B, m *config.Message) *state.State {
 	st.Compact = true
 	fp := Fingerprint(m.Kind, m.Content)
 	ids := m.Targets.IDs
-	outs := make([]state.Target, 500)
+	outs := make([]*state.Target, 500)
+	rec := &state.Target{Outcome: state.Delivered, DeviceCount: 1} // apply shares one record among equal outcomes
 	for i := range outs {
-		outs[i] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+		outs[i] = rec
 	}
 	for batch, from := 0, 0; from < len(ids); batch, from = batch+1, from+500 {
 		part := ids[from:min(from+500, len(ids))]

@@ -26,9 +26,9 @@ func (h *history) send(m *config.Message, o state.Outcome, ids ...string) *histo
 	h.n++
 	c := m.Content
 	fp := Fingerprint(m.Kind, c)
-	outs := make([]state.Target, len(ids))
+	outs := make([]*state.Target, len(ids))
 	for i := range outs {
-		outs[i] = state.Target{Outcome: o}
+		outs[i] = &state.Target{Outcome: o}
 	}
 	rid := fmt.Sprintf("req-%d", h.n)
 	for _, e := range []state.Entry{

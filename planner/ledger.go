@@ -371,9 +371,9 @@ func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 				of = c.Variant.Of
 			}
 			ho := it
-			ho.Targets, ho.Outcomes = c.Holdout, make([]state.Target, len(c.Holdout))
+			ho.Targets, ho.Outcomes = c.Holdout, make([]*state.Target, len(c.Holdout))
 			for i := range ho.Outcomes {
-				ho.Outcomes[i] = state.Target{Outcome: state.Holdout, Fingerprint: c.Fingerprint, Time: at, Reason: of}
+				ho.Outcomes[i] = &state.Target{Outcome: state.Holdout, Fingerprint: c.Fingerprint, Time: at, Reason: of}
 			}
 			out = append(out, state.Entry{Type: state.EntryRecord, Time: at, Items: []state.Item{ho}})
 		}
@@ -386,7 +386,7 @@ func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 				continue
 			}
 			it.Targets = append(it.Targets, id)
-			it.Outcomes = append(it.Outcomes, state.Target{Outcome: state.AlreadyDelivered, Fingerprint: c.Fingerprint,
+			it.Outcomes = append(it.Outcomes, &state.Target{Outcome: state.AlreadyDelivered, Fingerprint: c.Fingerprint,
 				RequestID: e.RequestID, Time: e.Time, Reason: e.Address})
 		}
 		if len(it.Targets) > 0 {

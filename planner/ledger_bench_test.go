@@ -58,9 +58,10 @@ func deliverAll(b *testing.B, st *state.State, m *config.Message, batch0 int) {
 	b.Helper()
 	fp := Fingerprint(m.Kind, m.Content)
 	ids := m.Targets.IDs
-	outs := make([]state.Target, 500)
+	outs := make([]*state.Target, 500)
+	rec := &state.Target{Outcome: state.Delivered, DeviceCount: 1} // apply shares one record among equal outcomes
 	for i := range outs {
-		outs[i] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+		outs[i] = rec
 	}
 	content := m.Content
 	for batch, from := batch0, 0; from < len(ids); batch, from = batch+1, from+500 {

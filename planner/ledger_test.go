@@ -232,7 +232,7 @@ func TestBadgeLedger(t *testing.T) {
 	fp := Fingerprint(five.Kind, c5)
 	for _, e := range []state.Entry{
 		{Type: state.EntryIntent, Time: later, Items: []state.Item{{Address: five.Address, Kind: five.Kind, TargetKind: five.Targets.Kind, Fingerprint: fp, Content: &c5, Targets: []string{"d1"}}}},
-		{Type: state.EntryOutcome, Time: later, RequestID: "req-5", Items: []state.Item{{Address: five.Address, Fingerprint: fp, Targets: []string{"d1"}, Outcomes: []state.Target{{Outcome: state.Delivered}}}}},
+		{Type: state.EntryOutcome, Time: later, RequestID: "req-5", Items: []state.Item{{Address: five.Address, Fingerprint: fp, Targets: []string{"d1"}, Outcomes: []*state.Target{{Outcome: state.Delivered}}}}},
 	} {
 		if err := h.st.ApplyEntry(e); err != nil {
 			t.Fatal(err)

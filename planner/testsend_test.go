@@ -14,7 +14,7 @@ func TestTestSendDoesNotHoldTheSend(t *testing.T) {
 	c := m.Content
 	err := st.ApplyEntry(state.Entry{Type: state.EntryTestSend, Time: now, RequestID: "req-t", Items: []state.Item{{
 		Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: Fingerprint(m.Kind, c), Content: &c,
-		Targets: []string{"alice"}, Outcomes: []state.Target{{Reason: "delivered"}},
+		Targets: []string{"alice"}, Outcomes: []*state.Target{{Reason: "delivered"}},
 	}}})
 	if err != nil {
 		t.Fatal(err)

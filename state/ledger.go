@@ -2,7 +2,6 @@ package state
 
 import (
 	"cmp"
-	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -567,8 +566,8 @@ func (s *State) MergeLedger(other *State, at time.Time) (added int) {
 // says, so a test send can never count as a delivery.
 func (s *State) recordTestSend(e Entry) error {
 	for _, it := range e.Items {
-		if len(it.Outcomes) != len(it.Targets) {
-			return fmt.Errorf("journal: test send for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+		if err := checkOutcomes("test send", &it); err != nil {
+			return err
 		}
 		if len(it.Targets) == 0 {
 			continue

@@ -9,9 +9,9 @@ import (
 
 // send is an intent and a delivered outcome of content c to ids under addr.
 func send(at time.Time, addr, fp, rid string, c message.Content, ids ...string) []Entry {
-	outs := make([]Target, len(ids))
+	outs := make([]*Target, len(ids))
 	for i := range outs {
-		outs[i] = Target{Outcome: Delivered, DeviceCount: 1}
+		outs[i] = &Target{Outcome: Delivered, DeviceCount: 1}
 	}
 	return []Entry{
 		{Type: EntryIntent, Time: at, Items: []Item{{Address: addr, Kind: message.KindNotification, TargetKind: message.TargetUsers,
@@ -238,7 +238,7 @@ func TestRecordEntry(t *testing.T) {
 	c := message.Content{Title: "Coupon"}
 	rec := Target{Outcome: AlreadyDelivered, RequestID: "r0", Time: t0.Add(-time.Hour), Reason: "other"}
 	e := Entry{Type: EntryRecord, Time: t0.Add(time.Hour), Items: []Item{{Address: "n", Kind: message.KindNotification, TargetKind: message.TargetUsers,
-		Fingerprint: "fp-c", Content: &c, Targets: []string{"u1", "u2"}, Outcomes: []Target{rec, rec}}}}
+		Fingerprint: "fp-c", Content: &c, Targets: []string{"u1", "u2"}, Outcomes: []*Target{&rec, &rec}}}}
 	if err := s.ApplyEntry(e); err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestApplyEntry(t *testing.T) {
 		{name: "outcome fills request id, time and fingerprint from the entry", entries: []state.Entry{intentOf("notification.a", "u1", "u2", "u3"),
 			{Type: state.EntryOutcome, Batch: 1, Time: later, RequestID: "req-9", Items: []state.Item{{Address: "notification.a", Fingerprint: "fp",
 				Targets:  []string{"u1", "u2", "u3"},
-				Outcomes: []state.Target{{Outcome: state.Delivered, DeviceCount: 1}, {Outcome: state.Delivered, DeviceCount: 1}, {Outcome: state.Failed, Message: "m", RequestID: "req-own", Time: t0, Fingerprint: "own"}}}}}},
+				Outcomes: []*state.Target{{Outcome: state.Delivered, DeviceCount: 1}, {Outcome: state.Delivered, DeviceCount: 1}, {Outcome: state.Failed, Message: "m", RequestID: "req-own", Time: t0, Fingerprint: "own"}}}}}},
 			check: func(t *testing.T, s *state.State) {
 				m := s.Messages["notification.a"]
 				u1, u2, u3 := m.Targets["u1"], m.Targets["u2"], m.Targets["u3"]
@@ -69,7 +69,7 @@ func TestApplyEntry(t *testing.T) {
 					t.Errorf("u3 %+v", u3)
 				}
 			}},
-		{name: "outcome without intent", entries: []state.Entry{{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.x", Targets: []string{"u1"}, Outcomes: []state.Target{{}}}}}},
+		{name: "outcome without intent", entries: []state.Entry{{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.x", Targets: []string{"u1"}, Outcomes: []*state.Target{{}}}}}},
 			err: "journal: outcome for notification.x without an intent"},
 		{name: "outcome count mismatch", entries: []state.Entry{intentOf("notification.a", "u1"),
 			{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.a", Targets: []string{"u1"}}}}},
@@ -138,7 +138,7 @@ func TestApplyEntryNilTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Messages["notification.a"].Targets = nil
-	err := s.ApplyEntry(state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.a", Targets: []string{"u1"}, Outcomes: []state.Target{{Outcome: state.Delivered}}}}})
+	err := s.ApplyEntry(state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.a", Targets: []string{"u1"}, Outcomes: []*state.Target{{Outcome: state.Delivered}}}}})
 	if err != nil || s.Messages["notification.a"].Targets["u1"].Outcome != state.Delivered {
 		t.Fatalf("err %v, targets %v", err, s.Messages["notification.a"].Targets)
 	}

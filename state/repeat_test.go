@@ -21,7 +21,7 @@ func TestRepeatKeepsEarlierDelivery(t *testing.T) {
 		for _, id := range []string{"alice", "bob"} {
 			if o, ok := outcomes[id]; ok {
 				it.Targets, out.Targets = append(it.Targets, id), append(out.Targets, id)
-				out.Outcomes = append(out.Outcomes, Target{Outcome: o})
+				out.Outcomes = append(out.Outcomes, &Target{Outcome: o})
 			}
 		}
 		for _, e := range []Entry{{Type: EntryIntent, Time: at, Items: []Item{it}}, {Type: EntryOutcome, Time: at, RequestID: req, Items: []Item{out}}} {

@@ -267,8 +267,10 @@ type Item struct {
 	// Content is set on intents, so replay can create the address.
 	Content *message.Content `json:"content,omitempty"`
 	Targets []string         `json:"targets,omitempty"`
-	// Outcomes parallels Targets on outcome entries.
-	Outcomes []Target `json:"outcomes,omitempty"`
+	// Outcomes parallels Targets on outcome entries. Targets with equal
+	// outcomes may share one (a request's usually do); nothing may write
+	// through these pointers.
+	Outcomes []*Target `json:"outcomes,omitempty"`
 	// To is the new address of a move entry.
 	To string `json:"to,omitempty"`
 }
@@ -283,8 +285,10 @@ func (s *State) ApplyEntry(e Entry) error {
 	switch e.Type {
 	case EntryIntent, EntryRecord:
 		for _, it := range e.Items {
-			if e.Type == EntryRecord && len(it.Outcomes) != len(it.Targets) {
-				return fmt.Errorf("journal: record for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+			if e.Type == EntryRecord {
+				if err := checkOutcomes("record", &it); err != nil {
+					return err
+				}
 			}
 			m := s.writable(it.Address)
 			if m == nil {
@@ -329,7 +333,7 @@ func (s *State) ApplyEntry(e Entry) error {
 					s.supersede(m, oldFP, oldContent, it.Targets[i], prev)
 				}
 				if e.Type == EntryRecord {
-					r := it.Outcomes[i]
+					r := *it.Outcomes[i]
 					if r.Fingerprint == "" {
 						r.Fingerprint = it.Fingerprint
 					}
@@ -355,11 +359,14 @@ func (s *State) ApplyEntry(e Entry) error {
 			if m == nil {
 				return fmt.Errorf("journal: outcome for %s without an intent", it.Address)
 			}
-			if len(it.Outcomes) != len(it.Targets) {
-				return fmt.Errorf("journal: outcome for %s has %d outcomes for %d targets", it.Address, len(it.Outcomes), len(it.Targets))
+			if err := checkOutcomes("outcome", &it); err != nil {
+				return err
 			}
 			var prev *Target
 			m.updateTargets(it.Targets, func(i int, cur *Target) *Target {
+				if i > 0 && it.Outcomes[i] == it.Outcomes[i-1] && prev.Outcome != Unknown {
+					return prev // the same record as the target before: the same result
+				}
 				t := outcomeRecord(&e, &it, i)
 				if t.Outcome == Unknown {
 					// Sent, and no usable answer: one more unanswered
@@ -477,11 +484,23 @@ func withUnanswered(t *Target, n int, cache []*Target) (*Target, []*Target) {
 	return &c, cache
 }
 
+// checkOutcomes refuses an entry item whose outcomes do not parallel its
+// targets, one each.
+func checkOutcomes(kind string, it *Item) error {
+	if len(it.Outcomes) != len(it.Targets) {
+		return fmt.Errorf("journal: %s for %s has %d outcomes for %d targets", kind, it.Address, len(it.Outcomes), len(it.Targets))
+	}
+	if slices.Contains(it.Outcomes, nil) {
+		return fmt.Errorf("journal: %s for %s has a null outcome", kind, it.Address)
+	}
+	return nil
+}
+
 // outcomeRecord is the record of it's i-th outcome in e: what the outcome
 // leaves unsaid (request id, time, fingerprint) is the entry's and the
 // item's, and an answered request counts no unanswered ones.
 func outcomeRecord(e *Entry, it *Item, i int) Target {
-	t := it.Outcomes[i]
+	t := *it.Outcomes[i]
 	if t.RequestID == "" {
 		t.RequestID = e.RequestID
 	}

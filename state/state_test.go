@@ -15,9 +15,9 @@ func intent(fp, tag string, ids ...string) Entry {
 }
 
 func outcome(rid string, o Outcome, ids ...string) Entry {
-	outs := make([]Target, len(ids))
+	outs := make([]*Target, len(ids))
 	for i := range outs {
-		outs[i] = Target{Outcome: o}
+		outs[i] = &Target{Outcome: o}
 	}
 	return Entry{Type: EntryOutcome, Time: t0, RequestID: rid, Items: []Item{{Address: "a", Targets: ids, Outcomes: outs}}}
 }

@@ -219,7 +219,7 @@ func TestFork(t *testing.T) {
 				intent("fp2", "t", "u2", "u4"), outcome("r2", Unknown, "u2", "u4"),
 				{Type: EntryForget, Items: []Item{{Address: "a", Targets: []string{"u1"}}}},
 				{Type: EntryMove, Items: []Item{{Address: "b", To: "c"}}},
-				{Type: EntryOutcome, Time: t0, RequestID: "r3", Items: []Item{{Address: "c", Targets: []string{"x1"}, Outcomes: []Target{{Outcome: Delivered}}}}},
+				{Type: EntryOutcome, Time: t0, RequestID: "r3", Items: []Item{{Address: "c", Targets: []string{"x1"}, Outcomes: []*Target{{Outcome: Delivered}}}}},
 				{Type: EntryForget, Items: []Item{{Address: "a"}}},
 				{Type: EntrySnapshot, Time: t0},
 			}

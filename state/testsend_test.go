@@ -19,7 +19,7 @@ func TestTestSendIsNotADelivery(t *testing.T) {
 		e := Entry{Type: EntryTestSend, Time: at, RequestID: "req-t1", Items: []Item{{
 			Address: "notification.spring", Kind: message.KindNotification, TargetKind: message.TargetDevices,
 			Fingerprint: "fp1", Content: &c, Targets: []string{"dev-b", "dev-a", "dev-a"},
-			Outcomes: []Target{{Outcome: Delivered, Reason: "delivered"}, {Outcome: TestSend, Reason: "failed", Message: "bad token"}, {Outcome: TestSend}},
+			Outcomes: []*Target{{Outcome: Delivered, Reason: "delivered"}, {Outcome: TestSend, Reason: "failed", Message: "bad token"}, {Outcome: TestSend}},
 		}}}
 		if err := s.ApplyEntry(e); err != nil {
 			t.Fatal(err)

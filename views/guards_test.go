@@ -88,7 +88,7 @@ func guardsScenario(t *testing.T) *planner.Plan {
 	fp := planner.Fingerprint(coupon.Kind, cc)
 	for _, e := range []state.Entry{
 		{Type: state.EntryIntent, Time: daysAgo, Items: []state.Item{{Address: coupon.Address, Kind: coupon.Kind, TargetKind: coupon.Targets.Kind, Fingerprint: fp, Content: &cc, Targets: []string{"bob"}}}},
-		{Type: state.EntryOutcome, Time: daysAgo, RequestID: "req-7", Items: []state.Item{{Address: coupon.Address, Fingerprint: fp, Targets: []string{"bob"}, Outcomes: []state.Target{{Outcome: state.Delivered}}}}},
+		{Type: state.EntryOutcome, Time: daysAgo, RequestID: "req-7", Items: []state.Item{{Address: coupon.Address, Fingerprint: fp, Targets: []string{"bob"}, Outcomes: []*state.Target{{Outcome: state.Delivered}}}}},
 		{Type: state.EntryForget, Time: hourAgo, Items: []state.Item{{Address: coupon.Address}}},
 	} {
 		if err := st.ApplyEntry(e); err != nil {

@@ -82,11 +82,12 @@ func BenchmarkReadState1M(b *testing.B) {
 // request, as apply journals them.
 func batchEntries(batch int) (intent, outcome state.Entry) {
 	ids := make([]string, 500)
-	outs := make([]state.Target, 500)
+	outs := make([]*state.Target, 500)
 	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	rec := &state.Target{Outcome: state.Delivered, Fingerprint: "fp", RequestID: "req-1", Time: t0, DeviceCount: 1} // apply shares one record among equal outcomes
 	for i := range ids {
 		ids[i] = fmt.Sprintf("u%07d", batch*500+i)
-		outs[i] = state.Target{Outcome: state.Delivered, Fingerprint: "fp", RequestID: "req-1", Time: t0, DeviceCount: 1}
+		outs[i] = rec
 	}
 	content := message.Content{Title: "Launch", Body: "It is here", Tag: "launch"}
 	intent = state.Entry{Type: state.EntryIntent, Batch: int64(batch), Time: t0,

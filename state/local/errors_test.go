@@ -153,7 +153,7 @@ func TestFileJournalOnly(t *testing.T) {
 	// An entry the state cannot take names the journal and the entry.
 	h := newFile(t)
 	mustPersist(t, h, state.New("test"))
-	bad := state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.none", Targets: []string{"u1"}, Outcomes: []state.Target{{}}}}}
+	bad := state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.none", Targets: []string{"u1"}, Outcomes: []*state.Target{{}}}}}
 	if err := h.Append(bad); err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,11 @@ func TestJournalReplaysFullBatches(t *testing.T) {
 	content := &message.Content{Title: "T", Body: "B"}
 	batch := func(b int) (intent, outcome state.Entry) {
 		ids := make([]string, 500)
-		outs := make([]state.Target, 500)
+		outs := make([]*state.Target, 500)
+		rec := &state.Target{Outcome: state.Delivered, Fingerprint: "fp", RequestID: "req-1", Time: now, DeviceCount: 1} // apply shares one record among equal outcomes
 		for i := range ids {
 			ids[i] = fmt.Sprintf("d%05d", b*500+i)
-			outs[i] = state.Target{Outcome: state.Delivered, Fingerprint: "fp", RequestID: "req-1", Time: now, DeviceCount: 1}
+			outs[i] = rec
 		}
 		intent = state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now,
 			Items: []state.Item{{Address: "badge.b", Kind: "badge", TargetKind: "device_ids", Fingerprint: "fp", Content: content, Targets: ids}}}

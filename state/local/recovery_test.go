@@ -25,10 +25,10 @@ import (
 func deliveredRun(t *testing.T, f *local.File, addr string, n int) int {
 	t.Helper()
 	ids := make([]string, n)
-	outs := make([]state.Target, n)
+	outs := make([]*state.Target, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("u%04d", i)
-		outs[i] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+		outs[i] = &state.Target{Outcome: state.Delivered, DeviceCount: 1}
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	if err := f.Append(state.Entry{Type: state.EntryIntent, Batch: 0, Time: now, Items: []state.Item{{Address: addr, Kind: "notification",

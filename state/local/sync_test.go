@@ -10,9 +10,9 @@ import (
 )
 
 func outcome(addr string, targets ...string) state.Entry {
-	outs := make([]state.Target, len(targets))
+	outs := make([]*state.Target, len(targets))
 	for i := range outs {
-		outs[i] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+		outs[i] = &state.Target{Outcome: state.Delivered, DeviceCount: 1}
 	}
 	e := intent(addr, targets...)
 	e.Type, e.RequestID, e.Status = state.EntryOutcome, "req-1", 200

@@ -6,6 +6,7 @@ import (
 	"pushform/message"
 	"pushform/state"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,12 +30,12 @@ func sampleJournal(t testing.TB, format int) []byte {
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	for _, e := range []state.Entry{
 		{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{{Address: "a", Fingerprint: "fp", Content: &message.Content{Title: "t"}, Targets: []string{"u1", "u2"}}}},
-		{Type: state.EntryOutcome, Batch: 1, Time: t0, RequestID: "r", Items: []state.Item{{Address: "a", Targets: []string{"u1", "u2"}, Outcomes: []state.Target{{Outcome: state.Delivered}, {Outcome: state.Failed}}}}},
+		{Type: state.EntryOutcome, Batch: 1, Time: t0, RequestID: "r", Items: []state.Item{{Address: "a", Targets: []string{"u1", "u2"}, Outcomes: []*state.Target{{Outcome: state.Delivered}, {Outcome: state.Failed}}}}},
 		{Type: state.EntryForget, Items: []state.Item{{Address: "a", Targets: []string{"u2"}}}},
 		{Type: state.EntrySnapshot, Time: t0, Items: []state.Item{{Targets: []string{"u1"}}}},
 		// Many alike outcomes: their runs take fewer bytes than targets.
 		{Type: state.EntryIntent, Batch: 2, Time: t0, Items: []state.Item{{Address: "b", Targets: manyIDs(40)}}},
-		{Type: state.EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []state.Item{{Address: "b", Targets: manyIDs(40), Outcomes: make([]state.Target, 40)}}},
+		{Type: state.EntryOutcome, Batch: 2, Time: t0, RequestID: "r2", Items: []state.Item{{Address: "b", Targets: manyIDs(40), Outcomes: slices.Repeat([]*state.Target{{}}, 40)}}},
 		// A move: the state of b now belongs to c.
 		{Type: state.EntryMove, Time: t0, Items: []state.Item{{Address: "b", To: "c"}}},
 		// Long shared prefixes at the very end of an entry.
@@ -234,7 +235,7 @@ func FuzzReadState(f *testing.F) {
 			}
 			// A decoded state must take journal entries without panicking.
 			s.ApplyEntry(state.Entry{Type: state.EntryIntent, Items: []state.Item{{Address: "a", Targets: []string{"u"}}}})
-			s.ApplyEntry(state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "a", Targets: []string{"u"}, Outcomes: []state.Target{{}}}}})
+			s.ApplyEntry(state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "a", Targets: []string{"u"}, Outcomes: []*state.Target{{}}}}})
 		}
 		DecodeHeader(bytes.NewReader(data))
 		CheckEnd(bytes.NewReader(data), int64(len(data)))

@@ -164,7 +164,7 @@ func FuzzDecodeCompact(f *testing.F) {
 		// It takes journal entries as the map state does.
 		for _, s := range []*state.State{m, c} {
 			s.ApplyEntry(state.Entry{Type: state.EntryIntent, Items: []state.Item{{Address: "a", Targets: []string{"u", "a"}}}})
-			s.ApplyEntry(state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "a", Targets: []string{"a", "u"}, Outcomes: []state.Target{{}, {Outcome: state.Unknown}}}}})
+			s.ApplyEntry(state.Entry{Type: state.EntryOutcome, Items: []state.Item{{Address: "a", Targets: []string{"a", "u"}, Outcomes: []*state.Target{{}, {Outcome: state.Unknown}}}}})
 		}
 		if !bytes.Equal(encodeStateBytes(t, m), encodeStateBytes(t, c)) {
 			t.Fatal("after the same entries the states differ")

@@ -61,7 +61,7 @@ func (e *encoder) entry(en state.Entry) {
 		e.ids(it.Targets)
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
-			e.outcomes(len(it.Outcomes), func(i int) *state.Target { return &it.Outcomes[i] })
+			e.outcomes(len(it.Outcomes), func(i int) *state.Target { return it.Outcomes[i] })
 		}
 		if en.Type == state.EntryMove {
 			e.str(it.To)
@@ -113,8 +113,8 @@ func (d *decoder) entry() state.Entry {
 			if d.err != nil {
 				return e
 			}
-			it.Outcomes = make([]state.Target, len(it.Targets))
-			d.outcomes(len(it.Targets), func(j int, t *state.Target) { it.Outcomes[j] = *t })
+			it.Outcomes = make([]*state.Target, len(it.Targets))
+			d.outcomes(len(it.Targets), func(j int, t *state.Target) { it.Outcomes[j] = t })
 		}
 		if e.Type == state.EntryMove {
 			it.To = d.str()

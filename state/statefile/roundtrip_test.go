@@ -164,7 +164,7 @@ func diffEntry(want, got state.Entry) string {
 			return fmt.Sprintf("item %d: %d outcomes, want %d", i, len(gi.Outcomes), len(wi.Outcomes))
 		}
 		for j := range wi.Outcomes {
-			if d := diffTarget(wi.Outcomes[j], gi.Outcomes[j]); d != "" {
+			if d := diffTarget(*wi.Outcomes[j], *gi.Outcomes[j]); d != "" {
 				return fmt.Sprintf("item %d, outcome %d: %s", i, j, d)
 			}
 		}
@@ -306,9 +306,10 @@ func (g *gen) entry() state.Entry {
 			it.Content = &c
 		}
 		if len(it.Targets) > 0 && g.r.IntN(2) == 0 {
-			it.Outcomes = make([]state.Target, len(it.Targets))
+			it.Outcomes = make([]*state.Target, len(it.Targets))
 			for j := range it.Outcomes {
-				it.Outcomes[j] = g.target()
+				t := g.target()
+				it.Outcomes[j] = &t
 			}
 		}
 		e.Items = append(e.Items, it)

@@ -17,7 +17,7 @@ func TestTestSendAndHoldoutRoundTrip(t *testing.T) {
 	c := message.Content{Title: "Spring sale", Body: "20% off", Tag: "spring"}
 	ts := state.Entry{Type: state.EntryTestSend, Time: at, RequestID: "req-t1", Status: 200, Items: []state.Item{{
 		Address: "notification.spring.variant.a", Kind: message.KindNotification, TargetKind: message.TargetDevices, Fingerprint: "fp1",
-		Content: &c, Targets: []string{"dev-1"}, Outcomes: []state.Target{{Outcome: state.TestSend, Fingerprint: "fp1", RequestID: "req-t1", Time: at, Reason: "delivered", DeviceCount: 1}},
+		Content: &c, Targets: []string{"dev-1"}, Outcomes: []*state.Target{{Outcome: state.TestSend, Fingerprint: "fp1", RequestID: "req-t1", Time: at, Reason: "delivered", DeviceCount: 1}},
 	}}}
 	got, err := DecodeEntry(AppendEntry(nil, ts))
 	if err != nil {
@@ -29,7 +29,7 @@ func TestTestSendAndHoldoutRoundTrip(t *testing.T) {
 	hold := state.Entry{Type: state.EntryRecord, Time: at, Items: []state.Item{{
 		Address: "notification.spring.holdout", Kind: message.KindNotification, TargetKind: message.TargetUsers, Fingerprint: "fp0",
 		Content: &message.Content{Tag: "spring"}, Targets: []string{"u1", "u2"},
-		Outcomes: []state.Target{{Outcome: state.Holdout, Fingerprint: "fp0", Time: at, Reason: "notification.spring"}, {Outcome: state.Holdout, Fingerprint: "fp0", Time: at, Reason: "notification.spring"}},
+		Outcomes: []*state.Target{{Outcome: state.Holdout, Fingerprint: "fp0", Time: at, Reason: "notification.spring"}, {Outcome: state.Holdout, Fingerprint: "fp0", Time: at, Reason: "notification.spring"}},
 	}}}
 	for _, compact := range []bool{false, true} {
 		s := state.New("test")

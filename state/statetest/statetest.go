@@ -111,8 +111,8 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		item := func(c *message.Content, fp string, ids ...string) state.Item {
 			return state.Item{Address: "notification.y", Kind: "notification", TargetKind: "user_ids", Fingerprint: fp, Content: c, Targets: ids}
 		}
-		delivered := func(n int) []state.Target {
-			return slices.Repeat([]state.Target{{Outcome: state.Delivered, DeviceCount: 1}}, n)
+		delivered := func(n int) []*state.Target {
+			return slices.Repeat([]*state.Target{{Outcome: state.Delivered, DeviceCount: 1}}, n)
 		}
 		o1, o2 := item(nil, "fp-coupon", "alice", "bob"), item(nil, "fp-coupon-15", "bob")
 		o1.Outcomes, o2.Outcomes = delivered(2), delivered(1)
@@ -171,7 +171,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 				{Address: "notification.new", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp-new", Content: content, Targets: []string{"u1", "u2"}},
 			}},
 			{Type: state.EntryOutcome, Batch: 1, Time: t0.Add(time.Second), RequestID: "req-1", Status: 207, Items: []state.Item{
-				{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u1", "u2"}, Outcomes: []state.Target{
+				{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u1", "u2"}, Outcomes: []*state.Target{
 					{Outcome: state.Delivered, DeviceCount: 2},
 					{Outcome: state.Failed, Message: "token expired"},
 				}},
@@ -675,13 +675,14 @@ func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
 // targets (user ids), as apply journals them: every target delivered.
 func BatchEntries(batch, size int) (intent, outcome state.Entry) {
 	ids := make([]string, size)
-	outs := make([]state.Target, size)
+	outs := make([]*state.Target, size)
 	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	at := t0.Add(time.Duration(batch) * 5 * time.Millisecond)
 	req := fmt.Sprintf("req-%08d", batch)
+	rec := &state.Target{Outcome: state.Delivered, DeviceCount: 1} // apply shares one record among equal outcomes
 	for i := range ids {
 		ids[i] = fmt.Sprintf("u%07d", batch*size+i)
-		outs[i] = state.Target{Outcome: state.Delivered, DeviceCount: 1}
+		outs[i] = rec
 	}
 	content := message.Content{Title: "Launch", Body: "It is here", Tag: "launch"}
 	intent = state.Entry{Type: state.EntryIntent, Batch: int64(batch), Time: at,
