@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,23 @@ func TestApplyEntry(t *testing.T) {
 		{name: "outcome count mismatch", entries: []state.Entry{intentOf("notification.a", "u1"),
 			{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.a", Targets: []string{"u1"}}}}},
 			err: "journal: outcome for notification.a has 0 outcomes for 1 targets"},
+		{name: "null outcome", entries: []state.Entry{intentOf("notification.a", "u1", "u2"),
+			{Type: state.EntryOutcome, Items: []state.Item{{Address: "notification.a", Targets: []string{"u1", "u2"}, Outcomes: []*state.Target{{}, nil}}}}},
+			err: "journal: outcome for notification.a has a null outcome"},
+		{name: "shared outcome records, one unknown", entries: []state.Entry{intentOf("notification.a", "u1", "u2", "u3"),
+			{Type: state.EntryOutcome, Batch: 1, RequestID: "req-1", Items: []state.Item{{Address: "notification.a", Targets: []string{"u1", "u3"},
+				Outcomes: slices.Repeat([]*state.Target{{Outcome: state.Unknown}}, 2)}}},
+			{Type: state.EntryOutcome, Batch: 2, RequestID: "req-2", Items: []state.Item{{Address: "notification.a", Targets: []string{"u1", "u2", "u3"},
+				Outcomes: slices.Repeat([]*state.Target{{Outcome: state.Unknown}}, 3)}}}},
+			check: func(t *testing.T, s *state.State) {
+				m := s.Messages["notification.a"]
+				// One record for all three in the entry; each keeps its own count.
+				for id, want := range map[string]int{"u1": 2, "u2": 1, "u3": 2} {
+					if r := m.Targets[id]; r.Outcome != state.Unknown || r.Unanswered != want || r.RequestID != "req-2" {
+						t.Errorf("%s: %+v, want unknown with %d unanswered requests", id, r, want)
+					}
+				}
+			}},
 		{name: "forget an address", entries: []state.Entry{intentOf("notification.a", "u1"), intentOf("notification.b", "u1"),
 			{Type: state.EntryForget, Items: []state.Item{{Address: "notification.a"}}}},
 			check: func(t *testing.T, s *state.State) {
