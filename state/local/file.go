@@ -421,7 +421,7 @@ func (f *File) syncJournal(jf *os.File, end int64) error {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
 	f.syncs++
-	if err := jf.Sync(); err != nil {
+	if err := dataSync(jf); err != nil {
 		return err
 	}
 	f.synced = max(f.synced, end)
@@ -443,7 +443,7 @@ func (f *File) syncTo(jf *os.File, start, end int64) error {
 		return nil
 	}
 	f.syncs++
-	err := jf.Sync()
+	err := dataSync(jf)
 	if err == nil {
 		f.synced = max(f.synced, end)
 	}
@@ -508,7 +508,7 @@ func (f *File) closeJournal() error {
 	var err error
 	if f.written > f.synced {
 		f.syncs++
-		if err = f.jf.Sync(); err != nil {
+		if err = dataSync(f.jf); err != nil {
 			err = fmt.Errorf("syncing state journal: %w", err)
 		}
 	}
