@@ -133,6 +133,12 @@ func quoteList(ss []string) string {
 // unknown device counts. Messages and reasons are redacted with red, all
 // together in the order served, so a key split across them is found too.
 func decodeSendResults(body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
+	return decodeResults(body, status, batch, red, true)
+}
+
+// decodeResults is decodeSendResults; fast tries the common shape first
+// (off, the differential tests' reference).
+func decodeResults(body []byte, status int, batch []Notification, red *secret.Redactor, fast bool) ([][]Result, error) {
 	ts := targetsOf(batch)
 	allDelivered := func() ([][]Result, error) {
 		if status != 200 {
@@ -149,37 +155,21 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 		return allDelivered()
 	}
 
+	rd := newResultsReader(ts)
+	if fast {
+		if rd.fast(body) {
+			return rd.finish(batch, red)
+		}
+		rd.reset()
+	}
 	s := newScanner(body)
-	most := perTopicEntries(ts)
-	rs := make([]Result, most)
-	es := make([]entry, 0, most)
-	counts := make([]int, most) // one backing array for DeviceCount pointers
-	n := 0                      // entries seen; those past most are read and dropped
-	next, seenTopics := 0, 0    // the target the next entry is expected for, to share its strings
 	readResults := func() error {
 		return s.array(func() error {
-			var exp *target
-			if next < len(ts) {
-				exp = &ts[next]
-			}
-			var e *entry
-			var count *int
-			if n < most {
-				es = append(es, entry{Result: &rs[n]})
-				e, count = &es[n], &counts[n]
-			} else { // read to report the count, then dropped
-				e = &entry{Result: &Result{}}
-			}
+			e, exp, count := rd.slot()
 			if err := s.entry(e, exp, count); err != nil {
-				return fmt.Errorf("result %d: %w", n, err)
+				return fmt.Errorf("result %d: %w", rd.n, err)
 			}
-			n++
-			if exp != nil && exp.kind == 't' && e.echo&echoTopic != 0 && len(exp.topics) > 1 {
-				if seenTopics++; seenTopics < len(exp.topics) {
-					return nil
-				}
-			}
-			next, seenTopics = next+1, 0
+			rd.done(e)
 			return nil
 		})
 	}
@@ -209,7 +199,7 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 			return allDelivered() // {}: the spec's empty 200
 		case !found:
 			return nil, errors.New(`the answer is an object without a "results" array`)
-		case n == 0 && s.eof() && len(ts) > 0:
+		case rd.n == 0 && s.eof() && len(ts) > 0:
 			return allDelivered() // {"results": []}: as empty a 200
 		}
 	default:
@@ -218,17 +208,76 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 	if !s.eof() {
 		return nil, s.errorf("data after the results")
 	}
-	redactTexts(es, red)
+	return rd.finish(batch, red)
+}
+
+// resultsReader collects the entries of an answer: results, entries and
+// device counts share backing arrays sized by the request.
+type resultsReader struct {
+	ts               []target
+	rs               []Result
+	es               []entry
+	counts           []int // one backing array for DeviceCount pointers
+	most             int   // entries kept; those past most are read and dropped
+	n                int   // entries seen
+	next, seenTopics int   // the target the next entry is expected for, to share its strings
+	sub              *scanner
+}
+
+func newResultsReader(ts []target) *resultsReader {
+	most := perTopicEntries(ts)
+	return &resultsReader{ts: ts, rs: make([]Result, most), es: make([]entry, 0, most), counts: make([]int, most), most: most}
+}
+
+// reset forgets the entries read, for reading the answer again.
+func (rd *resultsReader) reset() {
+	clear(rd.rs)
+	rd.es = rd.es[:0]
+	rd.n, rd.next, rd.seenTopics = 0, 0, 0
+}
+
+// slot is where the next entry goes, the target it is expected for (nil
+// past the end) and where its device count goes (nil past most).
+func (rd *resultsReader) slot() (e *entry, exp *target, count *int) {
+	exp = rd.expected()
+	if rd.n < rd.most {
+		rd.es = append(rd.es, entry{Result: &rd.rs[rd.n]})
+		return &rd.es[rd.n], exp, &rd.counts[rd.n]
+	}
+	return &entry{Result: &Result{}}, exp, nil // read to report the count, then dropped
+}
+
+// done counts the entry e read into the last slot.
+func (rd *resultsReader) done(e *entry) {
+	rd.n++
+	if exp := rd.expected(); exp != nil && exp.kind == 't' && e.echo&echoTopic != 0 && len(exp.topics) > 1 {
+		if rd.seenTopics++; rd.seenTopics < len(exp.topics) {
+			return
+		}
+	}
+	rd.next, rd.seenTopics = rd.next+1, 0
+}
+
+func (rd *resultsReader) expected() *target {
+	if rd.next < len(rd.ts) {
+		return &rd.ts[rd.next]
+	}
+	return nil
+}
+
+// finish places the entries read on the targets of batch.
+func (rd *resultsReader) finish(batch []Notification, red *secret.Redactor) ([][]Result, error) {
+	redactTexts(rd.es, red)
 	if len(batch) > 1 {
-		if err := ambiguous(es, ts); err != nil {
+		if err := ambiguous(rd.es, rd.ts); err != nil {
 			return nil, err
 		}
 	}
-	flat, err := match(es, rs, n, ts)
+	flat, err := match(rd.es, rd.rs, rd.n, rd.ts)
 	if err != nil {
 		return nil, err
 	}
-	return split(flat, ts, len(batch)), nil
+	return split(flat, rd.ts, len(batch)), nil
 }
 
 // redactTexts redacts the messages and reasons of es together, in the
@@ -704,21 +753,27 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 		return err
 	}
 	if !hasOutcome {
-		// The field name is not in the spec: infer from what is present,
-		// the failure signal first so a failure is never taken for success.
-		switch {
-		case r.Message != "":
-			outcome = OutcomeFailed
-		case r.Reason != "":
-			outcome = OutcomeSkipped
-		case r.DeviceCount != nil:
-			outcome = OutcomeDelivered
-		default:
-			return errors.New("no outcome: none of status, outcome, result, deviceCount, reason, message")
+		if outcome, err = inferOutcome(r); err != nil {
+			return err
 		}
 	}
 	r.Outcome = outcome
 	return nil
+}
+
+// inferOutcome is the outcome of an entry without one: the field name is
+// not in the spec, so it is inferred from what is present, the failure
+// signal first so a failure is never taken for success.
+func inferOutcome(r *Result) (Outcome, error) {
+	switch {
+	case r.Message != "":
+		return OutcomeFailed, nil
+	case r.Reason != "":
+		return OutcomeSkipped, nil
+	case r.DeviceCount != nil:
+		return OutcomeDelivered, nil
+	}
+	return "", errors.New("no outcome: none of status, outcome, result, deviceCount, reason, message")
 }
 
 // topicsEcho reads a topics echo: an array, or one topic as a string.
@@ -779,10 +834,15 @@ func (s *scanner) echoStr(exp *target, kind byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return echoOf(v, exp, kind), nil
+}
+
+// echoOf is the echo id v, the expected target's string when equal.
+func echoOf(v []byte, exp *target, kind byte) string {
 	if exp != nil && exp.kind == kind && string(v) == exp.id {
-		return exp.id, nil
+		return exp.id
 	}
-	return string(v), nil
+	return string(v)
 }
 
 // text reads a string, or keeps any other non-null value as its JSON text
@@ -796,12 +856,17 @@ func (s *scanner) text() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if string(v) == ReasonNoActiveDevice {
-			return ReasonNoActiveDevice, nil // the common case, without a copy
-		}
-		return validUTF8(v), nil
+		return strText(v), nil
 	}
 	return s.raw()
+}
+
+// strText is the content v of a text string.
+func strText(v []byte) string {
+	if string(v) == ReasonNoActiveDevice {
+		return ReasonNoActiveDevice // the common case, without a copy
+	}
+	return validUTF8(v)
 }
 
 func validUTF8(b []byte) string {
@@ -874,16 +939,29 @@ func (s *scanner) timestamp() (*time.Time, error) {
 		if v, err = s.str(); err != nil {
 			return nil, err
 		}
-		v = bytes.TrimSpace(v)
-		if len(v) == 0 {
-			return nil, nil
-		}
-		if t, err := time.Parse(time.RFC3339Nano, string(v)); err == nil {
-			return &t, nil
-		}
-	} else if v, err = s.number(); err != nil {
+		return strTime(v)
+	}
+	if v, err = s.number(); err != nil {
 		return nil, err
 	}
+	return epochTime(v)
+}
+
+// strTime reads the content of a timestamp string; nil when blank.
+func strTime(v []byte) (*time.Time, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, string(v)); err == nil {
+		return &t, nil
+	}
+	return epochTime(v)
+}
+
+// epochTime reads epoch seconds or milliseconds from the text of a number
+// (or of a string that is not RFC 3339).
+func epochTime(v []byte) (*time.Time, error) {
 	n, err := strconv.ParseFloat(string(v), 64)
 	if err != nil || math.IsInf(n, 0) || math.Abs(n) > 1e15 {
 		return nil, fmt.Errorf("neither RFC 3339 nor epoch seconds or milliseconds: %q", sanitize(string(v), 40))

@@ -26,6 +26,7 @@ func FuzzDecodeSendResponse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte, status int) {
 		res, err := decodeSendResults(body, status, mixed, nil)
+		sameAsGeneral(t, body, status, mixed, res, err)
 		if err != nil {
 			return
 		}

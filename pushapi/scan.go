@@ -389,3 +389,9 @@ func (s *scanner) array(fn func() error) error {
 		}
 	}
 }
+
+// reset makes s read the whole body b afresh.
+func (s *scanner) reset(b []byte) {
+	s.dec.Reset(bytes.NewBuffer(b), decodeOptions()...)
+	s.body = b
+}

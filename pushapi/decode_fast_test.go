@@ -1,0 +1,156 @@
+package pushapi
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sameAsGeneral fails t unless res and err, decoded with the fast path,
+// are what the general path alone makes of body.
+func sameAsGeneral(t *testing.T, body []byte, status int, batch []Notification, res [][]Result, err error) {
+	t.Helper()
+	want, wantErr := decodeResults(body, status, batch, nil, false)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(res, want) {
+		t.Fatalf("body %q\nfast:    %v %s\ngeneral: %v %s", body, err, showResults(res), wantErr, showResults(want))
+	}
+}
+
+func showResults(res [][]Result) string {
+	var b strings.Builder
+	for _, rs := range res {
+		for _, r := range rs {
+			fmt.Fprintf(&b, "{%q %q %v %s", r.UserID, r.DeviceID, r.Topics, r.Outcome)
+			if r.DeviceCount != nil {
+				fmt.Fprintf(&b, " count %d", *r.DeviceCount)
+			}
+			if r.UnreachableSince != nil {
+				fmt.Fprintf(&b, " since %s", r.UnreachableSince)
+			}
+			fmt.Fprintf(&b, " %q %q} ", r.Reason, r.Message)
+		}
+	}
+	return b.String()
+}
+
+// users3 is a request of three users, the fast path's usual request.
+var users3 = []Notification{{UserIDs: []string{"u1", "u2", "u3"}}}
+
+func TestFastPathTaken(t *testing.T) {
+	batch := sandboxBatch500()
+	for _, mixed := range []bool{false, true} {
+		body := sandboxAnswer500(batch, mixed)
+		rd := newResultsReader(targetsOf(batch))
+		if !rd.fast(body) || rd.sub != nil {
+			t.Errorf("mixed %v: the sandbox's answer is not read by the fast path alone", mixed)
+		}
+	}
+	entries := func(es ...string) string { return `{"results":[` + strings.Join(es, ",") + `]}` }
+	const d = `{"userId":"u1","status":"delivered","deviceCount":1}`
+	cases := []struct {
+		body string
+		fast bool // read by the fast path (some entries maybe by the general decoder)
+	}{
+		{entries(d, d, d), true},
+		{" [ " + d + " ,\n" + d + "\t," + d + " ] \r\n", true},
+		{entries(d, `{ "userId" : "u2" , "status" : "skipped" , "reason" : "x" , "unreachableSince" : 1793527200 }`, d), true},
+		{entries(d, `{"message":"m","reason":"r"}`, `{"deviceCount":0}`), true}, // outcomes inferred
+		// Entries of other shapes, read by the general decoder.
+		{entries(`{"userId":"u\u0031","status":"delivered","deviceCount":1}`, d, d), true},
+		{entries(d, `{"USERID":"u2","status":"Delivered","deviceCount":"1","x":[1]}`, d), true},
+		{entries(d, d, `{"userId":"u3","status":"failed","message":{"code":1}}`), true},
+		{entries(d, `{"userId":"u2","userId":"u2","status":"delivered"}`, d), true},
+		{entries(d, d, `{"userId":"ü","status":"delivered","deviceCount":1e0}`), true},
+		// Answers of other shapes, and errors, read by the general path.
+		{entries(), false},
+		{entries(d, d, d, d), false},
+		{entries(d, d, `{"userId":"u3"}`), false},
+		{entries(d, d, `{"userId":"u3","status":"maybe"}`), false},
+		{entries(d, d, d) + "x", false},
+		{`{"results":[` + d + "," + d + "," + d + `],"next":null}`, false},
+		{`{"Results":[` + d + "," + d + "," + d + `]}`, false},
+		{`{"results":[` + d + "," + d + "," + d + `}`, false},
+		{`[` + d + "," + d + "," + d + `,]`, false},
+		{`[` + d + "," + d + "," + d, false},
+	}
+	for _, c := range cases {
+		if got := newResultsReader(targetsOf(users3)).fast([]byte(c.body)); got != c.fast {
+			t.Errorf("%s: fast path %v, want %v", c.body, got, c.fast)
+		}
+		res, err := decodeSendResults([]byte(c.body), 207, users3, nil)
+		sameAsGeneral(t, []byte(c.body), 207, users3, res, err)
+	}
+}
+
+func FuzzFastEntry(f *testing.F) {
+	for _, s := range []string{
+		`{"userId":"u0000001","status":"delivered","deviceCount":1}`,
+		`{"userId":"u0000001","status":"skipped","reason":"no_active_device","unreachableSince":"2026-11-01T10:00:00Z"}`,
+		`{"userId":"u0000001","status":"skipped","reason":"no_active_device","unreachableSince":1793527200000}`,
+		`{"userId":"u0000001","status":"failed","message":"apns: BadDeviceToken (410)"}`,
+		`{"deviceId":"kiosk-1","status":"delivered","deviceCount":0}`,
+		`{ "userId" : "a" , "status":"DELIVERED" ,"deviceCount": 123456789 }`,
+		`{"status":"delivered","deviceCount":01}`,
+		`{"status":"delivered","deviceCount":1.0}`,
+		`{"status":"delivered","deviceCount":1234567890}`,
+		`{"status":"delivered","deviceCount":-1}`,
+		`{"message":"m","reason":"r"}`,
+		`{"reason":"r","message":"m","deviceCount":2}`,
+		`{"userId":"a\"b","status":"delivered"}`,
+		`{"userId":"a\\","status":"delivered"}`,
+		"{\"userId\":\"a\x7f\x80\",\"status\":\"delivered\"}",
+		`{"userId":"u0000001","status":"skipped","unreachableSince":" 1793527200 "}`,
+		`{"userId":"u0000001","status":"skipped","unreachableSince":"yesterday"}`,
+		`{"userId":"u0000001","status":"skipped","unreachableSince":""}`,
+		`{"userId":"u1","status":"delivered","userId":"u2"}`,
+		`{"userId":"u1","status":"delivered","topics":["a"]}`,
+		`{}`,
+	} {
+		f.Add([]byte(s), "u0000001", byte('u'))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, id string, kind byte) {
+		if len(b) == 0 || b[0] != '{' {
+			return
+		}
+		exp := &target{kind: kind, id: id}
+		var r Result
+		e, count := entry{Result: &r}, new(int)
+		end, ok := fastEntry(b, 0, &e, exp, count)
+		if !ok {
+			return
+		}
+		var r2 Result
+		e2, count2 := entry{Result: &r2}, new(int)
+		s := newScanner(b)
+		if err := s.entry(&e2, exp, count2); err != nil {
+			t.Fatalf("%q: the fast path reads %+v, the general decoder fails: %v", b, r, err)
+		}
+		if int(s.dec.InputOffset()) != end {
+			t.Fatalf("%q: the fast path ends at %d, the general decoder at %d", b, end, s.dec.InputOffset())
+		}
+		e.Result, e2.Result = nil, nil
+		if !reflect.DeepEqual(r, r2) || e != e2 {
+			t.Fatalf("%q:\nfast:    %+v %+v\ngeneral: %+v %+v", b, r, e, r2, e2)
+		}
+	})
+}
+
+func FuzzDecodeSendFast(f *testing.F) {
+	const d = `{"userId":"u1","status":"delivered","deviceCount":1}`
+	for _, s := range []string{
+		`{"results":[` + d + `,{"userId":"u2","status":"skipped","reason":"no_active_device"},{"userId":"u3","status":"failed","message":"m"}]}`,
+		`[` + d + `,{"userId":"u2","status":"skipped","reason":"no_active_device","unreachableSince":1793527200},{"userId":"u3","status":"delivered","deviceCount":2}]`,
+		`{"results":[{"userId":"u3","status":"delivered","deviceCount":1},{"userId":"u2","status":"delivered","deviceCount":1},{"userId":"u1","status":"delivered","deviceCount":1}]}`,
+		`{"results":[{"userId":"u\u0031","outcome":"delivered"},{"USERID":"u2","status":"delivered","x":{}},{"status":"failed","message":["m"]}]}`,
+		` { "results" : [ ` + d + ` , ` + d + ` , ` + d + ` ] } `,
+		`{"results":[` + d + `,` + d + `]}`,
+		`{"results":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		res, err := decodeSendResults(body, 207, users3, nil)
+		sameAsGeneral(t, body, 207, users3, res, err)
+	})
+}
