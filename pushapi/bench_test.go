@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"pushform/internal/testutil/cpubench"
 	"testing"
 )
 
@@ -217,12 +218,11 @@ func BenchmarkDecodeSendResults500(b *testing.B) {
 		body := sandboxAnswer500(batch, mixed)
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
+			cpubench.PerTarget(b, 500, func() {
 				if _, err := decodeSendResults(body, 207, batch, nil); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }

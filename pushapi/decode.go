@@ -16,8 +16,8 @@ import (
 // target is one expected result of a send, in request order: a user id, a
 // device id, or a topics object as a whole.
 type target struct {
-	notif  int
-	kind   byte // 'u' user, 'd' device, 't' topics
+	notif  int32 // 32 bits keep a target in 48 bytes
+	kind   byte  // 'u' user, 'd' device, 't' topics
 	id     string
 	topics []string
 }
@@ -31,13 +31,13 @@ func targetsOf(batch []Notification) []target {
 	for i := range batch {
 		nt := &batch[i]
 		for _, id := range nt.UserIDs {
-			ts = append(ts, target{notif: i, kind: 'u', id: id})
+			ts = append(ts, target{notif: int32(i), kind: 'u', id: id})
 		}
 		for _, id := range nt.DeviceIDs {
-			ts = append(ts, target{notif: i, kind: 'd', id: id})
+			ts = append(ts, target{notif: int32(i), kind: 'd', id: id})
 		}
 		if len(nt.Topics) > 0 {
-			ts = append(ts, target{notif: i, kind: 't', topics: nt.Topics})
+			ts = append(ts, target{notif: int32(i), kind: 't', topics: nt.Topics})
 		}
 	}
 	return ts
@@ -81,9 +81,9 @@ const (
 // answer in request order needs no copy) and how it named its target.
 type entry struct {
 	*Result
-	echo        echo
 	topic       string // with echoTopic: the one topic it is about
-	reasonFirst bool   // reason came before message in the answer
+	echo        echo
+	reasonFirst bool // reason came before message in the answer
 }
 
 // wholeEcho reports whether e names topics target t as a whole.
@@ -339,9 +339,9 @@ func notJSON(s *scanner, body []byte, want string) error {
 func ambiguous(es []entry, ts []target) error {
 	// Keys an entry can name: a user, a device, a whole topics array, and
 	// one topic of an array answered one entry per topic.
-	owner := make(map[string]int, len(ts))
+	owner := make(map[string]int32, len(ts))
 	var twice map[string]bool
-	note := func(key string, notif int) {
+	note := func(key string, notif int32) {
 		if n, ok := owner[key]; !ok {
 			owner[key] = notif
 		} else if n != notif {
@@ -631,7 +631,7 @@ func split(flat []Result, ts []target, n int) [][]Result {
 	start := 0
 	for i := range n {
 		end := start
-		for end < len(ts) && ts[end].notif == i {
+		for end < len(ts) && int(ts[end].notif) == i {
 			end++
 		}
 		out[i] = flat[start:end:end]

@@ -102,18 +102,15 @@ func fastEntry(b []byte, p int, e *entry, exp *target, count *int) (int, bool) {
 	hasOutcome := false
 	p = skipWS(b, p+1)
 	for {
-		key, q, ok := plainStr(b, p)
-		if !ok {
+		id, q := fastKey(b, p)
+		if id == keyOther || seen&(1<<id) != 0 {
 			return 0, false
 		}
 		if p = skipWS(b, q); p >= len(b) || b[p] != ':' {
 			return 0, false
 		}
 		p = skipWS(b, p+1)
-		id := fastKey(key)
-		if id == keyOther || seen&(1<<id) != 0 {
-			return 0, false
-		}
+		var ok bool
 		seen |= 1 << id
 		var v []byte
 		switch id {
@@ -181,26 +178,29 @@ func fastEntry(b []byte, p int, e *entry, exp *target, count *int) (int, bool) {
 	return p, true
 }
 
-// fastKey is the key of an entry in the spec's spelling; keyOther for
-// any other, which the general decoder reads.
-func fastKey(key []byte) int {
-	switch string(key) {
-	case "userId":
-		return keyUserID
-	case "status":
-		return keyOutcome
-	case "deviceCount":
-		return keyDeviceCount
-	case "reason":
-		return keyReason
-	case "message":
-		return keyMessage
-	case "deviceId":
-		return keyDeviceID
-	case "unreachableSince":
-		return keyUnreachableSince
+// fastKey is the key at b[p] when it is in the spec's spelling, and the
+// offset past it; keyOther for any other, which the general decoder reads.
+// Compared quoted, a match holds no escape.
+func fastKey(b []byte, p int) (int, int) {
+	b = b[p:]
+	is := func(quoted string) bool { return len(b) >= len(quoted) && string(b[:len(quoted)]) == quoted }
+	switch {
+	case is(`"userId"`):
+		return keyUserID, p + len(`"userId"`)
+	case is(`"status"`):
+		return keyOutcome, p + len(`"status"`)
+	case is(`"deviceCount"`):
+		return keyDeviceCount, p + len(`"deviceCount"`)
+	case is(`"reason"`):
+		return keyReason, p + len(`"reason"`)
+	case is(`"message"`):
+		return keyMessage, p + len(`"message"`)
+	case is(`"deviceId"`):
+		return keyDeviceID, p + len(`"deviceId"`)
+	case is(`"unreachableSince"`):
+		return keyUnreachableSince, p + len(`"unreachableSince"`)
 	}
-	return keyOther
+	return keyOther, 0
 }
 
 // plainStr reads the string at b[p] when it is plain (ASCII that needs no
