@@ -58,7 +58,7 @@ func BenchmarkDecodeResults(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeSendResults(body, 207, batch, nil); err != nil {
+		if _, err := decodeSendResults(nil, body, 207, batch, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -217,9 +217,10 @@ func BenchmarkDecodeSendResults500(b *testing.B) {
 		}
 		body := sandboxAnswer500(batch, mixed)
 		b.Run(name, func(b *testing.B) {
+			var pool scratchPool // as a client decodes
 			b.SetBytes(int64(len(body)))
 			cpubench.PerTarget(b, 500, func() {
-				if _, err := decodeSendResults(body, 207, batch, nil); err != nil {
+				if _, err := decodeSendResults(&pool, body, 207, batch, nil); err != nil {
 					b.Fatal(err)
 				}
 			})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -22,12 +23,15 @@ type target struct {
 	topics []string
 }
 
-func targetsOf(batch []Notification) []target {
+func targetsOf(batch []Notification) []target { return appendTargets(nil, batch) }
+
+// appendTargets appends the targets of batch to ts.
+func appendTargets(ts []target, batch []Notification) []target {
 	n := 0
 	for i := range batch {
 		n += batch[i].Targets()
 	}
-	ts := make([]target, 0, n)
+	ts = slices.Grow(ts, n)
 	for i := range batch {
 		nt := &batch[i]
 		for _, id := range nt.UserIDs {
@@ -132,14 +136,18 @@ func quoteList(ss []string) string {
 // object. An empty body (200 only) means every target was delivered with
 // unknown device counts. Messages and reasons are redacted with red, all
 // together in the order served, so a key split across them is found too.
-func decodeSendResults(body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
-	return decodeResults(body, status, batch, red, true)
+// Its working memory comes from pool (nil: allocated afresh).
+func decodeSendResults(pool *scratchPool, body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
+	return decodeResults(pool, body, status, batch, red, true)
 }
 
 // decodeResults is decodeSendResults; fast tries the common shape first
 // (off, the differential tests' reference).
-func decodeResults(body []byte, status int, batch []Notification, red *secret.Redactor, fast bool) ([][]Result, error) {
-	ts := targetsOf(batch)
+func decodeResults(pool *scratchPool, body []byte, status int, batch []Notification, red *secret.Redactor, fast bool) ([][]Result, error) {
+	sc := pool.get()
+	defer pool.put(sc)
+	sc.ts = appendTargets(sc.ts[:0], batch)
+	ts := sc.ts
 	allDelivered := func() ([][]Result, error) {
 		if status != 200 {
 			return nil, fmt.Errorf("the %d answer lists no results: a 207 must list results", status)
@@ -155,7 +163,7 @@ func decodeResults(body []byte, status int, batch []Notification, red *secret.Re
 		return allDelivered()
 	}
 
-	rd := newResultsReader(ts)
+	rd := newResultsReader(ts, sc)
 	if fast {
 		if rd.fast(body) {
 			return rd.finish(batch, red)
@@ -224,9 +232,46 @@ type resultsReader struct {
 	sub              *scanner
 }
 
-func newResultsReader(ts []target) *resultsReader {
+// newResultsReader reads the entries for targets ts into fresh results,
+// the entries into sc's.
+func newResultsReader(ts []target, sc *scratch) *resultsReader {
 	most := perTopicEntries(ts)
-	return &resultsReader{ts: ts, rs: make([]Result, most), es: make([]entry, 0, most), counts: make([]int, most), most: most}
+	sc.es = slices.Grow(sc.es[:0], most)
+	return &resultsReader{ts: ts, rs: make([]Result, most), es: sc.es, counts: make([]int, most), most: most}
+}
+
+// scratch is what decoding an answer needs only while it runs: the
+// targets and the entries, kept for a later answer.
+type scratch struct {
+	ts []target
+	es []entry
+}
+
+// maxPooledTargets bounds the scratch kept: the spec's requests have at
+// most 500 targets, a larger one is a caller's exception.
+const maxPooledTargets = 4096
+
+// scratchPool recycles the scratch of a client's answers; a nil pool
+// allocates afresh.
+type scratchPool struct{ p sync.Pool }
+
+func (p *scratchPool) get() *scratch {
+	if p != nil {
+		if sc, ok := p.p.Get().(*scratch); ok {
+			return sc
+		}
+	}
+	return &scratch{}
+}
+
+// put keeps sc, cleared so it holds on to no request or results.
+func (p *scratchPool) put(sc *scratch) {
+	if p == nil || cap(sc.ts) > maxPooledTargets || cap(sc.es) > maxPooledTargets {
+		return
+	}
+	clear(sc.ts[:cap(sc.ts)])
+	clear(sc.es[:cap(sc.es)])
+	p.p.Put(sc)
 }
 
 // reset forgets the entries read, for reading the answer again.

@@ -11,7 +11,7 @@ import (
 // are what the general path alone makes of body.
 func sameAsGeneral(t *testing.T, body []byte, status int, batch []Notification, res [][]Result, err error) {
 	t.Helper()
-	want, wantErr := decodeResults(body, status, batch, nil, false)
+	want, wantErr := decodeResults(nil, body, status, batch, nil, false)
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(res, want) {
 		t.Fatalf("body %q\nfast:    %v %s\ngeneral: %v %s", body, err, showResults(res), wantErr, showResults(want))
 	}
@@ -41,7 +41,7 @@ func TestFastPathTaken(t *testing.T) {
 	batch := sandboxBatch500()
 	for _, mixed := range []bool{false, true} {
 		body := sandboxAnswer500(batch, mixed)
-		rd := newResultsReader(targetsOf(batch))
+		rd := newResultsReader(targetsOf(batch), &scratch{})
 		if !rd.fast(body) || rd.sub != nil {
 			t.Errorf("mixed %v: the sandbox's answer is not read by the fast path alone", mixed)
 		}
@@ -75,10 +75,10 @@ func TestFastPathTaken(t *testing.T) {
 		{`[` + d + "," + d + "," + d, false},
 	}
 	for _, c := range cases {
-		if got := newResultsReader(targetsOf(users3)).fast([]byte(c.body)); got != c.fast {
+		if got := newResultsReader(targetsOf(users3), &scratch{}).fast([]byte(c.body)); got != c.fast {
 			t.Errorf("%s: fast path %v, want %v", c.body, got, c.fast)
 		}
-		res, err := decodeSendResults([]byte(c.body), 207, users3, nil)
+		res, err := decodeSendResults(nil, []byte(c.body), 207, users3, nil)
 		sameAsGeneral(t, []byte(c.body), 207, users3, res, err)
 	}
 }
@@ -150,7 +150,48 @@ func FuzzDecodeSendFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		res, err := decodeSendResults(body, 207, users3, nil)
+		res, err := decodeSendResults(nil, body, 207, users3, nil)
 		sameAsGeneral(t, body, 207, users3, res, err)
 	})
+}
+
+// TestScratchReuse decodes answers one after another with one pool: the
+// results of one are not changed by the next, and the pool keeps nothing
+// of them.
+func TestScratchReuse(t *testing.T) {
+	var pool scratchPool
+	answers := []struct {
+		body  string
+		batch []Notification
+	}{
+		{`{"results":[{"userId":"u1","status":"delivered","deviceCount":1},{"userId":"u2","status":"skipped","reason":"r"},{"userId":"u3","status":"failed","message":"m"}]}`, users3},
+		{`[{"topic":"news","status":"failed","message":"m2"},{"userId":"bob","reason":"no_active_device"},{"topics":["deals"],"status":"delivered"},{"deviceId":"kiosk-1","deviceCount":1},{"userId":"alice","deviceCount":2}]`, mixed},
+		{`{"results":[{"userId":"u3","status":"delivered","deviceCount":3},{"userId":"u2","status":"delivered","deviceCount":2},{"userId":"u1","status":"delivered","deviceCount":1}]}`, users3},
+		{`{"results":[{"userId":"u1","status":"delivered"}]}`, users3}, // an error
+	}
+	var got, want [][][]Result
+	for _, a := range answers {
+		res, err := decodeSendResults(&pool, []byte(a.body), 207, a.batch, nil)
+		sameAsGeneral(t, []byte(a.body), 207, a.batch, res, err)
+		w, _ := decodeSendResults(nil, []byte(a.body), 207, a.batch, nil)
+		got, want = append(got, res), append(want, w)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("results changed by later answers:\n%v\n%v", got, want)
+	}
+
+	sc := pool.get()
+	sc.ts = appendTargets(sc.ts, mixed)
+	sc.es = append(sc.es, entry{Result: &Result{}, topic: "news"})
+	pool.put(sc)
+	for _, tg := range sc.ts[:cap(sc.ts)] {
+		if tg.id != "" || tg.topics != nil {
+			t.Fatalf("a pooled target keeps %+v", tg)
+		}
+	}
+	for _, e := range sc.es[:cap(sc.es)] {
+		if e.Result != nil || e.topic != "" {
+			t.Fatalf("a pooled entry keeps %+v", e)
+		}
+	}
 }
