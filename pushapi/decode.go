@@ -229,7 +229,11 @@ type resultsReader struct {
 	most             int   // entries kept; those past most are read and dropped
 	n                int   // entries seen
 	next, seenTopics int   // the target the next entry is expected for, to share its strings
-	sub              *scanner
+	// The fast path's: the general decoder of its entries of other
+	// shapes, its input, and how many it had.
+	sub  *scanner
+	in   bytes.Buffer
+	slow int
 }
 
 // newResultsReader reads the entries for targets ts into fresh results,
@@ -278,7 +282,7 @@ func (p *scratchPool) put(sc *scratch) {
 func (rd *resultsReader) reset() {
 	clear(rd.rs)
 	rd.es = rd.es[:0]
-	rd.n, rd.next, rd.seenTopics = 0, 0, 0
+	rd.n, rd.next, rd.seenTopics, rd.slow = 0, 0, 0, 0
 }
 
 // slot is where the next entry goes, the target it is expected for (nil

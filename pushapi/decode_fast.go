@@ -57,6 +57,11 @@ func (rd *resultsReader) fastArray(b []byte, p int) (int, bool) {
 		e, exp, count := rd.slot()
 		q, ok := fastEntry(b, p, e, exp, count)
 		if !ok {
+			// An answer mostly of other shapes is the general path's
+			// from the start: it reads them for less.
+			if rd.slow++; rd.slow > 4 && rd.slow*4 > rd.n {
+				return 0, false
+			}
 			*e.Result = Result{}
 			*e = entry{Result: e.Result}
 			if q, ok = rd.generalEntry(b, p, e, exp, count); !ok {
@@ -84,7 +89,8 @@ func (rd *resultsReader) generalEntry(b []byte, p int, e *entry, exp *target, co
 	if rd.sub == nil {
 		rd.sub = newScanner(b[p:])
 	} else {
-		rd.sub.reset(b[p:])
+		rd.in = *bytes.NewBuffer(b[p:])
+		rd.sub.reset(&rd.in)
 	}
 	if rd.sub.entry(e, exp, count) != nil {
 		return 0, false

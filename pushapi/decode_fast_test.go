@@ -1,6 +1,7 @@
 package pushapi
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"strings"
@@ -34,8 +35,11 @@ func showResults(res [][]Result) string {
 	return b.String()
 }
 
-// users3 is a request of three users, the fast path's usual request.
-var users3 = []Notification{{UserIDs: []string{"u1", "u2", "u3"}}}
+// users3 and users6 are requests of users, the fast path's usual request.
+var (
+	users3 = []Notification{{UserIDs: []string{"u1", "u2", "u3"}}}
+	users6 = []Notification{{UserIDs: []string{"u1", "u2", "u3", "u4", "u5", "u6"}}}
+)
 
 func TestFastPathTaken(t *testing.T) {
 	batch := sandboxBatch500()
@@ -46,6 +50,13 @@ func TestFastPathTaken(t *testing.T) {
 			t.Errorf("mixed %v: the sandbox's answer is not read by the fast path alone", mixed)
 		}
 	}
+	// An answer of other shapes is handed to the general path early.
+	other := bytes.ReplaceAll(sandboxAnswer500(batch, false), []byte(`"status"`), []byte(`"outcome"`))
+	if rd := newResultsReader(targetsOf(batch), &scratch{}); rd.fast(other) || rd.n > 8 {
+		t.Errorf("an answer of other spellings: read by the fast path up to entry %d", rd.n)
+	}
+	res, err := decodeSendResults(nil, other, 207, batch, nil)
+	sameAsGeneral(t, other, 207, batch, res, err)
 	entries := func(es ...string) string { return `{"results":[` + strings.Join(es, ",") + `]}` }
 	const d = `{"userId":"u1","status":"delivered","deviceCount":1}`
 	cases := []struct {
@@ -146,12 +157,16 @@ func FuzzDecodeSendFast(f *testing.F) {
 		` { "results" : [ ` + d + ` , ` + d + ` , ` + d + ` ] } `,
 		`{"results":[` + d + `,` + d + `]}`,
 		`{"results":[]}`,
+		`[` + strings.Repeat(`{"userId":"u1","outcome":"delivered"},`, 5) + d + `]`,
+		`[` + strings.Repeat(`{"userId":"u1","status":"delivered","deviceCount":"1"},`, 4) + d + `,` + d + `]`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		res, err := decodeSendResults(nil, body, 207, users3, nil)
-		sameAsGeneral(t, body, 207, users3, res, err)
+		for _, batch := range [][]Notification{users3, users6} {
+			res, err := decodeSendResults(nil, body, 207, batch, nil)
+			sameAsGeneral(t, body, 207, batch, res, err)
+		}
 	})
 }
 
