@@ -1,11 +1,13 @@
 package pushapi
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"pushform/internal/testutil/cpubench"
 	"testing"
 )
 
@@ -57,7 +59,7 @@ func BenchmarkDecodeResults(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeSendResults(body, 207, batch, nil); err != nil {
+		if _, err := decodeSendResults(nil, body, 207, batch, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -170,5 +172,58 @@ func BenchmarkRecipients(b *testing.B) {
 		})
 		c.Close()
 		srv.Close()
+	}
+}
+
+// sandboxBatch500 is one notification to 500 users with the sandbox's ids.
+func sandboxBatch500() []Notification {
+	ids := make([]string, 500)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("u%07d", i+1)
+	}
+	return []Notification{{UserIDs: ids, Title: "t"}}
+}
+
+// sandboxAnswer500 is the sandbox's answer to sandboxBatch500: all
+// delivered, or (mixed) every tenth skipped, half of those with a contact
+// time, and one failed.
+func sandboxAnswer500(batch []Notification, mixed bool) []byte {
+	b := []byte(`{"results":[`)
+	for i, id := range batch[0].UserIDs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch {
+		case mixed && i == 250:
+			b = fmt.Appendf(b, `{"userId":%q,"status":"failed","message":"apns: BadDeviceToken (410)"}`, id)
+		case mixed && i%20 == 9:
+			b = fmt.Appendf(b, `{"userId":%q,"status":"skipped","reason":"no_active_device","unreachableSince":"2026-11-01T10:00:00Z"}`, id)
+		case mixed && i%20 == 19:
+			b = fmt.Appendf(b, `{"userId":%q,"status":"skipped","reason":"no_active_device"}`, id)
+		default:
+			b = fmt.Appendf(b, `{"userId":%q,"status":"delivered","deviceCount":%d}`, id, 1+i%3/2)
+		}
+	}
+	return append(b, "]}"...)
+}
+
+// BenchmarkDecodeSendResults500 decodes the sandbox's answer to a request
+// of 500 users, as apply does 2,000 times for a million targets.
+func BenchmarkDecodeSendResults500(b *testing.B) {
+	batch := sandboxBatch500()
+	for _, name := range []string{"delivered", "mixed", "other-spelling"} {
+		body := sandboxAnswer500(batch, name == "mixed")
+		if name == "other-spelling" { // read by the general decoder
+			body = bytes.ReplaceAll(body, []byte(`"status"`), []byte(`"outcome"`))
+		}
+		b.Run(name, func(b *testing.B) {
+			var pool scratchPool // as a client decodes
+			b.SetBytes(int64(len(body)))
+			cpubench.PerTarget(b, 500, func() {
+				if _, err := decodeSendResults(&pool, body, 207, batch, nil); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
 	}
 }

@@ -183,6 +183,7 @@ type Client struct {
 	maxBody  int64
 	headers  http.Header // shared, read-only
 	pool     bufPool
+	scratch  scratchPool // decoding's working memory
 	// deadline bounds one call by the timeout, and recDeadline a whole
 	// recipient list; tests replace them with deadlines they fire
 	// themselves.
@@ -541,7 +542,7 @@ func (c *Client) send(ctx context.Context, batch []Notification) (*SendResponse,
 	if r.tooLarge {
 		return nil, c.decodeError(http.MethodPost, r, fmt.Errorf("the answer is larger than %d bytes (MaxResponseBytes)", c.maxBody))
 	}
-	results, err := decodeSendResults(r.body, r.status, batch, c.red)
+	results, err := decodeSendResults(&c.scratch, r.body, r.status, batch, c.red)
 	if err != nil {
 		return nil, c.decodeError(http.MethodPost, r, err)
 	}

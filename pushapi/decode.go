@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -16,28 +17,31 @@ import (
 // target is one expected result of a send, in request order: a user id, a
 // device id, or a topics object as a whole.
 type target struct {
-	notif  int
-	kind   byte // 'u' user, 'd' device, 't' topics
+	notif  int32 // 32 bits keep a target in 48 bytes
+	kind   byte  // 'u' user, 'd' device, 't' topics
 	id     string
 	topics []string
 }
 
-func targetsOf(batch []Notification) []target {
+func targetsOf(batch []Notification) []target { return appendTargets(nil, batch) }
+
+// appendTargets appends the targets of batch to ts.
+func appendTargets(ts []target, batch []Notification) []target {
 	n := 0
 	for i := range batch {
 		n += batch[i].Targets()
 	}
-	ts := make([]target, 0, n)
+	ts = slices.Grow(ts, n)
 	for i := range batch {
 		nt := &batch[i]
 		for _, id := range nt.UserIDs {
-			ts = append(ts, target{notif: i, kind: 'u', id: id})
+			ts = append(ts, target{notif: int32(i), kind: 'u', id: id})
 		}
 		for _, id := range nt.DeviceIDs {
-			ts = append(ts, target{notif: i, kind: 'd', id: id})
+			ts = append(ts, target{notif: int32(i), kind: 'd', id: id})
 		}
 		if len(nt.Topics) > 0 {
-			ts = append(ts, target{notif: i, kind: 't', topics: nt.Topics})
+			ts = append(ts, target{notif: int32(i), kind: 't', topics: nt.Topics})
 		}
 	}
 	return ts
@@ -81,9 +85,9 @@ const (
 // answer in request order needs no copy) and how it named its target.
 type entry struct {
 	*Result
-	echo        echo
 	topic       string // with echoTopic: the one topic it is about
-	reasonFirst bool   // reason came before message in the answer
+	echo        echo
+	reasonFirst bool // reason came before message in the answer
 }
 
 // wholeEcho reports whether e names topics target t as a whole.
@@ -132,8 +136,18 @@ func quoteList(ss []string) string {
 // object. An empty body (200 only) means every target was delivered with
 // unknown device counts. Messages and reasons are redacted with red, all
 // together in the order served, so a key split across them is found too.
-func decodeSendResults(body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
-	ts := targetsOf(batch)
+// Its working memory comes from pool (nil: allocated afresh).
+func decodeSendResults(pool *scratchPool, body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
+	return decodeResults(pool, body, status, batch, red, true)
+}
+
+// decodeResults is decodeSendResults; fast tries the common shape first
+// (off, the differential tests' reference).
+func decodeResults(pool *scratchPool, body []byte, status int, batch []Notification, red *secret.Redactor, fast bool) ([][]Result, error) {
+	sc := pool.get()
+	defer pool.put(sc)
+	sc.ts = appendTargets(sc.ts[:0], batch)
+	ts := sc.ts
 	allDelivered := func() ([][]Result, error) {
 		if status != 200 {
 			return nil, fmt.Errorf("the %d answer lists no results: a 207 must list results", status)
@@ -149,37 +163,21 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 		return allDelivered()
 	}
 
+	rd := newResultsReader(ts, sc)
+	if fast {
+		if rd.fast(body) {
+			return rd.finish(batch, red)
+		}
+		rd.reset()
+	}
 	s := newScanner(body)
-	most := perTopicEntries(ts)
-	rs := make([]Result, most)
-	es := make([]entry, 0, most)
-	counts := make([]int, most) // one backing array for DeviceCount pointers
-	n := 0                      // entries seen; those past most are read and dropped
-	next, seenTopics := 0, 0    // the target the next entry is expected for, to share its strings
 	readResults := func() error {
 		return s.array(func() error {
-			var exp *target
-			if next < len(ts) {
-				exp = &ts[next]
-			}
-			var e *entry
-			var count *int
-			if n < most {
-				es = append(es, entry{Result: &rs[n]})
-				e, count = &es[n], &counts[n]
-			} else { // read to report the count, then dropped
-				e = &entry{Result: &Result{}}
-			}
+			e, exp, count := rd.slot()
 			if err := s.entry(e, exp, count); err != nil {
-				return fmt.Errorf("result %d: %w", n, err)
+				return fmt.Errorf("result %d: %w", rd.n, err)
 			}
-			n++
-			if exp != nil && exp.kind == 't' && e.echo&echoTopic != 0 && len(exp.topics) > 1 {
-				if seenTopics++; seenTopics < len(exp.topics) {
-					return nil
-				}
-			}
-			next, seenTopics = next+1, 0
+			rd.done(e)
 			return nil
 		})
 	}
@@ -209,7 +207,7 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 			return allDelivered() // {}: the spec's empty 200
 		case !found:
 			return nil, errors.New(`the answer is an object without a "results" array`)
-		case n == 0 && s.eof() && len(ts) > 0:
+		case rd.n == 0 && s.eof() && len(ts) > 0:
 			return allDelivered() // {"results": []}: as empty a 200
 		}
 	default:
@@ -218,17 +216,117 @@ func decodeSendResults(body []byte, status int, batch []Notification, red *secre
 	if !s.eof() {
 		return nil, s.errorf("data after the results")
 	}
-	redactTexts(es, red)
+	return rd.finish(batch, red)
+}
+
+// resultsReader collects the entries of an answer: results, entries and
+// device counts share backing arrays sized by the request.
+type resultsReader struct {
+	ts               []target
+	rs               []Result
+	es               []entry
+	counts           []int // one backing array for DeviceCount pointers
+	most             int   // entries kept; those past most are read and dropped
+	n                int   // entries seen
+	next, seenTopics int   // the target the next entry is expected for, to share its strings
+	// The fast path's: the general decoder of its entries of other
+	// shapes, its input, and how many it had.
+	sub  *scanner
+	in   bytes.Buffer
+	slow int
+}
+
+// newResultsReader reads the entries for targets ts into fresh results,
+// the entries into sc's.
+func newResultsReader(ts []target, sc *scratch) *resultsReader {
+	most := perTopicEntries(ts)
+	sc.es = slices.Grow(sc.es[:0], most)
+	return &resultsReader{ts: ts, rs: make([]Result, most), es: sc.es, counts: make([]int, most), most: most}
+}
+
+// scratch is what decoding an answer needs only while it runs: the
+// targets and the entries, kept for a later answer.
+type scratch struct {
+	ts []target
+	es []entry
+}
+
+// maxPooledTargets bounds the scratch kept: the spec's requests have at
+// most 500 targets, a larger one is a caller's exception.
+const maxPooledTargets = 4096
+
+// scratchPool recycles the scratch of a client's answers; a nil pool
+// allocates afresh.
+type scratchPool struct{ p sync.Pool }
+
+func (p *scratchPool) get() *scratch {
+	if p != nil {
+		if sc, ok := p.p.Get().(*scratch); ok {
+			return sc
+		}
+	}
+	return &scratch{}
+}
+
+// put keeps sc, cleared so it holds on to no request or results.
+func (p *scratchPool) put(sc *scratch) {
+	if p == nil || cap(sc.ts) > maxPooledTargets || cap(sc.es) > maxPooledTargets {
+		return
+	}
+	clear(sc.ts[:cap(sc.ts)])
+	clear(sc.es[:cap(sc.es)])
+	p.p.Put(sc)
+}
+
+// reset forgets the entries read, for reading the answer again.
+func (rd *resultsReader) reset() {
+	clear(rd.rs)
+	rd.es = rd.es[:0]
+	rd.n, rd.next, rd.seenTopics, rd.slow = 0, 0, 0, 0
+}
+
+// slot is where the next entry goes, the target it is expected for (nil
+// past the end) and where its device count goes (nil past most).
+func (rd *resultsReader) slot() (e *entry, exp *target, count *int) {
+	exp = rd.expected()
+	if rd.n < rd.most {
+		rd.es = append(rd.es, entry{Result: &rd.rs[rd.n]})
+		return &rd.es[rd.n], exp, &rd.counts[rd.n]
+	}
+	return &entry{Result: &Result{}}, exp, nil // read to report the count, then dropped
+}
+
+// done counts the entry e read into the last slot.
+func (rd *resultsReader) done(e *entry) {
+	rd.n++
+	if exp := rd.expected(); exp != nil && exp.kind == 't' && e.echo&echoTopic != 0 && len(exp.topics) > 1 {
+		if rd.seenTopics++; rd.seenTopics < len(exp.topics) {
+			return
+		}
+	}
+	rd.next, rd.seenTopics = rd.next+1, 0
+}
+
+func (rd *resultsReader) expected() *target {
+	if rd.next < len(rd.ts) {
+		return &rd.ts[rd.next]
+	}
+	return nil
+}
+
+// finish places the entries read on the targets of batch.
+func (rd *resultsReader) finish(batch []Notification, red *secret.Redactor) ([][]Result, error) {
+	redactTexts(rd.es, red)
 	if len(batch) > 1 {
-		if err := ambiguous(es, ts); err != nil {
+		if err := ambiguous(rd.es, rd.ts); err != nil {
 			return nil, err
 		}
 	}
-	flat, err := match(es, rs, n, ts)
+	flat, err := match(rd.es, rd.rs, rd.n, rd.ts)
 	if err != nil {
 		return nil, err
 	}
-	return split(flat, ts, len(batch)), nil
+	return split(flat, rd.ts, len(batch)), nil
 }
 
 // redactTexts redacts the messages and reasons of es together, in the
@@ -290,9 +388,9 @@ func notJSON(s *scanner, body []byte, want string) error {
 func ambiguous(es []entry, ts []target) error {
 	// Keys an entry can name: a user, a device, a whole topics array, and
 	// one topic of an array answered one entry per topic.
-	owner := make(map[string]int, len(ts))
+	owner := make(map[string]int32, len(ts))
 	var twice map[string]bool
-	note := func(key string, notif int) {
+	note := func(key string, notif int32) {
 		if n, ok := owner[key]; !ok {
 			owner[key] = notif
 		} else if n != notif {
@@ -582,7 +680,7 @@ func split(flat []Result, ts []target, n int) [][]Result {
 	start := 0
 	for i := range n {
 		end := start
-		for end < len(ts) && ts[end].notif == i {
+		for end < len(ts) && int(ts[end].notif) == i {
 			end++
 		}
 		out[i] = flat[start:end:end]
@@ -704,21 +802,27 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 		return err
 	}
 	if !hasOutcome {
-		// The field name is not in the spec: infer from what is present,
-		// the failure signal first so a failure is never taken for success.
-		switch {
-		case r.Message != "":
-			outcome = OutcomeFailed
-		case r.Reason != "":
-			outcome = OutcomeSkipped
-		case r.DeviceCount != nil:
-			outcome = OutcomeDelivered
-		default:
-			return errors.New("no outcome: none of status, outcome, result, deviceCount, reason, message")
+		if outcome, err = inferOutcome(r); err != nil {
+			return err
 		}
 	}
 	r.Outcome = outcome
 	return nil
+}
+
+// inferOutcome is the outcome of an entry without one: the field name is
+// not in the spec, so it is inferred from what is present, the failure
+// signal first so a failure is never taken for success.
+func inferOutcome(r *Result) (Outcome, error) {
+	switch {
+	case r.Message != "":
+		return OutcomeFailed, nil
+	case r.Reason != "":
+		return OutcomeSkipped, nil
+	case r.DeviceCount != nil:
+		return OutcomeDelivered, nil
+	}
+	return "", errors.New("no outcome: none of status, outcome, result, deviceCount, reason, message")
 }
 
 // topicsEcho reads a topics echo: an array, or one topic as a string.
@@ -779,10 +883,15 @@ func (s *scanner) echoStr(exp *target, kind byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return echoOf(v, exp, kind), nil
+}
+
+// echoOf is the echo id v, the expected target's string when equal.
+func echoOf(v []byte, exp *target, kind byte) string {
 	if exp != nil && exp.kind == kind && string(v) == exp.id {
-		return exp.id, nil
+		return exp.id
 	}
-	return string(v), nil
+	return string(v)
 }
 
 // text reads a string, or keeps any other non-null value as its JSON text
@@ -796,12 +905,17 @@ func (s *scanner) text() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if string(v) == ReasonNoActiveDevice {
-			return ReasonNoActiveDevice, nil // the common case, without a copy
-		}
-		return validUTF8(v), nil
+		return strText(v), nil
 	}
 	return s.raw()
+}
+
+// strText is the content v of a text string.
+func strText(v []byte) string {
+	if string(v) == ReasonNoActiveDevice {
+		return ReasonNoActiveDevice // the common case, without a copy
+	}
+	return validUTF8(v)
 }
 
 func validUTF8(b []byte) string {
@@ -874,16 +988,29 @@ func (s *scanner) timestamp() (*time.Time, error) {
 		if v, err = s.str(); err != nil {
 			return nil, err
 		}
-		v = bytes.TrimSpace(v)
-		if len(v) == 0 {
-			return nil, nil
-		}
-		if t, err := time.Parse(time.RFC3339Nano, string(v)); err == nil {
-			return &t, nil
-		}
-	} else if v, err = s.number(); err != nil {
+		return strTime(v)
+	}
+	if v, err = s.number(); err != nil {
 		return nil, err
 	}
+	return epochTime(v)
+}
+
+// strTime reads the content of a timestamp string; nil when blank.
+func strTime(v []byte) (*time.Time, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, string(v)); err == nil {
+		return &t, nil
+	}
+	return epochTime(v)
+}
+
+// epochTime reads epoch seconds or milliseconds from the text of a number
+// (or of a string that is not RFC 3339).
+func epochTime(v []byte) (*time.Time, error) {
 	n, err := strconv.ParseFloat(string(v), 64)
 	if err != nil || math.IsInf(n, 0) || math.Abs(n) > 1e15 {
 		return nil, fmt.Errorf("neither RFC 3339 nor epoch seconds or milliseconds: %q", sanitize(string(v), 40))

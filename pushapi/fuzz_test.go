@@ -25,7 +25,8 @@ func FuzzDecodeSendResponse(f *testing.F) {
 		f.Add([]byte(s), 207)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, status int) {
-		res, err := decodeSendResults(body, status, mixed, nil)
+		res, err := decodeSendResults(nil, body, status, mixed, nil)
+		sameAsGeneral(t, body, status, mixed, res, err)
 		if err != nil {
 			return
 		}

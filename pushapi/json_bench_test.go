@@ -149,7 +149,7 @@ func stdText(raw json.RawMessage) string {
 func TestStdDecoderAgrees(t *testing.T) {
 	batch := batch500()
 	body := results500(batch)
-	want, err := decodeSendResults(body, 207, batch, nil)
+	want, err := decodeSendResults(nil, body, 207, batch, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func BenchmarkJSON(b *testing.B) {
 	})
 	b.Run("response=500/jsontext", func(b *testing.B) {
 		cpubench.PerTarget(b, 500, func() {
-			if _, err := decodeSendResults(answer, 207, batch, nil); err != nil {
+			if _, err := decodeSendResults(nil, answer, 207, batch, nil); err != nil {
 				b.Fatal(err)
 			}
 		})

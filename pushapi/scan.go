@@ -389,3 +389,10 @@ func (s *scanner) array(fn func() error) error {
 		}
 	}
 }
+
+// reset makes s read the whole body in holds, afresh (the caller may
+// reuse one buffer, where newScanner allocates one).
+func (s *scanner) reset(in *bytes.Buffer) {
+	s.dec.Reset(in, decodeOptions()...)
+	s.body = in.Bytes()
+}
