@@ -150,7 +150,7 @@ func countDropped(lines []statefile.DroppedLine) Dropped {
 					}
 				case state.EntryOutcome:
 					for i, id := range it.Targets {
-						if i < len(it.Outcomes) {
+						if i < len(it.Outcomes) && it.Outcomes[i] != nil { // a format-1 line may say null
 							last[key{it.Address, id}] = it.Outcomes[i].Outcome
 						}
 					}
