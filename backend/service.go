@@ -150,12 +150,26 @@ func (s *Service) Recipients(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, total)
+	return JoinIDs(chunks, total), nil
+}
+
+// JoinIDs gathers chunks of ids, total in all, into one slice, dropping
+// each chunk's slice as it goes (the strings live on). It copies element
+// by element, not with copy or append: those are one runtime call per
+// chunk that the garbage collector cannot preempt, and a collection that
+// began meanwhile spun on the fetching goroutine (tgkill, procyield) until
+// each returned; 16% of an apply's CPU at a million targets at 0 ms.
+func JoinIDs(chunks [][]string, total int) []string {
+	out := make([]string, total)
+	off := 0
 	for i, c := range chunks {
-		out = append(out, c...)
-		chunks[i] = nil // the chunk's strings live on in out; its slice can go
+		for j, id := range c {
+			out[off+j] = id
+		}
+		off += len(c)
+		chunks[i] = nil
 	}
-	return out, nil
+	return out[:off]
 }
 
 // RecipientsFunc streams the recipients list: fn gets the ids in chunks,

@@ -133,3 +133,32 @@ func TestDiagError(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinIDs: the chunks come out as one list, in order, and the chunk
+// slices are dropped.
+func TestJoinIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		chunks [][]string
+	}{
+		{"none", nil},
+		{"one", [][]string{{"a", "b"}}},
+		{"several, one empty", [][]string{{"a"}, {}, {"b", "c"}, {"d"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []string
+			for _, c := range tt.chunks {
+				want = append(want, c...)
+			}
+			got := backend.JoinIDs(tt.chunks, len(want))
+			if !slices.Equal(got, want) || len(got) != len(want) {
+				t.Errorf("JoinIDs = %q, want %q", got, want)
+			}
+			for i, c := range tt.chunks {
+				if c != nil {
+					t.Errorf("chunk %d kept", i)
+				}
+			}
+		})
+	}
+}

@@ -161,11 +161,7 @@ func (r *Run) fetchInto(ctx context.Context, s *planner.Stream) {
 		s.Fail(err)
 		return
 	}
-	ids := make([]string, 0, total)
-	for _, c := range chunks {
-		ids = append(ids, c...)
-	}
-	snap := &state.Snapshot{FetchedAt: r.o.clock()().UTC(), UserIDs: ids} // fetched at the real time, whatever Now says
+	snap := &state.Snapshot{FetchedAt: r.o.clock()().UTC(), UserIDs: backend.JoinIDs(chunks, total)} // fetched at the real time, whatever Now says
 	cfg, err := r.resolve(snap)
 	if err != nil {
 		s.Fail(err)
