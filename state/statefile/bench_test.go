@@ -94,3 +94,20 @@ func BenchmarkTargetHistory10M(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEntryLine encodes the intent and the outcome journal lines of
+// one request of 500 users, as apply writes them.
+func BenchmarkEntryLine(b *testing.B) {
+	intent, outcome := statetest.BatchEntries(7, 500)
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = statefile.AppendEntryLine(buf[:0], intent, statefile.JournalFormat); err != nil {
+			b.Fatal(err)
+		}
+		if buf, err = statefile.AppendEntryLine(buf, outcome, statefile.JournalFormat); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

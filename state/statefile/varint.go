@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"math/bits"
 	"time"
 	"unsafe"
 
@@ -70,10 +71,7 @@ func (e *encoder) idSeq(n int, seq iter.Seq[string]) {
 
 // id appends id front-coded against prev.
 func (e *encoder) id(prev, id string) {
-	p := 0
-	for p < len(prev) && p < len(id) && prev[p] == id[p] {
-		p++
-	}
+	p := commonPrefix(prev, id)
 	s := len(id) - p
 	if p < 15 && s < 16 {
 		e.b = append(e.b, byte(p<<4|s))
@@ -276,4 +274,27 @@ func (d *decoder) content() message.Content {
 		c.BadgeCount = &n
 	}
 	return c
+}
+
+// commonPrefix is the length of the prefix a and b share, compared eight
+// bytes at a time: ids of a sorted list share most of theirs.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	p := 0
+	for ; p+8 <= n; p += 8 {
+		if x := load64(a, p) ^ load64(b, p); x != 0 {
+			return p + bits.TrailingZeros64(x)/8
+		}
+	}
+	for p < n && a[p] == b[p] {
+		p++
+	}
+	return p
+}
+
+// load64 is the 8 bytes of s at i, little-endian (one load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
