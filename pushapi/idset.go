@@ -17,8 +17,10 @@ import (
 //
 // Lists usually come sorted (a database's index order): while every id is
 // greater than the one before, none can repeat, and the set only appends
-// to the arena. The table is built from the arena at the first id out of
-// order; a sorted list of a million ids costs a tenth of hashing each.
+// to the arena (the ids' bytes and a length each, no table). The table is
+// built from the arena at the first id out of order. Hashing a million ids
+// into the table cost 240 ns each in an apply, mostly cache misses; the
+// sorted path costs 16.
 type idSet struct {
 	seed   maphash.Seed
 	blocks [][]byte // append-only, blockSize each: what is stored never moves
