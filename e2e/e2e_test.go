@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pushform/planner"
 )
 
 // binary is the pushform built for this test run.
@@ -222,10 +224,33 @@ func (w *workspace) apply(args ...string) result {
 // planJSON runs plan --json and decodes it.
 func (w *workspace) planJSON(args ...string) planDoc {
 	w.t.Helper()
+	p, _ := planAs[planDoc](w, args...)
+	return p
+}
+
+// planAs runs plan --json with args and decodes it into a T, the fields a
+// test reads; it also returns the output, for messages.
+func planAs[T any](w *workspace, args ...string) (T, string) {
+	w.t.Helper()
 	r := w.mustRun(0, append([]string{"plan", "--json"}, args...)...)
-	var p planDoc
+	var p T
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
 		w.t.Fatalf("plan --json: %v\n%s", err, r.stdout)
+	}
+	return p, r.stdout
+}
+
+// savedPlan runs plan --out and reads the saved plan back.
+func (w *workspace) savedPlan(args ...string) planner.Plan {
+	w.t.Helper()
+	w.mustRun(0, append([]string{"plan", "--out", "p.plan"}, args...)...)
+	b, err := os.ReadFile(filepath.Join(w.dir, "p.plan"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var p planner.Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		w.t.Fatal(err)
 	}
 	return p
 }

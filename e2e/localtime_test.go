@@ -32,11 +32,7 @@ type localPlan struct {
 
 func (w *workspace) localPlan(args ...string) localPlan {
 	w.t.Helper()
-	r := w.mustRun(0, append([]string{"plan", "--json"}, args...)...)
-	var p localPlan
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
-		w.t.Fatalf("plan --json: %v\n%s", err, r.stdout)
-	}
+	p, _ := planAs[localPlan](w, args...)
 	return p
 }
 

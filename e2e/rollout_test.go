@@ -35,24 +35,20 @@ notification "spring" {
 // rolloutPlan runs plan --json and returns the spring change's rollout.
 func rolloutStatus(t *testing.T, w *workspace, args ...string) (string, *planner.RolloutStatus, map[string]int) {
 	t.Helper()
-	r := w.mustRun(0, append([]string{"plan", "--json"}, args...)...)
-	var doc struct {
+	doc, out := planAs[struct {
 		Changes []struct {
 			Address string                 `json:"address"`
 			Action  string                 `json:"action"`
 			Targets map[string]int         `json:"targets"`
 			Rollout *planner.RolloutStatus `json:"rollout"`
 		} `json:"changes"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("plan --json: %v\n%s", err, r.stdout)
-	}
+	}](w, args...)
 	for _, c := range doc.Changes {
 		if c.Address == "notification.spring" && c.Rollout != nil {
 			return c.Action, c.Rollout, c.Targets
 		}
 	}
-	t.Fatalf("no rollout for notification.spring in\n%s", r.stdout)
+	t.Fatalf("no rollout for notification.spring in\n%s", out)
 	return "", nil, nil
 }
 
@@ -149,15 +145,7 @@ func TestRolloutAssignmentsStable(t *testing.T) {
 	block := fmt.Sprintf(rolloutBlock, guardUsers(400), `"10%", "100%"`)
 	firstStage := func(w *workspace) []string {
 		t.Helper()
-		w.mustRun(0, "plan", "--out", "p.plan")
-		b, err := os.ReadFile(filepath.Join(w.dir, "p.plan"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p planner.Plan
-		if err := json.Unmarshal(b, &p); err != nil {
-			t.Fatal(err)
-		}
+		p := w.savedPlan()
 		send := slices.Clone(p.Changes[0].Send)
 		slices.Sort(send)
 		return send
@@ -251,15 +239,7 @@ func TestVariantsStableAndExported(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	assign := func(w *workspace) map[string]string {
 		t.Helper()
-		w.mustRun(0, "plan", "--out", "p.plan")
-		b, err := os.ReadFile(filepath.Join(w.dir, "p.plan"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p planner.Plan
-		if err := json.Unmarshal(b, &p); err != nil {
-			t.Fatal(err)
-		}
+		p := w.savedPlan()
 		out := map[string]string{}
 		for _, c := range p.Changes {
 			for _, id := range append(append([]string{}, c.Send...), c.Holdout...) {
