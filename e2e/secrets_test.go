@@ -274,6 +274,17 @@ func checkKeyForms(t *testing.T, dir, key, when string) {
 			t.Fatalf("keyLeak misses the form %q", f)
 		}
 	}
+	eachOutput(t, dir, func(d fs.DirEntry, b []byte) {
+		if s := keyLeak(string(b), key); s != "" {
+			t.Errorf("%s: %s is in %s", when, s, d.Name())
+		}
+	})
+}
+
+// eachOutput calls fn with every file pushform left in dir and its
+// content (the test's own main.hcl aside).
+func eachOutput(t *testing.T, dir string, fn func(d fs.DirEntry, b []byte)) {
+	t.Helper()
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Name() == "main.hcl" {
 			return err
@@ -282,9 +293,7 @@ func checkKeyForms(t *testing.T, dir, key, when string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := keyLeak(string(b), key); s != "" {
-			t.Errorf("%s: %s is in %s", when, s, d.Name())
-		}
+		fn(d, b)
 		return nil
 	})
 }
@@ -433,14 +442,7 @@ notification "p" {
 // others than its owner (pushform's files; the test's own main.hcl aside).
 func checkFiles(t *testing.T, dir, when string) {
 	t.Helper()
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "main.hcl" {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachOutput(t, dir, func(d fs.DirEntry, b []byte) {
 		if strings.Contains(string(b), testKey) {
 			t.Errorf("%s: the key is in %s", when, d.Name())
 		}
@@ -448,7 +450,6 @@ func checkFiles(t *testing.T, dir, when string) {
 		if fi.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s: %s has mode %v, want 0600", when, d.Name(), fi.Mode().Perm())
 		}
-		return nil
 	})
 }
 
