@@ -145,6 +145,7 @@ func splitVariants(m *config.Message) []variantPart {
 func holdoutChange(m *config.Message, prior *state.Message) *Change {
 	c := &Change{Address: m.Address, Action: ActionHoldout, Kind: m.Kind, TargetKind: m.Targets.Kind,
 		Fingerprint: Fingerprint(m.Kind, m.Content), Content: m.Content}
+	c.noteState(prior)
 	c.Targets.Total = len(m.Targets.IDs)
 	var find *state.TargetFinder
 	if prior != nil {
