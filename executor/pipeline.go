@@ -83,7 +83,7 @@ func (r *run) sendAll(ctx context.Context) error {
 			for pb := range ready {
 				// fatalCtx is set synchronously by fatal; stop follows it
 				// only through AfterFunc.
-				sl := &slot{free: func() { <-slots }}
+				sl := &slot{slots: slots}
 				if stop.Err() != nil || fatalCtx.Err() != nil {
 					if err := r.notSent(pb); err != nil {
 						fatal(err)
@@ -131,19 +131,18 @@ type planError struct{ err error }
 func (e *planError) Error() string { return e.err.Error() }
 func (e *planError) Unwrap() error { return e.err }
 
-// slot is a batch's hold on one of sendAll's slots; free gives it back.
+// slot is a batch's hold on one of sendAll's slots, taken from slots.
+// It is released once: by the worker, or when handedOff by the recorder
+// goroutine that journals the outcome.
 type slot struct {
-	free func()
-	// handedOff: the outcome is journaled by a recorder goroutine, which
-	// releases the slot once it is.
+	slots     chan struct{}
 	handedOff bool
-	once      sync.Once
 }
 
-// release gives the slot back, once; nil does nothing.
+// release gives the slot back; nil does nothing.
 func (s *slot) release() {
 	if s != nil {
-		s.once.Do(s.free)
+		<-s.slots
 	}
 }
 

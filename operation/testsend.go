@@ -73,7 +73,7 @@ func testSendMessage(cfg *config.Config, addr string) (*config.Message, error) {
 		case msg.Address == addr && len(msg.Variants) > 0:
 			names := make([]string, len(msg.Variants))
 			for i, v := range msg.Variants {
-				names[i] = msg.Address + planner.VariantInfix + v.Name
+				names[i] = planner.VariantAddress(msg.Address, v.Name)
 			}
 			return nil, fmt.Errorf("test-send: %s has variants; send one of them: %s", termtext.Clean(addr), termtext.Clean(strings.Join(names, ", ")))
 		case msg.Address == addr:

@@ -359,6 +359,9 @@ func (c *Change) AlreadyLine() string {
 func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 	var out []state.Entry
 	for _, c := range p.Changes {
+		if !c.Accept && len(c.Holdout) == 0 && len(c.AlreadyDelivered) == 0 {
+			continue // nothing to record: no copy of the content
+		}
 		content := c.Content
 		it := state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind, Fingerprint: c.Fingerprint, Content: &content}
 		if c.Accept {
@@ -372,8 +375,9 @@ func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 			}
 			ho := it
 			ho.Targets, ho.Outcomes = c.Holdout, make([]*state.Target, len(c.Holdout))
+			rec := &state.Target{Outcome: state.Holdout, Fingerprint: c.Fingerprint, Time: at, Reason: of}
 			for i := range ho.Outcomes {
-				ho.Outcomes[i] = &state.Target{Outcome: state.Holdout, Fingerprint: c.Fingerprint, Time: at, Reason: of}
+				ho.Outcomes[i] = rec // equal outcomes share one record
 			}
 			out = append(out, state.Entry{Type: state.EntryRecord, Time: at, Items: []state.Item{ho}})
 		}

@@ -204,6 +204,12 @@ type Change struct {
 	inState, recorded bool
 }
 
+// noteState sets inState and recorded from prior, the address's state
+// (nil: none).
+func (c *Change) noteState(prior *state.Message) {
+	c.inState, c.recorded = prior != nil, prior != nil && prior.Fingerprint == c.Fingerprint
+}
+
 // TargetCounts break an address's targets down by what the plan does.
 type TargetCounts struct {
 	Total     int `json:"total"`               // targets in the configuration

@@ -162,7 +162,6 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		var c *Change
 		if holdouts[m.Address] {
 			c = holdoutChange(m, prior)
-			c.inState, c.recorded = prior != nil, prior != nil && prior.Fingerprint == c.Fingerprint
 		} else {
 			c = pl.change(m, prior)
 			holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
@@ -299,7 +298,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		pc := prior.Content
 		c.Prior = &pc
 	}
-	c.inState, c.recorded = prior != nil, prior != nil && prior.Fingerprint == c.Fingerprint
+	c.noteState(prior)
 	if m.SendAfter != nil && pl.opts.Now.Before(*m.SendAfter) {
 		// Targets no longer configured are forgotten, even while waiting.
 		if prior != nil {

@@ -15,6 +15,9 @@ const (
 	HoldoutSuffix = ".holdout"
 )
 
+// VariantAddress is the address of variant name of the notification at of.
+func VariantAddress(of, name string) string { return of + VariantInfix + name }
+
 // ActionHoldout: the targets of a holdout receive nothing; apply records
 // them (outcome holdout) so the brand can compare.
 const ActionHoldout Action = "holdout"
@@ -35,7 +38,7 @@ func variantOf(addr string, m *config.Message) bool {
 		return true
 	}
 	for _, v := range m.Variants {
-		if addr == m.Address+VariantInfix+v.Name {
+		if addr == VariantAddress(m.Address, v.Name) {
 			return true
 		}
 	}
@@ -76,7 +79,7 @@ func expandVariants(msgs []*config.Message) (out []*config.Message, info map[str
 				vi = nil
 			default:
 				v := m.Variants[i-1]
-				c.Address = m.Address + VariantInfix + v.Name
+				c.Address = VariantAddress(m.Address, v.Name)
 				c.Content = v.Content
 				vi.Name, vi.Weight = v.Name, v.Weight
 			}
@@ -145,6 +148,7 @@ func splitVariants(m *config.Message) []variantPart {
 func holdoutChange(m *config.Message, prior *state.Message) *Change {
 	c := &Change{Address: m.Address, Action: ActionHoldout, Kind: m.Kind, TargetKind: m.Targets.Kind,
 		Fingerprint: Fingerprint(m.Kind, m.Content), Content: m.Content}
+	c.noteState(prior)
 	c.Targets.Total = len(m.Targets.IDs)
 	var find *state.TargetFinder
 	if prior != nil {

@@ -234,18 +234,14 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 				var a attempt
 				if s.failsTarget(id) {
 					a = attempt{attempted: 1, failMsg: failTargetsMsg}
-					sep()
-					b = append(b, `{"userId":`...)
-					b = appendJSONString(b, id)
-					entry(&a)
-					continue
-				}
-				devs, one, _ := s.lookupUser(id)
-				if one >= 0 {
-					s.try(one, m, e, &a, &rec)
-				}
-				for _, idx := range devs {
-					s.try(idx, m, e, &a, &rec)
+				} else {
+					devs, one, _ := s.lookupUser(id)
+					if one >= 0 {
+						s.try(one, m, e, &a, &rec)
+					}
+					for _, idx := range devs {
+						s.try(idx, m, e, &a, &rec)
+					}
 				}
 				sep()
 				b = append(b, `{"userId":`...)
