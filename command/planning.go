@@ -176,6 +176,14 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	return r, nil
 }
 
+// closeRun closes r (unlocking the state) once a command is done with it,
+// reporting a failure on stderr: the command's outcome stands.
+func (m *Meta) closeRun(r *operation.Run) {
+	if err := r.Close(); err != nil {
+		m.Errorf("%v", err)
+	}
+}
+
 // writeDiagnostics prints diags to stderr with the sources l loaded.
 func (m *Meta) writeDiagnostics(l *config.Loader, diags hcl.Diagnostics) error {
 	return l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color())

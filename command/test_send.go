@@ -57,12 +57,7 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	sess := r.Session
-	defer func() {
-		if err := sess.Close(); err != nil {
-			m.Errorf("%v", err)
-		}
-	}()
+	defer m.closeRun(r)
 	msg, res, err := r.TestSend(ctx, operation.TestSendOptions{Address: o.address, Users: o.users, Devices: o.devices})
 	if err != nil {
 		return m.fail(err)
