@@ -58,15 +58,22 @@ func md(s string) string { return mdText.Replace(termtext.Clean(s)) }
 // GitHub honours inside code spans in tables and lists alike.
 func mdCode(s string) string {
 	s = termtext.Clean(s)
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
+	fence := backtickFence(s, 1)
 	pad := ""
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		pad = " "
 	}
 	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
+}
+
+// backtickFence is the shortest run of at least n backticks that s does
+// not contain: a code span or block it fences cannot be closed from inside.
+func backtickFence(s string, n int) string {
+	fence := strings.Repeat("`", n)
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence
 }
 
 // Lock-screen limits: where iOS and Android cut a notification's title and
@@ -557,12 +564,9 @@ func (v *PlanMarkdown) writeApplyCommand(b *strings.Builder, p *planner.Plan) {
 		// The reason names every rename: cut, the moved blocks are above.
 		fmt.Fprintf(b, "\n> [!CAUTION]\n> **Apply will refuse this plan:** %s\n", md(truncate(ctx.Refusal, min(fieldMax, v.limit/10))))
 	case ctx.ApplyCommand != "" && p.HasChanges():
-		// A shell command holds no newline; a fence longer than any
-		// backtick run in it cannot be closed from inside.
-		fence := "```"
-		for strings.Contains(ctx.ApplyCommand, fence) {
-			fence += "`"
-		}
+		// A shell command holds no newline, so only a backtick run could
+		// close the fence.
+		fence := backtickFence(ctx.ApplyCommand, 3)
 		fmt.Fprintf(b, "\nTo send exactly this plan:\n\n%ssh\n%s\n%s\n", fence, termtext.Clean(ctx.ApplyCommand), fence)
 	}
 }
