@@ -423,7 +423,7 @@ func listAddresses(b *strings.Builder, changes []*planner.Change, a *Audience, r
 		listed++
 	}
 	if rest := len(changes) - listed; rest > 0 {
-		fmt.Fprintf(b, "- … and %s more changed %s (every one is counted in the summary above)\n", Count(rest), map[bool]string{true: "address", false: "addresses"}[rest == 1])
+		fmt.Fprintf(b, "- … and %s (every one is counted in the summary above)\n", plural(rest, "more changed address", "more changed addresses"))
 	}
 }
 
