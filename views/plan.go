@@ -185,7 +185,6 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	return err
 }
 
-// upToDateChange reports whether a change is only counted, not shown.
 // shownChanges are the changes of p a plan lists, in order, and how many
 // it only counts as up to date.
 func shownChanges(p *planner.Plan) (shown []*planner.Change, upToDate int) {
@@ -199,6 +198,7 @@ func shownChanges(p *planner.Plan) (shown []*planner.Change, upToDate int) {
 	return shown, upToDate
 }
 
+// upToDateChange reports whether a change is only counted, not shown.
 func upToDateChange(c *planner.Change) bool {
 	return c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0
 }
