@@ -492,10 +492,13 @@ func targetNoun(kind message.TargetKind) string {
 
 func noun1(plural string) string { return strings.TrimSuffix(plural, "s") }
 
+// countOf counts n targets of the plural noun: "1 user", "3 new users".
+func countOf(n int, noun string) string { return plural(n, noun1(noun), noun) }
+
 // targetList says "3 users (a, b, c)" for short lists and "12,480 users"
 // for long ones.
 func targetList(ids []string, n int, noun string) string {
-	s := plural(n, noun1(noun), noun)
+	s := countOf(n, noun)
 	if len(ids) > 0 && len(ids) <= listMax {
 		clean := make([]string, len(ids))
 		for i, id := range ids {
@@ -544,15 +547,15 @@ func actionHeadline(c *planner.Change) (string, bool) {
 		if c.SendAfter != nil {
 			when = c.SendAfter.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun)), true
+		return fmt.Sprintf(" waits until %s: %s", when, countOf(t.Waiting, noun)), true
 	case planner.ActionExpired:
 		when := "its send_before"
 		if c.SendBefore != nil {
 			when = c.SendBefore.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf(" has expired (send_before %s passed): %s not delivered, never sent", when, plural(t.Expired, noun1(noun), noun)), true
+		return fmt.Sprintf(" has expired (send_before %s passed): %s not delivered, never sent", when, countOf(t.Expired, noun)), true
 	case planner.ActionCapped:
-		return fmt.Sprintf(" is held back by frequency_cap: %s, sent once the cap allows", plural(t.Capped, noun1(noun), noun)), true
+		return fmt.Sprintf(" is held back by frequency_cap: %s, sent once the cap allows", countOf(t.Capped, noun)), true
 	case planner.ActionMoved:
 		return " has moved from " + termtext.Clean(c.MovedFrom) + ": nothing to send", true
 	case planner.ActionAlreadyDelivered:
@@ -560,15 +563,15 @@ func actionHeadline(c *planner.Change) (string, bool) {
 	case planner.ActionDisabled:
 		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept", true
 	case planner.ActionQuiet: // with c.Local, localHeadline says when
-		return fmt.Sprintf(" is held by quiet_hours: %s, sent once their window ends", plural(t.Quiet, noun1(noun), noun)), true
+		return fmt.Sprintf(" is held by quiet_hours: %s, sent once their window ends", countOf(t.Quiet, noun)), true
 	case planner.ActionStage:
-		return fmt.Sprintf(" is held by its rollout: %s not sent now", plural(t.Staged, noun1(noun), noun)), true
+		return fmt.Sprintf(" is held by its rollout: %s not sent now", countOf(t.Staged, noun)), true
 	case planner.ActionHoldout:
 		share := ""
 		if c.Variant != nil {
 			share = fmt.Sprintf(" (%s of %s)", sharePercent(c.Variant.Share), termtext.Clean(c.Variant.Of))
 		}
-		return fmt.Sprintf(" holds out %s%s: they receive nothing, recorded for comparison (%s to record)", plural(t.Total, noun1(noun), noun), share, Count(t.Holdout)), true
+		return fmt.Sprintf(" holds out %s%s: they receive nothing, recorded for comparison (%s to record)", countOf(t.Total, noun), share, Count(t.Holdout)), true
 	case planner.ActionNoOp:
 	default:
 		return ": " + termtext.Clean(string(c.Action)), false

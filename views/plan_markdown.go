@@ -446,25 +446,25 @@ func audienceLine(c *planner.Change, a *Audience) string {
 	var parts []string
 	switch c.Action {
 	case planner.ActionForget:
-		return plural(t.Forget, noun1(noun), noun) + " forgotten (state only)"
+		return countOf(t.Forget, noun) + " forgotten (state only)"
 	case planner.ActionMoved:
 		return "nothing is sent"
 	case planner.ActionWait:
-		parts = append(parts, plural(t.Waiting, noun1(noun), noun)+" later")
+		parts = append(parts, countOf(t.Waiting, noun)+" later")
 	case planner.ActionExpired:
-		return plural(t.Expired, noun1(noun), noun) + " never sent"
+		return countOf(t.Expired, noun) + " never sent"
 	case planner.ActionCapped:
-		return plural(t.Capped, noun1(noun), noun) + " held back"
+		return countOf(t.Capped, noun) + " held back"
 	case planner.ActionAlreadyDelivered:
-		return plural(t.AlreadyDelivered, noun1(noun), noun) + " already had it, " + mdEarlier(c) + ": nothing is sent"
+		return countOf(t.AlreadyDelivered, noun) + " already had it, " + mdEarlier(c) + ": nothing is sent"
 	case planner.ActionDisabled:
 		return "`enabled = false`: nothing is sent or forgotten"
 	case planner.ActionQuiet:
-		return plural(t.Quiet, noun1(noun), noun) + " after the quiet hours"
+		return countOf(t.Quiet, noun) + " after the quiet hours"
 	case planner.ActionStage:
-		return plural(t.Staged, noun1(noun), noun) + " in later rollout stages"
+		return countOf(t.Staged, noun) + " in later rollout stages"
 	case planner.ActionHoldout:
-		return plural(len(c.Holdout), noun1(noun), noun) + " held out, recorded, nothing is sent"
+		return countOf(len(c.Holdout), noun) + " held out, recorded, nothing is sent"
 	case planner.ActionNoOp:
 		if t.TagOnly > 0 {
 			return plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep") + " it under the earlier tag"
@@ -474,7 +474,7 @@ func audienceLine(c *planner.Change, a *Audience) string {
 		if t.Send == 0 { // an action that holds everything back
 			return "nothing is sent"
 		}
-		parts = append(parts, plural(t.Send, noun1(noun), noun))
+		parts = append(parts, countOf(t.Send, noun))
 	}
 	if a != nil && c.TargetKind != message.TargetDevices {
 		if d, ok := a.Devices[c.Address]; ok && d.Of > 0 {
