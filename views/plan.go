@@ -361,7 +361,7 @@ func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 		}
 		return
 	}
-	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil {
+	if newContent(c) {
 		writeContent(b, c.Content)
 	} else if c.Prior != nil {
 		writeContentDiff(b, *c.Prior, c.Content, pal)
@@ -372,6 +372,12 @@ func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 	if l := localLine(c); l != "" {
 		fmt.Fprintf(b, "      %s\n", l)
 	}
+}
+
+// newContent reports whether a change shows its whole content as new: it
+// creates, or holds back content that was never sent.
+func newContent(c *planner.Change) bool {
+	return c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil
 }
 
 // retryDetail explains why targets are sent again, e.g. " (2 failed, 1 unknown)".

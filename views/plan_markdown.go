@@ -594,17 +594,13 @@ func markdownChange(c *planner.Change) string {
 	case c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled ||
 		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout:
 		// Nothing is sent now: the headline and the notes say why.
-	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil:
-		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
-			lines = append(lines, "+ "+a.name+": "+a.value)
-		}
+	case newContent(c):
+		lines = contentLines("+ ", c.Content)
 	case c.Prior != nil:
-		lines = append(lines, contentDiffLines(*c.Prior, c.Content)...)
+		lines = contentDiffLines(*c.Prior, c.Content)
 	case sends(c):
 		// The same content to more targets: shown as context.
-		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
-			lines = append(lines, "  "+a.name+": "+a.value)
-		}
+		lines = contentLines("  ", c.Content)
 	}
 	if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 		lines = append(lines, "  ("+strings.Join(notes, "; ")+")")
@@ -624,6 +620,15 @@ func markdownChange(c *planner.Change) string {
 		b.WriteString(lockScreenPreview(c.Content))
 	}
 	return b.String()
+}
+
+// contentLines are content's fields as diff lines, each after marker.
+func contentLines(marker string, c message.Content) []string {
+	var lines []string
+	for _, a := range contentAttrs(c, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
+		lines = append(lines, marker+a.name+": "+a.value)
+	}
+	return lines
 }
 
 // contentDiffLines are a changed content's diff lines: - old, + new, and a
