@@ -102,12 +102,8 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	defer m.closeRun(r)
 	sess := r.Session
-	defer func() {
-		if err := sess.Close(); err != nil {
-			m.Errorf("%v", err)
-		}
-	}()
 	if saved != nil {
 		if err := sess.CheckPlan(saved); err != nil { // a stale plan says so first
 			return m.fail(err)

@@ -28,8 +28,8 @@ func planAudience(p *planner.Plan, st *state.State) *views.Audience {
 			}
 			var d views.Devices
 			for _, id := range c.Send {
-				if n, ok := idx[c.TargetKind][id]; ok {
-					d.Count += n
+				if s, ok := idx[c.TargetKind][id]; ok {
+					d.Count += s.devices
 					d.Of++
 				}
 			}
@@ -50,9 +50,16 @@ func planAudience(p *planner.Plan, st *state.State) *views.Audience {
 	return a
 }
 
-// deviceIndex maps each recorded user and topic to the device count of
-// its latest delivery, or nil when the state is too large to index.
-func deviceIndex(st *state.State) map[message.TargetKind]map[string]int {
+// lastDevices is the device count of a target's latest delivery, and
+// when that was (UnixNano).
+type lastDevices struct {
+	devices int
+	at      int64
+}
+
+// deviceIndex maps each recorded user and topic to its latest delivery's
+// device count, or nil when the state is too large to index.
+func deviceIndex(st *state.State) map[message.TargetKind]map[string]lastDevices {
 	total := 0
 	for _, m := range st.Messages {
 		total += m.TargetCount()
@@ -60,18 +67,14 @@ func deviceIndex(st *state.State) map[message.TargetKind]map[string]int {
 	if total > audienceMaxTargets {
 		return nil
 	}
-	type seen struct {
-		n  int
-		at int64
-	}
-	latest := map[message.TargetKind]map[string]seen{}
+	latest := map[message.TargetKind]map[string]lastDevices{}
 	for _, m := range st.Messages {
 		if m.Kind == message.KindBadge || m.TargetKind == message.TargetDevices {
 			continue
 		}
 		byID := latest[m.TargetKind]
 		if byID == nil {
-			byID = map[string]seen{}
+			byID = map[string]lastDevices{}
 			latest[m.TargetKind] = byID
 		}
 		for id, t := range m.AllTargets() {
@@ -79,19 +82,11 @@ func deviceIndex(st *state.State) map[message.TargetKind]map[string]int {
 				continue
 			}
 			if prev, ok := byID[id]; !ok || t.Time.UnixNano() > prev.at {
-				byID[id] = seen{t.DeviceCount, t.Time.UnixNano()}
+				byID[id] = lastDevices{t.DeviceCount, t.Time.UnixNano()}
 			}
 		}
 	}
-	idx := make(map[message.TargetKind]map[string]int, len(latest))
-	for kind, byID := range latest {
-		counts := make(map[string]int, len(byID))
-		for id, s := range byID {
-			counts[id] = s.n
-		}
-		idx[kind] = counts
-	}
-	return idx
+	return latest
 }
 
 // listDiff compares the recipients list before and after, or nil when

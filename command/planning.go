@@ -112,11 +112,19 @@ func (sf *stateFlags) bind(fs *pflag.FlagSet, locks bool) {
 // openState opens the state backend that the configuration's backend
 // block (nil: a local file) and the flags choose.
 func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend) (backend.State, error) {
+	so := m.stateOptions(sf)
+	so.Backend = be
+	return backend.OpenState(ctx, so)
+}
+
+// stateOptions are the state options the flags and the command's
+// environment give; the configuration's backend block is the caller's.
+func (m *Meta) stateOptions(sf stateFlags) backend.StateOptions {
 	path := ""
 	if sf.file != "" {
 		path = m.path(sf.file)
 	}
-	return backend.OpenState(ctx, backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Backend: be, Types: m.backends(), Getenv: m.Getenv, Secrets: m.secrets, Log: m.debugLines()})
+	return backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Types: m.backends(), Getenv: m.Getenv, Secrets: m.secrets, Log: m.debugLines()}
 }
 
 // stateBackend opens the state backend for commands that do not load the
@@ -148,13 +156,9 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	if err != nil {
 		return nil, err
 	}
-	path := ""
-	if pf.file != "" {
-		path = m.path(pf.file)
-	}
 	r, err := operation.Open(ctx, operation.Options{
 		Operation: op, Dir: m.ConfigDir(), Config: m.configOptions(pf.configFlags, nil), Backends: m.backends(),
-		State:       backend.StateOptions{Path: path, Getenv: m.Getenv, Secrets: m.secrets, Log: m.debugLines()},
+		State:       m.stateOptions(pf.stateFlags),
 		LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
 		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(), Now: now, Refresh: pf.refresh,
 		Planner: planner.Options{
@@ -170,6 +174,14 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	}
 	m.warnStaleLock(r.Session.StaleLock)
 	return r, nil
+}
+
+// closeRun closes r (unlocking the state) once a command is done with it,
+// reporting a failure on stderr: the command's outcome stands.
+func (m *Meta) closeRun(r *operation.Run) {
+	if err := r.Close(); err != nil {
+		m.Errorf("%v", err)
+	}
 }
 
 // writeDiagnostics prints diags to stderr with the sources l loaded.

@@ -40,7 +40,7 @@ func cmdTestSend(ctx context.Context, m *Meta, args []string) int {
 	default:
 		return m.usageError("test-send", fmt.Errorf("test-send takes one address, not %d arguments", fs.NArg()))
 	}
-	for _, id := range append(slices.Clone(o.users), o.devices...) {
+	for _, id := range slices.Concat(o.users, o.devices) {
 		if strings.TrimSpace(id) == "" {
 			return m.usageError("test-send", errors.New("--user and --device take a non-empty id"))
 		}
@@ -57,12 +57,7 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	sess := r.Session
-	defer func() {
-		if err := sess.Close(); err != nil {
-			m.Errorf("%v", err)
-		}
-	}()
+	defer m.closeRun(r)
 	msg, res, err := r.TestSend(ctx, operation.TestSendOptions{Address: o.address, Users: o.users, Devices: o.devices})
 	if err != nil {
 		return m.fail(err)

@@ -129,13 +129,13 @@ func localHeadline(c *planner.Change) string {
 		if l.NextWave != nil {
 			when = l.NextWave.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf(" waits for local time (next wave %s): %s", when, plural(c.Targets.Waiting+c.Targets.Quiet, noun1(noun), noun))
+		return fmt.Sprintf(" waits for local time (next wave %s): %s", when, countOf(c.Targets.Waiting+c.Targets.Quiet, noun))
 	case planner.ActionQuiet:
 		when := "its window ends"
 		if l.QuietOpens != nil {
 			when = l.QuietOpens.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf(" is held by quiet_hours %s: %s, sent from %s", l.QuietHours, plural(c.Targets.Quiet, noun1(noun), noun), when)
+		return fmt.Sprintf(" is held by quiet_hours %s: %s, sent from %s", l.QuietHours, countOf(c.Targets.Quiet, noun), when)
 	}
 	return ""
 }

@@ -185,7 +185,6 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	return err
 }
 
-// upToDateChange reports whether a change is only counted, not shown.
 // shownChanges are the changes of p a plan lists, in order, and how many
 // it only counts as up to date.
 func shownChanges(p *planner.Plan) (shown []*planner.Change, upToDate int) {
@@ -199,6 +198,7 @@ func shownChanges(p *planner.Plan) (shown []*planner.Change, upToDate int) {
 	return shown, upToDate
 }
 
+// upToDateChange reports whether a change is only counted, not shown.
 func upToDateChange(c *planner.Change) bool {
 	return c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0
 }
@@ -361,7 +361,7 @@ func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 		}
 		return
 	}
-	if c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil {
+	if newContent(c) {
 		writeContent(b, c.Content)
 	} else if c.Prior != nil {
 		writeContentDiff(b, *c.Prior, c.Content, pal)
@@ -372,6 +372,12 @@ func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 	if l := localLine(c); l != "" {
 		fmt.Fprintf(b, "      %s\n", l)
 	}
+}
+
+// newContent reports whether a change shows its whole content as new: it
+// creates, or holds back content that was never sent.
+func newContent(c *planner.Change) bool {
+	return c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil
 }
 
 // retryDetail explains why targets are sent again, e.g. " (2 failed, 1 unknown)".
@@ -492,10 +498,13 @@ func targetNoun(kind message.TargetKind) string {
 
 func noun1(plural string) string { return strings.TrimSuffix(plural, "s") }
 
+// countOf counts n targets of the plural noun: "1 user", "3 new users".
+func countOf(n int, noun string) string { return plural(n, noun1(noun), noun) }
+
 // targetList says "3 users (a, b, c)" for short lists and "12,480 users"
 // for long ones.
 func targetList(ids []string, n int, noun string) string {
-	s := plural(n, noun1(noun), noun)
+	s := countOf(n, noun)
 	if len(ids) > 0 && len(ids) <= listMax {
 		clean := make([]string, len(ids))
 		for i, id := range ids {
@@ -544,15 +553,15 @@ func actionHeadline(c *planner.Change) (string, bool) {
 		if c.SendAfter != nil {
 			when = c.SendAfter.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf(" waits until %s: %s", when, plural(t.Waiting, noun1(noun), noun)), true
+		return fmt.Sprintf(" waits until %s: %s", when, countOf(t.Waiting, noun)), true
 	case planner.ActionExpired:
 		when := "its send_before"
 		if c.SendBefore != nil {
 			when = c.SendBefore.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf(" has expired (send_before %s passed): %s not delivered, never sent", when, plural(t.Expired, noun1(noun), noun)), true
+		return fmt.Sprintf(" has expired (send_before %s passed): %s not delivered, never sent", when, countOf(t.Expired, noun)), true
 	case planner.ActionCapped:
-		return fmt.Sprintf(" is held back by frequency_cap: %s, sent once the cap allows", plural(t.Capped, noun1(noun), noun)), true
+		return fmt.Sprintf(" is held back by frequency_cap: %s, sent once the cap allows", countOf(t.Capped, noun)), true
 	case planner.ActionMoved:
 		return " has moved from " + termtext.Clean(c.MovedFrom) + ": nothing to send", true
 	case planner.ActionAlreadyDelivered:
@@ -560,15 +569,15 @@ func actionHeadline(c *planner.Change) (string, bool) {
 	case planner.ActionDisabled:
 		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept", true
 	case planner.ActionQuiet: // with c.Local, localHeadline says when
-		return fmt.Sprintf(" is held by quiet_hours: %s, sent once their window ends", plural(t.Quiet, noun1(noun), noun)), true
+		return fmt.Sprintf(" is held by quiet_hours: %s, sent once their window ends", countOf(t.Quiet, noun)), true
 	case planner.ActionStage:
-		return fmt.Sprintf(" is held by its rollout: %s not sent now", plural(t.Staged, noun1(noun), noun)), true
+		return fmt.Sprintf(" is held by its rollout: %s not sent now", countOf(t.Staged, noun)), true
 	case planner.ActionHoldout:
 		share := ""
 		if c.Variant != nil {
 			share = fmt.Sprintf(" (%s of %s)", sharePercent(c.Variant.Share), termtext.Clean(c.Variant.Of))
 		}
-		return fmt.Sprintf(" holds out %s%s: they receive nothing, recorded for comparison (%s to record)", plural(t.Total, noun1(noun), noun), share, Count(t.Holdout)), true
+		return fmt.Sprintf(" holds out %s%s: they receive nothing, recorded for comparison (%s to record)", countOf(t.Total, noun), share, Count(t.Holdout)), true
 	case planner.ActionNoOp:
 	default:
 		return ": " + termtext.Clean(string(c.Action)), false

@@ -136,13 +136,20 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 // indented by two spaces. HTML characters are not escaped: the output is
 // for terminals, files and jq, not for pages.
 func writeJSON(w io.Writer, x any, indent bool) error {
-	enc := json.NewEncoder(w)
+	enc := newEncoder(w, indent)
 	enc.SetEscapeHTML(false)
-	if indent {
-		enc.SetIndent("", "  ")
-	}
 	if err := enc.Encode(x); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
+}
+
+// newEncoder returns a JSON encoder writing to w, one line per document or
+// indented (--json-indent).
+func newEncoder(w io.Writer, indent bool) *json.Encoder {
+	enc := json.NewEncoder(w)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	return enc
 }

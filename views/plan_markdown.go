@@ -58,15 +58,22 @@ func md(s string) string { return mdText.Replace(termtext.Clean(s)) }
 // GitHub honours inside code spans in tables and lists alike.
 func mdCode(s string) string {
 	s = termtext.Clean(s)
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
+	fence := backtickFence(s, 1)
 	pad := ""
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		pad = " "
 	}
 	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
+}
+
+// backtickFence is the shortest run of at least n backticks that s does
+// not contain: a code span or block it fences cannot be closed from inside.
+func backtickFence(s string, n int) string {
+	fence := strings.Repeat("`", n)
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence
 }
 
 // Lock-screen limits: where iOS and Android cut a notification's title and
@@ -416,7 +423,7 @@ func listAddresses(b *strings.Builder, changes []*planner.Change, a *Audience, r
 		listed++
 	}
 	if rest := len(changes) - listed; rest > 0 {
-		fmt.Fprintf(b, "- … and %s more changed %s (every one is counted in the summary above)\n", Count(rest), map[bool]string{true: "address", false: "addresses"}[rest == 1])
+		fmt.Fprintf(b, "- … and %s (every one is counted in the summary above)\n", plural(rest, "more changed address", "more changed addresses"))
 	}
 }
 
@@ -439,25 +446,25 @@ func audienceLine(c *planner.Change, a *Audience) string {
 	var parts []string
 	switch c.Action {
 	case planner.ActionForget:
-		return plural(t.Forget, noun1(noun), noun) + " forgotten (state only)"
+		return countOf(t.Forget, noun) + " forgotten (state only)"
 	case planner.ActionMoved:
 		return "nothing is sent"
 	case planner.ActionWait:
-		parts = append(parts, plural(t.Waiting, noun1(noun), noun)+" later")
+		parts = append(parts, countOf(t.Waiting, noun)+" later")
 	case planner.ActionExpired:
-		return plural(t.Expired, noun1(noun), noun) + " never sent"
+		return countOf(t.Expired, noun) + " never sent"
 	case planner.ActionCapped:
-		return plural(t.Capped, noun1(noun), noun) + " held back"
+		return countOf(t.Capped, noun) + " held back"
 	case planner.ActionAlreadyDelivered:
-		return plural(t.AlreadyDelivered, noun1(noun), noun) + " already had it, " + mdEarlier(c) + ": nothing is sent"
+		return countOf(t.AlreadyDelivered, noun) + " already had it, " + mdEarlier(c) + ": nothing is sent"
 	case planner.ActionDisabled:
 		return "`enabled = false`: nothing is sent or forgotten"
 	case planner.ActionQuiet:
-		return plural(t.Quiet, noun1(noun), noun) + " after the quiet hours"
+		return countOf(t.Quiet, noun) + " after the quiet hours"
 	case planner.ActionStage:
-		return plural(t.Staged, noun1(noun), noun) + " in later rollout stages"
+		return countOf(t.Staged, noun) + " in later rollout stages"
 	case planner.ActionHoldout:
-		return plural(len(c.Holdout), noun1(noun), noun) + " held out, recorded, nothing is sent"
+		return countOf(len(c.Holdout), noun) + " held out, recorded, nothing is sent"
 	case planner.ActionNoOp:
 		if t.TagOnly > 0 {
 			return plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep") + " it under the earlier tag"
@@ -467,7 +474,7 @@ func audienceLine(c *planner.Change, a *Audience) string {
 		if t.Send == 0 { // an action that holds everything back
 			return "nothing is sent"
 		}
-		parts = append(parts, plural(t.Send, noun1(noun), noun))
+		parts = append(parts, countOf(t.Send, noun))
 	}
 	if a != nil && c.TargetKind != message.TargetDevices {
 		if d, ok := a.Devices[c.Address]; ok && d.Of > 0 {
@@ -557,12 +564,9 @@ func (v *PlanMarkdown) writeApplyCommand(b *strings.Builder, p *planner.Plan) {
 		// The reason names every rename: cut, the moved blocks are above.
 		fmt.Fprintf(b, "\n> [!CAUTION]\n> **Apply will refuse this plan:** %s\n", md(truncate(ctx.Refusal, min(fieldMax, v.limit/10))))
 	case ctx.ApplyCommand != "" && p.HasChanges():
-		// A shell command holds no newline; a fence longer than any
-		// backtick run in it cannot be closed from inside.
-		fence := "```"
-		for strings.Contains(ctx.ApplyCommand, fence) {
-			fence += "`"
-		}
+		// A shell command holds no newline, so only a backtick run could
+		// close the fence.
+		fence := backtickFence(ctx.ApplyCommand, 3)
 		fmt.Fprintf(b, "\nTo send exactly this plan:\n\n%ssh\n%s\n%s\n", fence, termtext.Clean(ctx.ApplyCommand), fence)
 	}
 }
@@ -590,17 +594,13 @@ func markdownChange(c *planner.Change) string {
 	case c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled ||
 		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout:
 		// Nothing is sent now: the headline and the notes say why.
-	case c.Action == planner.ActionCreate || c.Action == planner.ActionWait || c.Action == planner.ActionQuiet && c.Prior == nil:
-		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
-			lines = append(lines, "+ "+a.name+": "+a.value)
-		}
+	case newContent(c):
+		lines = contentLines("+ ", c.Content)
 	case c.Prior != nil:
-		lines = append(lines, contentDiffLines(*c.Prior, c.Content)...)
+		lines = contentDiffLines(*c.Prior, c.Content)
 	case sends(c):
 		// The same content to more targets: shown as context.
-		for _, a := range contentAttrs(c.Content, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
-			lines = append(lines, "  "+a.name+": "+a.value)
-		}
+		lines = contentLines("  ", c.Content)
 	}
 	if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 		lines = append(lines, "  ("+strings.Join(notes, "; ")+")")
@@ -620,6 +620,15 @@ func markdownChange(c *planner.Change) string {
 		b.WriteString(lockScreenPreview(c.Content))
 	}
 	return b.String()
+}
+
+// contentLines are content's fields as diff lines, each after marker.
+func contentLines(marker string, c message.Content) []string {
+	var lines []string
+	for _, a := range contentAttrs(c, func(v string) string { return termtext.Quote(truncate(v, fieldMax)) }) {
+		lines = append(lines, marker+a.name+": "+a.value)
+	}
+	return lines
 }
 
 // contentDiffLines are a changed content's diff lines: - old, + new, and a

@@ -37,7 +37,7 @@ func rolloutLines(c *planner.Change) []string {
 		out = append(out, "failures came back from request "+strings.Join(rs.RequestIDs, ", "))
 	}
 	for i, st := range rs.Stages {
-		line := fmt.Sprintf("stage %d  %-5s %s, %s sent", i+1, st.Percent, plural(st.Size, noun1(noun), noun), Count(st.Sent))
+		line := fmt.Sprintf("stage %d  %-5s %s, %s sent", i+1, st.Percent, countOf(st.Size, noun), Count(st.Sent))
 		switch {
 		case st.Send > 0:
 			line += fmt.Sprintf(", sends %s now", Count(st.Send))

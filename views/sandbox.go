@@ -2,7 +2,6 @@ package views
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -58,10 +57,7 @@ func (v *SandboxDeviceJSON) Device(d sandbox.DeviceView) error {
 		FormatVersion string `json:"format_version"`
 		sandbox.DeviceView
 	}{planner.FormatVersion, d}
-	enc := json.NewEncoder(v.w)
-	if v.indent {
-		enc.SetIndent("", "  ")
-	}
+	enc := newEncoder(v.w, v.indent)
 	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}

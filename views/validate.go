@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -92,10 +91,7 @@ func newValidateResult(diags hcl.Diagnostics) validateResult {
 
 // Validate writes the document.
 func (v *ValidateJSON) Validate(diags hcl.Diagnostics) error {
-	enc := json.NewEncoder(v.w)
-	if v.indent {
-		enc.SetIndent("", "  ")
-	}
+	enc := newEncoder(v.w, v.indent)
 	if err := enc.Encode(newValidateResult(diags)); err != nil {
 		return fmt.Errorf("writing JSON: %w", err)
 	}

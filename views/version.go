@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 )
@@ -63,9 +62,6 @@ func NewVersionJSON(w io.Writer, indent bool) *VersionJSON { return &VersionJSON
 
 // Version writes the document.
 func (v *VersionJSON) Version(info BuildInfo) error {
-	enc := json.NewEncoder(v.w)
-	if v.indent {
-		enc.SetIndent("", "  ")
-	}
+	enc := newEncoder(v.w, v.indent)
 	return enc.Encode(info)
 }
