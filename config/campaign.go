@@ -61,7 +61,7 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 			fb, d := decodeFrequencyCapBlock(mb)
 			diags = append(diags, d...)
 			if cb.freqCap != nil {
-				diags = append(diags, duplicateFrequencyCap("A campaign", cb.freqCap.block, mb))
+				diags = append(diags, duplicateSingle("A campaign", "frequency_cap", cb.freqCap.block, mb))
 				continue
 			}
 			cb.freqCap = fb

@@ -46,8 +46,10 @@ func evalFrequencyCap(fb *frequencyCapBlock, ctx *hcl.EvalContext) (*FrequencyCa
 	return fc, diags
 }
 
-// duplicateFrequencyCap reports a second frequency_cap where one is allowed.
-func duplicateFrequencyCap(where string, first, this *hcl.Block) *hcl.Diagnostic {
-	return errDiag("Duplicate frequency_cap block",
-		fmt.Sprintf("%s has at most one frequency_cap; the first is at %s.", where, rangePos(first.DefRange)), this.DefRange.Ptr())
+// duplicateSingle reports this, a second block of its type where one is
+// allowed: where is "A configuration" or "A campaign", noun what the
+// detail calls the block ("frequency_cap", "time_zones block").
+func duplicateSingle(where, noun string, first, this *hcl.Block) *hcl.Diagnostic {
+	return errDiag("Duplicate "+this.Type+" block",
+		fmt.Sprintf("%s has at most one %s; the first is at %s.", where, noun, rangePos(first.DefRange)), this.DefRange.Ptr())
 }

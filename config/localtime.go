@@ -381,8 +381,7 @@ func (lb *localBlocks) add(b *hcl.Block, where string) (bool, hcl.Diagnostics) {
 		return false, nil
 	}
 	if *slot != nil {
-		return true, hcl.Diagnostics{errDiag("Duplicate "+b.Type+" block",
-			fmt.Sprintf("%s has at most one %s block; the first is at %s.", where, b.Type, rangePos((*slot).DefRange)), b.DefRange.Ptr())}
+		return true, hcl.Diagnostics{duplicateSingle(where, b.Type+" block", *slot, b)}
 	}
 	*slot = b
 	return true, nil

@@ -58,8 +58,7 @@ func decodeRollouts(blocks hcl.Blocks, where string) (*rolloutBlock, hcl.Diagnos
 			continue
 		}
 		if rb != nil {
-			diags = append(diags, errDiag("Duplicate rollout block",
-				fmt.Sprintf("%s has at most one rollout; the first is at %s.", where, rangePos(rb.block.DefRange)), b.DefRange.Ptr()))
+			diags = append(diags, duplicateSingle(where, "rollout", rb.block, b))
 			continue
 		}
 		r, d := decodeRolloutBlock(b)
