@@ -282,9 +282,6 @@ func group(n int) string {
 // elements or widths they would make are capped, and the text they would
 // make is spent from b before they make it.
 func cappedFunctions(fs map[string]function.Function, b *budget) {
-	if b == nil {
-		b = newBudget(0, 0)
-	}
 	fs["setproduct"] = capped(stdlib.SetProductFunc, func(args []cty.Value) error {
 		total := 1
 		for _, a := range args {

@@ -162,8 +162,6 @@ func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Dia
 			if body, ok := f.Body.(*hclsyntax.Body); ok {
 				meterForExprs(body, l.budget)
 			}
-		}
-		if f != nil {
 			files[name] = f
 		}
 		all = append(all, parsed{name, f, d})
