@@ -272,21 +272,11 @@ func evalZoneMap(a *hcl.Attribute, ctx *hcl.EvalContext, zc zoneCache, zb *zoneB
 			}
 			continue
 		}
-		// A cty map iterates in key order: the list comes out sorted.
+		// cty iterates a map in sort.Strings order of its keys (its
+		// ElementIterator sorts them): the list comes out sorted, as
+		// the planner needs.
 		out.IDs = append(out.IDs, k.AsString())
 		out.Zone = append(out.Zone, zb.of(loc))
-	}
-	if !slices.IsSorted(out.IDs) { // never seen; the planner relies on the order
-		idx := make([]int, len(out.IDs))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(x, y int) int { return strings.Compare(out.IDs[x], out.IDs[y]) })
-		sorted := ZoneList{IDs: make([]string, len(idx)), Zone: make([]uint16, len(idx))}
-		for i, j := range idx {
-			sorted.IDs[i], sorted.Zone[i] = out.IDs[j], out.Zone[j]
-		}
-		out = sorted
 	}
 	names := make([]string, 0, len(bad))
 	for n := range bad {
