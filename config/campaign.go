@@ -58,7 +58,7 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 			continue
 		}
 		if mb.Type == "frequency_cap" {
-			fb, d := decodeFrequencyCapBlock(mb)
+			fb, d := decodeAttrBlock(mb, frequencyCapSchema)
 			diags = append(diags, d...)
 			if cb.freqCap != nil {
 				diags = append(diags, duplicateSingle("A campaign", "frequency_cap", cb.freqCap.block, mb))

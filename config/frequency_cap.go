@@ -15,15 +15,7 @@ var frequencyCapSchema = &hcl.BodySchema{
 
 // frequencyCapBlock is a decoded frequency_cap block, at top level or in a
 // campaign; max and per may use variables and locals.
-type frequencyCapBlock struct {
-	block *hcl.Block
-	attrs hcl.Attributes
-}
-
-func decodeFrequencyCapBlock(b *hcl.Block) (*frequencyCapBlock, hcl.Diagnostics) {
-	content, diags := b.Body.Content(frequencyCapSchema)
-	return &frequencyCapBlock{block: b, attrs: content.Attributes}, diags
-}
+type frequencyCapBlock = attrBlock
 
 // evalFrequencyCap evaluates max and per; nil when either is unusable.
 func evalFrequencyCap(fb *frequencyCapBlock, ctx *hcl.EvalContext) (*FrequencyCap, hcl.Diagnostics) {

@@ -39,15 +39,7 @@ var rolloutSchema = &hcl.BodySchema{
 
 // rolloutBlock is a decoded rollout block, evaluated per message instance
 // (or once for a campaign).
-type rolloutBlock struct {
-	block *hcl.Block
-	attrs hcl.Attributes
-}
-
-func decodeRolloutBlock(b *hcl.Block) (*rolloutBlock, hcl.Diagnostics) {
-	content, diags := b.Body.Content(rolloutSchema)
-	return &rolloutBlock{block: b, attrs: content.Attributes}, diags
-}
+type rolloutBlock = attrBlock
 
 // decodeRollouts picks the one rollout block of blocks, reporting others.
 func decodeRollouts(blocks hcl.Blocks, where string) (*rolloutBlock, hcl.Diagnostics) {
@@ -61,7 +53,7 @@ func decodeRollouts(blocks hcl.Blocks, where string) (*rolloutBlock, hcl.Diagnos
 			diags = append(diags, duplicateSingle(where, "rollout", rb.block, b))
 			continue
 		}
-		r, d := decodeRolloutBlock(b)
+		r, d := decodeAttrBlock(b, rolloutSchema)
 		diags = append(diags, d...)
 		rb = r
 	}
