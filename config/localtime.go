@@ -233,18 +233,17 @@ func evalTimeZones(b *hcl.Block, ctx *hcl.EvalContext) (*TimeZones, hcl.Diagnost
 	}
 	zb := newZoneBuilder(def)
 	z := &TimeZones{Pos: posOf(b.DefRange)}
-	for _, name := range []string{"by_user", "by_device"} {
-		a, ok := content.Attributes[name]
+	for _, f := range []struct {
+		name string
+		dst  *ZoneList
+	}{{"by_user", &z.Users}, {"by_device", &z.Devices}} {
+		a, ok := content.Attributes[f.name]
 		if !ok {
 			continue
 		}
-		l, d := evalZoneMap(a, ctx, zc, zb)
+		var d hcl.Diagnostics
+		*f.dst, d = evalZoneMap(a, ctx, zc, zb)
 		diags = append(diags, d...)
-		if name == "by_user" {
-			z.Users = l
-		} else {
-			z.Devices = l
-		}
 	}
 	z.Zones = zb.zones
 	return z, diags
@@ -304,7 +303,11 @@ func evalQuietHours(b *hcl.Block, ctx *hcl.EvalContext) (*QuietHours, hcl.Diagno
 	content, diags := b.Body.Content(quietHoursSchema)
 	q := &QuietHours{Pos: posOf(b.DefRange)}
 	ok := !diags.HasErrors()
-	for _, name := range []string{"from", "to"} {
+	for _, f := range []struct {
+		name string
+		dst  *ClockTime
+	}{{"from", &q.From}, {"to", &q.To}} {
+		name := f.name
 		a, has := content.Attributes[name]
 		if !has {
 			continue
@@ -321,11 +324,7 @@ func evalQuietHours(b *hcl.Block, ctx *hcl.EvalContext) (*QuietHours, hcl.Diagno
 			ok = false
 			continue
 		}
-		if name == "from" {
-			q.From = c
-		} else {
-			q.To = c
-		}
+		*f.dst = c
 	}
 	if ok && q.From == q.To {
 		diags = append(diags, errDiag("Empty quiet_hours",
@@ -415,7 +414,6 @@ func decodeLocalDelivery(m *Message, attrs hcl.Attributes, ctx *hcl.EvalContext,
 		if m.Kind == KindBadge && m.DeliverAtLocal != nil {
 			diags = append(diags, errDiag("Unsupported argument in badge block",
 				"A badge update is never held: it corrects a count and goes out at once, so deliver_at_local belongs in a notification block.", a.NameRange.Ptr()))
-			m.DeliverAtLocal = nil
 		}
 	}
 	v, a, ok, d := present(attrs, "ignore_quiet_hours", ctx, cty.Bool)
