@@ -183,11 +183,8 @@ func parseLocalTime(s string) (LocalTime, error) {
 		return LocalTime{Clock: c}, err
 	}
 	t, err := time.Parse("2006-01-02 15:04", s)
-	if err != nil {
-		return LocalTime{}, fmt.Errorf("deliver_at_local is a wall-clock time, \"09:00\", or a date and time, \"2026-12-01 09:00\", in each target's own zone")
-	}
 	l := LocalTime{Dated: true, Year: t.Year(), Month: t.Month(), Day: t.Day(), Clock: ClockTime(t.Hour()*60 + t.Minute())}
-	if l.String() != s { // time.Parse takes "9:00" for "09:00": be as strict as the message
+	if err != nil || l.String() != s { // time.Parse takes "9:00" for "09:00": be as strict as the message
 		return LocalTime{}, fmt.Errorf("deliver_at_local is a wall-clock time, \"09:00\", or a date and time, \"2026-12-01 09:00\", in each target's own zone")
 	}
 	return l, nil

@@ -145,11 +145,8 @@ func evalStages(a *hcl.Attribute, ctx *hcl.EvalContext) ([]float64, hcl.Diagnost
 // ParsePercent reads "2%" or "0.5%" as a fraction. zero allows "0%".
 func ParsePercent(s string, zero bool) (float64, error) {
 	num, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
-	if !ok {
-		return 0, fmt.Errorf(`a percentage is a number followed by %%, such as "5%%"`)
-	}
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f != f {
+	if !ok || err != nil || f != f {
 		return 0, fmt.Errorf(`a percentage is a number followed by %%, such as "5%%"`)
 	}
 	if f < 0 || f > 100 || f == 0 && !zero {
