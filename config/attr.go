@@ -8,6 +8,19 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
+// attrBlock is a block of attributes only (service, frequency_cap,
+// rollout, variant), decoded against its schema and evaluated once the
+// context it may refer to (variables, locals, for_each) is known.
+type attrBlock struct {
+	block *hcl.Block
+	attrs hcl.Attributes
+}
+
+func decodeAttrBlock(b *hcl.Block, schema *hcl.BodySchema) (*attrBlock, hcl.Diagnostics) {
+	content, diags := b.Body.Content(schema)
+	return &attrBlock{block: b, attrs: content.Attributes}, diags
+}
+
 // Attribute evaluation shared by the block decoders. Each returns its
 // diagnostics; an error among them means the value is unusable.
 

@@ -282,9 +282,6 @@ func group(n int) string {
 // elements or widths they would make are capped, and the text they would
 // make is spent from b before they make it.
 func cappedFunctions(fs map[string]function.Function, b *budget) {
-	if b == nil {
-		b = newBudget(0, 0)
-	}
 	fs["setproduct"] = capped(stdlib.SetProductFunc, func(args []cty.Value) error {
 		total := 1
 		for _, a := range args {
@@ -356,11 +353,11 @@ func cappedFunctions(fs map[string]function.Function, b *budget) {
 		return nil
 	})
 	fs["join"] = capped(stdlib.JoinFunc, func(args []cty.Value) error {
-		n := 0
+		n, sep := 0, textSize(args[0], b)
 		for _, a := range args[1:] {
 			a, _ = a.Unmark()
 			if a.IsKnown() && !a.IsNull() && a.CanIterateElements() {
-				n += a.LengthInt() * textSize(args[0], b)
+				n += a.LengthInt() * sep
 			}
 		}
 		return text(n + textSize(cty.TupleVal(args[1:]), b))

@@ -58,10 +58,10 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 			continue
 		}
 		if mb.Type == "frequency_cap" {
-			fb, d := decodeFrequencyCapBlock(mb)
+			fb, d := decodeAttrBlock(mb, frequencyCapSchema)
 			diags = append(diags, d...)
 			if cb.freqCap != nil {
-				diags = append(diags, duplicateFrequencyCap("A campaign", cb.freqCap.block, mb))
+				diags = append(diags, duplicateSingle("A campaign", "frequency_cap", cb.freqCap.block, mb))
 				continue
 			}
 			cb.freqCap = fb

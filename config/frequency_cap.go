@@ -15,15 +15,7 @@ var frequencyCapSchema = &hcl.BodySchema{
 
 // frequencyCapBlock is a decoded frequency_cap block, at top level or in a
 // campaign; max and per may use variables and locals.
-type frequencyCapBlock struct {
-	block *hcl.Block
-	attrs hcl.Attributes
-}
-
-func decodeFrequencyCapBlock(b *hcl.Block) (*frequencyCapBlock, hcl.Diagnostics) {
-	content, diags := b.Body.Content(frequencyCapSchema)
-	return &frequencyCapBlock{block: b, attrs: content.Attributes}, diags
-}
+type frequencyCapBlock = attrBlock
 
 // evalFrequencyCap evaluates max and per; nil when either is unusable.
 func evalFrequencyCap(fb *frequencyCapBlock, ctx *hcl.EvalContext) (*FrequencyCap, hcl.Diagnostics) {
@@ -46,8 +38,10 @@ func evalFrequencyCap(fb *frequencyCapBlock, ctx *hcl.EvalContext) (*FrequencyCa
 	return fc, diags
 }
 
-// duplicateFrequencyCap reports a second frequency_cap where one is allowed.
-func duplicateFrequencyCap(where string, first, this *hcl.Block) *hcl.Diagnostic {
-	return errDiag("Duplicate frequency_cap block",
-		fmt.Sprintf("%s has at most one frequency_cap; the first is at %s.", where, rangePos(first.DefRange)), this.DefRange.Ptr())
+// duplicateSingle reports this, a second block of its type where one is
+// allowed: where is "A configuration" or "A campaign", noun what the
+// detail calls the block ("frequency_cap", "time_zones block").
+func duplicateSingle(where, noun string, first, this *hcl.Block) *hcl.Diagnostic {
+	return errDiag("Duplicate "+this.Type+" block",
+		fmt.Sprintf("%s has at most one %s; the first is at %s.", where, noun, rangePos(first.DefRange)), this.DefRange.Ptr())
 }

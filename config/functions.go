@@ -214,9 +214,7 @@ func templateFileFunc(dir string, funcs map[string]function.Function, b *budget)
 			if diags.HasErrors() {
 				return cty.DynamicVal, fmt.Errorf("%s: %s", p, diags.Error())
 			}
-			if b != nil {
-				meterForExprs(expr, b) // its for directives spend from the configuration's budget
-			}
+			meterForExprs(expr, b) // its for directives spend from the configuration's budget
 			val, diags := expr.Value(ctx)
 			if diags.HasErrors() {
 				return cty.DynamicVal, fmt.Errorf("%s: %s", p, diags.Error())

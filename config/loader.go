@@ -11,8 +11,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
-
-	"pushform/secret"
 )
 
 // Options are the inputs of Load besides the configuration directory.
@@ -47,8 +45,6 @@ type Loader struct {
 	// was masked: made when first needed, as most loads report nothing.
 	files  map[string]*hcl.File
 	redact *redaction
-	// secrets redacts the secrets the last Load knew of from diagnostics.
-	secrets *secret.Redactor
 	// budget counts what the for expressions of the last Load walk.
 	budget *budget
 	// maxIterations replaces MaxIterations when not 0 (tests, fuzzing:
@@ -76,7 +72,9 @@ func (l *Loader) Files() map[string]*hcl.File {
 func (l *Loader) redaction() *redaction {
 	if l.redact == nil {
 		l.redact = newRedaction()
-		l.redact.known = l.secrets
+		if l.last != nil {
+			l.redact.known = l.last.secrets // the secrets the last Load knew of
+		}
 		l.files = make(map[string]*hcl.File, len(l.parsed))
 		for name, f := range l.parsed {
 			l.files[name] = l.redact.file(f)
@@ -102,7 +100,7 @@ func (l *Loader) WriteDiagnostics(w io.Writer, diags hcl.Diagnostics, width uint
 // is usable whenever diags has no errors; all problems of all files are
 // reported in one run.
 func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
-	l.parsed, l.files, l.redact, l.last, l.secrets = map[string]*hcl.File{}, nil, nil, nil, nil
+	l.parsed, l.files, l.redact, l.last = map[string]*hcl.File{}, nil, nil, nil
 	l.budget = newBudget(cmp.Or(l.maxIterations, MaxIterations), cmp.Or(l.maxBytes, MaxBytes))
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -110,19 +108,17 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	}
 	files := l.parsed
 	mod, diags := l.parse(abs, files)
-	if mod != nil {
-		mod.budget = l.budget
-	}
 	var e *evaluation
 	if mod != nil {
+		mod.budget = l.budget
 		var varFiles []varFile
 		var d hcl.Diagnostics
 		e, varFiles, d = evaluate(mod, opts, l.Backends)
 		diags = append(diags, d...)
-		l.secrets = e.secrets
 		for _, vf := range varFiles {
 			files[vf.name] = vf.file
 		}
+		l.last = e // before the diagnostics are redacted, with its secrets
 	}
 	if len(diags) > 0 {
 		diags = sortDiags(dedupe(l.redaction().diags(diags)))
@@ -134,7 +130,6 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	for _, d := range diags {
 		e.reported[keyOf(d)] = true
 	}
-	l.last = e
 	return e.cfg, diags
 }
 
@@ -162,8 +157,6 @@ func (l *Loader) parse(dir string, files map[string]*hcl.File) (*module, hcl.Dia
 			if body, ok := f.Body.(*hclsyntax.Body); ok {
 				meterForExprs(body, l.budget)
 			}
-		}
-		if f != nil {
 			files[name] = f
 		}
 		all = append(all, parsed{name, f, d})

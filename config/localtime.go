@@ -183,11 +183,8 @@ func parseLocalTime(s string) (LocalTime, error) {
 		return LocalTime{Clock: c}, err
 	}
 	t, err := time.Parse("2006-01-02 15:04", s)
-	if err != nil {
-		return LocalTime{}, fmt.Errorf("deliver_at_local is a wall-clock time, \"09:00\", or a date and time, \"2026-12-01 09:00\", in each target's own zone")
-	}
 	l := LocalTime{Dated: true, Year: t.Year(), Month: t.Month(), Day: t.Day(), Clock: ClockTime(t.Hour()*60 + t.Minute())}
-	if l.String() != s { // time.Parse takes "9:00" for "09:00": be as strict as the message
+	if err != nil || l.String() != s { // time.Parse takes "9:00" for "09:00": be as strict as the message
 		return LocalTime{}, fmt.Errorf("deliver_at_local is a wall-clock time, \"09:00\", or a date and time, \"2026-12-01 09:00\", in each target's own zone")
 	}
 	return l, nil
@@ -233,18 +230,17 @@ func evalTimeZones(b *hcl.Block, ctx *hcl.EvalContext) (*TimeZones, hcl.Diagnost
 	}
 	zb := newZoneBuilder(def)
 	z := &TimeZones{Pos: posOf(b.DefRange)}
-	for _, name := range []string{"by_user", "by_device"} {
-		a, ok := content.Attributes[name]
+	for _, f := range []struct {
+		name string
+		dst  *ZoneList
+	}{{"by_user", &z.Users}, {"by_device", &z.Devices}} {
+		a, ok := content.Attributes[f.name]
 		if !ok {
 			continue
 		}
-		l, d := evalZoneMap(a, ctx, zc, zb)
+		var d hcl.Diagnostics
+		*f.dst, d = evalZoneMap(a, ctx, zc, zb)
 		diags = append(diags, d...)
-		if name == "by_user" {
-			z.Users = l
-		} else {
-			z.Devices = l
-		}
 	}
 	z.Zones = zb.zones
 	return z, diags
@@ -272,21 +268,11 @@ func evalZoneMap(a *hcl.Attribute, ctx *hcl.EvalContext, zc zoneCache, zb *zoneB
 			}
 			continue
 		}
-		// A cty map iterates in key order: the list comes out sorted.
+		// cty iterates a map in sort.Strings order of its keys (its
+		// ElementIterator sorts them): the list comes out sorted, as
+		// the planner needs.
 		out.IDs = append(out.IDs, k.AsString())
 		out.Zone = append(out.Zone, zb.of(loc))
-	}
-	if !slices.IsSorted(out.IDs) { // never seen; the planner relies on the order
-		idx := make([]int, len(out.IDs))
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(x, y int) int { return strings.Compare(out.IDs[x], out.IDs[y]) })
-		sorted := ZoneList{IDs: make([]string, len(idx)), Zone: make([]uint16, len(idx))}
-		for i, j := range idx {
-			sorted.IDs[i], sorted.Zone[i] = out.IDs[j], out.Zone[j]
-		}
-		out = sorted
 	}
 	names := make([]string, 0, len(bad))
 	for n := range bad {
@@ -314,7 +300,11 @@ func evalQuietHours(b *hcl.Block, ctx *hcl.EvalContext) (*QuietHours, hcl.Diagno
 	content, diags := b.Body.Content(quietHoursSchema)
 	q := &QuietHours{Pos: posOf(b.DefRange)}
 	ok := !diags.HasErrors()
-	for _, name := range []string{"from", "to"} {
+	for _, f := range []struct {
+		name string
+		dst  *ClockTime
+	}{{"from", &q.From}, {"to", &q.To}} {
+		name := f.name
 		a, has := content.Attributes[name]
 		if !has {
 			continue
@@ -331,11 +321,7 @@ func evalQuietHours(b *hcl.Block, ctx *hcl.EvalContext) (*QuietHours, hcl.Diagno
 			ok = false
 			continue
 		}
-		if name == "from" {
-			q.From = c
-		} else {
-			q.To = c
-		}
+		*f.dst = c
 	}
 	if ok && q.From == q.To {
 		diags = append(diags, errDiag("Empty quiet_hours",
@@ -381,8 +367,7 @@ func (lb *localBlocks) add(b *hcl.Block, where string) (bool, hcl.Diagnostics) {
 		return false, nil
 	}
 	if *slot != nil {
-		return true, hcl.Diagnostics{errDiag("Duplicate "+b.Type+" block",
-			fmt.Sprintf("%s has at most one %s block; the first is at %s.", where, b.Type, rangePos((*slot).DefRange)), b.DefRange.Ptr())}
+		return true, hcl.Diagnostics{duplicateSingle(where, b.Type+" block", *slot, b)}
 	}
 	*slot = b
 	return true, nil
@@ -426,7 +411,6 @@ func decodeLocalDelivery(m *Message, attrs hcl.Attributes, ctx *hcl.EvalContext,
 		if m.Kind == KindBadge && m.DeliverAtLocal != nil {
 			diags = append(diags, errDiag("Unsupported argument in badge block",
 				"A badge update is never held: it corrects a count and goes out at once, so deliver_at_local belongs in a notification block.", a.NameRange.Ptr()))
-			m.DeliverAtLocal = nil
 		}
 	}
 	v, a, ok, d := present(attrs, "ignore_quiet_hours", ctx, cty.Bool)

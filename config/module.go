@@ -115,7 +115,7 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 	m.moved = append(m.moved, f.moved...)
 	for _, fb := range f.freqCaps {
 		if m.freqCap != nil {
-			diags = append(diags, duplicateFrequencyCap("A configuration", m.freqCap.block, fb.block))
+			diags = append(diags, duplicateSingle("A configuration", "frequency_cap", m.freqCap.block, fb.block))
 			continue
 		}
 		m.freqCap = fb

@@ -47,7 +47,7 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 	for _, b := range content.Blocks {
 		switch b.Type {
 		case "service":
-			keep(&out.services, &diags)(decodeServiceBlock(b))
+			keep(&out.services, &diags)(decodeAttrBlock(b, serviceSchema))
 		case "variable":
 			keep(&out.variables, &diags)(decodeVariableBlock(b))
 		case "locals":
@@ -61,7 +61,7 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 		case "campaign":
 			keep(&out.campaigns, &diags)(decodeCampaignBlock(b))
 		case "frequency_cap":
-			keep(&out.freqCaps, &diags)(decodeFrequencyCapBlock(b))
+			keep(&out.freqCaps, &diags)(decodeAttrBlock(b, frequencyCapSchema))
 		case "backend":
 			keep(&out.backends, &diags)(decodeBackendBlock(b))
 		case "moved":

@@ -39,15 +39,7 @@ var rolloutSchema = &hcl.BodySchema{
 
 // rolloutBlock is a decoded rollout block, evaluated per message instance
 // (or once for a campaign).
-type rolloutBlock struct {
-	block *hcl.Block
-	attrs hcl.Attributes
-}
-
-func decodeRolloutBlock(b *hcl.Block) (*rolloutBlock, hcl.Diagnostics) {
-	content, diags := b.Body.Content(rolloutSchema)
-	return &rolloutBlock{block: b, attrs: content.Attributes}, diags
-}
+type rolloutBlock = attrBlock
 
 // decodeRollouts picks the one rollout block of blocks, reporting others.
 func decodeRollouts(blocks hcl.Blocks, where string) (*rolloutBlock, hcl.Diagnostics) {
@@ -58,11 +50,10 @@ func decodeRollouts(blocks hcl.Blocks, where string) (*rolloutBlock, hcl.Diagnos
 			continue
 		}
 		if rb != nil {
-			diags = append(diags, errDiag("Duplicate rollout block",
-				fmt.Sprintf("%s has at most one rollout; the first is at %s.", where, rangePos(rb.block.DefRange)), b.DefRange.Ptr()))
+			diags = append(diags, duplicateSingle(where, "rollout", rb.block, b))
 			continue
 		}
-		r, d := decodeRolloutBlock(b)
+		r, d := decodeAttrBlock(b, rolloutSchema)
 		diags = append(diags, d...)
 		rb = r
 	}
@@ -154,11 +145,8 @@ func evalStages(a *hcl.Attribute, ctx *hcl.EvalContext) ([]float64, hcl.Diagnost
 // ParsePercent reads "2%" or "0.5%" as a fraction. zero allows "0%".
 func ParsePercent(s string, zero bool) (float64, error) {
 	num, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
-	if !ok {
-		return 0, fmt.Errorf(`a percentage is a number followed by %%, such as "5%%"`)
-	}
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f != f {
+	if !ok || err != nil || f != f {
 		return 0, fmt.Errorf(`a percentage is a number followed by %%, such as "5%%"`)
 	}
 	if f < 0 || f > 100 || f == 0 && !zero {

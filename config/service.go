@@ -32,15 +32,7 @@ var serviceSchema = &hcl.BodySchema{
 
 // serviceBlock is a decoded service block; its attributes may use
 // variables and locals, so they wait for the evaluation context.
-type serviceBlock struct {
-	block *hcl.Block
-	attrs hcl.Attributes
-}
-
-func decodeServiceBlock(b *hcl.Block) (*serviceBlock, hcl.Diagnostics) {
-	content, diags := b.Body.Content(serviceSchema)
-	return &serviceBlock{block: b, attrs: content.Attributes}, diags
-}
+type serviceBlock = attrBlock
 
 // evalService evaluates the service block of the configuration in dir.
 func evalService(sb *serviceBlock, ctx *hcl.EvalContext, dir string) (Service, hcl.Diagnostics) {

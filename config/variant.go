@@ -28,10 +28,7 @@ var variantSchema = &hcl.BodySchema{
 }
 
 // variantBlock is a decoded variant block, evaluated per message instance.
-type variantBlock struct {
-	block *hcl.Block
-	attrs hcl.Attributes
-}
+type variantBlock = attrBlock
 
 // decodeVariantBlocks decodes the variant blocks of blocks, reporting
 // invalid and repeated names.
@@ -53,9 +50,9 @@ func decodeVariantBlocks(blocks hcl.Blocks) ([]*variantBlock, hcl.Diagnostics) {
 			continue
 		}
 		seen[b.Labels[0]] = b
-		content, d := b.Body.Content(variantSchema)
+		vb, d := decodeAttrBlock(b, variantSchema)
 		diags = append(diags, d...)
-		out = append(out, &variantBlock{block: b, attrs: content.Attributes})
+		out = append(out, vb)
 	}
 	return out, diags
 }
