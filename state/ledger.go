@@ -110,14 +110,7 @@ func (s *State) forgetTargets(m *Message, ids []string, at time.Time) {
 	if len(keep) == 0 {
 		return
 	}
-	if m.Compact() || s.Compact {
-		e.SetSortedTargets(keep, recs)
-	} else {
-		e.Targets = make(map[string]*Target, len(keep))
-		for i, id := range keep {
-			e.Targets[id] = recs[i]
-		}
-	}
+	e.setTargets(m.Compact() || s.Compact, keep, recs)
 	s.Ledger = append(s.Ledger, e)
 }
 
@@ -461,20 +454,27 @@ func (s *State) Prune(before time.Time) (dropped int) {
 		// A new entry: the old one may be shared (a fork, a reader).
 		c := &Message{Address: m.Address, Kind: m.Kind, TargetKind: m.TargetKind, Fingerprint: m.Fingerprint,
 			Content: m.Content, EarlierTags: maps.Clone(m.EarlierTags), ForgottenAt: m.ForgottenAt}
-		if m.Compact() {
-			sortByID(ids, recs)
-			c.SetSortedTargets(ids, recs)
-		} else {
-			c.Targets = make(map[string]*Target, len(ids))
-			for i, id := range ids {
-				c.Targets[id] = recs[i]
-			}
-		}
+		c.setTargets(m.Compact(), ids, recs)
 		out = append(out, c)
 	}
 	s.Ledger = out
 	s.superseding, s.lastSuperseded = nil, nil
 	return dropped
+}
+
+// setTargets gives the new message m the targets ids (distinct) with the
+// records recs (parallel): a compact table when compact, which sorts both
+// by id and keeps them, a map otherwise.
+func (m *Message) setTargets(compact bool, ids []string, recs []*Target) {
+	if compact {
+		sortByID(ids, recs)
+		m.SetSortedTargets(ids, recs)
+		return
+	}
+	m.Targets = make(map[string]*Target, len(ids))
+	for i, id := range ids {
+		m.Targets[id] = recs[i]
+	}
 }
 
 // sortByID sorts ids (distinct) and recs, parallel, by id; a compact
@@ -545,15 +545,7 @@ func (s *State) MergeLedger(other *State, at time.Time) (added int) {
 		if _, live := s.Messages[m.Address]; !live && e.ForgottenAt.IsZero() {
 			e.ForgottenAt = at
 		}
-		if s.Compact {
-			sortByID(ids, recs)
-			e.SetSortedTargets(ids, recs)
-		} else {
-			e.Targets = make(map[string]*Target, len(ids))
-			for i, id := range ids {
-				e.Targets[id] = recs[i]
-			}
-		}
+		e.setTargets(s.Compact, ids, recs)
 		entries = append(entries, e)
 		added += len(ids)
 	}
@@ -588,15 +580,7 @@ func (s *State) recordTestSend(e Entry) error {
 			t.Outcome = TestSend
 			ids, recs = append(ids, id), append(recs, &t)
 		}
-		if s.Compact {
-			sortByID(ids, recs)
-			m.SetSortedTargets(ids, recs)
-		} else {
-			m.Targets = make(map[string]*Target, len(ids))
-			for i, id := range ids {
-				m.Targets[id] = recs[i]
-			}
-		}
+		m.setTargets(s.Compact, ids, recs)
 		s.Ledger = append(s.Ledger, m)
 	}
 	return nil

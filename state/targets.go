@@ -433,6 +433,7 @@ func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) 
 			t.hint = pos{p.s, p.i + len(ids) - 1}
 			return
 		}
+		t.hint = p // the loop below then finds ids[0] at once, not by a second search
 	}
 	for i, id := range ids {
 		p, ok := t.search(id, t.hint)

@@ -420,6 +420,12 @@ func (f *File) appendLocked(entries []state.Entry) (sync func() error, err error
 func (f *File) syncJournal(jf *os.File, end int64) error {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
+	return f.syncLocked(jf, end)
+}
+
+// syncLocked fsyncs jf, written up to end, and counts it; f.syncMu is
+// held.
+func (f *File) syncLocked(jf *os.File, end int64) error {
 	f.syncs++
 	if err := dataSync(jf); err != nil {
 		return err
@@ -442,11 +448,7 @@ func (f *File) syncTo(jf *os.File, start, end int64) error {
 		f.syncMu.Unlock()
 		return nil
 	}
-	f.syncs++
-	err := dataSync(jf)
-	if err == nil {
-		f.synced = max(f.synced, end)
-	}
+	err := f.syncLocked(jf, end)
 	f.syncMu.Unlock()
 	if err == nil {
 		return nil
@@ -507,8 +509,7 @@ func (f *File) closeJournal() error {
 	defer f.syncMu.Unlock()
 	var err error
 	if f.written > f.synced {
-		f.syncs++
-		if err = dataSync(f.jf); err != nil {
+		if err = f.syncLocked(f.jf, f.written); err != nil {
 			err = fmt.Errorf("syncing state journal: %w", err)
 		}
 	}

@@ -27,26 +27,30 @@ type redactor struct {
 
 func newRedactor(connString string, extra func(string) string) redactor {
 	r := redactor{extra: extra}
-	r.add(connString)
-	for _, pw := range secret.ConnPasswords(connString) {
-		r.add(pw)
-	}
+	r.add(append([]string{connString}, secret.ConnPasswords(connString)...)...)
 	return r
 }
 
-// add adds a password and the spellings it takes once escaped in ways
-// the Redactor does not undo (userinfo escaping, Go quoting).
-func (r *redactor) add(pw string) {
-	if pw == "" {
-		return
-	}
-	q := strconv.Quote(pw)
-	for _, s := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw), url.UserPassword("", pw).String()[1:], q[1 : len(q)-1]} {
-		if s != "" && !slices.Contains(r.secrets, s) {
-			r.secrets = append(r.secrets, s)
+// add adds passwords and the spellings they take once escaped in ways
+// the Redactor does not undo (userinfo escaping, Go quoting), and builds
+// the Redactor once for them all.
+func (r *redactor) add(pws ...string) {
+	added := false
+	for _, pw := range pws {
+		if pw == "" {
+			continue
+		}
+		added = true
+		q := strconv.Quote(pw)
+		for _, s := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw), url.UserPassword("", pw).String()[1:], q[1 : len(q)-1]} {
+			if s != "" && !slices.Contains(r.secrets, s) {
+				r.secrets = append(r.secrets, s)
+			}
 		}
 	}
-	r.red = secret.NewRedactor(r.secrets...)
+	if added {
+		r.red = secret.NewRedactor(r.secrets...)
+	}
 }
 
 // clean returns s with secrets removed and control characters escaped: the

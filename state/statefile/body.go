@@ -57,6 +57,40 @@ func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Targ
 	})
 }
 
+// targets writes m's targets in id order: their ids (idSeq), then their
+// records (outcomeSeq), from the offset it returns, with the list of
+// records outcomeSeq returns. A compact message yields its targets in
+// order, without gathering them into one list.
+func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
+	n, all := m.TargetCount(), m.AllTargets()
+	if !m.Compact() {
+		ids, targets := m.SortedTargets()
+		all = func(yield func(string, *state.Target) bool) {
+			for i, id := range ids {
+				if !yield(id, targets[i]) {
+					return
+				}
+			}
+		}
+	}
+	e.idSeq(n, func(yield func(string) bool) {
+		for id := range all {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	recsAt = len(e.b)
+	recs = e.outcomeSeq(func(yield func(*state.Target) bool) {
+		for _, t := range all {
+			if !yield(t) {
+				return
+			}
+		}
+	})
+	return recsAt, recs
+}
+
 // outcomeSeq is outcomes for the targets of seq, in order.
 func (e *encoder) outcomeSeq(seq iter.Seq[*state.Target]) []state.Target {
 	strs := map[string]uint64{"": 0}
@@ -180,33 +214,7 @@ func (e *encoder) stateBody(s *state.State) {
 		e.str(string(m.TargetKind))
 		e.str(m.Fingerprint)
 		e.content(m.Content)
-		// A compact message yields its targets in order, without
-		// gathering them into one list.
-		n, all := m.TargetCount(), m.AllTargets()
-		if !m.Compact() {
-			ids, targets := m.SortedTargets()
-			all = func(yield func(string, *state.Target) bool) {
-				for i, id := range ids {
-					if !yield(id, targets[i]) {
-						return
-					}
-				}
-			}
-		}
-		e.idSeq(n, func(yield func(string) bool) {
-			for id := range all {
-				if !yield(id) {
-					return
-				}
-			}
-		})
-		recs := e.outcomeSeq(func(yield func(*state.Target) bool) {
-			for _, t := range all {
-				if !yield(t) {
-					return
-				}
-			}
-		})
+		_, recs := e.targets(m)
 		if e.snapshot >= 3 {
 			e.earlierTags(m, recs)
 		}

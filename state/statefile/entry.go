@@ -3,6 +3,8 @@ package statefile
 // The binary encoding of one journal entry (journal format 2).
 
 import (
+	"slices"
+
 	"pushform/message"
 	"pushform/state"
 )
@@ -26,22 +28,20 @@ func DecodeEntry(b []byte) (state.Entry, error) {
 	return e, d.err
 }
 
+// entryTypes are the entry types coded as their index in one byte; any
+// other is otherEntryType and its name.
+var entryTypes = [...]state.EntryType{
+	state.EntryIntent, state.EntryOutcome, state.EntryForget,
+	state.EntrySnapshot, state.EntryMove, state.EntryRecord,
+}
+
+const otherEntryType = 0xff
+
 func (e *encoder) entry(en state.Entry) {
-	switch en.Type {
-	case state.EntryIntent:
-		e.b = append(e.b, 0)
-	case state.EntryOutcome:
-		e.b = append(e.b, 1)
-	case state.EntryForget:
-		e.b = append(e.b, 2)
-	case state.EntrySnapshot:
-		e.b = append(e.b, 3)
-	case state.EntryMove:
-		e.b = append(e.b, 4)
-	case state.EntryRecord:
-		e.b = append(e.b, 5)
-	default:
-		e.b = append(e.b, 0xff)
+	if c := slices.Index(entryTypes[:], en.Type); c >= 0 {
+		e.b = append(e.b, byte(c))
+	} else {
+		e.b = append(e.b, otherEntryType)
 		e.str(string(en.Type))
 	}
 	e.varint(en.Batch)
@@ -71,20 +71,10 @@ func (e *encoder) entry(en state.Entry) {
 
 func (d *decoder) entry() state.Entry {
 	var e state.Entry
-	switch c := d.byte(); c {
-	case 0:
-		e.Type = state.EntryIntent
-	case 1:
-		e.Type = state.EntryOutcome
-	case 2:
-		e.Type = state.EntryForget
-	case 3:
-		e.Type = state.EntrySnapshot
-	case 4:
-		e.Type = state.EntryMove
-	case 5:
-		e.Type = state.EntryRecord
-	case 0xff:
+	switch c := d.byte(); {
+	case int(c) < len(entryTypes):
+		e.Type = entryTypes[c]
+	case c == otherEntryType:
 		e.Type = state.EntryType(d.str())
 	default:
 		d.fail("bad entry type")

@@ -38,33 +38,8 @@ func (e *encoder) ledger(s *state.State) {
 		ids, recs, ok := m.RawTargets()
 		if !ok {
 			sec := encoder{snapshot: e.snapshot}
-			n, all := m.TargetCount(), m.AllTargets()
-			if !m.Compact() {
-				sorted, targets := m.SortedTargets()
-				all = func(yield func(string, *state.Target) bool) {
-					for i, id := range sorted {
-						if !yield(id, targets[i]) {
-							return
-						}
-					}
-				}
-			}
-			sec.idSeq(n, func(yield func(string) bool) {
-				for id := range all {
-					if !yield(id) {
-						return
-					}
-				}
-			})
-			ids, sec.b = sec.b, nil
-			sec.outcomeSeq(func(yield func(*state.Target) bool) {
-				for _, t := range all {
-					if !yield(t) {
-						return
-					}
-				}
-			})
-			recs = sec.b
+			at, _ := sec.targets(m)
+			ids, recs = sec.b[:at:at], sec.b[at:]
 		}
 		h := crc32.Checksum(ids, castagnoli)
 		k := -1
