@@ -79,6 +79,7 @@ func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
 		}
 		out.Items[i] = state.Item{Address: it.Address, Fingerprint: it.Fingerprint, Targets: it.Targets, Outcomes: outcomes}
 	}
+	resp.Release() // every result is copied into out
 	// The answer is counted even when it cannot be recorded: the
 	// summary says what reached devices.
 	jerr := r.record(out)

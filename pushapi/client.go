@@ -542,11 +542,13 @@ func (c *Client) send(ctx context.Context, batch []Notification) (*SendResponse,
 	if r.tooLarge {
 		return nil, c.decodeError(http.MethodPost, r, fmt.Errorf("the answer is larger than %d bytes (MaxResponseBytes)", c.maxBody))
 	}
-	results, err := decodeSendResults(&c.scratch, r.body, r.status, batch, c.red)
+	mem := c.scratch.mem()
+	results, err := decodeResults(&c.scratch, mem, r.body, r.status, batch, c.red, true)
 	if err != nil {
+		c.scratch.putMem(mem)
 		return nil, c.decodeError(http.MethodPost, r, err)
 	}
-	return &SendResponse{RequestID: r.requestID, StatusCode: r.status, Results: results}, nil
+	return &SendResponse{RequestID: r.requestID, StatusCode: r.status, Results: results, mem: mem, pool: &c.scratch}, nil
 }
 
 // Recipients fetches the user ids that can receive a push now (spec 4.2),

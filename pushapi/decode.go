@@ -138,12 +138,13 @@ func quoteList(ss []string) string {
 // together in the order served, so a key split across them is found too.
 // Its working memory comes from pool (nil: allocated afresh).
 func decodeSendResults(pool *scratchPool, body []byte, status int, batch []Notification, red *secret.Redactor) ([][]Result, error) {
-	return decodeResults(pool, body, status, batch, red, true)
+	return decodeResults(pool, nil, body, status, batch, red, true)
 }
 
 // decodeResults is decodeSendResults; fast tries the common shape first
-// (off, the differential tests' reference).
-func decodeResults(pool *scratchPool, body []byte, status int, batch []Notification, red *secret.Redactor, fast bool) ([][]Result, error) {
+// (off, the differential tests' reference). The results are written into
+// mem's arrays (nil: fresh ones).
+func decodeResults(pool *scratchPool, mem *resultMem, body []byte, status int, batch []Notification, red *secret.Redactor, fast bool) ([][]Result, error) {
 	sc := pool.get()
 	defer pool.put(sc)
 	sc.ts = appendTargets(sc.ts[:0], batch)
@@ -163,7 +164,7 @@ func decodeResults(pool *scratchPool, body []byte, status int, batch []Notificat
 		return allDelivered()
 	}
 
-	rd := newResultsReader(ts, sc)
+	rd := newResultsReader(ts, sc, mem)
 	if fast {
 		if rd.fast(body) {
 			return rd.finish(batch, red)
@@ -236,12 +237,35 @@ type resultsReader struct {
 	slow int
 }
 
-// newResultsReader reads the entries for targets ts into fresh results,
-// the entries into sc's.
-func newResultsReader(ts []target, sc *scratch) *resultsReader {
+// newResultsReader reads the entries for targets ts into mem's results
+// (nil: fresh ones), the entries into sc's.
+func newResultsReader(ts []target, sc *scratch, mem *resultMem) *resultsReader {
 	most := perTopicEntries(ts)
 	sc.es = slices.Grow(sc.es[:0], most)
-	return &resultsReader{ts: ts, rs: make([]Result, most), es: sc.es, counts: make([]int, most), most: most}
+	if mem == nil {
+		mem = &resultMem{}
+	}
+	mem.size(most)
+	return &resultsReader{ts: ts, rs: mem.rs, es: sc.es, counts: mem.counts, most: most}
+}
+
+// resultMem is the memory of one answer's results and device counts. A
+// client lends it to the SendResponse decoded into it, and takes it back
+// at SendResponse.Release: a 500-target answer's results are 60 KB, and
+// a million targets' answers would otherwise be half of what apply
+// allocates.
+type resultMem struct {
+	rs     []Result
+	counts []int
+}
+
+// size makes room for n results, zero (a pooled mem is cleared).
+func (m *resultMem) size(n int) {
+	if cap(m.rs) < n || cap(m.counts) < n {
+		m.rs, m.counts = make([]Result, n), make([]int, n)
+		return
+	}
+	m.rs, m.counts = m.rs[:n], m.counts[:n]
 }
 
 // scratch is what decoding an answer needs only while it runs: the
@@ -255,9 +279,9 @@ type scratch struct {
 // most 500 targets, a larger one is a caller's exception.
 const maxPooledTargets = 4096
 
-// scratchPool recycles the scratch of a client's answers; a nil pool
-// allocates afresh.
-type scratchPool struct{ p sync.Pool }
+// scratchPool recycles the scratch of a client's answers, and the memory
+// of their results once released; a nil pool allocates afresh.
+type scratchPool struct{ p, results sync.Pool }
 
 func (p *scratchPool) get() *scratch {
 	if p != nil {
@@ -276,6 +300,26 @@ func (p *scratchPool) put(sc *scratch) {
 	clear(sc.ts[:cap(sc.ts)])
 	clear(sc.es[:cap(sc.es)])
 	p.p.Put(sc)
+}
+
+// mem is memory for an answer's results.
+func (p *scratchPool) mem() *resultMem {
+	if p != nil {
+		if m, ok := p.results.Get().(*resultMem); ok {
+			return m
+		}
+	}
+	return &resultMem{}
+}
+
+// putMem keeps m, cleared so it holds on to no strings of an answer.
+func (p *scratchPool) putMem(m *resultMem) {
+	if p == nil || cap(m.rs) > maxPooledTargets {
+		return
+	}
+	clear(m.rs[:cap(m.rs)])
+	clear(m.counts[:cap(m.counts)])
+	p.results.Put(m)
 }
 
 // reset forgets the entries read, for reading the answer again.

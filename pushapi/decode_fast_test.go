@@ -12,7 +12,7 @@ import (
 // are what the general path alone makes of body.
 func sameAsGeneral(t *testing.T, body []byte, status int, batch []Notification, res [][]Result, err error) {
 	t.Helper()
-	want, wantErr := decodeResults(nil, body, status, batch, nil, false)
+	want, wantErr := decodeResults(nil, nil, body, status, batch, nil, false)
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(res, want) {
 		t.Fatalf("body %q\nfast:    %v %s\ngeneral: %v %s", body, err, showResults(res), wantErr, showResults(want))
 	}
@@ -45,14 +45,14 @@ func TestFastPathTaken(t *testing.T) {
 	batch := sandboxBatch500()
 	for _, mixed := range []bool{false, true} {
 		body := sandboxAnswer500(batch, mixed)
-		rd := newResultsReader(targetsOf(batch), &scratch{})
+		rd := newResultsReader(targetsOf(batch), &scratch{}, nil)
 		if !rd.fast(body) || rd.sub != nil {
 			t.Errorf("mixed %v: the sandbox's answer is not read by the fast path alone", mixed)
 		}
 	}
 	// An answer of other shapes is handed to the general path early.
 	other := bytes.ReplaceAll(sandboxAnswer500(batch, false), []byte(`"status"`), []byte(`"outcome"`))
-	if rd := newResultsReader(targetsOf(batch), &scratch{}); rd.fast(other) || rd.n > 8 {
+	if rd := newResultsReader(targetsOf(batch), &scratch{}, nil); rd.fast(other) || rd.n > 8 {
 		t.Errorf("an answer of other spellings: read by the fast path up to entry %d", rd.n)
 	}
 	res, err := decodeSendResults(nil, other, 207, batch, nil)
@@ -86,7 +86,7 @@ func TestFastPathTaken(t *testing.T) {
 		{`[` + d + "," + d + "," + d, false},
 	}
 	for _, c := range cases {
-		if got := newResultsReader(targetsOf(users3), &scratch{}).fast([]byte(c.body)); got != c.fast {
+		if got := newResultsReader(targetsOf(users3), &scratch{}, nil).fast([]byte(c.body)); got != c.fast {
 			t.Errorf("%s: fast path %v, want %v", c.body, got, c.fast)
 		}
 		res, err := decodeSendResults(nil, []byte(c.body), 207, users3, nil)

@@ -308,3 +308,35 @@ func TestDecodeFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestSendReleaseReuses checks an answer decoded into the memory another
+// answer released carries nothing of it.
+func TestSendReleaseReuses(t *testing.T) {
+	srv := serve(t,
+		canned{status: 207, body: `[{"userId":"alice","status":"delivered","deviceCount":3},{"userId":"bob","status":"skipped","reason":"no_active_device"}]`},
+		canned{status: 207, body: `[{"userId":"alice","status":"failed","message":"gone"},{"userId":"bob","status":"delivered"}]`})
+	c := newClient(t, srv.URL)
+	batch := []Notification{{Title: "t", Body: "b", UserIDs: []string{"alice", "bob"}}}
+	first, err := c.Send(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := show(first.Results); !strings.Contains(got, "dc=3") || !strings.Contains(got, "no_active_device") {
+		t.Fatalf("first answer: %s", got)
+	}
+	first.Release()
+	first.Release() // twice is harmless
+	if first.Results != nil {
+		t.Fatal("Release left the results readable")
+	}
+	second, err := c.Send(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Release()
+	r := second.Results[0]
+	if r[0].Outcome != OutcomeFailed || r[0].Message != "gone" || r[0].DeviceCount != nil ||
+		r[1].Outcome != OutcomeDelivered || r[1].Reason != "" || r[1].DeviceCount != nil {
+		t.Fatalf("second answer: %s", show(second.Results))
+	}
+}

@@ -64,6 +64,21 @@ type SendResponse struct {
 	// order and checked by echo. An empty 200 body yields delivered for every
 	// target with DeviceCount nil.
 	Results [][]Result
+
+	mem  *resultMem // the results' memory, lent by pool
+	pool *scratchPool
+}
+
+// Release gives the memory of r's results back to the client that decoded
+// them, for a later answer. Neither r.Results nor a pointer taken from
+// them (DeviceCount) may be used after it; strings may. Calling it is
+// optional: a response not released is left to the garbage collector.
+func (r *SendResponse) Release() {
+	if r == nil || r.mem == nil {
+		return
+	}
+	r.pool.putMem(r.mem)
+	r.Results, r.mem, r.pool = nil, nil, nil
 }
 
 // RecipientsResponse is the decoded recipient list (spec 2.3), all pages

@@ -58,9 +58,10 @@ func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Targ
 }
 
 // targets writes m's targets in id order: their ids (idSeq), then their
-// records (outcomeSeq), from the offset it returns, with the list of
-// records outcomeSeq returns. A compact message yields its targets in
-// order, without gathering them into one list.
+// records (outcomeSeq), from the offset it returns (of an encoder that
+// does not spill), with the list of records outcomeSeq returns. A compact
+// message yields its targets in order, without gathering them into one
+// list.
 func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
 	n, all := m.TargetCount(), m.AllTargets()
 	if !m.Compact() {

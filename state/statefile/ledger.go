@@ -63,11 +63,14 @@ func (e *encoder) ledger(s *state.State) {
 	for _, r := range refs {
 		size += len(r.recs) + 256
 	}
-	e.b = slices.Grow(e.b, size) // once, rather than doubling as it goes
+	if e.spillTo == nil {
+		e.b = slices.Grow(e.b, size) // once, rather than doubling as it goes
+	}
 	e.uvarint(uint64(len(lists)))
 	for _, l := range lists {
 		e.uvarint(uint64(len(l)))
 		e.b = append(e.b, l...)
+		e.spill()
 	}
 	e.uvarint(uint64(len(s.Ledger)))
 	for i, m := range s.Ledger {
@@ -95,6 +98,9 @@ func (e *encoder) ledger(s *state.State) {
 		e.uvarint(uint64(refs[i].list))
 		e.uvarint(uint64(len(refs[i].recs)))
 		e.b = append(e.b, refs[i].recs...)
+		if len(e.b) >= spillAt {
+			e.spill()
+		}
 	}
 }
 

@@ -45,14 +45,19 @@ func encode(w io.Writer, s *state.State, version int) error {
 		return err
 	}
 	hdr = append(hdr, '\n')
-	e := encoder{snapshot: version}
-	e.b = make([]byte, 0, 64<<10)
-	e.stateBody(s)
-	var sum [4]byte
-	binary.LittleEndian.PutUint32(sum[:], snapshotSum(version, hdr, e.b))
 	bw := bufio.NewWriterSize(w, 256<<10)
 	bw.Write(hdr)
-	bw.Write(e.b)
+	// The body is written as it is encoded, not gathered first: a
+	// million targets' would be 15 MB more of fresh memory.
+	e := encoder{snapshot: version, spillTo: bw}
+	if version >= 4 {
+		e.sum = crc32.Checksum(hdr, castagnoli)
+	}
+	e.b = make([]byte, 0, spillAt+4<<10)
+	e.stateBody(s)
+	e.spill()
+	var sum [4]byte
+	binary.LittleEndian.PutUint32(sum[:], e.sum)
 	bw.Write(sum[:])
 	bw.WriteString(snapshotTrailer)
 	return bw.Flush()

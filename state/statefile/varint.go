@@ -4,8 +4,10 @@ package statefile
 // id lists and content, written by encoder and read by decoder.
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"iter"
 	"math"
 	"math/bits"
@@ -22,6 +24,26 @@ type encoder struct {
 	// journal entry. From 3 on, outcome records carry Unanswered (journal
 	// entries leave it to ApplyEntry) and messages their earlier tags.
 	snapshot int
+	// spillTo, when set, takes the encoding whenever b holds spillAt
+	// bytes, and sum is the CRC-32C of what it took (continuing from the
+	// header's). b must then not be read back.
+	spillTo *bufio.Writer
+	sum     uint32
+}
+
+// spillAt is how much of a snapshot's encoding is kept before it is
+// written out.
+const spillAt = 128 << 10
+
+// spill hands b to spillTo. A write error is the bufio.Writer's to report
+// at its Flush.
+func (e *encoder) spill() {
+	if e.spillTo == nil {
+		return
+	}
+	e.sum = crc32.Update(e.sum, castagnoli, e.b)
+	e.spillTo.Write(e.b)
+	e.b = e.b[:0]
 }
 
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -56,6 +78,9 @@ func (e *encoder) ids(ids []string) {
 	for _, id := range ids {
 		e.id(prev, id)
 		prev = id
+		if len(e.b) >= spillAt {
+			e.spill()
+		}
 	}
 }
 
@@ -66,6 +91,9 @@ func (e *encoder) idSeq(n int, seq iter.Seq[string]) {
 	for id := range seq {
 		e.id(prev, id)
 		prev = id
+		if len(e.b) >= spillAt {
+			e.spill()
+		}
 	}
 }
 
