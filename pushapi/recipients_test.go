@@ -2,6 +2,7 @@ package pushapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,37 @@ func TestRecipientsDuplicatesDropped(t *testing.T) {
 	res, err := newClient(t, srv.URL).Recipients(context.Background())
 	if err != nil || !slices.Equal(res.UserIDs, []string{"a", "b", "c", "d", "e"}) || len(res.RequestIDs) != 3 {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// TestRecipientsDuplicatesAcrossChunks drops repeats however far back the
+// first one was: in a chunk handed over while the list was in order, in
+// the chunk being gathered, or after the set was built.
+func TestRecipientsDuplicatesAcrossChunks(t *testing.T) {
+	sorted := make([]string, 2*recipientsChunk+100)
+	for i := range sorted {
+		sorted[i] = fmt.Sprintf("u%06d", i)
+	}
+	last := sorted[len(sorted)-1]
+	for _, c := range []struct {
+		name  string
+		after []string // served after the sorted ids
+		want  []string // added to them
+	}{
+		{"in order", nil, nil},
+		{"repeat of a handed chunk's first", []string{sorted[0], "zz"}, []string{"zz"}},
+		{"repeat in the gathered chunk", []string{last, "a"}, []string{"a"}},
+		{"repeat of the last", []string{last}, nil},
+		{"repeats after the set is built", []string{"a", sorted[recipientsChunk], "a", "b", sorted[7]}, []string{"a", "b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			served := append(slices.Clone(sorted), c.after...)
+			body, _ := json.Marshal(served)
+			res, err := newClient(t, serve(t, canned{status: 200, body: string(body)}).URL).Recipients(context.Background())
+			if want := append(slices.Clone(sorted), c.want...); err != nil || !slices.Equal(res.UserIDs, want) {
+				t.Fatalf("got %d ids (last %q), want %d: %v", len(res.UserIDs), res.UserIDs[len(res.UserIDs)-1], len(want), err)
+			}
+		})
 	}
 }
 
