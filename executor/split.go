@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"net/http"
 	"strings"
-	"sync"
 
 	"pushform/pushapi"
 	"pushform/state"
@@ -26,7 +25,7 @@ import (
 // outcome. A crash at any point leaves each target with the record of the
 // last request that could have reached it: never a lost outcome, and
 // nothing both recorded not sent and delivered.
-func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.ValidationError, recorders *sync.WaitGroup, fatal context.CancelCauseFunc) error {
+func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.ValidationError, recorders *recorders, fatal context.CancelCauseFunc) error {
 	k := len(pb.req)
 	blamed := make([]bool, k)
 	identified := false
