@@ -89,6 +89,27 @@ func (m *Message) AllTargets() iter.Seq2[string, *Target] {
 	}
 }
 
+// TargetRuns is AllTargets for writers of millions of targets: a compact
+// message's targets in increasing id order, a run at a time, each id with
+// the number of its record in records at the same index. ok is false when
+// m is not compact or holds targets outside its runs (removed ones, or
+// ones set since it was gathered); AllTargets serves then. Like
+// AllTargets, it never changes m; nothing yielded may be modified.
+func (m *Message) TargetRuns() (runs iter.Seq2[[]string, []uint32], records []*Target, ok bool) {
+	m.ready()
+	t := m.table
+	if t == nil || t.dead > 0 || len(t.more) > 0 {
+		return nil, nil, false
+	}
+	return func(yield func([]string, []uint32) bool) {
+		for _, seg := range t.segs {
+			if !yield(seg.ids, seg.recs) {
+				return
+			}
+		}
+	}, t.records, true
+}
+
 // SetTarget records t for target id.
 func (m *Message) SetTarget(id string, t *Target) {
 	m.updateTargets([]string{id}, func(int, *Target) *Target { return t })

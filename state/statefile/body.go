@@ -48,9 +48,9 @@ func keyOf(t state.Target) recordKey {
 // records. Targets that share one record (the same pointer) are one run
 // without comparing the records.
 func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Target {
-	return e.outcomeSeq(func(yield func(*state.Target) bool) {
+	return e.outcomeSeq(func(yield func(*state.Target, int) bool) {
 		for i := range n {
-			if !yield(target(i)) {
+			if !yield(target(i), 1) {
 				return
 			}
 		}
@@ -63,7 +63,38 @@ func (e *encoder) outcomes(n int, target func(i int) *state.Target) []state.Targ
 // message yields its targets in order, without gathering them into one
 // list.
 func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
-	n, all := m.TargetCount(), m.AllTargets()
+	n := m.TargetCount()
+	if runs, records, ok := m.TargetRuns(); ok {
+		// The same encoding without a call per target: 40 ns a target
+		// in the final snapshot of an apply became 10.
+		e.uvarint(uint64(n))
+		prev := ""
+		for ids := range runs {
+			for _, id := range ids {
+				e.id(prev, id)
+				prev = id
+				if len(e.b) >= spillAt {
+					e.spill()
+				}
+			}
+		}
+		recsAt = len(e.b)
+		return recsAt, e.outcomeSeq(func(yield func(*state.Target, int) bool) {
+			for _, nos := range runs {
+				for i := 0; i < len(nos); {
+					j := i + 1
+					for j < len(nos) && nos[j] == nos[i] {
+						j++
+					}
+					if !yield(records[nos[i]], j-i) {
+						return
+					}
+					i = j
+				}
+			}
+		})
+	}
+	all := m.AllTargets()
 	if !m.Compact() {
 		ids, targets := m.SortedTargets()
 		all = func(yield func(string, *state.Target) bool) {
@@ -82,9 +113,9 @@ func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
 		}
 	})
 	recsAt = len(e.b)
-	recs = e.outcomeSeq(func(yield func(*state.Target) bool) {
+	recs = e.outcomeSeq(func(yield func(*state.Target, int) bool) {
 		for _, t := range all {
-			if !yield(t) {
+			if !yield(t, 1) {
 				return
 			}
 		}
@@ -92,8 +123,9 @@ func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
 	return recsAt, recs
 }
 
-// outcomeSeq is outcomes for the targets of seq, in order.
-func (e *encoder) outcomeSeq(seq iter.Seq[*state.Target]) []state.Target {
+// outcomeSeq is outcomes for the targets of seq, in order: each record
+// with how many targets in a row have it.
+func (e *encoder) outcomeSeq(seq iter.Seq2[*state.Target, int]) []state.Target {
 	strs := map[string]uint64{"": 0}
 	var strList []string
 	idx := func(s string) uint64 {
@@ -113,10 +145,10 @@ func (e *encoder) outcomeSeq(seq iter.Seq[*state.Target]) []state.Target {
 	var prevPtr *state.Target
 	var prevRec uint64
 	i := -1
-	for p := range seq {
+	for p, n := range seq {
 		i++
 		if i > 0 && p == prevPtr {
-			runs[len(runs)-1].n++
+			runs[len(runs)-1].n += uint64(n)
 			continue
 		}
 		prevPtr = p
@@ -140,9 +172,9 @@ func (e *encoder) outcomeSeq(seq iter.Seq[*state.Target]) []state.Target {
 			prev, prevRec = t, rec
 		}
 		if len(runs) > 0 && runs[len(runs)-1].rec == rec {
-			runs[len(runs)-1].n++
+			runs[len(runs)-1].n += uint64(n)
 		} else {
-			runs = append(runs, run{rec, 1})
+			runs = append(runs, run{rec, uint64(n)})
 		}
 	}
 	e.uvarint(uint64(len(strList)))

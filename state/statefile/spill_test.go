@@ -19,8 +19,41 @@ import (
 // gathered whole, and reads back, for a state whose recipients, messages
 // and ledger each span several spills.
 func TestSnapshotSpillSameBytes(t *testing.T) {
+	st, all := spillState(t, true)
+	var got bytes.Buffer
+	if err := Encode(&got, st); err != nil {
+		t.Fatal(err)
+	}
+	want := wholeSnapshot(t, st)
+	if len(want) < 4*spillAt {
+		t.Fatalf("the snapshot is %d bytes: too small to spill several times", len(want))
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("spilled snapshot differs from the whole one (%d vs %d bytes)", got.Len(), len(want))
+	}
+	// Compact tables are written run by run (Message.TargetRuns), maps
+	// target by target: the bytes are the same.
+	maps, _ := spillState(t, false)
+	if m := wholeSnapshot(t, maps); !bytes.Equal(m, want) {
+		t.Fatalf("the snapshot of the state held in maps differs (%d vs %d bytes)", len(m), len(want))
+	}
+	back, err := Decode(bytes.NewReader(got.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := len(back.Recipients.UserIDs), back.Messages["notification.kept"].TargetCount(); n != len(all) || m != 150_000 ||
+		len(back.Ledger) != 1 || back.Ledger[0].TargetCount() != 150_000 {
+		t.Fatalf("read back %d recipients, %d targets and %d ledger entries", n, m, len(back.Ledger))
+	}
+}
+
+// spillState is a state of two messages of 150,000 targets each, one of
+// them forgotten into the ledger, with the recipients of both.
+func spillState(t *testing.T, compact bool) (*state.State, []string) {
+	t.Helper()
 	st := state.New("test")
-	st.Compact = true
+	st.Lineage = "spill"
+	st.Compact = compact
 	var all []string
 	at := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	content := message.Content{Title: "Launch", Body: "It is here"}
@@ -51,26 +84,7 @@ func TestSnapshotSpillSameBytes(t *testing.T) {
 		t.Fatalf("ledger has %d entries, want 1", len(st.Ledger))
 	}
 	st.Recipients = &state.Snapshot{FetchedAt: at, UserIDs: all}
-
-	var got bytes.Buffer
-	if err := Encode(&got, st); err != nil {
-		t.Fatal(err)
-	}
-	want := wholeSnapshot(t, st)
-	if len(want) < 4*spillAt {
-		t.Fatalf("the snapshot is %d bytes: too small to spill several times", len(want))
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Fatalf("spilled snapshot differs from the whole one (%d vs %d bytes)", got.Len(), len(want))
-	}
-	back, err := Decode(bytes.NewReader(got.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, m := len(back.Recipients.UserIDs), back.Messages["notification.kept"].TargetCount(); n != len(all) || m != 150_000 ||
-		len(back.Ledger) != 1 || back.Ledger[0].TargetCount() != 150_000 {
-		t.Fatalf("read back %d recipients, %d targets and %d ledger entries", n, m, len(back.Ledger))
-	}
+	return st, all
 }
 
 // wholeSnapshot is the snapshot of s encoded into memory first, as
