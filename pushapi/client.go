@@ -798,9 +798,9 @@ func count(n int) string {
 // greater than the one before, none can repeat, and no set is kept: the
 // ids are only compared with the one before. At the first id out of
 // order, seen is built from the chunks handed over so far (kept in
-// handed: fn may keep a chunk but never changes it) and the one being
-// gathered. A million ids cost 37 ns each in a set that only appends
-// (idSet's sorted path), 9 MB of copies, and about 10 ns this way.
+// handed until the list ends: fn may keep a chunk but never changes it)
+// and the one being gathered. In an apply's profile, the set took 37 ns
+// an id even on its sorted path, and copied 9 MB a million.
 type recipientsFetch struct {
 	c      *Client
 	fn     func([]string) error

@@ -284,12 +284,18 @@ const maxPooledTargets = 4096
 type scratchPool struct{ p, results sync.Pool }
 
 func (p *scratchPool) get() *scratch {
-	if p != nil {
-		if sc, ok := p.p.Get().(*scratch); ok {
-			return sc
-		}
+	if p == nil {
+		return &scratch{}
 	}
-	return &scratch{}
+	return fromPool[scratch](&p.p)
+}
+
+// fromPool takes a *T from pool, or a new one.
+func fromPool[T any](pool *sync.Pool) *T {
+	if v, ok := pool.Get().(*T); ok {
+		return v
+	}
+	return new(T)
 }
 
 // put keeps sc, cleared so it holds on to no request or results.
@@ -304,12 +310,10 @@ func (p *scratchPool) put(sc *scratch) {
 
 // mem is memory for an answer's results.
 func (p *scratchPool) mem() *resultMem {
-	if p != nil {
-		if m, ok := p.results.Get().(*resultMem); ok {
-			return m
-		}
+	if p == nil {
+		return &resultMem{}
 	}
-	return &resultMem{}
+	return fromPool[resultMem](&p.results)
 }
 
 // putMem keeps m, cleared so it holds on to no strings of an answer.
