@@ -70,13 +70,7 @@ func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
 		e.uvarint(uint64(n))
 		prev := ""
 		for ids := range runs {
-			for _, id := range ids {
-				e.id(prev, id)
-				prev = id
-				if len(e.b) >= spillAt {
-					e.spill()
-				}
-			}
+			prev = e.idRun(prev, ids)
 		}
 		recsAt = len(e.b)
 		return recsAt, e.outcomeSeq(func(yield func(*state.Target, int) bool) {

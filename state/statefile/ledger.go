@@ -70,7 +70,7 @@ func (e *encoder) ledger(s *state.State) {
 	for _, l := range lists {
 		e.uvarint(uint64(len(l)))
 		e.b = append(e.b, l...)
-		e.spill()
+		e.maybeSpill()
 	}
 	e.uvarint(uint64(len(s.Ledger)))
 	for i, m := range s.Ledger {
@@ -98,9 +98,7 @@ func (e *encoder) ledger(s *state.State) {
 		e.uvarint(uint64(refs[i].list))
 		e.uvarint(uint64(len(refs[i].recs)))
 		e.b = append(e.b, refs[i].recs...)
-		if len(e.b) >= spillAt {
-			e.spill()
-		}
+		e.maybeSpill()
 	}
 }
 

@@ -35,6 +35,13 @@ type encoder struct {
 // written out.
 const spillAt = 128 << 10
 
+// maybeSpill spills once b holds spillAt bytes.
+func (e *encoder) maybeSpill() {
+	if len(e.b) >= spillAt {
+		e.spill()
+	}
+}
+
 // spill hands b to spillTo. A write error is the bufio.Writer's to report
 // at its Flush.
 func (e *encoder) spill() {
@@ -74,14 +81,18 @@ func (e *encoder) time(t time.Time) {
 // share one byte; 0xff escapes to two varints.
 func (e *encoder) ids(ids []string) {
 	e.uvarint(uint64(len(ids)))
-	prev := ""
+	e.idRun("", ids)
+}
+
+// idRun appends ids front-coded, the first against prev, and returns the
+// last one written (prev when ids is empty).
+func (e *encoder) idRun(prev string, ids []string) string {
 	for _, id := range ids {
 		e.id(prev, id)
 		prev = id
-		if len(e.b) >= spillAt {
-			e.spill()
-		}
+		e.maybeSpill()
 	}
+	return prev
 }
 
 // idSeq is ids for the n ids of seq.
@@ -91,9 +102,7 @@ func (e *encoder) idSeq(n int, seq iter.Seq[string]) {
 	for id := range seq {
 		e.id(prev, id)
 		prev = id
-		if len(e.b) >= spillAt {
-			e.spill()
-		}
+		e.maybeSpill()
 	}
 }
 
