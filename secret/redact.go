@@ -34,7 +34,16 @@ type Redactor struct {
 	folds   [][]byte // each as fold writes it
 	encoded []bool   // whether each is an encoded form
 	min     int      // length of the shortest, either way
+	// class sorts bytes for quick: unsure for those that start an escape
+	// or are not ASCII, start for those that may begin a fold.
+	class [256]byte
 }
+
+// Byte classes of Redactor.class.
+const (
+	unsure = 1 + iota
+	start
+)
 
 // NewRedactor returns a redactor for the given secrets; empty and short
 // ones (under MinRedactLength bytes) are ignored.
@@ -70,6 +79,15 @@ func NewRedactor(secrets ...string) *Redactor {
 			r.min = l
 		}
 	}
+	for b := range 256 {
+		c := byte(b)
+		switch {
+		case c >= utf8.RuneSelf || isEscapeStart(c):
+			r.class[c] = unsure
+		case slices.ContainsFunc(r.folds, func(f []byte) bool { return f[0] == lowerASCII(c) }):
+			r.class[c] = start
+		}
+	}
 	return r
 }
 
@@ -92,12 +110,21 @@ func (r *Redactor) ContainsBytes(b []byte) bool {
 }
 
 // quick answers whether text holds a secret when that is cheap to tell:
-// ASCII text without escapes can only hold one raw, in some letter case.
+// ASCII text without escapes can only hold one raw, in some letter case,
+// and none at all without a byte a secret may begin with. That one pass is
+// all a recipient id takes (a recipients list checks each of millions).
 func quick[T string | []byte](r *Redactor, text T) (hit, sure bool) {
+	starts := false
 	for i := 0; i < len(text); i++ {
-		if c := text[i]; c >= utf8.RuneSelf || isEscapeStart(c) {
+		switch r.class[text[i]] {
+		case unsure:
 			return false, false
+		case start:
+			starts = true
 		}
+	}
+	if !starts {
+		return false, true
 	}
 	for _, f := range r.folds {
 		if indexFoldASCII(text, f) >= 0 {

@@ -54,6 +54,38 @@ func TestRedactEscapings(t *testing.T) {
 	}
 }
 
+// TestRedactQuickPath covers plain ASCII text, which quick answers alone:
+// a secret in any letter case and any encoded form is still found at any
+// place, and text without a byte a secret may begin with is passed.
+func TestRedactQuickPath(t *testing.T) {
+	r := NewRedactor(canary)
+	b64 := base64.StdEncoding.EncodeToString([]byte("x" + canary))
+	cases := []struct {
+		in  string
+		hit bool
+	}{
+		{"u0000001", false},
+		{"user-000042", false},
+		{"canary-7f3a9", true},
+		{"idCaNaRy-7F3A9", true},
+		{"CANARY-7f3a9x", true},
+		{"CANARY-7f3a", false},
+		{"prefix" + b64 + "suffix", true},
+		{b64[:len(b64)-6], false},
+	}
+	for _, tc := range cases {
+		if _, sure := quick(r, tc.in); !sure {
+			t.Errorf("%q: quick is not sure of plain ASCII", tc.in)
+		}
+		if got := r.ContainsBytes([]byte(tc.in)); got != tc.hit {
+			t.Errorf("ContainsBytes(%q) = %v, want %v", tc.in, got, tc.hit)
+		}
+		if got := r.String(tc.in) != tc.in; got != tc.hit {
+			t.Errorf("String(%q) redacted: %v, want %v", tc.in, got, tc.hit)
+		}
+	}
+}
+
 func TestRedactSplitAcrossFields(t *testing.T) {
 	r := NewRedactor(canary)
 	body := `{"userId":"u1","message":"bad key CANA","reason":"RY-7f\u0033a9 more"}`
