@@ -7,11 +7,13 @@ package statefile
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/bits"
 	"slices"
 	"strconv"
 
@@ -54,11 +56,11 @@ func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	dst = AppendEntry(append(dst, "00000000 "...), e)
 	// Escaped in place from the first byte that needs it: most of an
 	// entry is ids, and most entries hold no such byte.
-	if i := bytes.IndexAny(dst[start+9:], "\n\\"); i >= 0 {
+	if i := escapeAt(dst[start+9:]); i >= 0 {
 		rest := slices.Clone(dst[start+9+i:])
 		dst = dst[:start+9+i]
 		for len(rest) > 0 {
-			i := bytes.IndexAny(rest, "\n\\")
+			i := escapeAt(rest)
 			if i < 0 {
 				dst = append(dst, rest...)
 				break
@@ -76,6 +78,29 @@ func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	hex := strconv.AppendUint(nil, uint64(sum)|1<<32, 16) // leading 1 keeps zeros
 	copy(dst[start:start+8], hex[1:])
 	return append(dst, '\n'), nil
+}
+
+// escapeAt is the offset of the first '\n' or '\\' in b, or -1: eight
+// bytes at a time (bytes.IndexAny goes byte by byte through a set, and
+// took 1 ns a byte of every line apply writes).
+func escapeAt(b []byte) int {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		nl, bs := w^(ones*'\n'), w^(ones*'\\')
+		// The lowest marked byte is exact (a borrow only marks bytes
+		// above a match).
+		if m := ((nl-ones)&^nl | (bs-ones)&^bs) & high; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '\n' || b[i] == '\\' {
+			return i
+		}
+	}
+	return -1
 }
 
 func appendLine(dst, payload []byte) []byte {
