@@ -45,7 +45,12 @@ notification "a" {
 	}
 	data, _ := os.ReadFile(f.JournalPath())
 	last := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
-	data[last+10] ^= 0x20
+	// A checksum digit: the line fails its checksum but still decodes.
+	if data[last] == '0' {
+		data[last] = '1'
+	} else {
+		data[last] = '0'
+	}
 	os.WriteFile(f.JournalPath(), data, 0o600)
 
 	for _, args := range [][]string{{"plan"}, {"apply", "--auto-approve"}, {"state", "list"}, {"show"}} {

@@ -80,6 +80,16 @@ func TestFileAppendContinuesOldJournal(t *testing.T) {
 	if err != nil || got.Messages["notification.old"] == nil || got.Messages["notification.new"] == nil {
 		t.Fatalf("Read = %v, %v; want both messages", got, err)
 	}
+	// A lock holder continues it too, with no zeros laid down ahead: an
+	// older reader would not know where the journal ends.
+	h := lockedFile(t, f.Path())
+	if err := h.Append(intent("notification.held", "u3")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(f.JournalPath())
+	if bytes.Count(data, []byte(`"type":"intent"`)) != 3 || bytes.IndexByte(data, 0) >= 0 {
+		t.Fatalf("the lock holder's entry is not appended in format 1:\n%q", data)
+	}
 }
 
 func crc(payload string) uint32 {

@@ -4,8 +4,8 @@
 //   - snapshot.go: the snapshot frame of formats 2 to 5 and reading any
 //     snapshot; snapshot_v1.go: format 1, plain JSON
 //   - body.go: the binary snapshot body; ledger.go: format 5's ledger
-//   - journal.go: journal lines of formats 1 and 2; entry.go: the binary
-//     entry encoding of format 2
+//   - journal.go: journal lines of formats 1 to 3; entry.go: the binary
+//     entry encoding of formats 2 and 3
 //   - varint.go: the primitives all binary encodings are made of
 //
 // Snapshot, format 5: one JSON header line ({"version":5,"lineage":...}),
@@ -28,7 +28,9 @@
 // Journal: checksummed lines. The first is a JSON header naming the
 // snapshot the journal extends and its format; entries follow, as JSON in
 // format 1 and, in format 2, as the binary entry encoding with '\n' and
-// '\\' escaped, so a line is still a line. A move entry (type 4) adds
-// each item's new address after the item; journals without moves read as
-// before.
+// '\\' escaped, so a line is still a line. Format 3 escapes NUL too, so no
+// line holds one: a format-3 journal may be written over zeros laid down
+// ahead, and ends where they start (ReadJournalWith). A move entry (type
+// 4) adds each item's new address after the item; journals without moves
+// read as before.
 package statefile

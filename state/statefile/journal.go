@@ -31,7 +31,12 @@ type JournalHeader struct {
 }
 
 // JournalFormat is the journal format new journals are written in.
-const JournalFormat = 2
+//
+// Format 3 is format 2 with NUL bytes escaped too ("\\0"), so a line never
+// holds one: a journal may then be written over a tail of zeros laid down
+// ahead of it (see ReadJournalWith), which spares each fsync a metadata
+// commit.
+const JournalFormat = 3
 
 // AppendJournalLine appends one journal line holding v as JSON: eight hex
 // digits of the CRC-32C of the payload, a space, the payload, a newline.
@@ -56,19 +61,23 @@ func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	dst = AppendEntry(append(dst, "00000000 "...), e)
 	// Escaped in place from the first byte that needs it: most of an
 	// entry is ids, and most entries hold no such byte.
-	if i := escapeAt(dst[start+9:]); i >= 0 {
+	nul := format >= 3
+	if i := escapeAt(dst[start+9:], nul); i >= 0 {
 		rest := slices.Clone(dst[start+9+i:])
 		dst = dst[:start+9+i]
 		for len(rest) > 0 {
-			i := escapeAt(rest)
+			i := escapeAt(rest, nul)
 			if i < 0 {
 				dst = append(dst, rest...)
 				break
 			}
 			dst = append(dst, rest[:i]...)
-			if rest[i] == '\n' {
+			switch rest[i] {
+			case '\n':
 				dst = append(dst, '\\', 'n')
-			} else {
+			case 0:
+				dst = append(dst, '\\', '0')
+			default:
 				dst = append(dst, '\\', '\\')
 			}
 			rest = rest[i+1:]
@@ -80,23 +89,28 @@ func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	return append(dst, '\n'), nil
 }
 
-// escapeAt is the offset of the first '\n' or '\\' in b, or -1: eight
-// bytes at a time (bytes.IndexAny goes byte by byte through a set, and
-// took 1 ns a byte of every line apply writes).
-func escapeAt(b []byte) int {
+// escapeAt is the offset of the first '\n' or '\\' in b, or of a NUL
+// too when nul is set; -1 for none. It looks at eight bytes at a time
+// (bytes.IndexAny goes byte by byte through a set, and took 1 ns a byte of
+// every line apply writes).
+func escapeAt(b []byte, nul bool) int {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
+	var nulMask uint64
+	if nul {
+		nulMask = high
+	}
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
 		nl, bs := w^(ones*'\n'), w^(ones*'\\')
 		// The lowest marked byte is exact (a borrow only marks bytes
 		// above a match).
-		if m := ((nl-ones)&^nl | (bs-ones)&^bs) & high; m != 0 {
+		if m := ((nl-ones)&^nl | (bs-ones)&^bs | (w-ones)&^w&nulMask) & high; m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; i < len(b); i++ {
-		if b[i] == '\n' || b[i] == '\\' {
+		if c := b[i]; c == '\n' || c == '\\' || c == 0 && nul {
 			return i
 		}
 	}
@@ -109,7 +123,8 @@ func appendLine(dst, payload []byte) []byte {
 	return append(dst, '\n')
 }
 
-// unescapeLine undoes the escaping of a format-2 entry line.
+// unescapeLine undoes the escaping of a format-2 or format-3 entry line
+// (no format-2 line holds "\\0").
 func unescapeLine(p []byte) ([]byte, error) {
 	if bytes.IndexByte(p, '\\') < 0 {
 		return p, nil
@@ -127,6 +142,8 @@ func unescapeLine(p []byte) ([]byte, error) {
 				c = '\n'
 			case '\\':
 				c = '\\'
+			case '0':
+				c = 0
 			default:
 				return nil, fmt.Errorf("bad escape \\%c", p[i])
 			}
@@ -190,6 +207,9 @@ func (e *JournalLineError) Error() string {
 // complete line that fails its checksum or does not decode, wherever it
 // is, is a *JournalLineError; a header of a newer format a
 // *NewerFormatError. A journal without an intact header has no entries.
+// A format-3 journal ends at the first NUL byte (written over zeros laid
+// down ahead, its lines hold none), torn line or not, when only zeros
+// follow; data after them is a *JournalLineError.
 func ReadJournal(r io.Reader, fn func(state.Entry) error) (h JournalHeader, valid int64, err error) {
 	return ReadJournalWith(r, nil, fn)
 }
@@ -208,9 +228,6 @@ func ReadJournalWith(r io.Reader, header func(JournalHeader) error, fn func(stat
 		if len(line) == 0 {
 			return h, valid, nil
 		}
-		if line[len(line)-1] != '\n' {
-			return h, valid, nil // torn: the write never finished
-		}
 		bad := func(reason string) error {
 			e := &JournalLineError{Line: n, Lines: n, Offset: valid, Reason: reason}
 			for {
@@ -222,6 +239,21 @@ func ReadJournalWith(r io.Reader, header func(JournalHeader) error, fn func(stat
 					return e
 				}
 			}
+		}
+		if i := bytes.IndexByte(line, 0); i >= 0 && (n == 1 || h.Journal >= 3) {
+			// No header and no format-3 line holds a NUL: this is where
+			// the zeros laid down ahead of the writes start, and the
+			// journal ends, after a torn write or none. Zeros must be all
+			// that follows: data after them is a gap in the journal.
+			if nonzero, err := zeroTail(line[i:], br); err != nil {
+				return h, valid, err
+			} else if nonzero {
+				return h, valid, bad("zero bytes where a line should be, with data after them")
+			}
+			return h, valid, nil
+		}
+		if line[len(line)-1] != '\n' {
+			return h, valid, nil // torn: the write never finished
 		}
 		payload, ok := checkLine(line)
 		if !ok {
@@ -249,6 +281,24 @@ func ReadJournalWith(r io.Reader, header func(JournalHeader) error, fn func(stat
 			}
 		}
 		valid += int64(len(line))
+	}
+}
+
+// zeroTail reports whether b or anything left in br is not a zero byte.
+func zeroTail(b []byte, br *bufio.Reader) (nonzero bool, err error) {
+	for {
+		if len(bytes.TrimLeft(b, "\x00")) > 0 {
+			return true, nil
+		}
+		if br.Buffered() == 0 {
+			if _, err := br.Peek(1); err == io.EOF {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
+		b, _ = br.Peek(br.Buffered())
+		br.Discard(len(b))
 	}
 }
 
@@ -304,7 +354,11 @@ func ScanJournal(data []byte) (h JournalHeader, valid int64, bad error, dropped 
 	if h.Journal == 0 {
 		formats = []int{JournalFormat, 1} // the header is among the dropped
 	}
-	for rest := data[valid:]; len(rest) > 0; {
+	rest := data[valid:]
+	if h.Journal == 0 || h.Journal >= 3 {
+		rest = bytes.TrimRight(rest, "\x00") // laid down ahead of the writes: never a line
+	}
+	for len(rest) > 0 {
 		n++
 		end := bytes.IndexByte(rest, '\n') + 1
 		d := DroppedLine{Line: n}

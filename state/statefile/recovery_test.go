@@ -70,14 +70,14 @@ func TestFormat3StillRead(t *testing.T) {
 // for snapshots of either shape and for journals (issue 16 item 5).
 func TestNewerFormatIsNotCorrupt(t *testing.T) {
 	good := encodeStateBytes(t, state.New("test"))
-	journal, _ := AppendJournalLine(nil, JournalHeader{Journal: 3, Lineage: "l", Serial: 1})
+	journal, _ := AppendJournalLine(nil, JournalHeader{Journal: 4, Lineage: "l", Serial: 1})
 	for name, tc := range map[string]struct {
 		data []byte
 		want string
 	}{
 		"snapshot":       {bytes.Replace(good, []byte(`{"version":5,`), []byte(`{"version":6,`), 1), "written by a newer pushform (state format 6; this pushform reads formats 1 to 5)"},
 		"plain JSON":     {[]byte(`{"version":9,"lineage":"x","serial":1,"messages":{}}`), "written by a newer pushform (state format 9;"},
-		"journal header": {journal, "written by a newer pushform (journal format 3; this pushform reads formats 1 to 2)"},
+		"journal header": {journal, "written by a newer pushform (journal format 4; this pushform reads formats 1 to 3)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var err error
