@@ -489,10 +489,10 @@ func (f *File) writeJournal(jf *os.File, held bool, buf []byte, start int64) err
 	end := start + int64(len(buf))
 	if f.jformat >= 3 && end > f.laid && len(buf) < zeroAhead {
 		// As far ahead as the journal is long, from 64 KiB to zeroAhead:
-		// a short journal (a small run, a test) lays down little.
-		if err := f.layZeros(jf, start+min(max(start, 64<<10), zeroAhead)); err != nil {
-			return err
-		}
+		// a short journal (a small run, a test) lays down little. Zeros
+		// only spare fsyncs work: where they do not fit (a full disk),
+		// buf is written past the end, as an append would.
+		f.layZeros(jf, start+min(max(start, 64<<10), zeroAhead))
 	}
 	if _, err := jf.WriteAt(buf, start); err != nil {
 		return err
@@ -501,18 +501,24 @@ func (f *File) writeJournal(jf *os.File, held bool, buf []byte, start int64) err
 	return nil
 }
 
-// layZeros extends jf with zeros up to size. They need no fsync of their
-// own: the next one makes them durable with the data written over them,
-// and until then a crash leaves the file shorter or its new blocks zero.
-func (f *File) layZeros(jf *os.File, size int64) error {
+// layZeros extends jf with zeros up to size, or as far as they fit. They
+// need no fsync of their own: the next one makes them durable with the
+// data written over them, and until then a crash leaves the file shorter
+// or its new blocks zero.
+func (f *File) layZeros(jf *os.File, size int64) {
 	for f.laid < size {
 		n, err := jf.WriteAt(zeros[:min(int64(len(zeros)), size-f.laid)], f.laid)
 		f.laid += int64(n)
 		if err != nil {
-			return fmt.Errorf("laying zeros ahead of the state journal: %w", err)
+			// WriteAt counts nothing of a write cut short by an error;
+			// the size says how far the zeros got, for closeJournal to
+			// take them all away.
+			if fi, serr := jf.Stat(); serr == nil {
+				f.laid = max(f.laid, fi.Size())
+			}
+			return
 		}
 	}
-	return nil
 }
 
 // maxKeptBuffer bounds the encoding buffer a File keeps between appends: a

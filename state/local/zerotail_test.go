@@ -3,6 +3,7 @@ package local_test
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,4 +95,38 @@ func targets(s *state.State, addr string) int {
 		return len(m.Targets)
 	}
 	return 0
+}
+
+// TestFullDiskZerosGoOnUnlock: where the zeros laid down ahead do not all
+// fit (a full disk, for real: a tmpfs), the lines are still written and
+// Unlock takes away every zero that was laid, so the journal ends at its
+// last line.
+func TestFullDiskZerosGoOnUnlock(t *testing.T) {
+	dir := mountTmpfs(t, 64<<10)
+	f := local.NewFile(filepath.Join(dir, "pushform.state"))
+	mustPersist(t, f, state.New("test"))
+	filler := fill(t, dir)
+	fi, err := os.Stat(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filler, fi.Size()-20<<10); err != nil { // room for the lines, not for the zeros
+		t.Fatal(err)
+	}
+	id, err := f.Lock(t.Context(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliveredRun(t, f, "notification.a", 3)
+	if err := f.Unlock(id); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(f.JournalPath())
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		t.Fatalf("after Unlock the journal (%d bytes) ends in %q", len(data), data[max(0, len(data)-10):])
+	}
+	s, err := local.NewFile(f.Path()).Read()
+	if err != nil || targets(s, "notification.a") != 3 {
+		t.Fatalf("Read: %v", err)
+	}
 }
