@@ -53,7 +53,7 @@ func TestCrashRecoveryStreamed(t *testing.T) {
 		kills       = 6
 		guard       = 2 * time.Minute // a hang guard, not a bound on speed
 	)
-	const maxUnanswered = parallelism + min(parallelism, 2) + 1 // as in TestCrashRecovery
+	const maxUnanswered = 2*parallelism + 1 // as in TestCrashRecovery
 	sb := startSandbox(t, crashSeed, "--latency", "60ms", "--quiet")
 	g := startGate(t, sb)
 	w := newWorkspace(t, g.base(), streamCampaign)

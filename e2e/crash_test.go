@@ -142,10 +142,9 @@ func TestCrashRecovery(t *testing.T) {
 		guard       = 2 * time.Minute // a hang guard, not a bound on speed
 	)
 	// Batches recorded as sent but not answered at a kill: one per worker
-	// (on the wire, or taken from the queue), the queue of min(P, 2)
-	// intents journaled ahead, and one more the dispatcher journals and
-	// holds while the queue is full (executor/pipeline.go).
-	const maxUnanswered = parallelism + min(parallelism, 2) + 1
+	// (on the wire, or taken from the queue) and up to P + 1 intents
+	// journaled ahead of the workers (executor/pipeline.go).
+	const maxUnanswered = 2*parallelism + 1
 	minPhase := map[string]int{"plan": 4, "batches": 8, "persist-write": 3, "persist-renamed": 3}
 	began := time.Now()
 	sb := startSandbox(t, crashSeed, "--latency", "60ms", "--quiet")
