@@ -1,6 +1,6 @@
 package statefile
 
-// The binary encoding of one journal entry (journal format 2).
+// The binary encoding of one journal entry (journal formats 2 and 3).
 
 import (
 	"slices"
@@ -10,8 +10,8 @@ import (
 )
 
 // AppendEntry appends the binary encoding of e to dst: the payload of a
-// format-2 journal line before its escaping, for backends that store each
-// entry as a record of its own.
+// format-2 or format-3 journal line before its escaping, for backends
+// that store each entry as a record of its own.
 func AppendEntry(dst []byte, e state.Entry) []byte {
 	enc := encoder{b: dst}
 	enc.entry(e)
