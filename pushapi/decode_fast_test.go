@@ -120,29 +120,46 @@ func FuzzFastEntry(f *testing.F) {
 	} {
 		f.Add([]byte(s), "u0000001", byte('u'))
 	}
+	for _, s := range []string{
+		`{"userId":"u0000001","status":"delivered","deviceCount":0}`,
+		`{"userId":"u0000001","status":"delivered","deviceCount":123456789}`,
+		`{"userId":"u0000001","status":"delivered","deviceCount":1234567890}`,
+		`{"userId":"u0000001","status":"delivered","deviceCount":007}`,
+		`{"userId":"u0000001","status":"delivered","deviceCount":1 }`,
+		`{"userId":"u0000001","status":"delivered","deviceCount":1,"deviceCount":2}`,
+		`{"userId":"u0000001","status":"delivered","deviceCount":1`,
+		`{"userId":"u000000","status":"delivered","deviceCount":1}`,
+		`{"userId":"u\u0030000001","status":"delivered","deviceCount":1}`,
+	} {
+		f.Add([]byte(s), "u0000001", byte('u'))
+	}
+	f.Add([]byte(`{"userId":"a\"b","status":"delivered","deviceCount":1}`), `a\"b`, byte('u'))
+	f.Add([]byte(`{"userId":"a"b","status":"delivered","deviceCount":1}`), `a"b`, byte('u'))
 	f.Fuzz(func(t *testing.T, b []byte, id string, kind byte) {
 		if len(b) == 0 || b[0] != '{' {
 			return
 		}
 		exp := &target{kind: kind, id: id}
-		var r Result
-		e, count := entry{Result: &r}, new(int)
-		end, ok := fastEntry(b, 0, &e, exp, count)
-		if !ok {
-			return
-		}
-		var r2 Result
-		e2, count2 := entry{Result: &r2}, new(int)
-		s := newScanner(b)
-		if err := s.entry(&e2, exp, count2); err != nil {
-			t.Fatalf("%q: the fast path reads %+v, the general decoder fails: %v", b, r, err)
-		}
-		if int(s.dec.InputOffset()) != end {
-			t.Fatalf("%q: the fast path ends at %d, the general decoder at %d", b, end, s.dec.InputOffset())
-		}
-		e.Result, e2.Result = nil, nil
-		if !reflect.DeepEqual(r, r2) || e != e2 {
-			t.Fatalf("%q:\nfast:    %+v %+v\ngeneral: %+v %+v", b, r, e, r2, e2)
+		for name, fast := range map[string]func([]byte, int, *entry, *target, *int) (int, bool){"fastEntry": fastEntry, "fastDelivered": fastDelivered} {
+			var r Result
+			e, count := entry{Result: &r}, new(int)
+			end, ok := fast(b, 0, &e, exp, count)
+			if !ok {
+				continue
+			}
+			var r2 Result
+			e2, count2 := entry{Result: &r2}, new(int)
+			s := newScanner(b)
+			if err := s.entry(&e2, exp, count2); err != nil {
+				t.Fatalf("%q: %s reads %+v, the general decoder fails: %v", b, name, r, err)
+			}
+			if int(s.dec.InputOffset()) != end {
+				t.Fatalf("%q: %s ends at %d, the general decoder at %d", b, name, end, s.dec.InputOffset())
+			}
+			e.Result, e2.Result = nil, nil
+			if !reflect.DeepEqual(r, r2) || e != e2 {
+				t.Fatalf("%q:\n%s: %+v %+v\ngeneral: %+v %+v", b, name, r, e, r2, e2)
+			}
 		}
 	})
 }
@@ -207,6 +224,40 @@ func TestScratchReuse(t *testing.T) {
 	for _, e := range sc.es[:cap(sc.es)] {
 		if e.Result != nil || e.topic != "" {
 			t.Fatalf("a pooled entry keeps %+v", e)
+		}
+	}
+}
+
+// TestFastDelivered: the commonest entry is matched whole; any other
+// shape, spacing or id is left to fastEntry (FuzzFastEntry checks what is
+// matched against the general decoder).
+func TestFastDelivered(t *testing.T) {
+	exp := &target{kind: 'u', id: "u0000001"}
+	for _, tc := range []struct {
+		entry string
+		count int // -1: not matched
+	}{
+		{`{"userId":"u0000001","status":"delivered","deviceCount":1}`, 1},
+		{`{"userId":"u0000001","status":"delivered","deviceCount":123456789},`, 123456789},
+		{`{"userId":"u0000001","status":"delivered","deviceCount":1234567890}`, -1},
+		{`{"userId":"u0000001","status":"delivered","deviceCount":01}`, -1},
+		{`{"userId":"u0000001","status":"delivered","deviceCount":1 }`, -1},
+		{`{"userId":"u0000002","status":"delivered","deviceCount":1}`, -1},
+		{`{"userId":"u000000","status":"delivered","deviceCount":1}`, -1},
+		{`{"userId":"u\u0030000001","status":"delivered","deviceCount":1}`, -1},
+		{`{"userId":"u0000001","status":"skipped","deviceCount":1}`, -1},
+		{`{"userId":"u0000001","status":"delivered","deviceCount":1`, -1},
+		{`{"userId": "u0000001","status":"delivered","deviceCount":1}`, -1},
+	} {
+		var r Result
+		e, count := entry{Result: &r}, new(int)
+		end, ok := fastDelivered([]byte(tc.entry), 0, &e, exp, count)
+		if ok != (tc.count >= 0) {
+			t.Errorf("%s: matched %v", tc.entry, ok)
+			continue
+		}
+		if ok && (*count != tc.count || r.DeviceCount != count || r.UserID != exp.id || r.Outcome != OutcomeDelivered || e.echo != echoUser || tc.entry[end-1] != '}') {
+			t.Errorf("%s: read %+v, count %d, end %d", tc.entry, r, *count, end)
 		}
 	}
 }
