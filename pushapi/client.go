@@ -21,6 +21,7 @@ package pushapi
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -819,7 +820,7 @@ type recipientsFetch struct {
 // add takes one id as served (valid until the call returns).
 func (f *recipientsFetch) add(id []byte) error {
 	f.served++
-	if !utf8.Valid(id) {
+	if !isASCII(id) && !utf8.Valid(id) {
 		id = []byte(validUTF8(id))
 	}
 	if f.c.red.ContainsBytes(id) { // an echo of the key: it must not reach a plan or the state
@@ -852,13 +853,46 @@ func (f *recipientsFetch) inOrder(id []byte) bool {
 		if k > 1 {
 			start = f.ends[k-2]
 		}
-		return bytes.Compare(id, f.buf[start:f.ends[k-1]]) > 0
+		return greater(id, f.buf[start:f.ends[k-1]])
 	}
 	if k := len(f.handed); k > 0 {
 		last := f.handed[k-1]
 		return string(id) > last[len(last)-1]
 	}
 	return true
+}
+
+// isASCII reports whether b is all ASCII, eight bytes at a time: most ids
+// are, and need no UTF-8 check (utf8.Valid took 7 ns an id).
+func isASCII(b []byte) bool {
+	for ; len(b) >= 8; b = b[8:] {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// greater reports whether a sorts after b, comparing eight bytes at a
+// time (bytes.Compare took 9 ns for two short ids).
+func greater(a, b []byte) bool {
+	for len(a) >= 8 && len(b) >= 8 {
+		if x, y := binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(b); x != y {
+			return x > y
+		}
+		a, b = a[8:], b[8:]
+	}
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return len(a) > len(b)
 }
 
 // index builds seen from every id taken so far, when one comes out of

@@ -1,17 +1,20 @@
 package pushapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestRecipientsStreamBeyondTheBodyCap(t *testing.T) {
@@ -143,5 +146,32 @@ func TestRecipientsIdleTimeout(t *testing.T) {
 	}
 	if te.RequestID == "stalled" && !strings.Contains(err.Error(), "no data from the service for 50ms") {
 		t.Errorf("message: %v", err)
+	}
+}
+
+// TestGreaterAndASCII compares the eight-bytes-at-a-time helpers of the
+// recipients fetch with bytes.Compare and a plain loop, on ids that share
+// prefixes of every length and differ in high and low bytes.
+func TestGreaterAndASCII(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{'0', '1', 'a', 'u', 0x7f, 0x80, 0xff, 0}
+	id := func() []byte {
+		b := make([]byte, rng.IntN(20))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for range 200_000 {
+		a, b := id(), id()
+		if rng.IntN(2) == 0 { // a shared prefix
+			a = append(slices.Clip(b[:rng.IntN(len(b)+1)]), a...)
+		}
+		if got, want := greater(a, b), bytes.Compare(a, b) > 0; got != want {
+			t.Fatalf("greater(%q, %q) = %v", a, b, got)
+		}
+		if got, want := isASCII(a), !bytes.ContainsFunc(a, func(r rune) bool { return r >= utf8.RuneSelf }); got != want {
+			t.Fatalf("isASCII(%q) = %v", a, got)
+		}
 	}
 }
