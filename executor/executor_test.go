@@ -648,3 +648,36 @@ func TestAuthErrorOnce(t *testing.T) {
 		t.Errorf("target of a request never sent: %+v", tg)
 	}
 }
+
+// TestSameResult: results share a record only when every field toTarget
+// keeps is equal, pointers or not.
+func TestSameResult(t *testing.T) {
+	one, two := 1, 2
+	t1 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	t1b, t2 := t1, t1.Add(time.Second)
+	base := pushapi.Result{Outcome: pushapi.OutcomeSkipped, Reason: "no_active_device", DeviceCount: &one, UnreachableSince: &t1}
+	with := func(f func(*pushapi.Result)) *pushapi.Result { r := base; f(&r); return &r }
+	for _, tc := range []struct {
+		name string
+		a, b *pushapi.Result
+		same bool
+	}{
+		{"both nil", nil, nil, true},
+		{"one nil", &base, nil, false},
+		{"equal, other pointers", &base, with(func(r *pushapi.Result) { c, u := 1, t1b; r.DeviceCount, r.UnreachableSince = &c, &u }), true},
+		{"outcome", &base, with(func(r *pushapi.Result) { r.Outcome = pushapi.OutcomeDelivered }), false},
+		{"reason", &base, with(func(r *pushapi.Result) { r.Reason = "other" }), false},
+		{"message", &base, with(func(r *pushapi.Result) { r.Message = "m" }), false},
+		{"device count", &base, with(func(r *pushapi.Result) { r.DeviceCount = &two }), false},
+		{"device count unknown", &base, with(func(r *pushapi.Result) { r.DeviceCount = nil }), false},
+		{"unreachable since", &base, with(func(r *pushapi.Result) { r.UnreachableSince = &t2 }), false},
+		{"unreachable since unknown", &base, with(func(r *pushapi.Result) { r.UnreachableSince = nil }), false},
+	} {
+		if got := sameResult(tc.a, tc.b); got != tc.same {
+			t.Errorf("%s: sameResult = %v", tc.name, got)
+		}
+		if got := sameResult(tc.b, tc.a); got != tc.same {
+			t.Errorf("%s, swapped: sameResult = %v", tc.name, got)
+		}
+	}
+}
