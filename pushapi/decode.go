@@ -383,8 +383,16 @@ func redactTexts(es []entry, red *secret.Redactor) {
 	if !red.Active() {
 		return
 	}
+	// Most answers hold no text to redact: find the first entry with one
+	// (taking the pair apart for every entry cost 14 ns an entry).
+	first := slices.IndexFunc(es, func(e entry) bool {
+		return e.Message != "" || e.Reason != "" && e.Reason != ReasonNoActiveDevice
+	})
+	if first < 0 {
+		return
+	}
 	var fields []*string
-	for i := range es {
+	for i := first; i < len(es); i++ {
 		e := &es[i]
 		pair := [2]*string{&e.Message, &e.Reason}
 		if e.reasonFirst {
