@@ -11,6 +11,7 @@ import (
 	"iter"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -111,8 +112,22 @@ func (e *encoder) id(prev, id string) {
 	p := commonPrefix(prev, id)
 	s := len(id) - p
 	if p < 15 && s < 16 {
-		e.b = append(e.b, byte(p<<4|s))
-	} else {
+		// The usual case, a sorted id differing from the last in a byte
+		// or two: written in place, not through append's call to copy.
+		b := e.b
+		if cap(b)-len(b) < 16 {
+			b = slices.Grow(b, 16)
+		}
+		n := len(b)
+		b = b[:n+1+s]
+		b[n] = byte(p<<4 | s)
+		for i := range s {
+			b[n+1+i] = id[p+i]
+		}
+		e.b = b
+		return
+	}
+	{
 		e.b = append(e.b, 0xff)
 		e.uvarint(uint64(p))
 		e.uvarint(uint64(s))
