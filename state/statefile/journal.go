@@ -61,32 +61,51 @@ func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
 	dst = AppendEntry(append(dst, "00000000 "...), e)
 	// Escaped in place from the first byte that needs it: most of an
 	// entry is ids, and most entries hold no such byte.
-	nul := format >= 3
-	if i := escapeAt(dst[start+9:], nul); i >= 0 {
-		rest := slices.Clone(dst[start+9+i:])
-		dst = dst[:start+9+i]
-		for len(rest) > 0 {
-			i := escapeAt(rest, nul)
-			if i < 0 {
-				dst = append(dst, rest...)
-				break
-			}
-			dst = append(dst, rest[:i]...)
-			switch rest[i] {
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case 0:
-				dst = append(dst, '\\', '0')
-			default:
-				dst = append(dst, '\\', '\\')
-			}
-			rest = rest[i+1:]
-		}
+	if i := escapeAt(dst[start+9:], format >= 3); i >= 0 {
+		dst = escapeFrom(dst, start+9+i, format >= 3)
 	}
 	sum := crc32.Checksum(dst[start+9:], castagnoli)
-	hex := strconv.AppendUint(nil, uint64(sum)|1<<32, 16) // leading 1 keeps zeros
+	var hb [9]byte
+	hex := strconv.AppendUint(hb[:0], uint64(sum)|1<<32, 16) // leading 1 keeps zeros
 	copy(dst[start:start+8], hex[1:])
 	return append(dst, '\n'), nil
+}
+
+// escapeFrom escapes '\n', '\\' and (with nul) NUL in dst from at on,
+// where the first of them is, widening dst in place: the bytes to escape
+// are found first, then the runs between them are moved back to front,
+// each once (a format-3 line often needs an escape in its first bytes).
+func escapeFrom(dst []byte, at int, nul bool) []byte {
+	var buf [64]int
+	pos := buf[:0]
+	for p := at; ; {
+		pos = append(pos, p)
+		next := escapeAt(dst[p+1:], nul)
+		if next < 0 {
+			break
+		}
+		p += 1 + next
+	}
+	end := len(dst)
+	dst = slices.Grow(dst, len(pos))[:end+len(pos)]
+	for k := len(pos) - 1; k >= 0; k-- {
+		p, next := pos[k], end
+		if k+1 < len(pos) {
+			next = pos[k+1]
+		}
+		copy(dst[p+k+2:next+k+1], dst[p+1:next]) // each byte after p moves k+1 on
+		c := dst[p]
+		dst[p+k] = '\\'
+		switch c {
+		case '\n':
+			dst[p+k+1] = 'n'
+		case 0:
+			dst[p+k+1] = '0'
+		default:
+			dst[p+k+1] = '\\'
+		}
+	}
+	return dst
 }
 
 // escapeAt is the offset of the first '\n' or '\\' in b, or of a NUL

@@ -2,6 +2,8 @@ package statefile
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -36,6 +38,44 @@ func testEscapeAt(t *testing.T, nul bool, plain func([]byte) int) {
 						t.Fatalf("escapeAt(%q, %v) = %d, want %d", b, nul, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestEscapeFrom compares the in-place escaping with a plain one, for
+// payloads dense and sparse in bytes to escape, in both formats.
+func TestEscapeFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, nul := range []bool{false, true} {
+		for range 20_000 {
+			b := make([]byte, rng.IntN(200))
+			for i := range b {
+				b[i] = "ab\n\\\x00x"[rng.IntN(6)]
+				if rng.IntN(4) > 0 {
+					b[i] = 'a'
+				}
+			}
+			var want []byte
+			for _, c := range b {
+				switch {
+				case c == '\n':
+					want = append(want, '\\', 'n')
+				case c == '\\':
+					want = append(want, '\\', '\\')
+				case c == 0 && nul:
+					want = append(want, '\\', '0')
+				default:
+					want = append(want, c)
+				}
+			}
+			prefix := []byte("00000000 ")
+			got := append(slices.Clip(prefix), b...)
+			if i := escapeAt(got[len(prefix):], nul); i >= 0 {
+				got = escapeFrom(got, len(prefix)+i, nul)
+			}
+			if !bytes.Equal(got[len(prefix):], want) || !bytes.Equal(got[:len(prefix)], prefix) {
+				t.Fatalf("nul %v: escaping %q gave %q, want %q", nul, b, got[len(prefix):], want)
 			}
 		}
 	}
