@@ -30,13 +30,15 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"pushform/secret"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
+
+	"pushform/secret"
 )
 
 // Defaults for Options.
@@ -320,7 +322,7 @@ type response struct {
 // than the whole call: a list of ten million ids may take longer than one
 // call should, as long as it keeps coming. The caller must call release
 // on the response.
-func (c *Client) do(ctx context.Context, method, target string, body *reqBody, stream bool) (*response, error) {
+func (c *Client) do(ctx context.Context, method, target string, body []byte, stream bool) (*response, error) {
 	var idle *idleTimer
 	var cancel context.CancelFunc
 	if stream {
@@ -356,9 +358,9 @@ func (c *Client) do(ctx context.Context, method, target string, body *reqBody, s
 		req.Header[k] = v
 	}
 	if body != nil {
-		req.ContentLength = int64(body.len())
-		req.Body = body.reader()
-		req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.Body, _ = req.GetBody()
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -532,10 +534,13 @@ func (c *Client) Send(ctx context.Context, batch []Notification) (*SendResponse,
 }
 
 func (c *Client) send(ctx context.Context, batch []Notification) (*SendResponse, error) {
+	// The body is the request's own: the transport may still be writing
+	// it after RoundTrip returns (an early answer), so it is not pooled.
+	// Being a bytes.Reader, it goes out with the headers in one write.
 	buf := c.pool.get()
 	*buf = appendBatch(*buf, batch)
-	body := newReqBody(&c.pool, buf)
-	defer body.release()
+	body := slices.Clone(*buf)
+	c.pool.put(buf)
 
 	r, err := c.do(ctx, http.MethodPost, SendPath, body, false)
 	if err != nil {

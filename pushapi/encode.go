@@ -1,12 +1,9 @@
 package pushapi
 
 import (
-	"bytes"
 	"encoding/binary"
-	"io"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -126,46 +123,4 @@ func (p *bufPool) put(b *[]byte) {
 	if cap(*b) <= maxPooledBody {
 		p.p.Put(b)
 	}
-}
-
-// reqBody is an encoded request body shared by the readers the transport
-// opens on it (the first one and any from GetBody). The transport may close
-// a body after RoundTrip returns, so the buffer goes back to the pool only
-// when every reader and the owner have let go of it.
-type reqBody struct {
-	buf  *[]byte
-	pool *bufPool
-	refs atomic.Int32
-}
-
-func newReqBody(pool *bufPool, buf *[]byte) *reqBody {
-	b := &reqBody{buf: buf, pool: pool}
-	b.refs.Store(1) // the owner's reference
-	return b
-}
-
-func (b *reqBody) len() int { return len(*b.buf) }
-
-func (b *reqBody) reader() io.ReadCloser {
-	b.refs.Add(1)
-	return &bodyReader{Reader: bytes.NewReader(*b.buf), owner: b}
-}
-
-func (b *reqBody) release() {
-	if b.refs.Add(-1) == 0 {
-		b.pool.put(b.buf)
-	}
-}
-
-type bodyReader struct {
-	*bytes.Reader
-	owner  *reqBody
-	closed atomic.Bool
-}
-
-func (r *bodyReader) Close() error {
-	if r.closed.CompareAndSwap(false, true) {
-		r.owner.release()
-	}
-	return nil
 }
