@@ -42,9 +42,9 @@ type prepared struct {
 // the worker's next request. A slot (see slots) is held by each batch from
 // before its intent is journaled until its outcome is: at most
 // 2 * parallelism + 1 batches are recorded as sent without an outcome at
-// any moment, so a crash leaves at most that many
-// unknown, of which those beyond the ones in flight never left; a normal
-// stop records those as not sent. While the service answers fast, workers
+// any moment, so a crash leaves at most that many unknown, of which those
+// beyond the ones in flight never left; a normal stop records those as not
+// sent. While the service answers fast, workers
 // are idle and their slots free, and one group of intents (one fsync)
 // covers all of them.
 func (r *run) sendAll(ctx context.Context) error {

@@ -469,10 +469,10 @@ func (f *File) syncTo(jf *os.File, start, end int64) error {
 
 // zeroAhead is how far ahead of its writes a kept format-3 journal is at
 // most laid down as zeros. Written over, the journal keeps its size and
-// blocks, so each fdatasync writes the data alone: on this VM's ext4 an
-// appending one also committed the file's new size, and cost a tenth of a
-// million-target apply's CPU more (see ReadJournalWith for how a reader
-// finds the end). A line this long or longer is written past the end.
+// blocks, so each fdatasync writes the data alone, where an appending one
+// also commits the file's new size (on this VM's ext4, a million-target
+// apply at 0 ms took 4% less wall time). ReadJournalWith says how a reader
+// finds the end. A line this long or longer is written past the end.
 const zeroAhead = 4 << 20
 
 // zeros is what layZeros writes; never written to.
