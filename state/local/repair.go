@@ -109,7 +109,12 @@ func (f *File) Repair(force bool) (*RepairReport, error) {
 	if rep.Dropped.Risky() && !force {
 		return rep, ErrRepairNeedsForce
 	}
-	if rep.Rejected, err = f.writeRejected(data[valid:]); err != nil {
+	// The dropped lines, without the zeros a format-3 journal may end in.
+	end := valid
+	for _, d := range dropped {
+		end += int64(len(d.Bytes))
+	}
+	if rep.Rejected, err = f.writeRejected(data[valid:end]); err != nil {
 		return nil, err
 	}
 	jf, err := os.OpenFile(f.JournalPath(), os.O_RDWR, 0)

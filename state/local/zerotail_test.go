@@ -130,3 +130,25 @@ func TestFullDiskZerosGoOnUnlock(t *testing.T) {
 		t.Fatalf("Read: %v", err)
 	}
 }
+
+// TestRepairKeepsNoZeros: repairing a journal damaged before its zeros
+// keeps the dropped lines beside it, not the zeros laid down ahead.
+func TestRepairKeepsNoZeros(t *testing.T) {
+	f := newFile(t)
+	mustPersist(t, f, state.New("test"))
+	f = lockedFile(t, f.Path())
+	n := deliveredRun(t, f, "notification.a", 5)
+	data, _ := os.ReadFile(f.JournalPath())
+	if bytes.IndexByte(data, 0) < 0 {
+		t.Fatal("no zeros laid down ahead")
+	}
+	damageLine(t, f, n)
+	rep, err := f.Repair(true)
+	if err != nil || !rep.Repaired {
+		t.Fatalf("Repair: %+v, %v", rep, err)
+	}
+	rejected, _ := os.ReadFile(rep.Rejected)
+	if len(rejected) == 0 || rejected[len(rejected)-1] != '\n' {
+		t.Fatalf("the rejected file (%d bytes) ends in %q", len(rejected), rejected[max(0, len(rejected)-10):])
+	}
+}
