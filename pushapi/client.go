@@ -974,8 +974,8 @@ func (c *Client) recipientsPage(ctx context.Context, target string, f *recipient
 	if v := r.header.Values("Link"); len(v) > 0 {
 		pg.link, pg.linkErr = nextLink(v)
 	}
-	s := newStreamScanner(r.stream, 64<<10)
-	pg.info, err = s.recipientsPage(f.add)
+	s, info, err := readRecipientsPage(r.stream, 64<<10, f.add)
+	pg.info = info
 	if err != nil {
 		var stop *stopped
 		if errors.As(err, &stop) {

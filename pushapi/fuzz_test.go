@@ -3,6 +3,8 @@ package pushapi
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -113,6 +115,85 @@ func FuzzErrorBodies(f *testing.F) {
 		}
 		if e := excerpt(body, ""); len(e) > excerptMax+len("HTML page: …") {
 			t.Fatalf("excerpt of %d bytes", len(e))
+		}
+	})
+}
+
+// FuzzRecipientsFastPath holds readRecipientsPage, whose fast path reads
+// a bare array's plain ids straight from the bytes, to the general scanner
+// alone: the same ids, paging and error (byte offsets included), read
+// whole or a byte at a time; the start of the answer it shows is the
+// answer's.
+func FuzzRecipientsFastPath(f *testing.F) {
+	long := strings.Repeat("x", MaxUserIDBytes+1)
+	for _, s := range []string{
+		`["alice","bob","carol"]`,
+		` [ "a" , "b" ,` + "\n\t" + `"c" ] `,
+		`["a","b",]`,
+		`["a","b"`,
+		`["a","b",`,
+		`["a","b" "c"]`,
+		`["a","b","c"] x`,
+		`["a","b","c"]]`,
+		`["a","","c"]`,
+		`["a","b\u0063","d"]`,
+		`["a","b","é","d"]`,
+		`["a","b",{"userId":"c"},"d"]`,
+		`["a","b",1,"d"]`,
+		`["a","b","` + long + `","d"]`,
+		`["a","a","b","a"]`,
+		`["b","a","c"]`,
+		"[\"a\",\"b\",\"c\x01\"]",
+		`{"userIds":["a","b"],"next":"x"}`,
+		`[` + strings.Repeat(`"abcdefghij",`, 30) + `"k"]`,
+		`[]`,
+		``,
+		`[`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		type result struct {
+			ids  []string
+			info pageInfo
+			err  string
+			head string
+		}
+		general := func(r io.Reader, head int) result {
+			var res result
+			s := newStreamScanner(r, head)
+			info, err := s.recipientsPage(func(id []byte) error { res.ids = append(res.ids, string(id)); return nil })
+			res.info, res.head = info, string(s.start())
+			if err != nil {
+				res.err = err.Error()
+			}
+			return res
+		}
+		fast := func(r io.Reader, head int) result {
+			var res result
+			s, info, err := readRecipientsPage(r, head, func(id []byte) error { res.ids = append(res.ids, string(id)); return nil })
+			res.info, res.head = info, string(s.start())
+			if err != nil {
+				res.err = err.Error()
+			}
+			return res
+		}
+		for _, head := range []int{1, 64 << 10} {
+			for _, reader := range []func() io.Reader{
+				func() io.Reader { return bytes.NewReader(body) },
+				func() io.Reader { return iotest.OneByteReader(bytes.NewReader(body)) },
+			} {
+				want, got := general(reader(), head), fast(reader(), head)
+				// The start of the answer an error shows is as much as
+				// each had read by then, up to head bytes.
+				if !strings.HasPrefix(string(body), got.head) || len(got.head) > head || want.err != "" && got.head == "" && len(body) > 0 {
+					t.Fatalf("%q (head %d): the start shown is %q", body, head, got.head)
+				}
+				want.head, got.head = "", ""
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%q (head %d):\nfast:    %+v\ngeneral: %+v", body, head, got, want)
+				}
+			}
 		}
 	})
 }

@@ -30,6 +30,11 @@ const maxString = 1 << 20
 // recipients list of any length is read in constant memory. Slices it
 // returns are valid until the next call.
 type scanner struct {
+	// base is how many bytes of the answer were read before the input
+	// (by fastRecipients), less the '[' put back in front: byte offsets
+	// in errors are the answer's.
+	base    int64
+	before  int // the list's elements read before the input
 	dec     *jsontext.Decoder
 	body    []byte    // the whole input; nil when streaming
 	in      *streamIn // the stream; nil for a whole body
@@ -66,6 +71,7 @@ type streamIn struct {
 	n       int64 // bytes read
 	head    []byte
 	headMax int
+	unkept  int   // bytes read next that are not the answer's: not kept in head
 	err     error // the reader's failure (not io.EOF)
 }
 
@@ -75,8 +81,13 @@ func (in *streamIn) Read(p []byte) (int, error) {
 	}
 	n, err := in.r.Read(p)
 	in.n += int64(n)
-	if k := min(n, in.headMax-len(in.head)); k > 0 {
-		in.head = append(in.head, p[:k]...)
+	kept := p[:n]
+	if in.unkept > 0 {
+		u := min(in.unkept, n)
+		kept, in.unkept = kept[u:], in.unkept-u
+	}
+	if k := min(len(kept), in.headMax-len(in.head)); k > 0 {
+		in.head = append(in.head, kept[:k]...)
 	}
 	if err != nil && err != io.EOF {
 		in.err = err
@@ -107,7 +118,7 @@ func (s *scanner) rest() []byte {
 }
 
 func (s *scanner) pos() int64 {
-	return s.dec.InputOffset() + int64(len(s.dec.UnreadBuffer())-len(s.rest()))
+	return s.base + s.dec.InputOffset() + int64(len(s.dec.UnreadBuffer())-len(s.rest()))
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -134,9 +145,9 @@ func (s *scanner) fail(err error, want string) error {
 		return errTooLong
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		end := int64(len(s.body))
+		end := s.base + int64(len(s.body))
 		if s.in != nil {
-			end = s.in.n
+			end = s.base + s.in.n
 		}
 		if r := s.rest(); len(r) > 0 && r[0] == '"' {
 			return fmt.Errorf("at byte %d: the answer ended inside a string", end)
@@ -145,7 +156,7 @@ func (s *scanner) fail(err error, want string) error {
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		return fmt.Errorf("at byte %d: %w", se.ByteOffset, se.Err)
+		return fmt.Errorf("at byte %d: %w", s.base+se.ByteOffset, se.Err)
 	}
 	return err
 }
@@ -311,7 +322,7 @@ func (s *scanner) skip(depth int) error {
 			return nil
 		}
 		if depth+d-base > maxDepth {
-			return fmt.Errorf("at byte %d: %w", s.dec.InputOffset(), errTooDeep)
+			return fmt.Errorf("at byte %d: %w", s.base+s.dec.InputOffset(), errTooDeep)
 		}
 	}
 }
