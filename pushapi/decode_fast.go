@@ -241,28 +241,39 @@ func fastKey(b []byte, p int) (int, int) {
 // escape, so its content is its bytes), and returns its content and the
 // offset past it.
 func plainStr(b []byte, p int) ([]byte, int, bool) {
-	if p >= len(b) || b[p] != '"' {
+	end, ok := plainEnd(b, p)
+	if !ok {
 		return nil, 0, false
+	}
+	return b[p+1 : end-1], end, true
+}
+
+// plainEnd returns the offset past the plain string at b[p] (see
+// plainStr) and true; or false with the offset of the byte that is not
+// plain, len(b) when b ends first, or p when b[p] is not '"'.
+func plainEnd(b []byte, p int) (int, bool) {
+	if p >= len(b) || b[p] != '"' {
+		return p, false
 	}
 	i := p + 1
 	for ; i+8 <= len(b); i += 8 {
 		if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			i += bits.TrailingZeros64(m) / 8
-			if b[i] != '"' {
-				return nil, 0, false
+			if b[i] == '"' {
+				return i + 1, true
 			}
-			return b[p+1 : i], i + 1, true
+			return i, false
 		}
 	}
 	for ; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':
-			return b[p+1 : i], i + 1, true
+			return i + 1, true
 		case c < 0x20 || c >= 0x80 || c == '\\':
-			return nil, 0, false
+			return i, false
 		}
 	}
-	return nil, 0, false
+	return len(b), false
 }
 
 // special has the high bit set in the first byte of w (little endian)

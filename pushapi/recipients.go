@@ -3,11 +3,9 @@ package pushapi
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -295,34 +293,6 @@ func fastRecipients(br *bufio.Reader, headMax int, emit func(id []byte) error) (
 	}
 	commit()
 	return read, head, ids, nil
-}
-
-// plainEnd returns the offset past the plain string at b[p] (see
-// plainStr) and true; or false with the offset of the byte that is not
-// plain, len(b) when b ends first, or p when b[p] is not '"'.
-func plainEnd(b []byte, p int) (int, bool) {
-	if p >= len(b) || b[p] != '"' {
-		return p, false
-	}
-	i := p + 1
-	for ; i+8 <= len(b); i += 8 {
-		if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-			i += bits.TrailingZeros64(m) / 8
-			if b[i] == '"' {
-				return i + 1, true
-			}
-			return i, false
-		}
-	}
-	for ; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20 || c >= 0x80 || c == '\\':
-			return i, false
-		}
-	}
-	return len(b), false
 }
 
 // nextValue reads a next page: a cursor or link as cursor reads it, or an
