@@ -234,8 +234,8 @@ func readRecipientsPage(r io.Reader, headMax int, emit func(id []byte) error) (*
 // MaxUserIDBytes, does not fit the buffer, or is the last (not followed by
 // a comma and another string). It returns how many bytes it read (0: not
 // a bare array, nothing read), the first headMax of them, how many ids it
-// passed, and emit's error. A million ids went from 100 ns an id through
-// the tokenizer to about 40.
+// passed, and emit's error. BenchmarkRecipients went from 62 to 44 ns an
+// id (server included).
 func fastRecipients(br *bufio.Reader, headMax int, emit func(id []byte) error) (read int64, head []byte, ids int, err error) {
 	b, _ := br.Peek(1)
 	b, _ = br.Peek(br.Buffered())
