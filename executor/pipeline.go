@@ -157,7 +157,7 @@ func (s *slot) release() {
 // that is free. The batches of a plan still being made are taken
 // as they are planned: the dispatcher waits for the next one, then takes
 // along those planned by then.
-func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan *prepared, fatal context.CancelCauseFunc, ahead int) int {
+func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan<- *prepared, fatal context.CancelCauseFunc, ahead int) int {
 	next := 0
 	for stop.Err() == nil {
 		if err := r.src.wait(stop, next); err != nil {
@@ -241,7 +241,7 @@ func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan *pr
 // free at the moment, an apply of a million targets at 0 ms made groups
 // of 2.3 intents on average; waiting, 4.6: half the fsyncs, 8% less CPU
 // and 11% less wall time. It returns early when stop ends.
-func moreSlots(stop context.Context, slots chan struct{}, ready chan *prepared, ahead int) int {
+func moreSlots(stop context.Context, slots chan<- struct{}, ready chan<- *prepared, ahead int) int {
 	taken := 1
 	for taken < (ahead+1)/2 && len(ready) > ahead/4 {
 		select {

@@ -269,12 +269,16 @@ func plainEnd(b []byte, p int) (int, bool) {
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, true
-		case c < 0x20 || c >= 0x80 || c == '\\':
+		case notPlain(c):
 			return i, false
 		}
 	}
 	return len(b), false
 }
+
+// notPlain reports whether c is a byte special marks: below 0x20, above
+// 0x7f, '"' or '\\'.
+func notPlain(c byte) bool { return c < 0x20 || c >= 0x80 || c == '"' || c == '\\' }
 
 // special has the high bit set in the first byte of w (little endian)
 // that is not plain: below 0x20, above 0x7f, '"' or '\\'. Bytes after

@@ -100,7 +100,7 @@ func plain(s string) bool {
 		}
 	}
 	for _, c := range b {
-		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+		if notPlain(c) {
 			return false
 		}
 	}

@@ -259,7 +259,7 @@ func ReadJournalWith(r io.Reader, header func(JournalHeader) error, fn func(stat
 				}
 			}
 		}
-		if i := bytes.IndexByte(line, 0); i >= 0 && (n == 1 || h.Journal >= 3) {
+		if i := bytes.IndexByte(line, 0); i >= 0 && zeroEnded(h) {
 			// No header and no format-3 line holds a NUL: this is where
 			// the zeros laid down ahead of the writes start, and the
 			// journal ends, after a torn write or none. Zeros must be all
@@ -302,6 +302,11 @@ func ReadJournalWith(r io.Reader, header func(JournalHeader) error, fn func(stat
 		valid += int64(len(line))
 	}
 }
+
+// zeroEnded reports whether a journal with header h (zero while none is
+// read) may end in zeros laid down ahead: a NUL is never part of its
+// header or, from format 3 on, of a line.
+func zeroEnded(h JournalHeader) bool { return h.Journal == 0 || h.Journal >= 3 }
 
 // zeroTail reports whether b or anything left in br is not a zero byte.
 func zeroTail(b []byte, br *bufio.Reader) (nonzero bool, err error) {
@@ -374,7 +379,7 @@ func ScanJournal(data []byte) (h JournalHeader, valid int64, bad error, dropped 
 		formats = []int{JournalFormat, 1} // the header is among the dropped
 	}
 	rest := data[valid:]
-	if h.Journal == 0 || h.Journal >= 3 {
+	if zeroEnded(h) {
 		rest = bytes.TrimRight(rest, "\x00") // laid down ahead of the writes: never a line
 	}
 	for len(rest) > 0 {
