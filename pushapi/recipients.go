@@ -215,8 +215,10 @@ func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err
 func readRecipientsPage(r io.Reader, headMax int, emit func(id []byte) error) (*scanner, pageInfo, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	read, head, ids, err := fastRecipients(br, headMax, emit)
-	s := newStreamScanner(br, headMax)
-	if read > 0 {
+	var s *scanner
+	if read == 0 {
+		s = newStreamScanner(br, headMax)
+	} else {
 		s = newStreamScanner(io.MultiReader(strings.NewReader("["), br), headMax)
 		s.base, s.before, s.in.head, s.in.unkept = read-1, ids, head, 1
 	}

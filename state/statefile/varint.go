@@ -127,11 +127,9 @@ func (e *encoder) id(prev, id string) {
 		e.b = b
 		return
 	}
-	{
-		e.b = append(e.b, 0xff)
-		e.uvarint(uint64(p))
-		e.uvarint(uint64(s))
-	}
+	e.b = append(e.b, 0xff)
+	e.uvarint(uint64(p))
+	e.uvarint(uint64(s))
 	e.b = append(e.b, id[p:]...)
 }
 
