@@ -59,6 +59,7 @@ type ApplyResult struct {
 func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	sess := r.Session
 	out := o.View
+	defer out.Flush()
 	if o.Saved == nil && o.Confirm == nil {
 		if s := r.Stream(); s != nil {
 			return r.applyStream(ctx, o, s)
@@ -181,6 +182,7 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 		// was whole: what was sent is recorded, nothing is shown as a plan.
 		events.release()
 		res := &ApplyResult{Sent: true, Result: rs.res, Err: rs.err}
+		out.Flush() // the events come out before the state is saved, which takes a while
 		res.PersistErr = persistAfterApply(sess, rec.opened(), rs.res)
 		if _, serr := s.Plan(); serr != nil && !errors.Is(rs.err, serr) {
 			res.Err = errors.Join(serr, rs.err)
@@ -198,7 +200,8 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 // follows whatever failed: notifications may have reached devices.
 func (r *Run) finish(o ApplyOptions, p *planner.Plan, rec *state.Recorder, res *executor.Result, applyErr error, start time.Time) *ApplyResult {
 	// Save whatever happened: the journal already holds what was recorded,
-	// the snapshot makes it compact.
+	// the snapshot makes it compact. The events come out first.
+	o.View.Flush()
 	persistErr := persistAfterApply(r.Session, rec, res)
 	o.View.Finish(p, res, time.Since(start), r.Session.Config)
 	return &ApplyResult{Plan: p, Sent: true, Result: res, Err: applyErr, PersistErr: persistErr}

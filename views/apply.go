@@ -25,6 +25,9 @@ type Apply interface {
 	NoChanges()
 	// Finish shows the outcome of the run; cfg points 400s back at blocks.
 	Finish(p *planner.Plan, res *executor.Result, took time.Duration, cfg *config.Config)
+	// Flush writes what the view holds back, if anything: apply calls it
+	// before it returns, whichever way it ends.
+	Flush()
 }
 
 var (

@@ -73,6 +73,9 @@ func (v *ApplyHuman) NoChanges() {
 	fmt.Fprintln(v.w, "\nNothing to send.")
 }
 
+// Flush does nothing: every line is written as it comes.
+func (v *ApplyHuman) Flush() {}
+
 // Event advances the progress display and prints retries and forgets.
 func (v *ApplyHuman) Event(e executor.Event) {
 	v.mu.Lock()

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"sync"
@@ -13,20 +14,40 @@ import (
 
 // ApplyJSON shows an apply run as JSON lines: a version line first, one
 // object per event, a summary last.
+//
+// Events are written in groups, at most flushAfter after they happen: a
+// fast service answers thousands of requests a second, and a write per
+// event (to a pipe, waking its reader each time) took 8% of the CPU of a
+// million-target apply at 0 ms. The version line, a summary and Flush
+// write at once.
 type ApplyJSON struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu      sync.Mutex
+	w       io.Writer
+	pending bytes.Buffer  // lines not written yet
+	enc     *json.Encoder // into pending
+	timer   *time.Timer   // flushes pending; armed while it holds lines
+	armed   bool
+	after   time.Duration // flushAfter; tests set more
 }
+
+// flushAfter is how long an event may wait to be written; flushAt is how
+// much may wait.
+const (
+	flushAfter = 10 * time.Millisecond
+	flushAt    = 64 << 10
+)
 
 // NewApplyJSON returns a JSON apply view writing to w, and writes the
 // version line at once, so it comes first whatever happens next.
 func NewApplyJSON(w io.Writer) *ApplyJSON {
-	v := &ApplyJSON{enc: json.NewEncoder(w)}
+	v := &ApplyJSON{w: w, after: flushAfter}
+	v.enc = json.NewEncoder(&v.pending)
 	// A struct, not a map: the documented first line has "type" first.
 	v.enc.Encode(struct {
 		Type          string `json:"type"`
 		FormatVersion string `json:"format_version"`
 	}{"version", planner.FormatVersion})
+	v.flushLocked()
 	return v
 }
 
@@ -41,6 +62,7 @@ func (v *ApplyJSON) NoChanges() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.enc.Encode(map[string]any{"type": "summary", "changes": false})
+	v.flushLocked()
 }
 
 // Event writes the event as one line.
@@ -51,6 +73,34 @@ func (v *ApplyJSON) Event(e executor.Event) {
 		executor.Event
 		Delay string `json:"delay,omitempty"`
 	}{e, durationString(e.Delay)})
+	switch {
+	case v.pending.Len() >= flushAt:
+		v.flushLocked()
+	case v.armed:
+	case v.timer == nil:
+		v.timer, v.armed = time.AfterFunc(v.after, v.Flush), true
+	default:
+		v.timer.Reset(v.after)
+		v.armed = true
+	}
+}
+
+// Flush writes the events not written yet.
+func (v *ApplyJSON) Flush() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.flushLocked()
+}
+
+func (v *ApplyJSON) flushLocked() {
+	if v.armed {
+		v.timer.Stop()
+		v.armed = false
+	}
+	if v.pending.Len() > 0 {
+		v.w.Write(v.pending.Bytes()) // as before, a failed write of progress stops nothing
+		v.pending.Reset()
+	}
 }
 
 // Finish writes the summary line.
@@ -63,6 +113,7 @@ func (v *ApplyJSON) Finish(p *planner.Plan, res *executor.Result, took time.Dura
 		Errors  []string `json:"errors"`
 		Seconds float64  `json:"seconds"`
 	}{"summary", res, batchErrors(res.Errors, cfg, exact), took.Seconds()})
+	v.flushLocked()
 }
 
 func durationString(d time.Duration) string {

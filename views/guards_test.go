@@ -213,6 +213,7 @@ func TestApplyShowsPacing(t *testing.T) {
 	var js bytes.Buffer
 	jv := NewApplyJSON(&js)
 	jv.Event(executor.Event{Type: executor.EventPacing, Batch: 3, Targets: 10, Delay: 1500 * time.Millisecond, Group: "campaign.black_friday", Rate: "600/minute"})
+	jv.Flush()
 	if want := `{"type":"pacing","batch":3,"targets":10,"counts":{"delivered":0,"skipped":0,"failed":0,"unknown":0},"group":"campaign.black_friday","rate":"600/minute","delay":"1.5s"}`; !strings.Contains(js.String(), want) {
 		t.Errorf("json pacing event:\n%s\nwant %s", js.String(), want)
 	}
