@@ -53,7 +53,8 @@ type File struct {
 	jfInfo  os.FileInfo
 	written int64
 	laid    int64
-	wbuf    []byte // the last append's encoding buffer, reused
+	wbuf    []byte            // the last append's encoding buffer, reused
+	reuse   statefile.IDReuse // intents' encoded ids, for their outcomes
 	// syncMu guards what the fsyncs of jf, which run without mu (see
 	// appendLocked), share: synced is the offset the last one covered,
 	// closeErr what the last closeJournal's fsync returned, syncs their
@@ -387,7 +388,7 @@ func (f *File) appendLocked(entries []state.Entry) (sync func() error, err error
 		}
 	}
 	for _, e := range entries {
-		if buf, err = statefile.AppendEntryLine(buf, e, f.jformat); err != nil {
+		if buf, err = statefile.AppendEntryLineReusing(buf, e, f.jformat, &f.reuse); err != nil {
 			return nil, fmt.Errorf("encoding state journal entry: %w", err)
 		}
 	}

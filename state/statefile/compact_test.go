@@ -111,11 +111,11 @@ func TestDecodeCompactUnsorted(t *testing.T) {
 		}
 		e.content(fidelityState().Messages["a"].Content)
 		e.ids(ids)
-		recs := make([]state.Target, len(ids))
+		recs := make([]*state.Target, len(ids))
 		for i := range recs {
-			recs[i] = state.Target{Outcome: state.Delivered, DeviceCount: i}
+			recs[i] = &state.Target{Outcome: state.Delivered, DeviceCount: i}
 		}
-		e.outcomes(len(ids), func(i int) *state.Target { return &recs[i] })
+		e.outcomeList(recs)
 		e.uvarint(0) // earlier tags
 		var sum [4]byte
 		binary.LittleEndian.PutUint32(sum[:], crc32.Checksum(e.b, castagnoli))

@@ -58,10 +58,10 @@ func (e *encoder) entry(en state.Entry) {
 		if it.Content != nil {
 			e.content(*it.Content)
 		}
-		e.ids(it.Targets)
+		e.itemIDs(en.Type, it.Targets)
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
-			e.outcomes(len(it.Outcomes), func(i int) *state.Target { return it.Outcomes[i] })
+			e.outcomeList(it.Outcomes)
 		}
 		if en.Type == state.EntryMove {
 			e.str(it.To)

@@ -30,6 +30,8 @@ type encoder struct {
 	// header's). b must then not be read back.
 	spillTo *bufio.Writer
 	sum     uint32
+	// reuse, when set, keeps intents' id lists for their outcomes.
+	reuse *IDReuse
 }
 
 // spillAt is how much of a snapshot's encoding is kept before it is
