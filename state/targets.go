@@ -523,11 +523,8 @@ func (t *targetTable) appendNew(ids []string, f func(i int, prev *Target) *Targe
 		last.ids = last.ids[:len(last.ids)+len(ids)]
 	case len(ids) >= borrowFrom:
 		// The capacity after ids is kept: the next request's ids may be
-		// the very elements that follow. Their records get room for as
-		// many at once: grown a request at a time, they were copied over
-		// and over into fresh memory (12 ms of a million-target apply,
-		// page faults mostly). Room never written costs no memory.
-		t.segs = append(t.segs, segment{ids: ids, recs: make([]uint32, 0, cap(ids)), borrowed: true})
+		// the very elements that follow.
+		t.segs = append(t.segs, segment{ids: ids, borrowed: true})
 		last = &t.segs[len(t.segs)-1]
 	case last != nil && !last.borrowed:
 		last.ids = append(last.ids, ids...)
@@ -535,7 +532,13 @@ func (t *targetTable) appendNew(ids []string, f func(i int, prev *Target) *Targe
 		t.segs = append(t.segs, segment{ids: slices.Clone(ids)})
 		last = &t.segs[len(t.segs)-1]
 	}
-	last.recs = slices.Grow(last.recs, len(ids))
+	if cap(last.recs)-len(last.recs) < len(ids) {
+		// Doubled up to a million: grown by append's quarter a request at
+		// a time, the records of a long segment were copied over and over
+		// into fresh memory (12 ms of a million-target apply, page faults
+		// mostly). Past that, a quarter: ten million must fit in 1 GiB.
+		last.recs = slices.Grow(last.recs, max(len(ids), min(len(last.recs), 1<<20)))
+	}
 	for i := range ids {
 		last.recs = append(last.recs, t.number(f(i, nil)))
 	}
