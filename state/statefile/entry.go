@@ -12,8 +12,12 @@ import (
 // AppendEntry appends the binary encoding of e to dst: the payload of a
 // format-2 or format-3 journal line before its escaping, for backends
 // that store each entry as a record of its own.
-func AppendEntry(dst []byte, e state.Entry) []byte {
-	enc := encoder{b: dst}
+func AppendEntry(dst []byte, e state.Entry) []byte { return appendEntry(dst, e, nil) }
+
+// appendEntry is AppendEntry with intents' id lists kept in r for their
+// outcomes (see IDReuse); r may be nil.
+func appendEntry(dst []byte, e state.Entry, r *IDReuse) []byte {
+	enc := encoder{b: dst, reuse: r}
 	enc.entry(e)
 	return enc.b
 }

@@ -54,17 +54,18 @@ func AppendJournalLine(dst []byte, v any) ([]byte, error) {
 // AppendEntryLine appends entry e as a line of a journal of the given
 // format.
 func AppendEntryLine(dst []byte, e state.Entry, format int) ([]byte, error) {
-	return appendEntryLine(dst, e, format, nil)
+	return AppendEntryLineReusing(dst, e, format, nil)
 }
 
-func appendEntryLine(dst []byte, e state.Entry, format int, r *IDReuse) ([]byte, error) {
+// AppendEntryLineReusing is AppendEntryLine, keeping the id lists of
+// intents in r (when not nil) and copying them into the outcomes that
+// name the same ones.
+func AppendEntryLineReusing(dst []byte, e state.Entry, format int, r *IDReuse) ([]byte, error) {
 	if format == 1 {
 		return AppendJournalLine(dst, e)
 	}
 	start := len(dst)
-	enc := encoder{b: append(dst, "00000000 "...), reuse: r}
-	enc.entry(e)
-	dst = enc.b
+	dst = appendEntry(append(dst, "00000000 "...), e, r)
 	// Escaped in place from the first byte that needs it: most of an
 	// entry is ids, and most entries hold no such byte.
 	if i := escapeAt(dst[start+9:], format >= 3); i >= 0 {

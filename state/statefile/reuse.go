@@ -33,12 +33,6 @@ const (
 	reuseMax = 256
 )
 
-// AppendEntryLineReusing is AppendEntryLine, keeping the id lists of
-// intents in r and copying them into the outcomes that name the same ones.
-func AppendEntryLineReusing(dst []byte, e state.Entry, format int, r *IDReuse) ([]byte, error) {
-	return appendEntryLine(dst, e, format, r)
-}
-
 // itemIDs writes ids (ids()) of an item of an entry of type t.
 func (e *encoder) itemIDs(t state.EntryType, ids []string) {
 	r := e.reuse
