@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // DeviceView is a device as GET /_sandbox/devices/{id} shows it.
@@ -103,22 +104,24 @@ func (s *Server) Patch(deviceID string, p DevicePatch) (DeviceView, bool) {
 		return DeviceView{}, false
 	}
 	d := &s.devs[idx]
-	set := func(flag uint8, v *bool) {
+	mu := s.lock(idx)
+	flags := d.flags
+	set := func(flag uint32, v *bool) {
 		if v == nil {
 			return
 		}
 		if *v {
-			d.flags |= flag
+			flags |= flag
 		} else {
-			d.flags &^= flag
+			flags &^= flag
 		}
 	}
-	mu := s.lock(idx)
-	wasOnline := d.flags&flagOnline != 0
+	wasOnline := flags&flagOnline != 0
 	set(flagPushToken, p.PushToken)
 	set(flagPermission, p.Permission)
 	set(flagOnline, p.Online)
-	if !wasOnline && d.flags&flagOnline != 0 && d.st != nil {
+	atomic.StoreUint32(&d.flags, flags)
+	if !wasOnline && flags&flagOnline != 0 && d.st != nil {
 		d.st.flush()
 	}
 	mu.Unlock()

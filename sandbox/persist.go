@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"pushform/atomicfile"
+	"sync/atomic"
 )
 
 // devicesFileVersion is the version of the format SaveDevices writes.
@@ -159,7 +160,7 @@ func (s *Server) LoadDevices(path string) error {
 		st := restoreState(sd.Badge, sd.Received, deref(sd.Inbox), deref(sd.Pending))
 		d := &s.devs[idx]
 		mu := s.lock(idx)
-		d.flags = deviceFlags(sd.PushToken, sd.Permission, sd.Online)
+		atomic.StoreUint32(&d.flags, deviceFlags(sd.PushToken, sd.Permission, sd.Online))
 		d.st = st
 		mu.Unlock()
 	}

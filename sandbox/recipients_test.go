@@ -184,3 +184,88 @@ func TestRecipientsPaging(t *testing.T) {
 		t.Errorf("array shape: %d ids", len(all))
 	}
 }
+
+// TestRecipientsIDFormats: range users' ids are counted up from the one
+// listed before them; they must be what their format gives, across a
+// number gaining a digit, a gap, a range's end and another range, and
+// escaped where the format needs it, in both shapes and on every page.
+func TestRecipientsIDFormats(t *testing.T) {
+	const seed = `
+api_key "k-test" { environment = "test" }
+user "alice" {
+  device "alice-phone" { environment = "test" }
+}
+user_range "u%d" {
+  count       = 23
+  device      = "du%d"
+  environment = "test"
+}
+user_range "q\"%02d\\" {
+  count       = 3
+  device      = "dq%d"
+  environment = "test"
+}
+user_range "ü%03d-eu" {
+  count       = 101
+  device      = "dü%d"
+  environment = "test"
+}
+user_range "z%d" {
+  count       = 1
+  device      = "dz%d"
+  environment = "test"
+}
+`
+	want := []string{"alice"}
+	for i := range 23 {
+		if i != 10 && i != 19 {
+			want = append(want, fmt.Sprintf("u%d", i))
+		}
+	}
+	want = append(want, `q"00\`, `q"01\`, `q"02\`)
+	for i := range 101 {
+		if i != 99 {
+			want = append(want, fmt.Sprintf("ü%03d-eu", i))
+		}
+	}
+	want = append(want, "z0")
+	for _, shape := range []string{"array", "object"} {
+		s, c := start(t, seed, Options{RecipientsShape: shape})
+		for _, d := range []string{"du10", "du19", "dü99"} { // gaps: a carry, a range's last but three, a carry to 100
+			s.Patch(d, DevicePatch{PushToken: new(bool)})
+		}
+		limits := []string{""}
+		if shape == "object" {
+			limits = []string{"", "1", "7", "10"}
+		}
+		for _, limit := range limits {
+			t.Run(shape+" limit "+limit, func(t *testing.T) {
+				var got []string
+				if shape == "array" {
+					c.recipients("k-test", "").json(t, &got)
+				}
+				for cursor := ""; shape == "object"; {
+					q := url.Values{}
+					if cursor != "" {
+						q.Set("cursor", cursor)
+					}
+					if limit != "" {
+						q.Set("limit", limit)
+					}
+					var page struct {
+						UserIDs []string `json:"userIds"`
+						Next    string   `json:"next"`
+					}
+					c.recipients("k-test", "?"+q.Encode()).json(t, &page)
+					got = append(got, page.UserIDs...)
+					if cursor = page.Next; cursor == "" || len(got) > len(want) {
+						break
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("recipients\n%q\nwant\n%q", got, want)
+				}
+			})
+		}
+	}
+}

@@ -158,13 +158,13 @@ func (e env) String() string {
 
 // Device flags, the ones PATCH /_sandbox/devices/{id} can change.
 const (
-	flagPushToken uint8 = 1 << iota
+	flagPushToken uint32 = 1 << iota
 	flagPermission
 	flagOnline
 )
 
-func deviceFlags(pushToken, permission, online bool) uint8 {
-	var f uint8
+func deviceFlags(pushToken, permission, online bool) uint32 {
+	var f uint32
 	if pushToken {
 		f |= flagPushToken
 	}
@@ -184,7 +184,7 @@ type devInfo struct {
 	user     int32  // index in Server.users; -1 for none or a range device
 	rng      *rangeRec
 	env      env
-	flags    uint8 // as seeded
+	flags    uint32 // as seeded
 	shell    string
 	fail     string
 	lastSeen int64 // unix nanoseconds; 0 when unknown
@@ -192,8 +192,10 @@ type devInfo struct {
 
 // device is one device: 16 bytes until it receives something.
 type device struct {
-	info  uint32 // index in Server.infos
-	flags uint8
+	info uint32 // index in Server.infos
+	// flags change under the device's lock, by atomic stores, so that
+	// listing recipients can read them without taking the lock.
+	flags uint32
 	st    *deviceState // nil until the first delivery
 }
 
