@@ -226,15 +226,29 @@ func outcomeCode(o state.Outcome) byte {
 	return outcomeOther
 }
 
+// stateBody writes a state body: the recipients snapshot, the messages
+// and the ledger.
 func (e *encoder) stateBody(s *state.State) {
+	e.recipientsBody(s)
+	e.messagesBody(s)
+}
+
+// recipientsBody writes the first part of a state body: the recipients
+// snapshot.
+func (e *encoder) recipientsBody(s *state.State) {
 	if s.Recipients == nil {
 		e.b = append(e.b, 0)
-	} else {
-		e.b = append(e.b, 1)
-		e.time(s.Recipients.FetchedAt)
-		e.boolean(s.Recipients.UserIDs != nil)
-		e.ids(s.Recipients.UserIDs)
+		return
 	}
+	e.b = append(e.b, 1)
+	e.time(s.Recipients.FetchedAt)
+	e.boolean(s.Recipients.UserIDs != nil)
+	e.ids(s.Recipients.UserIDs)
+}
+
+// messagesBody writes the rest of a state body: the messages and the
+// ledger. It reads nothing recipientsBody does.
+func (e *encoder) messagesBody(s *state.State) {
 	addrs := s.Addresses()
 	e.uvarint(uint64(len(addrs)))
 	for _, a := range addrs {

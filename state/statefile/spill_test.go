@@ -15,11 +15,14 @@ import (
 )
 
 // TestSnapshotSpillSameBytes checks that a snapshot written as it is
-// encoded (spilling every spillAt bytes) is byte for byte the snapshot
-// gathered whole, and reads back, for a state whose recipients, messages
+// encoded (spilling every spillAt bytes, its two parts on two goroutines
+// or on one) is byte for byte the snapshot gathered whole, and reads back, for a state whose recipients, messages
 // and ledger each span several spills.
 func TestSnapshotSpillSameBytes(t *testing.T) {
 	st, all := spillState(t, true)
+	if _, ok := inParallel(st); !ok {
+		t.Fatal("the state is too small for the parallel encoding this test checks")
+	}
 	var got bytes.Buffer
 	if err := Encode(&got, st); err != nil {
 		t.Fatal(err)
@@ -30,6 +33,13 @@ func TestSnapshotSpillSameBytes(t *testing.T) {
 	}
 	if !bytes.Equal(got.Bytes(), want) {
 		t.Fatalf("spilled snapshot differs from the whole one (%d vs %d bytes)", got.Len(), len(want))
+	}
+	var seq bytes.Buffer
+	if err := encodeBody(&seq, st, state.FormatVersion, func(*state.State) (int, bool) { return 0, false }); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(seq.Bytes(), want) {
+		t.Fatalf("the snapshot encoded on one goroutine differs from the whole one (%d vs %d bytes)", seq.Len(), len(want))
 	}
 	// Compact tables are written run by run (Message.TargetRuns), maps
 	// target by target: the bytes are the same.
