@@ -69,10 +69,12 @@ func (v *ApplyJSON) NoChanges() {
 func (v *ApplyJSON) Event(e executor.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.enc.Encode(struct {
-		executor.Event
-		Delay string `json:"delay,omitempty"`
-	}{e, durationString(e.Delay)})
+	l := eventLine{e, durationString(e.Delay)}
+	if b, ok := appendEvent(v.pending.AvailableBuffer(), &l); ok {
+		v.pending.Write(b)
+	} else {
+		v.enc.Encode(l)
+	}
 	switch {
 	case v.pending.Len() >= flushAt:
 		v.flushLocked()
