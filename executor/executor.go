@@ -227,7 +227,7 @@ func Apply(ctx context.Context, p *planner.Plan, rec Recorder, s Sender, opts Op
 	r := &run{src: wholePlan{p}, rec: rec, sender: s, opts: opts, res: &Result{Skipped: map[string]int{}}, pacer: newPacer(p, opts.PaceFrom)}
 	r.nextBatch.Store(int64(len(p.Batches)))
 	r.partsOnce.Do(func() {})
-	if err := r.prelude(p); err != nil {
+	if err := r.prelude(p, nil); err != nil {
 		return r.res, err
 	}
 	return r.res, r.sendAll(ctx)
@@ -294,8 +294,9 @@ func (r *run) beforeIntents() []state.Entry {
 }
 
 // planned records, once the plan being streamed is whole, what Apply
-// records before sending: the recipients list and the targets forgotten.
-func (r *run) planned() error {
+// records before sending: the targets forgotten, and (on one of the
+// recorders, while requests go on) the recipients list.
+func (r *run) planned(recorders *recorders, fatal func(error)) error {
 	if !r.streaming || r.preluded {
 		return nil
 	}
@@ -307,7 +308,16 @@ func (r *run) planned() error {
 	if !p.HasChanges() {
 		return nil // as apply records nothing for a plan without changes
 	}
-	return r.prelude(p)
+	// A million ids take 10 ms to encode, which held up every request
+	// when the dispatcher journaled them itself. Nothing recorded reads
+	// the list, and the run waits for its recorders before it ends.
+	return r.prelude(p, func(e state.Entry) {
+		recorders.do(func() {
+			if err := r.record(e); err != nil {
+				fatal(err)
+			}
+		})
+	})
 }
 
 // partBase is the number of the first request sent again in parts: after
@@ -421,7 +431,7 @@ func (r *run) emit(e Event) {
 // prelude records the moves, the recipients snapshot, the forgets and the
 // already-delivered targets, which send nothing. Moves come first: what follows uses the new
 // addresses.
-func (r *run) prelude(p *planner.Plan) error {
+func (r *run) prelude(p *planner.Plan, recordList func(state.Entry)) error {
 	now := r.opts.Now().UTC()
 	var entries []state.Entry
 	move := state.Entry{Type: state.EntryMove, Time: now}
@@ -437,8 +447,12 @@ func (r *run) prelude(p *planner.Plan) error {
 		entries = append(entries, move)
 	}
 	if p.Refreshed && p.Recipients != nil {
-		entries = append(entries, state.Entry{Type: state.EntrySnapshot, Time: p.Recipients.FetchedAt,
-			Items: []state.Item{{Targets: p.Recipients.UserIDs}}})
+		list := state.Entry{Type: state.EntrySnapshot, Time: p.Recipients.FetchedAt, Items: []state.Item{{Targets: p.Recipients.UserIDs}}}
+		if recordList != nil {
+			recordList(list)
+		} else {
+			entries = append(entries, list)
+		}
 	}
 	var forgot []string
 	for _, c := range p.Changes {

@@ -103,7 +103,7 @@ func (r *run) sendAll(ctx context.Context) error {
 			}
 		}()
 	}
-	sent := r.dispatch(stop, slots, ready, fatal, ahead)
+	sent := r.dispatch(stop, slots, ready, recorders, fatal, ahead)
 	close(ready)
 	workers.Wait()
 	recorders.wait()
@@ -157,13 +157,13 @@ func (s *slot) release() {
 // that is free. The batches of a plan still being made are taken
 // as they are planned: the dispatcher waits for the next one, then takes
 // along those planned by then.
-func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan<- *prepared, fatal context.CancelCauseFunc, ahead int) int {
+func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan<- *prepared, recorders *recorders, fatal context.CancelCauseFunc, ahead int) int {
 	next := 0
 	for stop.Err() == nil {
 		if err := r.src.wait(stop, next); err != nil {
 			break // interrupted while the plan was being made
 		}
-		if err := r.planned(); err != nil {
+		if err := r.planned(recorders, fatal); err != nil {
 			fatal(err)
 			break
 		}

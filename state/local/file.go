@@ -43,7 +43,7 @@ type File struct {
 	// that ended without unlocking.
 	stale *state.LockInfo
 
-	commit state.GroupCommit[state.Entry]
+	commit state.GroupCommit[journalItem]
 	// jf is the journal, kept open between appends while the lock is
 	// held (jfInfo is what it was when opened, to notice the path
 	// replaced); written is the offset its last write ended at. While
@@ -345,7 +345,48 @@ func (f *File) storedHeader() (h statefile.Header, ok bool, err error) {
 // form a group that shares the next write and fsync (group commit), so
 // concurrent appenders pay for far fewer syncs than calls.
 func (f *File) Append(entries ...state.Entry) error {
-	return f.commit.DoThenSync(&f.mu, entries, f.appendLocked)
+	items := make([]journalItem, len(entries))
+	for i, e := range entries {
+		items[i].e = e
+		if idCount(e) < encodeUnlockedIDs {
+			continue
+		}
+		f.mu.Lock()
+		format := f.jformat
+		f.mu.Unlock()
+		if format == 0 {
+			continue // the journal's format is known once it is written
+		}
+		line, err := statefile.AppendEntryLine(nil, e, format)
+		if err != nil {
+			return fmt.Errorf("encoding state journal entry: %w", err)
+		}
+		items[i].line, items[i].format = line, format
+	}
+	return f.commit.DoThenSync(&f.mu, items, f.appendLocked)
+}
+
+// journalItem is an entry to append, and its journal line when it was
+// encoded before the journal was locked (in format).
+type journalItem struct {
+	e      state.Entry
+	line   []byte
+	format int
+}
+
+// encodeUnlockedIDs is how many ids make an entry (a recipients list, the
+// targets a plan records as up to date) be encoded before the journal is
+// locked: a million take 10 ms, and the requests' entries, written
+// meanwhile, need not wait for them.
+const encodeUnlockedIDs = 1 << 14
+
+// idCount is how many ids e's items name.
+func idCount(e state.Entry) int {
+	n := 0
+	for _, it := range e.Items {
+		n += len(it.Targets)
+	}
+	return n
 }
 
 // appendLocked writes entries to the journal with one write and, unless
@@ -354,7 +395,7 @@ func (f *File) Append(entries ...state.Entry) error {
 // held, that fsync is returned to run once f.mu is released, so the
 // outcomes of other requests are written meanwhile rather than queue
 // behind it (and free their batches' slots in the executor at once).
-func (f *File) appendLocked(entries []state.Entry) (sync func() error, err error) {
+func (f *File) appendLocked(items []journalItem) (sync func() error, err error) {
 	if err := f.checkJournalTail(); err != nil {
 		return nil, err
 	}
@@ -387,8 +428,14 @@ func (f *File) appendLocked(entries []state.Entry) (sync func() error, err error
 			return nil, err
 		}
 	}
-	for _, e := range entries {
-		if buf, err = statefile.AppendEntryLineReusing(buf, e, f.jformat, &f.reuse); err != nil {
+	needsSync := false
+	for _, it := range items {
+		needsSync = needsSync || state.NeedsSync([]state.Entry{it.e})
+		if it.line != nil && it.format == f.jformat {
+			buf = append(buf, it.line...)
+			continue
+		}
+		if buf, err = statefile.AppendEntryLineReusing(buf, it.e, f.jformat, &f.reuse); err != nil {
 			return nil, fmt.Errorf("encoding state journal entry: %w", err)
 		}
 	}
@@ -401,7 +448,7 @@ func (f *File) appendLocked(entries []state.Entry) (sync func() error, err error
 	end := start + int64(len(buf))
 	f.written = end
 	switch {
-	case held && !fresh && !state.NeedsSync(entries):
+	case held && !fresh && !needsSync:
 		return nil, nil
 	case held && !fresh:
 		return func() error { return f.syncTo(jf, start, end) }, nil

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
+	"pushform/state"
 	"pushform/state/local"
+	"pushform/state/statefile"
 	"pushform/state/statetest"
 )
 
@@ -89,6 +93,69 @@ func TestFileAppendContinuesOldJournal(t *testing.T) {
 	data, _ = os.ReadFile(f.JournalPath())
 	if bytes.Count(data, []byte(`"type":"intent"`)) != 3 || bytes.IndexByte(data, 0) >= 0 {
 		t.Fatalf("the lock holder's entry is not appended in format 1:\n%q", data)
+	}
+}
+
+// A long id list (a recipients list) is encoded before the journal is
+// locked once the journal's format is known: the line is the one the lock
+// holder would write, in the journal's format, and reads back.
+func TestFileAppendLongListEncodedUnlocked(t *testing.T) {
+	ids := make([]string, 20_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("u%07d", i)
+	}
+	list := state.Entry{Type: state.EntrySnapshot, Time: time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), Items: []state.Item{{Targets: ids}}}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, f *local.File) // writes the journal first, or not
+		json  bool                              // the journal is in format 1
+	}{
+		{"fresh journal", func(*testing.T, *local.File) {}, false},
+		{"journal written", func(t *testing.T, f *local.File) {
+			if err := f.Append(intent("notification.a", "u1")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"journal of format 1", func(t *testing.T, f *local.File) {
+			s, err := f.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hdr := fmt.Sprintf(`{"journal":1,"lineage":%q,"serial":%d}`, s.Lineage, s.Serial)
+			if err := os.WriteFile(f.JournalPath(), fmt.Appendf(nil, "%08x %s\n", crc(hdr), hdr), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Append(intent("notification.a", "u1")); err != nil { // f now knows the format
+				t.Fatal(err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFile(t)
+			mustPersist(t, f, statetest.Sample())
+			g := local.NewFile(f.Path())
+			tc.setup(t, g)
+			if err := g.Append(list); err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(g.JournalPath())
+			lines := bytes.SplitAfter(bytes.TrimRight(data, "\x00"), []byte("\n"))
+			last := lines[len(lines)-2] // the last is what follows the final newline
+			format := statefile.JournalFormat
+			if tc.json {
+				format = 1
+			}
+			if want, err := statefile.AppendEntryLine(nil, list, format); err != nil || !bytes.Equal(last, want) {
+				t.Fatalf("the list's line is %.80q..., want %.80q... (%v)", last, want, err)
+			}
+			s, err := local.NewFile(f.Path()).Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Recipients == nil || !slices.Equal(s.Recipients.UserIDs, ids) {
+				t.Fatalf("read back recipients %v", s.Recipients)
+			}
+		})
 	}
 }
 
