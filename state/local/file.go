@@ -431,12 +431,15 @@ func (f *File) appendLocked(items []journalItem) (sync func() error, err error) 
 	needsSync := false
 	for _, it := range items {
 		needsSync = needsSync || state.NeedsSync([]state.Entry{it.e})
-		if it.line != nil && it.format == f.jformat {
+		switch {
+		case it.line == nil || it.format != f.jformat:
+			if buf, err = statefile.AppendEntryLineReusing(buf, it.e, f.jformat, &f.reuse); err != nil {
+				return nil, fmt.Errorf("encoding state journal entry: %w", err)
+			}
+		case len(items) == 1 && len(buf) == 0:
+			buf = it.line // written as it is: ten million ids are 20 MB
+		default:
 			buf = append(buf, it.line...)
-			continue
-		}
-		if buf, err = statefile.AppendEntryLineReusing(buf, it.e, f.jformat, &f.reuse); err != nil {
-			return nil, fmt.Errorf("encoding state journal entry: %w", err)
 		}
 	}
 	if cap(buf) <= maxKeptBuffer {
