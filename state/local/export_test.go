@@ -17,3 +17,11 @@ func JournalSyncs(f *File) int {
 	defer f.mu.Unlock()
 	return f.syncs
 }
+
+// PathChecks is how many appends of f checked the snapshot's and the
+// journal's paths.
+func PathChecks(f *File) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checks
+}

@@ -64,12 +64,18 @@ type File struct {
 	synced   int64
 	closeErr error
 	syncs    int
+	checks   int // appends that checked the snapshot's and journal's paths (for tests)
 	// snap is the snapshot's header as Append last checked it, and the
 	// file it was read from (nil: there was none): while the file is the
 	// same, its header is.
 	snap       os.FileInfo
 	snapHeader statefile.Header
 	snapKnown  bool
+	// watch, while the journal is kept open, says whether the snapshot
+	// or the journal's path may have changed since the last append, which
+	// checks them again only then; noWatch: none could be set up.
+	watch   *dirWatch
+	noWatch bool
 
 	pauseAt string // test-only: see PauseEnv
 	// link makes hard links; nil is os.Link. Tests set it to fail, as on
@@ -399,17 +405,34 @@ func (f *File) appendLocked(items []journalItem) (sync func() error, err error) 
 	if err := f.checkJournalTail(); err != nil {
 		return nil, err
 	}
-	sh, exists, err := f.snapshotHeader()
-	if err != nil {
-		return nil, err
-	}
-	if err := f.checkSeen(sh, exists); err != nil {
-		return nil, err
-	}
 	// Only a lock holder keeps the descriptor, and so may leave outcomes
 	// for a later sync: Unlock or Persist syncs them at the latest.
 	held := f.lockFile != nil
-	jf, err := f.openJournal(held)
+	verify := true
+	switch {
+	case !held:
+	case f.watch != nil && f.jf != nil && !f.watch.changed():
+		verify = false
+	case !f.noWatch:
+		// Set up afresh (on the snapshot there is now) before the paths
+		// are checked: nothing that happens after the check goes unseen.
+		if f.watch != nil {
+			f.watch.close()
+		}
+		f.watch = newDirWatch(f.path, f.JournalPath())
+		f.noWatch = f.watch == nil
+	}
+	sh, exists := f.snapHeader, f.snap != nil
+	if verify || !f.snapKnown {
+		f.checks++
+		if sh, exists, err = f.snapshotHeader(); err != nil {
+			return nil, err
+		}
+		if err := f.checkSeen(sh, exists); err != nil {
+			return nil, err
+		}
+	}
+	jf, err := f.openJournal(held, verify)
 	if err != nil {
 		return nil, err
 	}
@@ -582,8 +605,11 @@ const maxKeptBuffer = 1 << 20
 // file: one stat instead of an open, a stat and a close per append. The
 // descriptor is kept while the lock is held (held), and then written at
 // offsets; otherwise it appends. f.mu is held.
-func (f *File) openJournal(held bool) (*os.File, error) {
+func (f *File) openJournal(held, verify bool) (*os.File, error) {
 	if f.jf != nil {
+		if !verify {
+			return f.jf, nil
+		}
 		fi, err := os.Stat(f.JournalPath())
 		if err == nil && os.SameFile(fi, f.jfInfo) {
 			return f.jf, nil
@@ -617,6 +643,10 @@ func (f *File) openJournal(held bool) (*os.File, error) {
 // closeJournal makes what was written to the kept journal descriptor
 // durable and closes it; f.mu is held.
 func (f *File) closeJournal() error {
+	if f.watch != nil {
+		f.watch.close()
+		f.watch = nil
+	}
 	if f.jf == nil {
 		return nil
 	}
