@@ -882,12 +882,14 @@ func (f *File) Persist(s *state.State) error {
 	s.Serial = serial
 	f.seen = state.HeadOf(s)
 	f.pause("persist-renamed")
-	// A crash here leaves a journal of an older serial, which Read ignores.
+	// A crash here leaves a journal of an older serial, which Read ignores
+	// and the next append starts afresh; so does a removal that a crash
+	// undoes, which is why the directory is not synced again.
 	if err := os.Remove(f.JournalPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("clearing state journal: %w", err)
 	}
 	f.checked = true
-	return atomicfile.SyncDir(dir)
+	return nil
 }
 
 // backup makes PATH.backup the current snapshot: a hard link renamed into
