@@ -430,7 +430,8 @@ func (r *run) emit(e Event) {
 
 // prelude records the moves, the recipients snapshot, the forgets and the
 // already-delivered targets, which send nothing. Moves come first: what follows uses the new
-// addresses.
+// addresses. With recordList, the recipients snapshot is handed to it
+// instead, to be recorded meanwhile.
 func (r *run) prelude(p *planner.Plan, recordList func(state.Entry)) error {
 	now := r.opts.Now().UTC()
 	var entries []state.Entry

@@ -349,7 +349,8 @@ func (f *File) storedHeader() (h statefile.Header, ok bool, err error) {
 // Append implements Journal. Entries of one call are written with one write
 // and one fsync. Calls that arrive while another call's sync is under way
 // form a group that shares the next write and fsync (group commit), so
-// concurrent appenders pay for far fewer syncs than calls.
+// concurrent appenders pay for far fewer syncs than calls. An entry of
+// many ids is encoded before the journal is locked (encodeUnlockedIDs).
 func (f *File) Append(entries ...state.Entry) error {
 	items := make([]journalItem, len(entries))
 	for i, e := range entries {
