@@ -26,9 +26,25 @@ const (
 	fileWatchMask = syscall.IN_MODIFY | syscall.IN_ATTRIB | syscall.IN_CLOSE_WRITE
 )
 
+// localFS reports whether the file system of statfs magic is one whose changes
+// all pass through this kernel, so inotify sees them: not NFS, SMB or FUSE, where
+// another machine's are not seen. ext2-4, XFS, Btrfs, tmpfs, overlayfs,
+// F2FS, ZFS.
+func localFS(magic int64) bool {
+	switch magic {
+	case 0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0x794c7630, 0xF2F52010, 0x2FC12FC1:
+		return true
+	}
+	return false
+}
+
 // newDirWatch watches snapshot and journal; nil when the system or file
 // system cannot (then every append checks the paths).
 func newDirWatch(snapshot, journal string) *dirWatch {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(snapshot), &fs); err != nil || !localFS(int64(fs.Type)) {
+		return nil
+	}
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
 		return nil
