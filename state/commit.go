@@ -77,7 +77,7 @@ func (g *GroupCommit[T]) DoThenSync(l sync.Locker, items []T, write func([]T) (s
 // requests answered since the last sync back into unknown, and each of
 // those had its intent synced and was in flight or queued when that sync
 // ended: no more than a kill -9 leaves unknown.
-func NeedsSync(entries []Entry) bool {
+func NeedsSync(entries ...Entry) bool {
 	for _, e := range entries {
 		if e.Type != EntryOutcome {
 			return true

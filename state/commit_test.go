@@ -112,7 +112,7 @@ func TestNeedsSync(t *testing.T) {
 		{[]state.Entry{{Type: state.EntryMove}}, true},
 		{[]state.Entry{{Type: state.EntryRecord}}, true},
 	} {
-		if got := state.NeedsSync(tt.entries); got != tt.want {
+		if got := state.NeedsSync(tt.entries...); got != tt.want {
 			t.Errorf("NeedsSync(%v) = %v; want %v", tt.entries, got, tt.want)
 		}
 	}

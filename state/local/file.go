@@ -454,7 +454,7 @@ func (f *File) appendLocked(items []journalItem) (sync func() error, err error) 
 	}
 	needsSync := false
 	for _, it := range items {
-		needsSync = needsSync || state.NeedsSync([]state.Entry{it.e})
+		needsSync = needsSync || state.NeedsSync(it.e)
 		switch {
 		case it.line == nil || it.format != f.jformat:
 			if buf, err = statefile.AppendEntryLineReusing(buf, it.e, f.jformat, &f.reuse); err != nil {

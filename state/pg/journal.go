@@ -118,7 +118,7 @@ func (m *Manager) Append(entries ...state.Entry) error {
 	}
 	rows := make([]journalRow, len(entries))
 	for i, e := range entries {
-		rows[i] = journalRow{entry: statefile.AppendEntry(nil, e), sync: state.NeedsSync(entries[i : i+1])}
+		rows[i] = journalRow{entry: statefile.AppendEntry(nil, e), sync: state.NeedsSync(e)}
 	}
 	return m.commit.Do(&m.mu, rows, m.appendLocked)
 }
