@@ -15,6 +15,7 @@ import (
 	"pushform/secret"
 	"pushform/termtext"
 	"pushform/views"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -71,24 +72,38 @@ type Env struct {
 	// SetGCPercent sets the collector's GOGC (debug.SetGCPercent); nil
 	// leaves it alone. Apply sets it only together with the memory limit.
 	SetGCPercent func(percent int) int
+	// AfterCollection runs f, once, after the garbage collector's next
+	// cycle; nil means apply cannot wait for one and sets its collector
+	// goals at once.
+	AfterCollection func(f func())
 }
 
 // OSEnv returns the Env of the running process.
 func OSEnv() Env {
 	wd, _ := os.Getwd()
 	return Env{
-		Stdin:          os.Stdin,
-		Stdout:         os.Stdout,
-		Stderr:         os.Stderr,
-		StdinTerminal:  isTerminal(os.Stdin),
-		StdoutTerminal: isTerminal(os.Stdout),
-		Width:          terminalWidth(os.Stdout, os.Stderr),
-		Getenv:         os.Getenv,
-		Environ:        os.Environ(),
-		Dir:            wd,
-		SetMemoryLimit: debug.SetMemoryLimit,
-		SetGCPercent:   debug.SetGCPercent,
+		Stdin:           os.Stdin,
+		Stdout:          os.Stdout,
+		Stderr:          os.Stderr,
+		StdinTerminal:   isTerminal(os.Stdin),
+		StdoutTerminal:  isTerminal(os.Stdout),
+		Width:           terminalWidth(os.Stdout, os.Stderr),
+		Getenv:          os.Getenv,
+		Environ:         os.Environ(),
+		Dir:             wd,
+		SetMemoryLimit:  debug.SetMemoryLimit,
+		SetGCPercent:    debug.SetGCPercent,
+		AfterCollection: afterCollection,
 	}
+}
+
+// afterCollection runs f once the collector has found an object no longer
+// reachable, that is after its next cycle. The object has a pointer so
+// that the tiny allocator does not share its block with others, whose
+// lives would delay the cleanup.
+func afterCollection(f func()) {
+	sentinel := &struct{ p *byte }{}
+	runtime.AddCleanup(sentinel, func(struct{}) { f() }, struct{}{})
 }
 
 // isTerminal asks the terminal driver: /dev/null is a character device too,
