@@ -844,9 +844,11 @@ func (f *recipientsFetch) add(id []byte) error {
 	f.buf = append(f.buf, id...)
 	f.ends = append(f.ends, len(f.buf))
 	if len(f.ends) == recipientsChunk {
+		size := len(f.buf)
 		if err := f.flush(); err != nil {
 			return &stopped{err}
 		}
+		f.buf = make([]byte, 0, size+size/8) // the next chunk's ids are about as long
 	}
 	return nil
 }
@@ -928,19 +930,21 @@ type stopped struct{ err error }
 
 func (s *stopped) Error() string { return s.err.Error() }
 
-// flush hands the chunk to fn: its ids share one string.
+// flush hands the chunk to fn: its ids share one string, which is the
+// buffer they were gathered in, not a copy (a million ids are 16 MB); the
+// buffer is then left to them, never written again.
 func (f *recipientsFetch) flush() error {
 	if len(f.ends) == 0 {
 		return nil
 	}
-	all := string(f.buf)
+	all := unsafe.String(unsafe.SliceData(f.buf), len(f.buf))
 	chunk := make([]string, len(f.ends))
 	start := 0
 	for i, end := range f.ends {
 		chunk[i] = all[start:end]
 		start = end
 	}
-	f.buf, f.ends = f.buf[:0], f.ends[:0]
+	f.buf, f.ends = nil, f.ends[:0]
 	f.total += len(chunk)
 	if f.seen == nil {
 		f.handed = append(f.handed, chunk)
