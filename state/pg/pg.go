@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -37,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"pushform/state"
+	"pushform/state/statefile"
 )
 
 // Defaults of Options.
@@ -156,6 +158,10 @@ type Manager struct {
 	waitFrom, lockedAt time.Time
 
 	commit state.GroupCommit[journalRow]
+	// list is the last recipients list journaled, encoded, for Persist to
+	// copy (statefile.EncodeWith); not under mu, which a database call
+	// holds.
+	list atomic.Pointer[statefile.EncodedList]
 }
 
 var (

@@ -14,6 +14,10 @@ import (
 // that store each entry as a record of its own.
 func AppendEntry(dst []byte, e state.Entry) []byte { return appendEntry(dst, e, nil) }
 
+// AppendEntryReusing is AppendEntry keeping in r what IDReuse keeps (a
+// recipients list's encoding among it, see IDReuse.TakeList).
+func AppendEntryReusing(dst []byte, e state.Entry, r *IDReuse) []byte { return appendEntry(dst, e, r) }
+
 // appendEntry is AppendEntry with intents' id lists kept in r for their
 // outcomes (see IDReuse); r may be nil.
 func appendEntry(dst []byte, e state.Entry, r *IDReuse) []byte {

@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"slices"
 	"unsafe"
 
 	"pushform/state"
@@ -12,9 +13,34 @@ import (
 // slice the intent did. The zero value is ready; one IDReuse is for one
 // writer at a time. It keeps the encodings of at most reuseMax intents
 // not answered yet.
+//
+// It also keeps the encoding of the last long list a snapshot entry (the
+// recipients list) journaled, for the snapshot that ends the run: see
+// TakeList.
 type IDReuse struct {
 	m    map[*string]encodedIDs
-	free [][]byte // encodings taken, their memory for the next ones
+	free [][]byte     // encodings taken, their memory for the next ones
+	list *EncodedList // see TakeList
+}
+
+// EncodedList is a list of ids and its encoding as a snapshot writes it
+// (its count, then the ids front-coded), kept from a journal line: a
+// snapshot whose recipients list, or a message's targets, are the very
+// same strings copies it rather than encoding them again (EncodeWith).
+type EncodedList struct {
+	ids []string
+	enc []byte
+	// sum is headerSum of ids when enc was made: the list changed in
+	// place since (the same slice, so theseIDs cannot tell) is not it.
+	sum uint64
+}
+
+// TakeList returns the last long id list a snapshot entry encoded since
+// the last call, or nil, and forgets it.
+func (r *IDReuse) TakeList() *EncodedList {
+	l := r.list
+	r.list = nil
+	return l
 }
 
 // encodedIDs is an intent item's id list and its encoding (ids()).
@@ -31,11 +57,20 @@ const (
 	// parallelism and one unanswered; intents left over (a run that
 	// stopped) are dropped together when more arrive.
 	reuseMax = 256
+	// listFrom is the shortest recipients list whose encoding is kept for
+	// the snapshot: a million ids take 10 ms to encode.
+	listFrom = 1 << 12
 )
 
 // itemIDs writes ids (ids()) of an item of an entry of type t.
 func (e *encoder) itemIDs(t state.EntryType, ids []string) {
 	r := e.reuse
+	if r != nil && t == state.EntrySnapshot && len(ids) >= listFrom {
+		start := len(e.b)
+		e.ids(ids)
+		r.list = &EncodedList{ids: ids, enc: slices.Clone(e.b[start:]), sum: headerSum(ids)}
+		return
+	}
 	if r == nil || len(ids) < reuseFrom || t != state.EntryIntent && t != state.EntryOutcome {
 		e.ids(ids)
 		return
@@ -76,4 +111,38 @@ func theseIDs(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// holds reports whether ids are the very strings l was encoded from:
+// those of l (theseIDs), unchanged since (headerSum).
+func (l *EncodedList) holds(ids []string) bool {
+	return l != nil && theseIDs(l.ids, ids) && headerSum(ids) == l.sum
+}
+
+// headerSum mixes the string headers of ids (data pointer and length),
+// a millisecond for a million.
+func headerSum(ids []string) uint64 {
+	const prime = 0x100000001b3
+	h := uint64(len(ids))
+	for _, id := range ids {
+		h = (h ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(id))))) * prime
+		h = (h ^ uint64(len(id))) * prime
+	}
+	return h
+}
+
+// runsHold reports whether runs, in order, are the very strings of l: a
+// message's targets borrowed from the recipients list, run by run.
+func (l *EncodedList) runsHold(n int, runs func(yield func([]string, []uint32) bool)) bool {
+	if l == nil || n != len(l.ids) {
+		return false
+	}
+	k := 0
+	for ids := range runs {
+		if len(ids) > len(l.ids)-k || !theseIDs(l.ids[k:k+len(ids)], ids) {
+			return false
+		}
+		k += len(ids)
+	}
+	return k == len(l.ids)
 }

@@ -32,6 +32,10 @@ type encoder struct {
 	sum     uint32
 	// reuse, when set, keeps intents' id lists for their outcomes.
 	reuse *IDReuse
+	// list, when set, is the snapshot's recipients list already encoded
+	// (EncodeWith): it is copied for the list and for a message whose
+	// targets are the same strings.
+	list *EncodedList
 }
 
 // spillAt is how much of a snapshot's encoding is kept before it is
@@ -54,6 +58,17 @@ func (e *encoder) spill() {
 	e.sum = crc32.Update(e.sum, castagnoli, e.b)
 	e.spillTo.Write(e.b)
 	e.b = e.b[:0]
+}
+
+// encoded appends p, an encoding made earlier, spilling it at once.
+func (e *encoder) encoded(p []byte) {
+	if e.spillTo == nil {
+		e.b = append(e.b, p...)
+		return
+	}
+	e.spill()
+	e.sum = crc32.Update(e.sum, castagnoli, p)
+	e.spillTo.Write(p)
 }
 
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
