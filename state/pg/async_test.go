@@ -15,12 +15,7 @@ import (
 func TestOutcomeCommitIsAsyncForItsTransactionOnly(t *testing.T) {
 	pgtest.URL(t)
 	t.Parallel()
-	o := pgtest.Options(t)
-	m := pgtest.Open(t, o)
-	s := state.New("test")
-	if err := m.Persist(s); err != nil {
-		t.Fatal(err)
-	}
+	o, m, s := openPersisted(t)
 	before, err := pg.Show(m, "synchronous_commit")
 	if err != nil {
 		t.Fatal(err)

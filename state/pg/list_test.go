@@ -17,12 +17,7 @@ import (
 func TestPersistCopiesJournaledList(t *testing.T) {
 	pgtest.URL(t)
 	t.Parallel()
-	o := pgtest.Options(t)
-	m := pgtest.Open(t, o)
-	s := state.New("test")
-	if err := m.Persist(s); err != nil {
-		t.Fatal(err)
-	}
+	o, m, s := openPersisted(t)
 	ids := make([]string, 20_000)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("u%07d", i)

@@ -16,17 +16,25 @@ import (
 	"pushform/state/statetest"
 )
 
-// Concurrent appenders share commits, and every entry lands in the order
-// its caller saw it committed: the state read back is the one recorded.
-func TestAppendConcurrent(t *testing.T) {
-	pgtest.URL(t)
-	t.Parallel()
+// openPersisted opens a Manager on a schema of its own and persists a new
+// state there, which most tests start from.
+func openPersisted(t *testing.T) (pg.Options, *pg.Manager, *state.State) {
+	t.Helper()
 	o := pgtest.Options(t)
 	m := pgtest.Open(t, o)
 	s := state.New("test")
 	if err := m.Persist(s); err != nil {
 		t.Fatal(err)
 	}
+	return o, m, s
+}
+
+// Concurrent appenders share commits, and every entry lands in the order
+// its caller saw it committed: the state read back is the one recorded.
+func TestAppendConcurrent(t *testing.T) {
+	pgtest.URL(t)
+	t.Parallel()
+	o, m, s := openPersisted(t)
 	rec := state.NewRecorder(m, s)
 	const workers, batches = 10, 30
 	var wg sync.WaitGroup
