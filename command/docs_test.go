@@ -124,7 +124,8 @@ func checkCommandPage(t *testing.T, page, name, help string) {
 }
 
 // snippetFixtures are the files a whole configuration in the docs may
-// read beside it, taken from the examples.
+// read beside it, taken from the examples; sandbox.hcl only when the
+// snippet names it.
 var snippetFixtures = map[string]string{
 	"orders.csv":  "examples/orders/orders.csv",
 	"users.csv":   "examples/local-time/users.csv",
@@ -184,6 +185,9 @@ func checkSnippet(t *testing.T, kind, body string) error {
 	case "":
 		dir := t.TempDir()
 		for name, from := range snippetFixtures {
+			if filepath.Ext(name) == ".hcl" && !strings.Contains(body, `"`+name+`"`) {
+				continue // a seed is read as configuration unless the service block names it
+			}
 			src, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(from)))
 			if err != nil {
 				t.Fatal(err)
