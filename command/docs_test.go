@@ -210,10 +210,23 @@ func checkSnippet(t *testing.T, kind, body string) error {
 	return nil
 }
 
-// TestDocLinks checks that every relative link of the README and docs/
-// names a file of the repository and, into markdown, a heading there.
+// TestDocLinks checks that every relative link of the README, docs/ and
+// the other READMEs (examples, sandbox) names a file of the repository
+// and, into markdown, a heading there.
 func TestDocLinks(t *testing.T) {
-	for _, rel := range docFiles(t) {
+	others, err := filepath.Glob(filepath.Join(repoRoot, "*", "*", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob(filepath.Join(repoRoot, "*", "README.md"))
+	files := docFiles(t)
+	for _, p := range append(others, more...) {
+		rel, _ := filepath.Rel(repoRoot, p)
+		if rel = filepath.ToSlash(rel); !slices.Contains(files, rel) && !strings.HasPrefix(rel, "docs/pending/") {
+			files = append(files, rel)
+		}
+	}
+	for _, rel := range files {
 		_, prose, err := scanMarkdown(readDoc(t, rel))
 		if err != nil {
 			t.Errorf("%s: %v", rel, err)
