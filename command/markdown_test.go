@@ -139,23 +139,19 @@ func headingSlug(h string) string {
 	return b.String()
 }
 
-// links returns the link targets of prose, with the line each is on;
-// code spans are not read.
-func links(prose string) []struct {
+// linkRef is a link's target and the line it is on.
+type linkRef struct {
 	line   int
 	target string
-} {
-	var out []struct {
-		line   int
-		target string
-	}
+}
+
+// links returns the link targets of prose; code spans are not read.
+func links(prose string) []linkRef {
+	var out []linkRef
 	for i, line := range strings.Split(prose, "\n") {
 		line = codeSpan.ReplaceAllString(line, "")
 		for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
-			out = append(out, struct {
-				line   int
-				target string
-			}{i + 1, m[1]})
+			out = append(out, linkRef{i + 1, m[1]})
 		}
 	}
 	return out
