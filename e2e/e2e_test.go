@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,14 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The quick inner loop (go test -short ./...) skips the whole package
+	// before building the binary: every test here runs it, and the package
+	// takes minutes.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: skipped with -short (run go test ./e2e for the end-to-end tests)")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "pushform-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
