@@ -1,0 +1,287 @@
+package planner
+
+import (
+	"strings"
+	"time"
+
+	"pushform/config"
+	"pushform/message"
+	"pushform/state"
+)
+
+// A notification's identity (the "Once" promise): a person is sent one
+// variant of a notification, or held out of it, once and for good. The
+// ledger already says who got what: every variant is recorded under its
+// own address (ADDR.variant.NAME) and the holdout under ADDR.holdout,
+// current or forgotten. So a target's variant is read from those records
+// whenever they hold it, and the weights, holdout and salt assign only
+// targets they do not: a change of any of them moves nobody.
+//
+// The records read are those of the notification's family: its own
+// address (the state as moved blocks rename it; a moved block also
+// renames its variants and holdout, see moveState) and the addresses it
+// was known by before:
+//   - an address a moved block of the configuration moves to it, whose
+//     forgotten records the ledger keeps under the old name;
+//   - for a notification with variants or a holdout, an address the
+//     configuration no longer declares whose variants (or content) sent
+//     content one of its variants sends: a rename without a moved block
+//     is the same notification, as the ledger takes it to be for
+//     content. A rename that edits every variant is not recognised here;
+//     the rename guard (detectRenames) refuses it unless a moved block
+//     records it.
+
+// addrPart says what of a notification an address of the state names.
+type addrPart int
+
+const (
+	partBase    addrPart = iota // the notification itself
+	partVariant                 // one of its variants
+	partHoldout                 // its holdout
+)
+
+// splitVariantAddress splits a recorded address into the address of the
+// notification and what of it addr names (a variant's name).
+func splitVariantAddress(addr string) (base string, part addrPart, name string) {
+	if b, ok := strings.CutSuffix(addr, HoldoutSuffix); ok && b != "" {
+		return b, partHoldout, ""
+	}
+	if i := strings.LastIndex(addr, VariantInfix); i > 0 {
+		// A variant's name is a label: an instance key holding the infix
+		// ends in `"]`.
+		if n := addr[i+len(VariantInfix):]; n != "" && !strings.ContainsAny(n, `."[]`) {
+			return addr[:i], partVariant, n
+		}
+	}
+	return addr, partBase, ""
+}
+
+// familyIndex finds the ledger messages of a notification's family: by
+// notification address, the messages of its variants, holdout and own
+// address, for every address that has variant or holdout records.
+type familyIndex struct {
+	byBase   map[string][]*state.Message
+	contents map[string]message.Content
+	// declared: the addresses the configuration declares.
+	declared map[string]bool
+	cfg      *config.Config
+}
+
+func newFamilyIndex(st *state.State, cfg *config.Config, contents map[string]message.Content) *familyIndex {
+	ix := &familyIndex{byBase: map[string][]*state.Message{}, contents: contents, declared: map[string]bool{}, cfg: cfg}
+	for _, m := range cfg.Messages {
+		ix.declared[m.Address] = true
+	}
+	if st == nil {
+		return ix
+	}
+	split := map[string]bool{}
+	for m := range st.LedgerMessages() {
+		if m.Kind != message.KindNotification {
+			continue
+		}
+		base, part, _ := splitVariantAddress(m.Address)
+		ix.byBase[base] = append(ix.byBase[base], m)
+		if part != partBase {
+			split[base] = true
+		}
+	}
+	for base := range ix.byBase {
+		if !split[base] {
+			delete(ix.byBase, base) // never had variants or a holdout
+		}
+	}
+	return ix
+}
+
+// family returns the ledger messages of m's family of m's target kind;
+// nil when none of them is a variant's or a holdout's.
+func (ix *familyIndex) family(m *config.Message) []*state.Message {
+	if ix == nil || len(ix.byBase) == 0 || m.Kind != config.KindNotification {
+		return nil
+	}
+	split := len(m.Variants) > 0 || m.Holdout > 0
+	var out []*state.Message
+	add := func(base string) {
+		for _, sm := range ix.byBase[base] {
+			if sm.TargetKind == m.Targets.Kind {
+				out = append(out, sm)
+			}
+		}
+	}
+	add(m.Address)
+	groups := groupContents(m)
+	for base := range ix.byBase {
+		if base == m.Address || ix.declared[base] {
+			continue
+		}
+		if to, moved := ix.cfg.MovedTo(base); moved && to == m.Address || split && ix.sameTemplate(base, m, groups) {
+			add(base)
+		}
+	}
+	for _, sm := range out {
+		if _, part, _ := splitVariantAddress(sm.Address); part != partBase {
+			return out
+		}
+	}
+	return nil
+}
+
+// sameTemplate reports whether a variant (or, for a notification without
+// variants, the content) the gone address base recorded is one m sends.
+func (ix *familyIndex) sameTemplate(base string, m *config.Message, groups map[visible]int) bool {
+	for _, sm := range ix.byBase[base] {
+		_, part, _ := splitVariantAddress(sm.Address)
+		if sm.TargetKind != m.Targets.Kind || part == partHoldout || part == partBase && len(m.Variants) > 0 {
+			continue
+		}
+		for _, fp := range sm.Fingerprints() {
+			if c, ok := ix.contents[fp]; ok {
+				if _, same := groups[visibleOf(sm.Kind, c)]; same {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// groupContents maps what m's variants show to their group (1+i), or,
+// without variants, m's content to 1.
+func groupContents(m *config.Message) map[visible]int {
+	out := map[visible]int{}
+	if len(m.Variants) == 0 {
+		out[visibleOf(m.Kind, m.Content)] = 1
+		return out
+	}
+	for i, v := range m.Variants {
+		vis := visibleOf(m.Kind, v.Content)
+		if _, dup := out[vis]; !dup {
+			out[vis] = 1 + i
+		}
+	}
+	return out
+}
+
+// Groups of a split: groupHoldout, 1+i for variant i (1 for everyone
+// else without variants), or a variant no longer declared.
+const (
+	groupHoldout = 0
+	groupGone    = -1
+)
+
+// assigner reads targets' assignments from the records of a family.
+type assigner struct {
+	srcs []assignSource
+}
+
+type assignSource struct {
+	m    *state.Message
+	find *state.TargetFinder
+	// groups maps the fingerprints of m's records to their group.
+	groups map[string]int
+	other  int // the group of a fingerprint not in groups
+}
+
+// newAssigner returns the assigner of m over its family fam; nil when
+// fam is empty.
+func (ix *familyIndex) assigner(m *config.Message, fam []*state.Message) *assigner {
+	if len(fam) == 0 {
+		return nil
+	}
+	byContent := groupContents(m)
+	byName := map[string]int{}
+	for i, v := range m.Variants {
+		byName[v.Name] = 1 + i
+	}
+	a := &assigner{}
+	for _, sm := range fam {
+		_, part, name := splitVariantAddress(sm.Address)
+		src := assignSource{m: sm, find: sm.Finder(), groups: map[string]int{}, other: groupGone}
+		switch {
+		case part == partHoldout:
+			src.other = groupHoldout
+		case part == partVariant && byName[name] > 0:
+			src.other = byName[name] // an edited variant is the same variant
+		case part == partBase && len(m.Variants) == 0:
+			src.other = 1
+		}
+		if part != partHoldout {
+			for _, fp := range sm.Fingerprints() {
+				if c, ok := ix.contents[fp]; ok {
+					if g, same := byContent[visibleOf(sm.Kind, c)]; same {
+						src.groups[fp] = g
+					}
+				}
+			}
+		}
+		a.srcs = append(a.srcs, src)
+	}
+	return a
+}
+
+// assignment is a target's record in its family that decides its group.
+type assignment struct {
+	group int
+	rec   *state.Target
+	src   *state.Message
+}
+
+// assigned returns target id's assignment; ok is false when the family
+// holds none. The latest record wins among those of one rank: a
+// delivery (or one that may have been) of a declared variant, then of a
+// variant no longer declared, then the holdout, then a failed or skipped
+// send to a declared variant. A test send assigns nothing.
+func (a *assigner) assigned(id string) (best assignment, ok bool) {
+	if a == nil {
+		return best, false
+	}
+	bestRank := -1
+	for i := range a.srcs {
+		s := &a.srcs[i]
+		t := s.find.Find(id)
+		if t == nil || t.Outcome == state.TestSend {
+			continue
+		}
+		g, known := s.groups[t.Fingerprint]
+		if !known {
+			g = s.other
+		}
+		var rank int
+		switch {
+		case received(t) && g != groupGone:
+			rank = 3
+		case received(t):
+			rank = 2
+		case t.Outcome == state.Holdout:
+			rank, g = 1, groupHoldout
+		case g != groupGone && g != groupHoldout:
+			rank = 0
+		default:
+			continue
+		}
+		if rank > bestRank || rank == bestRank && t.Time.After(best.rec.Time) {
+			best, bestRank = assignment{group: g, rec: t, src: s.m}, rank
+		}
+	}
+	return best, bestRank >= 0
+}
+
+// goneAlready is what the ledger check needs of a target that received a
+// variant no longer declared: it already had the notification.
+func goneAlready(as assignment) already {
+	return already{rec: as.rec, src: &ledgerSource{m: as.src, forgotten: !as.src.ForgottenAt.IsZero()}}
+}
+
+// keptHeldOut is the warning of a holdout the configuration dropped (or
+// set to nothing) whose targets stay held out.
+func keptHeldOut(n int) string {
+	return targets(n, "was", "were") + " held out before and " + agree(n, "stays", "stay") +
+		" held out: a person keeps the assignment they got. To reach them, send them a notification of its own"
+}
+
+// repeatDueAt reports whether repeat_after (0: never) lets a target that
+// received content at t have it again at now.
+func repeatDueAt(repeatAfter time.Duration, t, now time.Time) bool {
+	return repeatAfter > 0 && !now.Before(t.Add(repeatAfter))
+}
