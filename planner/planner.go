@@ -215,6 +215,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		c.Accept = accepts(c)
 	}
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
+	p.KindChanges = detectKindChanges(pl.ledger, st, p.Changes)
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
 			c.Paces = nil // nothing to pace; Plan.Pacing lists only groups that send

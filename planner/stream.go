@@ -157,6 +157,9 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	for _, cm := range cfg.Messages {
 		if selected(cm.Address, opts.Targets) {
 			sel = append(sel, cm)
+			if s.planning.ledger.otherKind(cm) {
+				return nil // the whole plan is checked for a kind change first
+			}
 		}
 	}
 	s.planning.prepareInPlan(sel)
