@@ -56,6 +56,13 @@ func splitVariantAddress(addr string) (base string, part addrPart, name string) 
 	return addr, partBase, ""
 }
 
+// NotificationOf returns the address of the notification whose variant
+// or holdout addr names; ok is false when addr names neither.
+func NotificationOf(addr string) (base string, ok bool) {
+	base, part, _ := splitVariantAddress(addr)
+	return base, part != partBase
+}
+
 // familyIndex finds the ledger messages of a notification's family: by
 // notification address, the messages of its variants, holdout and own
 // address, for every address that has variant or holdout records.
