@@ -108,7 +108,9 @@ func TestVariantAssignmentKept(t *testing.T) {
 		{name: "variants dropped", change: func(m *config.Message, _ *config.Config) {
 			m.Content, m.Variants = m.Variants[0].Content, nil
 		}},
-		{name: "renamed", change: func(m *config.Message, _ *config.Config) { m.Address, m.Salt = "notification.spring_v2", "notification.spring_v2" }},
+		{name: "renamed", change: func(m *config.Message, _ *config.Config) {
+			m.Address, m.Salt = "notification.spring_v2", "notification.spring_v2"
+		}},
 		{name: "moved and salt", change: func(m *config.Message, cfg *config.Config) {
 			m.Address, m.Salt = "campaign.c.notification.spring", "campaign.c.notification.spring"
 			cfg.Moved = []config.Moved{{From: "notification.spring", To: m.Address}}
