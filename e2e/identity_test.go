@@ -327,3 +327,47 @@ func holdoutIDs(t *testing.T, w *workspace) []string {
 	ids, _ := m.SortedTargets()
 	return ids
 }
+
+// TestVariantAssignmentKeptPG: with the state in PostgreSQL, two
+// checkouts changing weights, holdout, salt and name in turn send nobody
+// a second variant, and a held-out person nothing.
+func TestVariantAssignmentKeptPG(t *testing.T) {
+	p := newPGState(t)
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	users := guardUsers(200)
+	one := newPGWorkspace(t, sb, fmt.Sprintf(newsBlock, "news", users, 50, 50, `holdout = "10%"`), p)
+	other := newPGWorkspace(t, sb, "", p)
+	one.apply()
+	heldOut := map[string]bool{}
+	for _, id := range holdoutIDs(t, one) {
+		heldOut["gd"+strings.TrimPrefix(id, "g")] = true
+	}
+	before := sb.stats()
+	for i, block := range []string{
+		fmt.Sprintf(newsBlock, "news", users, 5, 95, `holdout = "30%"`),
+		fmt.Sprintf(newsBlock, "news", users, 95, 5, "holdout = \"1%\"\n  salt = \"s2\""),
+		fmt.Sprintf(newsBlock, "news_v2", users, 50, 50, `holdout = "10%"`),
+	} {
+		w := []*workspace{other, one}[i%2]
+		w.write(block, sb)
+		if n := w.planJSON().Summary["targets"]; n != 0 {
+			t.Errorf("step %d: the plan sends to %d targets", i+1, n)
+		}
+		w.apply()
+		w.mustRun(0, "plan", "--detailed-exitcode")
+	}
+	two, copies, views := inboxes(t, sb, variantTitles)
+	shown := 0
+	for id, d := range views {
+		if heldOut[id] && d.Received > 0 {
+			shown++
+		}
+	}
+	t.Logf("PostgreSQL, weights, holdout, salt and name changed: %d devices with two variants, %d with two copies, %d held out shown something, %d requests", two, copies, shown, sb.stats().SendRequests-before.SendRequests)
+	if two != 0 || copies != 0 || shown != 0 || sb.stats().SendRequests != before.SendRequests {
+		t.Fatalf("%d devices show two variants, %d two copies, %d held out were sent one, %d requests; want none", two, copies, shown, sb.stats().SendRequests-before.SendRequests)
+	}
+	if st := p.read(t); st.Messages["notification.news_v2.holdout"] == nil || st.Messages["notification.news.holdout"] != nil {
+		t.Errorf("the state in PostgreSQL: %v", st.Addresses())
+	}
+}
