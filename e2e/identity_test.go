@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -99,6 +100,32 @@ func TestVariantWeightsChangeKeepsAssignment(t *testing.T) {
 	w.apply()
 	if two, copies, _ := inboxes(t, sb, variantTitles); two != 0 || copies != 0 {
 		t.Fatalf("after adding users: %d devices show two variants, %d two copies", two, copies)
+	}
+	// Variant b dropped: its people had the notification, and are sent
+	// no other variant; the export still says they got b.
+	dropped := fmt.Sprintf(newsBlock, "news", guardUsers(220), 5, 95, "")
+	i, j := strings.Index(dropped, `  variant "b"`), strings.Index(dropped, "  \n}")
+	w.write(dropped[:i]+dropped[j:], sb)
+	before = sb.stats()
+	w.apply()
+	w.mustRun(0, "plan", "--detailed-exitcode")
+	two, copies, _ = inboxes(t, sb, variantTitles)
+	t.Logf("variant b dropped: %d devices with two variants, %d with two copies, %d requests", two, copies, sb.stats().SendRequests-before.SendRequests)
+	if two != 0 || copies != 0 || sb.stats().SendRequests != before.SendRequests {
+		t.Fatalf("variant b dropped: %d devices show two variants, %d two copies, %d requests", two, copies, sb.stats().SendRequests-before.SendRequests)
+	}
+	var x struct {
+		Assignments []struct{ Target, Variant string }
+	}
+	if err := json.Unmarshal([]byte(w.mustRun(0, "history", "notification.news", "--variants", "--json").stdout), &x); err != nil {
+		t.Fatal(err)
+	}
+	byVariant := map[string]int{}
+	for _, a := range x.Assignments {
+		byVariant[a.Variant]++
+	}
+	if byVariant["a"]+byVariant["b"] != 220 || byVariant["b"] < 150 {
+		t.Errorf("the export after b was dropped: %v", byVariant)
 	}
 }
 
