@@ -14,7 +14,7 @@ import (
 // applied folds into st what apply records for p, every send delivered
 // (outcome says otherwise for some): the moves, the record entries, an
 // intent and an outcome per change, and the forgets.
-func applied(t *testing.T, st *state.State, p *Plan, at time.Time, outcome func(string) state.Outcome) {
+func applied(t testing.TB, st *state.State, p *Plan, at time.Time, outcome func(string) state.Outcome) {
 	t.Helper()
 	must := func(e state.Entry) {
 		t.Helper()
