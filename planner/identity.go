@@ -19,17 +19,19 @@ import (
 //
 // The records read are those of the notification's family: its own
 // address (the state as moved blocks rename it; a moved block also
-// renames its variants and holdout, see moveState) and the addresses it
-// was known by before:
+// renames its variants and holdout, see moveState), its variants and
+// holdout, and the addresses it was known by before:
 //   - an address a moved block of the configuration moves to it, whose
 //     forgotten records the ledger keeps under the old name;
 //   - for a notification with variants or a holdout, an address the
-//     configuration no longer declares whose variants (or content) sent
-//     content one of its variants sends: a rename without a moved block
-//     is the same notification, as the ledger takes it to be for
-//     content. A rename that edits every variant is not recognised here;
-//     the rename guard (detectRenames) refuses it unless a moved block
-//     records it.
+//     configuration no longer declares that sent (itself or through a
+//     variant) content one of its variants sends: a rename without a
+//     moved block is the same notification, as the ledger takes it to
+//     be for content. A rename that edits every variant is not
+//     recognised here; the rename guard (detectRenames) refuses it
+//     unless a moved block records it.
+// A notification without variants or a holdout has assignments only when
+// its family recorded some (variants or a holdout since removed).
 
 // addrPart says what of a notification an address of the state names.
 type addrPart int
@@ -65,24 +67,32 @@ func NotificationOf(addr string) (base string, ok bool) {
 
 // familyIndex finds the ledger messages of a notification's family: by
 // notification address, the messages of its variants, holdout and own
-// address, for every address that has variant or holdout records.
+// address.
 type familyIndex struct {
-	byBase   map[string][]*state.Message
-	contents map[string]message.Content
-	// declared: the addresses the configuration declares.
-	declared map[string]bool
-	cfg      *config.Config
+	byBase map[string][]*state.Message
+	// split: the addresses with variant or holdout records.
+	split map[string]bool
+	// gone maps what a device shows to the addresses the configuration
+	// no longer declares whose variants (or themselves) sent it, by
+	// target kind.
+	gone map[vkey][]string
+	// movedInto maps an address to the recorded ones moved blocks move
+	// to it.
+	movedInto map[string][]string
+	contents  map[string]message.Content
 }
 
 func newFamilyIndex(st *state.State, cfg *config.Config, contents map[string]message.Content) *familyIndex {
-	ix := &familyIndex{byBase: map[string][]*state.Message{}, contents: contents, declared: map[string]bool{}, cfg: cfg}
-	for _, m := range cfg.Messages {
-		ix.declared[m.Address] = true
-	}
+	ix := &familyIndex{byBase: map[string][]*state.Message{}, split: map[string]bool{}, gone: map[vkey][]string{}, contents: contents}
 	if st == nil {
 		return ix
 	}
-	split := map[string]bool{}
+	declared := make(map[string]bool, len(cfg.Messages))
+	anySplit := false
+	for _, m := range cfg.Messages {
+		declared[m.Address] = true
+		anySplit = anySplit || len(m.Variants) > 0 || m.Holdout > 0
+	}
 	for m := range st.LedgerMessages() {
 		if m.Kind != message.KindNotification {
 			continue
@@ -90,67 +100,65 @@ func newFamilyIndex(st *state.State, cfg *config.Config, contents map[string]mes
 		base, part, _ := splitVariantAddress(m.Address)
 		ix.byBase[base] = append(ix.byBase[base], m)
 		if part != partBase {
-			split[base] = true
+			ix.split[base] = true
+		}
+		if !anySplit || declared[base] || part == partHoldout || movedAway(cfg, base) {
+			continue
+		}
+		for _, fp := range m.Fingerprints() {
+			if c, ok := contents[fp]; ok {
+				k := vkey{m.TargetKind, visibleOf(m.Kind, c)}
+				if l := ix.gone[k]; len(l) == 0 || l[len(l)-1] != base {
+					ix.gone[k] = append(l, base)
+				}
+			}
 		}
 	}
-	for base := range ix.byBase {
-		if !split[base] {
-			delete(ix.byBase, base) // never had variants or a holdout
+	if len(cfg.Moved) > 0 {
+		ix.movedInto = map[string][]string{}
+		for base := range ix.byBase {
+			if to, ok := cfg.MovedTo(base); ok {
+				ix.movedInto[to] = append(ix.movedInto[to], base)
+			}
 		}
 	}
 	return ix
 }
 
-// family returns the ledger messages of m's family of m's target kind;
-// nil when none of them is a variant's or a holdout's.
+// family returns the ledger messages of m's family of m's target kind:
+// nil when m has no variants or holdout and none of them is a variant's
+// or a holdout's (a notification without any has no assignments).
 func (ix *familyIndex) family(m *config.Message) []*state.Message {
 	if ix == nil || len(ix.byBase) == 0 || m.Kind != config.KindNotification {
 		return nil
 	}
+	// Its old names in moved blocks: the ledger keeps its forgotten
+	// records under them.
+	bases := append([]string{m.Address}, ix.movedInto[m.Address]...)
 	split := len(m.Variants) > 0 || m.Holdout > 0
+	if split {
+		for v := range groupContents(m) {
+			bases = append(bases, ix.gone[vkey{m.Targets.Kind, v}]...)
+		}
+	}
 	var out []*state.Message
-	add := func(base string) {
+	seen := map[string]bool{}
+	for _, base := range bases {
+		if seen[base] {
+			continue
+		}
+		seen[base] = true
+		split = split || ix.split[base]
 		for _, sm := range ix.byBase[base] {
 			if sm.TargetKind == m.Targets.Kind {
 				out = append(out, sm)
 			}
 		}
 	}
-	add(m.Address)
-	groups := groupContents(m)
-	for base := range ix.byBase {
-		if base == m.Address || ix.declared[base] {
-			continue
-		}
-		if to, moved := ix.cfg.MovedTo(base); moved && to == m.Address || split && ix.sameTemplate(base, m, groups) {
-			add(base)
-		}
+	if !split {
+		return nil
 	}
-	for _, sm := range out {
-		if _, part, _ := splitVariantAddress(sm.Address); part != partBase {
-			return out
-		}
-	}
-	return nil
-}
-
-// sameTemplate reports whether a variant (or, for a notification without
-// variants, the content) the gone address base recorded is one m sends.
-func (ix *familyIndex) sameTemplate(base string, m *config.Message, groups map[visible]int) bool {
-	for _, sm := range ix.byBase[base] {
-		_, part, _ := splitVariantAddress(sm.Address)
-		if sm.TargetKind != m.Targets.Kind || part == partHoldout || part == partBase && len(m.Variants) > 0 {
-			continue
-		}
-		for _, fp := range sm.Fingerprints() {
-			if c, ok := ix.contents[fp]; ok {
-				if _, same := groups[visibleOf(sm.Kind, c)]; same {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return out
 }
 
 // groupContents maps what m's variants show to their group (1+i), or,

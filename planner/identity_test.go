@@ -370,3 +370,66 @@ func TestSplitVariantAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitAddedLater: a holdout or variants added to a notification
+// already sent (at its address, or renamed) hold out nobody who got it
+// and send nobody a variant: they had the notification. Targets added
+// are split.
+func TestSplitAddedLater(t *testing.T) {
+	plain := func() *config.Message {
+		m := note("notification.spring", "Spring sale", "20% off", "spring", ids(1000, "u")...)
+		m.Salt = m.Address
+		return m
+	}
+	withVariants := func(m *config.Message) {
+		v := variantNote(0)
+		m.Variants = v.Variants
+		m.Variants[1].Content.Body = "Until Sunday only"
+	}
+	for _, tc := range []struct {
+		name  string
+		split func(m *config.Message)
+	}{
+		{"a holdout", func(m *config.Message) { m.Holdout = 0.3 }},
+		{"variants", withVariants},
+		{"variants, another content", func(m *config.Message) {
+			withVariants(m)
+			m.Variants[0].Content.Title = "Spring sale!"
+		}},
+		{"renamed with variants", func(m *config.Message) {
+			withVariants(m)
+			m.Address, m.Salt = "notification.spring_v2", "notification.spring_v2"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := state.New("test")
+			m := plain()
+			p, err := Make(Input{Config: cfgOf(m), State: st}, Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			applied(t, st, p, now, delivered)
+			m = plain()
+			m.Targets.IDs = ids(2000, "u")
+			tc.split(m)
+			p, err = Make(Input{Config: cfgOf(m), State: st}, Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := assignmentsOf(p)
+			newOnes := map[string]int{}
+			for id, name := range got {
+				if id < "u1000" {
+					t.Fatalf("%s, sent before, is planned in %q", id, name)
+				}
+				newOnes[name]++
+			}
+			if len(got) != 1000 || len(newOnes) < 2 {
+				t.Errorf("the 1,000 targets added are split %v", newOnes)
+			}
+			if len(p.Renames) > 0 || len(p.KindChanges) > 0 {
+				t.Errorf("renames %+v, kind changes %+v", p.Renames, p.KindChanges)
+			}
+		})
+	}
+}
