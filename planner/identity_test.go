@@ -351,6 +351,36 @@ func TestKindChangeStreams(t *testing.T) {
 	}
 }
 
+// TestStreamSplits: a plan with a notification the plan splits (variants,
+// a holdout, or a family that recorded them) is not streamed: only Make
+// splits it, and a stream would hand out its requests unsplit.
+func TestStreamSplits(t *testing.T) {
+	streamed := note("notification.z", "Z", "z", "")
+	streamed.Targets.Unknown, streamed.Targets.Recipients = true, "all"
+	v := variantNote(1200)
+	v.Address, v.Salt = "notification.a", "notification.a"
+	if s := NewStream(cfgOf(v, streamed), nil, Options{Now: now}); s != nil {
+		t.Error("a plan with variants is streamed")
+	}
+	st := state.New("test")
+	p, err := Make(Input{Config: cfgOf(v), State: st}, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied(t, st, p, now, delivered)
+	plain := note("notification.a", "Spring sale", "20% off", "spring", v.Targets.IDs...)
+	for _, a := range []string{"notification.a.variant.a", "notification.a.variant.b", "notification.a.holdout"} {
+		st = forgottenCopy(t, st, a)
+	}
+	if s := NewStream(cfgOf(plain, streamed), st, Options{Now: now}); s != nil {
+		t.Error("a plan whose notification had variants is streamed")
+	}
+	plain.Address = "notification.b"
+	if s := NewStream(cfgOf(plain, streamed), st, Options{Now: now}); s == nil {
+		t.Error("a plan of notifications that never had variants is not streamed")
+	}
+}
+
 func TestSplitVariantAddress(t *testing.T) {
 	for _, tc := range []struct {
 		addr, base string
