@@ -2,7 +2,6 @@ package planner
 
 import (
 	"strings"
-	"time"
 
 	"pushform/config"
 	"pushform/message"
@@ -82,6 +81,9 @@ type familyIndex struct {
 	contents  map[string]message.Content
 }
 
+// newFamilyIndex indexes the notifications of st's ledger (st as moved
+// blocks rename it) for the configuration cfg; contents maps the ledger's
+// fingerprints to their content.
 func newFamilyIndex(st *state.State, cfg *config.Config, contents map[string]message.Content) *familyIndex {
 	ix := &familyIndex{byBase: map[string][]*state.Message{}, split: map[string]bool{}, gone: map[vkey][]string{}, contents: contents}
 	if st == nil {
@@ -191,15 +193,15 @@ type assigner struct {
 }
 
 type assignSource struct {
-	m    *state.Message
+	src  *ledgerSource
 	find *state.TargetFinder
 	// groups maps the fingerprints of m's records to their group.
 	groups map[string]int
 	other  int // the group of a fingerprint not in groups
 }
 
-// newAssigner returns the assigner of m over its family fam; nil when
-// fam is empty.
+// assigner returns the assigner of m over its family fam; nil when fam
+// is empty.
 func (ix *familyIndex) assigner(m *config.Message, fam []*state.Message) *assigner {
 	if len(fam) == 0 {
 		return nil
@@ -212,7 +214,7 @@ func (ix *familyIndex) assigner(m *config.Message, fam []*state.Message) *assign
 	a := &assigner{}
 	for _, sm := range fam {
 		_, part, name := splitVariantAddress(sm.Address)
-		src := assignSource{m: sm, find: sm.Finder(), groups: map[string]int{}, other: groupGone}
+		src := assignSource{src: &ledgerSource{m: sm, forgotten: !sm.ForgottenAt.IsZero()}, find: sm.Finder(), groups: map[string]int{}, other: groupGone}
 		switch {
 		case part == partHoldout:
 			src.other = groupHoldout
@@ -239,7 +241,7 @@ func (ix *familyIndex) assigner(m *config.Message, fam []*state.Message) *assign
 type assignment struct {
 	group int
 	rec   *state.Target
-	src   *state.Message
+	src   *ledgerSource
 }
 
 // assigned returns target id's assignment; ok is false when the family
@@ -276,16 +278,10 @@ func (a *assigner) assigned(id string) (best assignment, ok bool) {
 			continue
 		}
 		if rank > bestRank || rank == bestRank && t.Time.After(best.rec.Time) {
-			best, bestRank = assignment{group: g, rec: t, src: s.m}, rank
+			best, bestRank = assignment{group: g, rec: t, src: s.src}, rank
 		}
 	}
 	return best, bestRank >= 0
-}
-
-// goneAlready is what the ledger check needs of a target that received a
-// variant no longer declared: it already had the notification.
-func goneAlready(as assignment) already {
-	return already{rec: as.rec, src: &ledgerSource{m: as.src, forgotten: !as.src.ForgottenAt.IsZero()}}
 }
 
 // keptHeldOut is the warning of a holdout the configuration dropped (or
@@ -293,10 +289,4 @@ func goneAlready(as assignment) already {
 func keptHeldOut(n int) string {
 	return targets(n, "was", "were") + " held out before and " + agree(n, "stays", "stay") +
 		" held out: a person keeps the assignment they got. To reach them, send them a notification of its own"
-}
-
-// repeatDueAt reports whether repeat_after (0: never) lets a target that
-// received content at t have it again at now.
-func repeatDueAt(repeatAfter time.Duration, t, now time.Time) bool {
-	return repeatAfter > 0 && !now.Before(t.Add(repeatAfter))
 }

@@ -233,6 +233,12 @@ func (f *ledgerFinder) received(id string) (a already, ok, repeat bool) {
 	return a, true, repeat
 }
 
+// repeatDueAt reports whether repeat_after (0: never) lets a target that
+// received content at t have it again at now.
+func repeatDueAt(repeatAfter time.Duration, t, now time.Time) bool {
+	return repeatAfter > 0 && !now.Before(t.Add(repeatAfter))
+}
+
 // received reports whether a record says its content reached the target,
 // or may have.
 func received(t *state.Target) bool {

@@ -715,7 +715,7 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 // repeatDue reports whether repeat_after lets target t, which has the
 // content, have it again now.
 func (cc *changeContext) repeatDue(t *state.Target) bool {
-	return cc.repeatAfter > 0 && !cc.now.Before(t.Time.Add(cc.repeatAfter))
+	return repeatDueAt(cc.repeatAfter, t.Time, cc.now)
 }
 
 // bump adds n to (*counts)[i], making the slice of size on first need.

@@ -175,7 +175,7 @@ func splitVariants(m *config.Message, as *assigner) []variantPart {
 			if parts[1+i].gone == nil {
 				parts[1+i].gone = map[string]already{}
 			}
-			parts[1+i].gone[id] = goneAlready(a)
+			parts[1+i].gone[id] = already{rec: a.rec, src: a.src}
 			parts[1+i].ids = append(parts[1+i].ids, id)
 			parts[1+i].kept++
 			continue
