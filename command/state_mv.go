@@ -80,9 +80,9 @@ func (m *Meta) stateMove(sess *backend.Session, from, to string) int {
 // planMove works out the moves of state mv FROM TO: FROM recorded as
 // given, or, when neither has an instance key, every recorded instance of
 // the block FROM (notification.a["k"] to notification.b["k"]), as a moved
-// block moves them, with their variants and holdout. It refuses an address not recorded, a new address
-// already recorded or not an address of a notification or badge, and a
-// move across kinds.
+// block moves them, with their variants and holdout. It refuses an
+// address not recorded, a new address already recorded or not an address
+// of a notification or badge, and a move across kinds.
 func planMove(s *state.State, from, to string) ([]state.Item, error) {
 	fromAddr, err := parseAddress(from)
 	if err != nil {
