@@ -39,6 +39,11 @@ type jsonPlan struct {
 	Renames        []jsonRename     `json:"renames,omitempty"`
 	Pacing         []jsonPace       `json:"pacing,omitempty"`
 	AwaitingReview []planner.Review `json:"awaiting_review,omitempty"`
+
+	// KindChanges are left out when empty too: changes apply refuses
+	// without --allow-resend, whose content reached another kind of
+	// target before.
+	KindChanges []planner.KindChange `json:"kind_changes,omitempty"`
 }
 
 // jsonRename is a forget and a create that look like a rename: apply
@@ -118,6 +123,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 	for _, r := range p.Renames {
 		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})
 	}
+	out.KindChanges = p.KindChanges
 	for _, pc := range p.Pacing {
 		out.Pacing = append(out.Pacing, jsonPace{Group: pc.Group, Rate: pc.Rate(), Targets: pc.Targets, Requests: pc.Requests, Seconds: pc.Duration.Seconds()})
 	}
