@@ -95,8 +95,12 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		}
 		saved = sp.Plan
 		// The configuration is loaded (for its service and backend) as the
-		// plan was made, and the plan's own choices apply.
-		o.vars, o.varFiles, o.allowResend, o.now = sp.Vars, sp.VarFiles, sp.AllowResend, sp.Now
+		// plan was made, and the plan's own choices apply: a plan made with
+		// --now carries its time (see operation.Options.SavedAt).
+		o.vars, o.varFiles, o.allowResend = sp.Vars, sp.VarFiles, sp.AllowResend
+		if sp.Now != "" {
+			o.savedAt = saved.CreatedAt
+		}
 	}
 	r, err := m.openRun(ctx, &o.planFlags, "apply")
 	if err != nil {
@@ -108,9 +112,6 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		if err := sess.CheckPlan(saved); err != nil { // a stale plan says so first
 			return m.fail(err)
 		}
-	}
-	if err := checkApplyClock(o.now, r.Now, m.clock(), saved, sess.State); err != nil {
-		return m.fail(err)
 	}
 
 	m.limitSendMemory()
@@ -128,6 +129,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		ao.Confirm = m.confirm
 	}
 	res, err := r.Apply(ctx, ao)
+	m.noteRecordedService(sess)
 	if err != nil {
 		return m.fail(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"pushform/config"
 	"pushform/executor"
@@ -50,7 +49,7 @@ func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message,
 		return nil, nil, err
 	}
 	res, err := executor.SendTest(ctx, svc.Client, executor.TestSend{Address: msg.Address, Kind: msg.Kind, Content: msg.Content,
-		Users: o.Users, Devices: devices}, time.Now().UTC())
+		Users: o.Users, Devices: devices}, r.Clock.Now().UTC())
 	if err != nil {
 		return nil, nil, err
 	}
