@@ -116,8 +116,10 @@ func runApply(ctx context.Context, o *applyOptions) int {
 
 	m.limitSendMemory()
 
+	v := m.view(false)
+	v.Service, v.Environment = sess.Which, sess.Config.Service.Environment
 	ao := operation.ApplyOptions{
-		Saved: saved, View: views.NewApply(jsonFormat(o.json), m.view(false)),
+		Saved: saved, View: views.NewApply(jsonFormat(o.json), v),
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
 		Executor: executor.Options{
