@@ -59,3 +59,21 @@ func checkPlanService(p *planner.Plan, run *state.Service) error {
 	return fmt.Errorf("the plan was made for %s but this run talks to %s (%s decides): make a new plan for it; nothing was sent",
 		p.Service, run, BaseURLVar+" or the service block")
 }
+
+// RecordService makes a state written before states recorded their
+// service record the run's, and saves it, when the run records nothing
+// else (an apply with no changes): the state records the first service it
+// is used with, whatever that run sends. Runs that record go through
+// Recorder, which records it too.
+func (s *Session) RecordService() error {
+	if s.Which == nil || s.State == nil || s.State.Service != nil || s.rec != nil {
+		return nil
+	}
+	recordService(s.State, *s.Which)
+	if err := s.Persist(); err != nil {
+		s.State.Service = nil
+		return fmt.Errorf("recording the service in the state: %w", err)
+	}
+	s.RecordedService = true
+	return nil
+}

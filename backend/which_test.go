@@ -116,6 +116,18 @@ func TestSessionRecordsItsService(t *testing.T) {
 	if s, err = open(sameHost); err != nil {
 		t.Fatalf("the same host: %v", err)
 	}
+	// A run that records nothing records the service all the same.
+	s.State.Service = nil
+	if err := s.Persist(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordService(); err != nil || !s.RecordedService {
+		t.Fatalf("RecordService: %v (note %v)", err, s.RecordedService)
+	}
+	s.Close()
+	if s, err = open(sameHost); err != nil || !s.State.Service.Same(real.Record()) {
+		t.Fatalf("after RecordService the state records %+v (%v)", s.State.Service, err)
+	}
 	s.Close()
 	for _, which := range []state.Service{sb, other} {
 		_, err = open(which)

@@ -91,7 +91,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	}
 	if !p.HasChanges() {
 		out.NoChanges()
-		return &ApplyResult{Plan: p}, nil
+		return &ApplyResult{Plan: p}, sess.RecordService()
 	}
 	if o.Confirm != nil {
 		if ok, err := o.Confirm(); !ok {
@@ -191,6 +191,8 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 		return res, nil
 	}
 	if !p.HasChanges() {
+		// The state read lent the fork its recipients list: a run that
+		// records nothing saves nothing, its service included.
 		out.NoChanges()
 		return &ApplyResult{Plan: p}, nil
 	}
