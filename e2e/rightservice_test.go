@@ -34,6 +34,15 @@ func copyExample(t *testing.T, name string, env ...string) *workspace {
 	return w
 }
 
+// hello is a notification to alice and bob.
+const hello = `
+notification "hello" {
+  user_ids = ["alice", "bob"]
+  title    = "Hello"
+  body     = "First"
+}
+`
+
 // noState fails unless w has no state yet.
 func noState(t *testing.T, w *workspace) {
 	t.Helper()
@@ -45,7 +54,7 @@ func noState(t *testing.T, w *workspace) {
 // TestEmptyBaseURLIsAnError: PUSHFORM_BASE_URL set but empty (what GitHub
 // Actions gives for an unset variable) with the quickstart's sandbox =
 // "sandbox.hcl" and a key in the environment. Before: apply exited 0,
-// "4 delivered" to the sandbox, the word sandbox nowhere, and with the pg
+// "5 delivered" to the sandbox, the word sandbox nowhere, and with the pg
 // backend the fake deliveries recorded in the team's state. After: plan
 // and apply exit 1 naming the variable and what it would have hidden;
 // nothing delivered, no state written.
@@ -71,13 +80,6 @@ func TestEmptyBaseURLIsAnError(t *testing.T) {
 // --json and apply (human and --json) name the service: a sandbox process
 // by its base URL, the embedded sandbox as such. Before: none did.
 func TestEveryOutputNamesTheService(t *testing.T) {
-	const hello = `
-notification "hello" {
-  user_ids = ["alice"]
-  title    = "Hello"
-  body     = "First"
-}
-`
 	for _, tt := range []struct {
 		name  string
 		svc   service
@@ -194,13 +196,6 @@ func clearService(t *testing.T, w *workspace) {
 // first service it is used with, and says so. Before: the state recorded
 // no service, and either mix planned from the other's deliveries.
 func TestStateKeepsItsService(t *testing.T) {
-	const hello = `
-notification "hello" {
-  user_ids = ["alice", "bob"]
-  title    = "Hello"
-  body     = "First"
-}
-`
 	clockBackends(t, func(t *testing.T, p *pgState) {
 		proc := startSandbox(t, seed, "--quiet")
 		box := startEmbedded(t, seed)
