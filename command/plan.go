@@ -60,9 +60,6 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	if o.out != "" {
-		r.SendAt = m.clock()() // apply may send the saved plan at once
-	}
 	p, err := r.Plan(ctx)
 	if cerr := r.Session.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -82,7 +79,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
-	if note := planClockNote(o.now, r.Now, m.clock(), r.Session.State, o.out); note != "" {
+	if note := r.Clock.PlanNote(o.out); note != "" {
 		fmt.Fprintln(m.Stderr, note)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {

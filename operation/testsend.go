@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"pushform/config"
 	"pushform/executor"
@@ -54,7 +53,7 @@ func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message,
 		return nil, nil, err
 	}
 	res, err := executor.SendTest(ctx, svc.Client, executor.TestSend{Address: msg.Address, Kind: msg.Kind, Content: msg.Content,
-		Users: users, Devices: devices}, time.Now().UTC())
+		Users: users, Devices: devices}, r.Clock.Now().UTC())
 	if err != nil {
 		return nil, nil, err
 	}

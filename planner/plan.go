@@ -66,6 +66,9 @@ type Plan struct {
 	FormatVersion string    `json:"format_version"`
 	CreatedAt     time.Time `json:"created_at"`
 	Environment   string    `json:"environment"`
+	// Service is the service the plan was made for; apply refuses the plan
+	// with another. Nil in a plan made by an earlier pushform.
+	Service *state.Service `json:"service,omitempty"`
 	// The state the plan was made from; apply refuses the plan when the
 	// state has moved on since.
 	StateLineage string `json:"state_lineage,omitempty"`

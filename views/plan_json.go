@@ -27,6 +27,7 @@ func NewPlanJSON(w io.Writer, indent bool) *PlanJSON {
 type jsonPlan struct {
 	FormatVersion string           `json:"format_version"`
 	Environment   string           `json:"environment"`
+	Service       *jsonService     `json:"service,omitempty"`
 	CreatedAt     time.Time        `json:"created_at"`
 	StateLineage  string           `json:"state_lineage,omitempty"`
 	StateSerial   uint64           `json:"state_serial"`
@@ -106,7 +107,8 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 		StateLineage:   p.StateLineage,
 		StateSerial:    p.StateSerial,
 		Changes:        make([]jsonChange, 0, len(p.Changes)),
-		Warnings:       p.Warnings,
+		Service:        serviceJSON(p.Service),
+		Warnings:       planWarnings(p),
 		Summary:        p.Summary,
 		HasChanges:     p.HasChanges(),
 		Requests:       make([]jsonRequestRef, 0, len(p.Batches)),

@@ -286,7 +286,7 @@ func TestFormat3Migrated(t *testing.T) {
 	mustPersist(t, f, statetest.Sample())
 	data, _ := os.ReadFile(f.Path())
 	hdr, body := snapshotParts(t, data)
-	hdr = bytes.Replace(hdr, []byte(`{"version":5,`), []byte(`{"version":3,`), 1)
+	hdr = bytes.Replace(hdr, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(`{"version":3,`), 1)
 	body = bytes.TrimSuffix(body, []byte{0, 0}) // format 5's empty ledger: no id lists, no entries
 	sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 	v3 := append(append(append(append([]byte{}, hdr...), body...), sum...), "\n# end of pushform state\n"...)
@@ -297,7 +297,7 @@ func TestFormat3Migrated(t *testing.T) {
 		t.Fatalf("Read of format 3: %v", err)
 	}
 	mustPersist(t, g, s)
-	if data, _ := os.ReadFile(f.Path()); !bytes.HasPrefix(data, []byte(`{"version":5,`)) {
+	if data, _ := os.ReadFile(f.Path()); !bytes.HasPrefix(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))) {
 		t.Fatalf("not migrated: %.30q", data)
 	}
 }
@@ -331,9 +331,10 @@ func TestNewerFormatNamed(t *testing.T) {
 		f := newFile(t)
 		mustPersist(t, f, statetest.Sample())
 		data, _ := os.ReadFile(f.Path())
-		os.WriteFile(f.Path(), bytes.Replace(data, []byte(`{"version":5,`), []byte(`{"version":6,`), 1), 0o600)
+		next := state.FormatVersion + 1
+		os.WriteFile(f.Path(), bytes.Replace(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(fmt.Sprintf(`{"version":%d,`, next)), 1), 0o600)
 		_, err := local.NewFile(f.Path()).Read()
-		if err == nil || strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), "state file "+f.Path()+" was written by a newer pushform (state format 6;") {
+		if err == nil || strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), fmt.Sprintf("state file %s was written by a newer pushform (state format %d;", f.Path(), next)) {
 			t.Fatalf("Read: %v", err)
 		}
 		if err := local.NewFile(f.Path()).Persist(statetest.Sample()); err == nil || strings.Contains(err.Error(), "corrupt") {
