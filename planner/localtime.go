@@ -31,10 +31,6 @@ import (
 // (02:30 on a spring-forward night that jumps from 02:00 to 03:00 is
 // due at 03:00); a wall time that occurs twice is due at the first.
 
-// ActionQuiet: every target apply would send now is held by quiet_hours;
-// the plan says when the first window ends (Local.QuietOpens).
-const ActionQuiet Action = "quiet"
-
 // Local is what deliver_at_local and quiet_hours do to a change's targets
 // not yet delivered; nil on a change they do not touch.
 type Local struct {
