@@ -98,6 +98,10 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		// plan was made, and the plan's own choices apply.
 		o.vars, o.varFiles, o.allowResend, o.now = sp.Vars, sp.VarFiles, sp.AllowResend, sp.Now
 	}
+	view := views.NewApply(jsonFormat(o.json), m.view(false))
+	if ce, ok := view.(views.ConfigErrors); ok {
+		o.configErrors = ce
+	}
 	r, err := m.openRun(ctx, &o.planFlags, "apply")
 	if err != nil {
 		return m.fail(err)
@@ -116,7 +120,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	m.limitSendMemory()
 
 	ao := operation.ApplyOptions{
-		Saved: saved, View: views.NewApply(jsonFormat(o.json), m.view(false)),
+		Saved: saved, View: view,
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
 		Executor: executor.Options{

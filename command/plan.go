@@ -56,6 +56,9 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 
 func runPlan(ctx context.Context, o *planOptions) int {
 	m := o.Meta
+	if ce, ok := views.NewPlan(o.format(), m.view(o.indent)).(views.ConfigErrors); ok {
+		o.configErrors = ce
+	}
 	r, err := m.openRun(ctx, &o.planFlags, "plan")
 	if err != nil {
 		return m.fail(err)
