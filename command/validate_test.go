@@ -212,3 +212,20 @@ func TestPlanAndApplyJSONConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingKeyNamesItsLine: an empty API key variable is named with the
+// file and line of the api_key_env that names it (or of the service
+// block, for the default variable), as the pg backend's is.
+func TestMissingKeyNamesItsLine(t *testing.T) {
+	for _, tt := range []struct{ keyEnv, want string }{
+		{"  api_key_env = \"TEAM_PUSH_KEY\"\n", `environment variable TEAM_PUSH_KEY is empty: it must hold the API key for environment "test" (api_key_env at main.hcl:4)`},
+		{"", `environment variable PUSHFORM_API_KEY is empty: it must hold the API key for environment "test" (the default: the service block at main.hcl:1 sets no api_key_env)`},
+	} {
+		dir := testutil.WriteFiles(t, map[string]string{"main.hcl": "service {\n  environment = \"test\"\n  base_url    = \"https://push.example.com/v1\"\n" + tt.keyEnv + "}\n\n" +
+			"data \"recipients\" \"all\" {}\n\nnotification \"n\" {\n  user_ids = data.recipients.all.user_ids\n  title    = \"t\"\n  body     = \"b\"\n}\n"})
+		code, out, errOut := runIn(t, dir, "", nil, "plan")
+		if code != ExitError || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant %q", code, out, errOut, tt.want)
+		}
+	}
+}
