@@ -272,6 +272,9 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	var b strings.Builder
 	b.WriteString(head.String())
 	what := "Details: " + plural(len(entries), "change", "changes")
+	if !p.HasChanges() { // as the human plan says: nothing to send now
+		what = "Details: nothing to send now, " + plural(len(entries), "address held back", "addresses held back")
+	}
 	if upToDate > 0 {
 		what += ", " + plural(upToDate, "address", "addresses") + " up to date"
 	}
