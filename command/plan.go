@@ -92,7 +92,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		if why := refusalNote(sp); why != "" {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s, but apply will refuse it:\n%s\n", o.out, why)
 		} else {
-			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
+			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. %s\n  %s\n", o.out, views.ApplyLead(p), o.applyCommand())
 		}
 	}
 	if o.detailed && p.HasChanges() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -228,4 +229,30 @@ func TestMissingKeyNamesItsLine(t *testing.T) {
 			t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant %q", code, out, errOut, tt.want)
 		}
 	}
+}
+
+// TestPlanOutSaysWhatApplyDoes: plan --out names the command that applies
+// the plan, led by what that does: sends, only records (a block removed:
+// a forget), or nothing at all.
+func TestPlanOutSaysWhatApplyDoes(t *testing.T) {
+	dir := testutil.Quickstart(t)
+	saved := func(want string) {
+		t.Helper()
+		code, out, errOut := runIn(t, dir, "", nil, "plan", "--out", "p.plan")
+		if code != ExitOK || !strings.Contains(out, "Saved the plan to p.plan. "+want+"\n  pushform apply p.plan\n") {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant %q", code, out, errOut, want)
+		}
+	}
+	saved("To send exactly these notifications, run:")
+	if code, out, errOut := runIn(t, dir, "", nil, "apply", "--auto-approve"); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	saved("It has no changes: applying it sends and records nothing. To apply it anyway, run:")
+	src, err := os.ReadFile(filepath.Join(dir, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(src), "badge \"reset\"")
+	testutil.WriteFile(t, dir, "main.hcl", string(src[:i]))
+	saved("Applying it sends nothing: it records these changes in the state. To record them, run:")
 }

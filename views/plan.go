@@ -154,6 +154,19 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	return err
 }
 
+// ApplyLead says what applying a saved plan does, to lead the command
+// that applies it ("To send exactly these notifications, run:"): a plan
+// that sends nothing only records, and one without changes does nothing.
+func ApplyLead(p *planner.Plan) string {
+	switch {
+	case p.Summary.Requests > 0:
+		return "To send exactly these notifications, run:"
+	case p.HasChanges():
+		return "Applying it sends nothing: it records these changes in the state. To record them, run:"
+	}
+	return "It has no changes: applying it sends and records nothing. To apply it anyway, run:"
+}
+
 // shownChanges are the changes of p a plan lists, in order, and how many
 // it only counts as up to date.
 func shownChanges(p *planner.Plan) (shown []*planner.Change, upToDate int) {

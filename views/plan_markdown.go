@@ -536,7 +536,11 @@ func (v *PlanMarkdown) writeApplyCommand(b *strings.Builder, p *planner.Plan) {
 		// A shell command holds no newline, so only a backtick run could
 		// close the fence.
 		fence := backtickFence(ctx.ApplyCommand, 3)
-		fmt.Fprintf(b, "\nTo send exactly this plan:\n\n%ssh\n%s\n%s\n", fence, termtext.Clean(ctx.ApplyCommand), fence)
+		lead := "To send exactly this plan:"
+		if p.Summary.Requests == 0 {
+			lead = "Applying this plan sends nothing: it records these changes in the state. To record them:"
+		}
+		fmt.Fprintf(b, "\n%s\n\n%ssh\n%s\n%s\n", lead, fence, termtext.Clean(ctx.ApplyCommand), fence)
 	}
 }
 

@@ -354,3 +354,32 @@ func FuzzMarkdownEscapes(f *testing.F) {
 		checkMarkdownSafe(t, b.String(), addr)
 	})
 }
+
+// TestApplyLead: what leads the apply command says what applying does,
+// in the terminal and in the comment.
+func TestApplyLead(t *testing.T) {
+	forget := &planner.Plan{Changes: []*planner.Change{{Address: "notification.gone", Action: planner.ActionForget, Kind: message.KindNotification,
+		TargetKind: message.TargetUsers, Forget: []string{"u1"}, Targets: planner.TargetCounts{Forget: 1}}}, Summary: planner.Summary{Forget: 1}}
+	for _, tt := range []struct {
+		name      string
+		plan      *planner.Plan
+		human, md string
+	}{
+		{"sends", manyCreates(t, 1, 5), "To send exactly these notifications, run:", "To send exactly this plan:"},
+		{"records", forget, "Applying it sends nothing: it records these changes in the state.", "Applying this plan sends nothing: it records these changes in the state."},
+		{"nothing", &planner.Plan{}, "It has no changes: applying it sends and records nothing.", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ApplyLead(tt.plan); !strings.HasPrefix(got, tt.human) {
+				t.Errorf("ApplyLead = %q, want %q", got, tt.human)
+			}
+			var b bytes.Buffer
+			if err := NewPlanMarkdown(&b, 0).WithContext(MarkdownContext{ApplyCommand: "pushform apply p.plan"}).Plan(tt.plan); err != nil {
+				t.Fatal(err)
+			}
+			if tt.md != "" && !strings.Contains(b.String(), "\n"+tt.md) || tt.md == "" && strings.Contains(b.String(), "pushform apply") {
+				t.Errorf("markdown:\n%s\nwant %q", b.String(), tt.md)
+			}
+		})
+	}
+}
