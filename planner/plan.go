@@ -71,6 +71,11 @@ type Rename struct {
 	// Same is set when the content is the same (--allow-resend or
 	// repeat_after sends it again); otherwise it was edited too.
 	Same bool `json:"same,omitempty"`
+	// Replaces: edited under the same tag, so once a moved block records
+	// the rename the edit replaces the earlier notification on devices;
+	// an edit without it is sent as a second notification, shown beside
+	// the earlier one.
+	Replaces bool `json:"replaces,omitempty"`
 }
 
 // MovedBlock is the moved block that records r as a rename.

@@ -185,15 +185,40 @@ func upToDateChange(c *planner.Change) bool {
 	return c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0
 }
 
-// renameAdvice says what to do about the plan's renames; the moved
-// blocks follow it.
+// renameAdvice says what to do about the plan's renames, and what the
+// move does when it carries an edit; the moved blocks follow it.
 func renameAdvice(p *planner.Plan) string {
 	if len(p.Renames) == 1 {
+		r := p.Renames[0]
+		move := "a move sends nothing"
+		switch {
+		case r.Same:
+		case r.Replaces:
+			move = fmt.Sprintf("the move sends nothing, and the edit it carries then replaces the earlier notification on the devices of %s, under the same tag",
+				plural(r.Targets, "target", "targets"))
+		default:
+			move = fmt.Sprintf("the move sends nothing, but the edit it carries is then sent to the %s that have the earlier notification, "+
+				"and without the same tag their devices show both", plural(r.Targets, "target", "targets"))
+		}
 		return "Apply refuses this plan: it would forget an address and send its notification again. If it is a rename, " +
-			"add this moved block to the configuration and plan again (a move sends nothing); to send it again anyway, apply with --allow-resend:"
+			"add this moved block to the configuration and plan again (" + move + "); to send it again anyway, apply with --allow-resend:"
+	}
+	move := "a move sends nothing"
+	edited, shownTwice := 0, 0
+	for _, r := range p.Renames {
+		if !r.Same {
+			edited++
+			if !r.Replaces {
+				shownTwice++
+			}
+		}
+	}
+	if edited > 0 {
+		move = fmt.Sprintf("a move sends nothing, but %s an edit, which is then sent to the targets that have the earlier notification: "+
+			"replacing it under the same tag for %s, shown beside it for %s", plural(edited, "of them carries", "of them carry"), Count(edited-shownTwice), Count(shownTwice))
 	}
 	return fmt.Sprintf("Apply refuses this plan: it would forget %s addresses and send their notifications again. If they are renames, "+
-		"add these moved blocks to the configuration and plan again (a move sends nothing); to send them again anyway, apply with --allow-resend:", Count(len(p.Renames)))
+		"add these moved blocks to the configuration and plan again (%s); to send them again anyway, apply with --allow-resend:", Count(len(p.Renames)), move)
 }
 
 // pacingLines say how each send_rate group paces its sends.
