@@ -264,6 +264,9 @@ func flagGroup(cmd, name string) string {
 	if cmd == "plan" && name == "allow-resend" {
 		return "Plan options" // recorded in the saved plan for apply
 	}
+	if cmd == "test-send" && (name == "user" || name == "device") {
+		return "Targets" // whom it sends to; history's filter the same names
+	}
 	switch name {
 	case "target", "replace", "resume", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
@@ -292,7 +295,7 @@ func flagGroup(cmd, name string) string {
 // groupOrder is the order of the headings.
 func groupOrder() []string {
 	return []string{
-		"Plan options", "Apply options", "History options", "Sandbox options", "Fault injection", "Variables",
+		"Plan options", "Apply options", "Targets", "History options", "Sandbox options", "Fault injection", "Variables",
 		"State options", "Service and retries", "Options", "Output", "Global options",
 	}
 }
