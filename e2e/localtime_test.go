@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pushform/config/tzdb"
 )
 
 // localPlan is the part of plan --json local-time tests read.
@@ -46,9 +48,11 @@ func (s *sandbox) receivedDevices() []string {
 	return v.DeviceIDs
 }
 
+// mustZone loads a zone from the database the binary embeds, as the
+// binary does: the machine's cannot make the test disagree with it.
 func mustZone(t *testing.T, name string) *time.Location {
 	t.Helper()
-	loc, err := time.LoadLocation(name)
+	loc, err := tzdb.Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}
