@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"pushform/config"
@@ -429,10 +428,7 @@ func (b *bench) pushform(ctx context.Context, dir string, onLine func([]byte), a
 	default:
 		return nil, werr
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
-		r.disk = ru.Oublock * 512
-	}
+	r.maxRSS, r.disk = usage(cmd.ProcessState)
 	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return r, nil
 }
