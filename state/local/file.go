@@ -55,9 +55,6 @@ type File struct {
 	laid    int64
 	wbuf    []byte            // the last append's encoding buffer, reused
 	reuse   statefile.IDReuse // intents' encoded ids, for their outcomes
-	// list is the last recipients list journaled, encoded, for Persist to
-	// copy (statefile.EncodeWith); nil once used.
-	list *statefile.EncodedList
 	// syncMu guards what the fsyncs of jf, which run without mu (see
 	// appendLocked), share: synced is the offset the last one covered,
 	// closeErr what the last closeJournal's fsync returned, syncs their
@@ -367,17 +364,11 @@ func (f *File) Append(entries ...state.Entry) error {
 		if format == 0 {
 			continue // the journal's format is known once it is written
 		}
-		var r statefile.IDReuse // keeps a recipients list's encoding
-		line, err := statefile.AppendEntryLineReusing(nil, e, format, &r)
+		line, err := statefile.AppendEntryLine(nil, e, format)
 		if err != nil {
 			return fmt.Errorf("encoding state journal entry: %w", err)
 		}
 		items[i].line, items[i].format = line, format
-		if l := r.TakeList(); l != nil {
-			f.mu.Lock()
-			f.list = l
-			f.mu.Unlock()
-		}
 	}
 	return f.commit.DoThenSync(&f.mu, items, f.appendLocked)
 }
@@ -474,9 +465,6 @@ func (f *File) appendLocked(items []journalItem) (sync func() error, err error) 
 		default:
 			buf = append(buf, it.line...)
 		}
-	}
-	if l := f.reuse.TakeList(); l != nil {
-		f.list = l
 	}
 	if cap(buf) <= maxKeptBuffer {
 		f.wbuf = buf // a run's entries are alike: the next append fits
@@ -870,9 +858,7 @@ func (f *File) Persist(s *state.State) error {
 	out.Version = state.FormatVersion
 	out.Serial = serial
 	// The errors name the temp file: they are *PathErrors.
-	list := f.list
-	f.list = nil
-	if err := statefile.EncodeWith(tmp, &out, list); err != nil {
+	if err := statefile.Encode(tmp, &out); err != nil {
 		return fmt.Errorf("writing state: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {

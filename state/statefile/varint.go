@@ -32,10 +32,14 @@ type encoder struct {
 	sum     uint32
 	// reuse, when set, keeps intents' id lists for their outcomes.
 	reuse *IDReuse
-	// list, when set, is the snapshot's recipients list already encoded
-	// (EncodeWith): it is copied for the list and for a message whose
-	// targets are the same strings.
-	list *EncodedList
+	// list, when set, is the snapshot's recipients list encoded once
+	// (sharedList): it is copied for the list and for each message sent
+	// to exactly its ids. With listLater, its encoding is being made on
+	// another goroutine: only its ids are read, and listAt are the offsets
+	// in b it goes at (encodeBody writes it there).
+	list      *encodedList
+	listLater bool
+	listAt    []int
 }
 
 // spillAt is how much of a snapshot's encoding is kept before it is
