@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"pushform/internal/testutil"
 	"pushform/state"
 	"pushform/state/local"
 )
@@ -92,7 +93,7 @@ func atoiCommas(t *testing.T, s string) int {
 func TestFullDisk(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		t.Run(map[bool]string{false: "human", true: "json"}[jsonOut], func(t *testing.T) {
-			disk := smallDisk(t, 64<<10)
+			disk := testutil.SmallDisk(t, 64<<10)
 			sb := startSandbox(t, slowSeed)
 			statePath := filepath.Join(disk, "pushform.state")
 			w := newWorkspace(t, sb, `

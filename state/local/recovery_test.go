@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/internal/testutil"
 	"pushform/message"
 	"pushform/state"
 	"pushform/state/local"
@@ -382,7 +383,7 @@ func fill(t *testing.T, dir string) string {
 // what the journal holds is exactly what Append acknowledged; once space
 // is free, the next Append succeeds (issue 16 item 4).
 func TestFullDiskAppendLeavesJournalAsItWas(t *testing.T) {
-	dir := mountTmpfs(t, 64<<10)
+	dir := testutil.SmallDisk(t, 64<<10)
 	f := local.NewFile(filepath.Join(dir, "pushform.state"))
 	mustPersist(t, f, state.New("test"))
 	deliveredRun(t, f, "notification.a", 3)

@@ -56,17 +56,7 @@ func TestIDReuseSameLines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var r statefile.IDReuse
 			for i, e := range tt.entries() {
-				want, err := statefile.AppendEntryLine(nil, e, statefile.JournalFormat)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := statefile.AppendEntryLineReusing(nil, e, statefile.JournalFormat, &r)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("entry %d (%s of batch %d): the line differs with reuse", i, e.Type, e.Batch)
-				}
+				sameLine(t, i, e, &r)
 			}
 		})
 	}
@@ -84,10 +74,23 @@ func TestIDReuseChangedInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids[17] = "u9999999"
-	want, _ := statefile.AppendEntryLine(nil, out, statefile.JournalFormat)
-	got, err := statefile.AppendEntryLineReusing(nil, out, statefile.JournalFormat, &r)
-	if err != nil || !bytes.Equal(got, want) {
-		t.Fatalf("the outcome's line differs with reuse (%v)", err)
+	sameLine(t, 1, out, &r)
+}
+
+// sameLine fails unless e's journal line written with r is the one
+// written without it; i numbers e for the message.
+func sameLine(t *testing.T, i int, e state.Entry, r *statefile.IDReuse) {
+	t.Helper()
+	want, err := statefile.AppendEntryLine(nil, e, statefile.JournalFormat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := statefile.AppendEntryLineReusing(nil, e, statefile.JournalFormat, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("entry %d (%s of batch %d): the line differs with reuse", i, e.Type, e.Batch)
 	}
 }
 
@@ -182,17 +185,7 @@ func FuzzIDReuse(f *testing.F) {
 				e.Type = []state.EntryType{state.EntryForget, state.EntrySnapshot}[v%2]
 				e.Items = []state.Item{{Address: "notification.n0", Targets: base[v : v+80]}}
 			}
-			want, err := statefile.AppendEntryLine(nil, e, statefile.JournalFormat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := statefile.AppendEntryLineReusing(nil, e, statefile.JournalFormat, &r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("op %d (%s of request %d): the line differs with reuse", k/3, e.Type, batch)
-			}
+			sameLine(t, k/3, e, &r)
 		}
 	})
 }
