@@ -49,8 +49,8 @@ const (
 
 // itemIDs writes the ids of item i of entry en (encoder.ids, the
 // reference): copied from its intent's line for an outcome whose intent r
-// kept with the very same ids, else encoded, and kept for the outcome
-// when en is an intent.
+// kept with equal ids, else encoded, and kept for the outcome when en is
+// an intent.
 func (e *encoder) itemIDs(en *state.Entry, i int, ids []string) {
 	r := e.reuse
 	if r == nil || len(ids) < reuseFrom || en.Type != state.EntryIntent && en.Type != state.EntryOutcome {
