@@ -79,6 +79,13 @@ func (o *Options) clock() func() time.Time {
 	return o.Clock
 }
 
+func (o *Options) getenv() func(string) string {
+	if o.Getenv == nil {
+		return func(string) string { return "" }
+	}
+	return o.Getenv
+}
+
 func (o *Options) backends() backend.Registry {
 	if o.Backends == nil {
 		return backend.Builtins()
