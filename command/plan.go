@@ -72,7 +72,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	}
 	sp := o.saved(p)
 	if o.out != "" || o.markdown {
-		sp.Audience = planAudience(p, r.Session.State)
+		sp.Audience = r.Audience(p)
 	}
 	if o.out != "" {
 		if err := writePlanFile(m.path(o.out), sp); err != nil {

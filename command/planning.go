@@ -13,7 +13,6 @@ import (
 	"pushform/operation"
 	"pushform/planner"
 	"pushform/pushapi"
-	"pushform/state"
 	"pushform/views"
 )
 
@@ -208,23 +207,3 @@ func (m *Meta) showDiagnostics(ce views.ConfigErrors) func(*config.Loader, hcl.D
 // errReported means the error was already printed (as diagnostics).
 var errReported = operation.ErrReported
 
-// TEMPORARY: removed once every state command calls an operation.
-func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend) (backend.State, error) {
-	so := m.stateOptions(sf)
-	so.Backend = be
-	return backend.OpenState(ctx, so)
-}
-
-func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, error) {
-	l := m.newLoader()
-	be, diags := l.LoadBackend(m.ConfigDir())
-	if diags.HasErrors() {
-		if err := l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color()); err != nil {
-			return nil, err
-		}
-		return nil, errReported
-	}
-	return m.openState(ctx, sf, be)
-}
-
-func (m *Meta) warnStaleLock(info *state.LockInfo) { m.warnings().StaleLock(info) }

@@ -10,7 +10,6 @@ import (
 	"pushform/config"
 	"pushform/operation"
 	"pushform/planner"
-	"pushform/state"
 	"pushform/termtext"
 )
 
@@ -64,7 +63,6 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Test send of %s, request id %s:\n", termtext.Clean(msg.Address), termtext.Clean(res.RequestID))
-	failed := false
 	for _, t := range res.Targets {
 		noun := "user"
 		if t.Kind == config.TargetDevices {
@@ -75,11 +73,10 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 			line += " (" + termtext.Clean(t.Detail) + ")"
 		}
 		b.WriteString(line + "\n")
-		failed = failed || t.Outcome != state.Delivered
 	}
 	b.WriteString("Recorded in history as a test send: it is not a delivery, and apply still sends to these targets.\n")
 	fmt.Fprint(m.Stdout, b.String())
-	if failed {
+	if !res.Delivered() {
 		return ExitError
 	}
 	return ExitOK
