@@ -145,8 +145,9 @@ func helpDocs() map[string]helpDoc {
 		"state rm": {
 			usage: []string{"state rm [options] ADDR..."},
 			text: "Removes addresses from the state, under the state lock. Nothing is sent and nothing can be " +
-				"recalled from devices: an address removed from the state but still in the configuration is " +
-				"planned as new, so the next apply sends it again.",
+				"recalled from devices. The ledger keeps their deliveries, marked forgotten: an address removed " +
+				"from the state but still in the configuration is planned again, and its targets that received " +
+				"its content are already delivered, not sent it again (apply --replace ADDR sends it again).",
 			examples: []string{"pushform state rm notification.beta_invite"},
 		},
 		"state mv": {

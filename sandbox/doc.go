@@ -16,8 +16,8 @@
 //
 // # Where the spec says "not shown"
 //
-// The sandbox picks one answer (the README's "Where the spec is silent"
-// lists the others its flags switch to):
+// The sandbox picks one answer (docs/service.md lists the others its
+// flags switch to):
 //   - The outcome field is "status"; unreachableSince is RFC 3339 in UTC.
 //   - 200 and 207 have the same body {"results":[...]}: one entry per userId
 //     and per deviceId, one per topics object echoing its array, in request

@@ -78,7 +78,8 @@ func backtickFence(s string, n int) string {
 
 // Lock-screen limits: where iOS and Android cut a notification's title and
 // body on the lock screen, in characters. They are estimates that vary
-// with the device, font and language (the README names their sources):
+// with the device, font and language (docs/automation/plan-comment.md
+// names their sources):
 // iOS shows one line of title (about 50 characters) and up to four lines
 // of body (about 178); Android's collapsed notification shows one line of
 // each (about 65 and 50).
