@@ -35,6 +35,28 @@ type applyOptions struct {
 	scheduled bool
 }
 
+// applyHelp is the help of apply; its flags come from the flag set it parses.
+func applyHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"apply [options] [PLANFILE]"},
+		text: "Sends what a plan says through the service, in requests of at most 500 targets, and records " +
+			"every request id and every target's outcome in the state, so the next apply sends nothing twice. " +
+			"Without PLANFILE it plans first, prints the plan and asks for 'yes' (--auto-approve skips the " +
+			"question; without a terminal it is required). With PLANFILE it sends exactly that saved plan " +
+			"without asking, and refuses it if the state changed since it was made. A plan that forgets an address " +
+			"and sends the same content to the same targets under another (a rename without a moved block) is " +
+			"refused before anything is sent, unless --allow-resend. With --scheduled (a cron job) it sends, " +
+			"without asking, only what a reviewed apply accepted: sends held back by send_after, send_rate, " +
+			"a frequency_cap or a window, retries, and new recipients of content the state records; new " +
+			"addresses, changed content, forgets and moves are listed and left for review, with exit code 4.",
+		examples: []string{
+			"pushform apply -auto-approve",
+			"pushform apply spring.plan",
+			"pushform apply --scheduled",
+		},
+	}
+}
+
 func cmdApply(ctx context.Context, m *Meta, args []string) int {
 	o, err := parseApply(m, args)
 	if err != nil {

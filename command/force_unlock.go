@@ -12,6 +12,16 @@ import (
 	"pushform/views"
 )
 
+// forceUnlockHelp is the help of force-unlock; its flags come from the flag set it parses.
+func forceUnlockHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"force-unlock [options] LOCK_ID"},
+		text: "Removes the lock information a run that ended without unlocking left behind. A run refused " +
+			"because of the lock prints its LOCK_ID. Only do this when the process that held the lock has stopped.",
+		examples: []string{"pushform force-unlock 7f3c2a9e"},
+	}
+}
+
 func cmdForceUnlock(ctx context.Context, m *Meta, args []string) int {
 	var sf stateFlags
 	var force bool

@@ -24,6 +24,26 @@ type historyOptions struct {
 	variants            bool
 }
 
+// historyHelp is the help of history; its flags come from the flag set it parses.
+func historyHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"history [options] --user ID", "history [options] --device ID", "history [options] --topic NAME", "history [options] ADDR"},
+		text: "Answers \"what did this user receive, and why?\" from the state's delivery ledger, which keeps every " +
+			"delivery record, forgotten addresses' included, until 'pushform state prune' drops it. With --user, " +
+			"--device or --topic it lists what that target was sent, oldest first: time, address (and whether it " +
+			"was forgotten), kind, title, tag, outcome and request id. With an address it lists what the address " +
+			"sent, one line per apply (requests of one content, with the delivered, failed, skipped and unknown " +
+			"counts and request ids), and when it was forgotten. --since and --until take an RFC 3339 time or a " +
+			"date (a whole UTC day). It reads the state without locking it; an id the ledger has never seen is " +
+			"said so, with exit 0.",
+		examples: []string{
+			"pushform history --user alice",
+			"pushform history --device alice-phone --since 2026-11-01 --json",
+			"pushform history campaign.spring_sale.notification.announce",
+		},
+	}
+}
+
 func cmdHistory(ctx context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("history")
 	var o historyOptions

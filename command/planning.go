@@ -206,4 +206,3 @@ func (m *Meta) showDiagnostics(ce views.ConfigErrors) func(*config.Loader, hcl.D
 
 // errReported means the error was already printed (as diagnostics).
 var errReported = operation.ErrReported
-

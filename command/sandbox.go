@@ -23,6 +23,23 @@ import (
 	"pushform/views"
 )
 
+// sandboxHelp is the help of sandbox; its flags come from the flag set it parses.
+func sandboxHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"sandbox --seed FILE [options]", "sandbox show [options] DEVICE_ID"},
+		text: "Serves a local Push Notification Service under http://ADDR/v1, seeded with API keys, users, " +
+			"devices and topics from an HCL file, and prints \"listening on http://ADDR/v1\" once it accepts " +
+			"connections. It runs until interrupted. Inspection endpoints (no key): /_sandbox/devices[/ID], " +
+			"/_sandbox/log/REQUEST_ID, /_sandbox/stats. Point a configuration at it with PUSHFORM_BASE_URL.\n\n" +
+			"A configuration whose service block says sandbox = \"FILE\" runs the same sandbox in-process " +
+			"instead; 'pushform sandbox show' prints what one of its devices received.",
+		examples: []string{
+			"pushform sandbox -seed=examples/quickstart/sandbox.hcl -addr=127.0.0.1:8787",
+			"pushform sandbox -seed=sandbox.hcl -fail-rate=0.2 -latency=50ms",
+		},
+	}
+}
+
 func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	if len(args) > 0 && args[0] == "show" {
 		return runSandboxShow(ctx, m, args[1:])
@@ -145,6 +162,21 @@ func seedKeySummary(seed *sandbox.Seed) string {
 		n[k.Environment]++
 	}
 	return fmt.Sprintf("%d test, %d production", n[sandbox.EnvTest], n[sandbox.EnvProduction])
+}
+
+// sandboxShowHelp is the help of sandbox show; its flags come from the flag set it parses.
+func sandboxShowHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"sandbox show [options] DEVICE_ID"},
+		text: "Prints what a sandbox device has shown: badge, received count and inbox. It reads the file " +
+			"the embedded sandbox saves next to the state (pushform.sandbox.json in the configuration " +
+			"directory, or --file when --state puts the state elsewhere) or, with --addr, asks a running " +
+			"'pushform sandbox'.",
+		examples: []string{
+			"pushform -chdir=examples/quickstart sandbox show alice-phone",
+			"pushform sandbox show kiosk-1 -addr=127.0.0.1:8787 -json",
+		},
+	}
 }
 
 func runSandboxShow(ctx context.Context, m *Meta, args []string) int {

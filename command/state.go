@@ -7,6 +7,19 @@ import (
 	"strings"
 )
 
+// stateHelp is the help of state; its flags come from the flag set it parses.
+func stateHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"state list [options]", "state show [options] ADDR", "state rm [options] ADDR...", "state mv [options] FROM TO", "state pull [options]", "state push [options] FILE", "state repair [options]", "state prune [options] --before TIME"},
+		text: "Inspects or edits the state: the record of what was sent to whom. Nothing is sent. " +
+			"Run 'pushform state SUBCOMMAND -h' for the options of each.",
+		examples: []string{
+			"pushform state list",
+			"pushform state show 'notification.order_shipped[\"A-1001\"]'",
+		},
+	}
+}
+
 func runState(ctx context.Context, m *Meta, args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "-help" {
 		return m.usageError("state", errors.New("missing subcommand: list, show, rm, mv, pull, push, repair or prune"))

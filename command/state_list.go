@@ -9,6 +9,18 @@ import (
 	"pushform/views"
 )
 
+// stateListHelp is the help of state list; its flags come from the flag set it parses.
+func stateListHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"state list [options]"},
+		text:  "Lists the addresses in the state, each with how many of its targets were delivered, skipped, failed or are unknown.",
+		examples: []string{
+			"pushform state list",
+			"pushform state list -state=env/test.state",
+		},
+	}
+}
+
 func (m *Meta) stateList(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state list")
 	var sf stateFlags

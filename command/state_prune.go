@@ -8,6 +8,21 @@ import (
 	"pushform/views"
 )
 
+// statePruneHelp is the help of state prune; its flags come from the flag set it parses.
+func statePruneHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"state prune [options] --before TIME"},
+		text: "Drops the delivery ledger's records older than TIME (RFC 3339, or a date: the start of that day, UTC), " +
+			"under the state lock. The ledger is kept forever unless pruned: it is what keeps a forgotten address, a " +
+			"rename or a stale branch from sending a target content it already received, so a dropped record can no " +
+			"longer stop a resend. The addresses' view (each current address's targets and last outcomes) is kept " +
+			"whole. Refused, with the count, when it would drop records that a repeat_after or frequency_cap of the " +
+			"configuration still needs (those younger than the longest of them), unless --force. Prints how many " +
+			"records were dropped.",
+		examples: []string{"pushform state prune --before 2026-01-01", "pushform state prune --before 2026-06-01T00:00:00Z --force"},
+	}
+}
+
 func (m *Meta) statePrune(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state prune")
 	var sf stateFlags

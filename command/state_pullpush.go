@@ -8,6 +8,16 @@ import (
 	"pushform/views"
 )
 
+// statePullHelp is the help of state pull; its flags come from the flag set it parses.
+func statePullHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"state pull [options]"},
+		text: "Prints the backend's current state in the local file format (the bytes a pushform.state holds), " +
+			"for a backup or to inspect a PostgreSQL state with local tools. Redirect it to a file.",
+		examples: []string{"pushform state pull > backup.state"},
+	}
+}
+
 func (m *Meta) statePull(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state pull")
 	var sf stateFlags
@@ -25,6 +35,18 @@ func (m *Meta) statePull(ctx context.Context, args []string) int {
 		return m.fail(err)
 	}
 	return ExitOK
+}
+
+// statePushHelp is the help of state push; its flags come from the flag set it parses.
+func statePushHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"state push [options] FILE"},
+		text: "Stores a local state file in the configured backend, under the state lock: how a team moves an " +
+			"existing file state to PostgreSQL. Refused when the backend already holds a state of another " +
+			"lineage, a newer serial, or the same serial with other content, unless --force. The backend keeps " +
+			"its lineage and stores the pushed state as its next serial, so plans saved before are refused as stale.",
+		examples: []string{"pushform state push pushform.state", "pushform state push old.state -force"},
+	}
 }
 
 func (m *Meta) statePush(ctx context.Context, args []string) int {

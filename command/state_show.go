@@ -12,6 +12,19 @@ import (
 // stateShowLimit is how many target lines state show prints without --all.
 const stateShowLimit = 50
 
+// stateShowHelp is the help of state show; its flags come from the flag set it parses.
+func stateShowHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"state show [options] ADDR"},
+		text: "Shows one address of the state: its kind, content and fingerprint, then every target " +
+			"with its last outcome, request id and time (the first 50 unless --all).",
+		examples: []string{
+			"pushform state show campaign.welcome.notification.hello",
+			"pushform state show badge.reset -json",
+		},
+	}
+}
+
 func (m *Meta) stateShow(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state show")
 	var sf stateFlags

@@ -20,6 +20,22 @@ type testSendOptions struct {
 	address        string
 }
 
+// testSendHelp is the help of test-send; its flags come from the flag set it parses.
+func testSendHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"test-send [options] ADDR --device ID...", "test-send [options] ADDR --user ID..."},
+		text: "Sends the content of one notification or badge to the given devices or users only, after the same " +
+			"validation as apply, and prints each target's outcome and the request id. Without --device or --user " +
+			"it sends to test_devices (the campaign's, else the service block's). It is recorded in the state's " +
+			"ledger and in history as a test send, not a delivery: apply still sends the address to those targets. " +
+			"Exit 1 when a target was not delivered.",
+		examples: []string{
+			"pushform test-send notification.spring --device my-phone",
+			"pushform test-send campaign.spring_sale.notification.announce",
+		},
+	}
+}
+
 func cmdTestSend(ctx context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("test-send")
 	o := &testSendOptions{}
