@@ -10,15 +10,11 @@ import (
 	"pushform/state"
 )
 
-// The operations on the state (state list, show, rm, mv, prune, pull,
-// push, repair, history, force-unlock) take the same Options as Open: Dir,
-// Backends, State, LockTimeout, Diagnostics and Warnings say where the
-// state is and how they report. Unless an operation says otherwise, only
-// the backend block of the configuration is read, so they work on a
-// configuration that does not validate yet (or a directory without one).
-
 // openState opens the state backend the configuration's backend block
-// names (nil: a local file), reading only that block.
+// names (none: a local file) for an operation on the state: Dir, Backends,
+// State, Diagnostics say where it is. Only the backend block is read, so
+// these operations work on a configuration that does not validate yet (or
+// a directory without one).
 func (o *Options) openState(ctx context.Context) (backend.State, error) {
 	l := NewLoader(o.Backends)
 	be, diags := l.LoadBackend(o.Dir)
