@@ -11,6 +11,9 @@ import (
 	"pushform/state"
 )
 
+// change plans one message of the configuration against what the state
+// records for it (prior, nil for none): the targets to send, hold and
+// forget, and its action.
 func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	content := m.Content
 	c := &Change{
@@ -93,6 +96,14 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	if m.Rollout != nil {
 		pl.stage(m, ids, prior, c)
 	}
+	chooseAction(c, m, prior, cc, &cl)
+	pl.warnTargets(c, m, cc, &cl)
+	return c
+}
+
+// chooseAction sets c's action from what classifying its targets found
+// (cl), with the warnings of the targets that will show it twice.
+func chooseAction(c *Change, m *config.Message, prior *state.Message, cc *changeContext, cl *classified) {
 	dups := 0
 	for _, n := range cl.dup {
 		dups += n
@@ -107,7 +118,7 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	case cl.changed && dups > 0:
 		c.Action = ActionResend
 		c.Warnings = append(c.Warnings, cc.duplicateWarnings(cl.dup)...)
-	case cl.changed && content.Tag == "":
+	case cl.changed && m.Content.Tag == "":
 		c.Action = ActionResend // no target holds an earlier copy
 	case cl.changed:
 		c.Action = ActionReplace
@@ -128,6 +139,11 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 	if len(c.Send) == 0 && len(c.AlreadyDelivered) > 0 {
 		c.Action = ActionAlreadyDelivered
 	}
+}
+
+// warnTargets adds to c the warnings about its targets: repeats, tag-only
+// changes not sent, and unknown outcomes held back.
+func (pl *planning) warnTargets(c *Change, m *config.Message, cc *changeContext, cl *classified) {
 	if n := c.Targets.Repeat; n > 0 {
 		why := "repeat_after has passed since their last delivery"
 		if pl.opts.AllowResend {
@@ -152,7 +168,6 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%d targets were sent in %d or more requests that got no usable answer (last request ids: %s) and are not sent again: the service may have delivered them each time; ask its support about those requests, then use --retry-unknown to send anyway (or raise --max-unknown-resends)",
 			cl.heldUnanswered, pl.opts.MaxUnknownResends, ids))
 	}
-	return c
 }
 
 // What a target holds, compared with the content planned for it.
