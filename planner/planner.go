@@ -98,17 +98,7 @@ func (opts Options) withDefaults() Options {
 // of one message already made while they arrived (see Stream).
 func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	cfg := in.Config
-	p := &Plan{
-		FormatVersion: FormatVersion,
-		CreatedAt:     opts.Now.UTC(),
-		Environment:   cfg.Service.Environment,
-		Recipients:    in.Recipients,
-		Refreshed:     in.Refreshed,
-	}
-	if in.State != nil {
-		p.StateLineage = in.State.Lineage
-		p.StateSerial = in.State.Serial
-	}
+	p := newPlan(in, opts)
 	// The state as the moved blocks rename it: a moved address is planned
 	// as its new address.
 	st, movedFrom, err := moveState(cfg, in.State)
@@ -214,6 +204,29 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	}
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	p.KindChanges = detectKindChanges(pl.ledger, st, p.Changes)
+	packPlan(p, paces, opts)
+	return p, nil
+}
+
+// newPlan is the plan of in before its changes.
+func newPlan(in Input, opts Options) *Plan {
+	p := &Plan{
+		FormatVersion: FormatVersion,
+		CreatedAt:     opts.Now.UTC(),
+		Environment:   in.Config.Service.Environment,
+		Recipients:    in.Recipients,
+		Refreshed:     in.Refreshed,
+	}
+	if in.State != nil {
+		p.StateLineage = in.State.Lineage
+		p.StateSerial = in.State.Serial
+	}
+	return p
+}
+
+// packPlan packs p's changes, once decided, into requests paced by their
+// groups, and sums them up.
+func packPlan(p *Plan, paces map[string]*Pace, opts Options) {
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
 			c.Paces = nil // nothing to pace; Plan.Pacing lists only groups that send
@@ -227,7 +240,6 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 			p.Warnings = append(p.Warnings, c.Address+": "+w)
 		}
 	}
-	return p, nil
 }
 
 type planning struct {
