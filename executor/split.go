@@ -125,10 +125,15 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 			Error: ve.Error(), Parts: numbers})
 	}
 	r.mu.Unlock()
+	return r.sendParts(ctx, stop, subs, recorders, fatal)
+}
 
+// sendParts sends the parts of a request split after it was recorded not
+// sent, one after another, each with its own intent and outcome.
+func (r *run) sendParts(ctx, stop context.Context, subs []*prepared, recorders *recorders, fatal context.CancelCauseFunc) error {
 	for i, sub := range subs {
 		if stop.Err() != nil || ctx.Err() != nil {
-			// Recorded not sent above; the next plan sends them.
+			// Recorded not sent; the next plan sends them.
 			r.mu.Lock()
 			r.res.NotStarted += sub.targets
 			r.mu.Unlock()
@@ -136,7 +141,7 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 		}
 		sub.intent.Time = r.opts.Now().UTC()
 		if err := r.record(sub.intent); err != nil {
-			// Recorded not sent above, as are the parts after it.
+			// Recorded not sent, as are the parts after it.
 			r.mu.Lock()
 			for _, rest := range subs[i:] {
 				r.res.NotStarted += rest.targets
