@@ -39,6 +39,9 @@ type jsonPlan struct {
 	Renames        []jsonRename     `json:"renames,omitempty"`
 	Pacing         []jsonPace       `json:"pacing,omitempty"`
 	AwaitingReview []planner.Review `json:"awaiting_review,omitempty"`
+	// Shapes are the shapes applying the plan accepts as reviewed (left
+	// out when none).
+	Shapes []planner.Shape `json:"shapes,omitempty"`
 }
 
 // jsonRename is a forget and a create that look like a rename: apply
@@ -106,6 +109,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 		HasChanges:     p.HasChanges(),
 		Requests:       make([]jsonRequestRef, 0, len(p.Batches)),
 		AwaitingReview: p.AwaitingReview,
+		Shapes:         p.Shapes,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
