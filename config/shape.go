@@ -339,12 +339,15 @@ func (e *evaluation) startWalk(known []knownSecret, ctx *hcl.EvalContext, recipi
 					return nb != nil && (name == "notification" || name == "badge")
 				}
 			}
+			root := w.newBlockWalk(where, b.Body, skip, false).root
 			var sw shapeWriter
-			sw.node(w.newBlockWalk(where, b.Body, skip, false).root, func(a *walkAttr) [digestSize]byte { return a.digest })
+			sw.node(root, func(a *walkAttr) [digestSize]byte { return a.digest })
 			d := sw.sum()
 			switch {
 			case b.Type == "campaign":
-				if _, dup := w.campaigns[b.Labels[0]]; !dup { // the first is the campaign
+				// A campaign that sets nothing applies nothing: its
+				// messages have the shape they would have outside it.
+				if _, dup := w.campaigns[b.Labels[0]]; !dup && (len(root.attrs) > 0 || len(root.blocks) > 0) {
 					w.campaigns[b.Labels[0]] = &d
 				}
 			case notSettings[b.Type] == "":

@@ -235,3 +235,21 @@ func extendSchemas() (restore func()) {
 	*messageSchema, *campaignSchema, *rootSchema = m, c, r
 	return func() { *messageSchema, *campaignSchema, *rootSchema = msg, camp, root }
 }
+
+// TestShapeInCampaign: a message moved into a campaign that sets nothing
+// keeps its shape (a state mv needs no review); a campaign setting
+// changes it.
+func TestShapeInCampaign(t *testing.T) {
+	const n = "notification \"n\" {\n  user_ids = [\"a\"]\n  title    = \"t\"\n  body     = \"b\"\n}\n"
+	shape := func(files string) string {
+		t.Helper()
+		return mustLoad(t, map[string]string{"main.hcl": svc + files}, Options{}).Messages[0].Shape
+	}
+	alone, wrapped, set := shape(n), shape("campaign \"c\" {\n"+n+"}\n"), shape("campaign \"c\" {\n  send_rate = \"10/second\"\n"+n+"}\n")
+	if alone != wrapped {
+		t.Error("a campaign that sets nothing changes the shape")
+	}
+	if wrapped == set {
+		t.Error("a campaign's send_rate is not in its messages' shape")
+	}
+}

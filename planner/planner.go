@@ -167,7 +167,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 			holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
 		}
 		c.Variant = variants[m.Address]
-		c.review = shapeReview(in.State, reviewAddress(m, c.Variant), m.Shape, c)
+		c.review = shapeReview(in.State, reviewAddress(m.Address, c.Variant), m.Shape, c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from
 			if c.Action == ActionNoOp {
@@ -205,7 +205,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		p.Changes, p.AwaitingReview = holdForReview(p.Changes)
 		clear(created) // every created address awaits review: no renames
 	} else {
-		p.Shapes = shapesToAccept(cfg, in.State, opts.Targets)
+		p.Shapes = shapesToAccept(cfg, in.State, opts.Targets, p.Changes)
 	}
 	applyCaps(cfg, st, opts.capTime(), p.Changes, msgs)
 	for _, c := range p.Changes {

@@ -31,20 +31,29 @@ type Shape struct {
 // shape of every selected message of cfg that the state does not record
 // as accepted, and the removal of those the state records for addresses
 // cfg no longer has. A message without a shape (a Config not loaded from
-// files) has nothing to accept.
-func shapesToAccept(cfg *config.Config, st *state.State, targets []string) []Shape {
+// files) has nothing to accept, nor has a new address that can send
+// nothing, paused or past its send_before (changes tells): its next
+// edit is a change of its own.
+func shapesToAccept(cfg *config.Config, st *state.State, targets []string, changes []*Change) []Shape {
 	var accepted map[string]string
 	if st != nil {
 		accepted = st.Accepted
+	}
+	live := map[string]bool{}
+	for _, c := range changes {
+		if c.inState || c.Action != ActionExpired && c.Action != ActionDisabled && c.Action != ActionForget {
+			live[reviewAddress(c.Address, c.Variant)] = true
+		}
 	}
 	var out []Shape
 	configured := make(map[string]bool, len(cfg.Messages))
 	for _, m := range cfg.Messages {
 		configured[m.Address] = true
-		if m.Shape == "" || !selected(m.Address, targets) {
+		prior, ok := accepted[m.Address]
+		if m.Shape == "" || !selected(m.Address, targets) || !ok && !live[m.Address] {
 			continue
 		}
-		if prior := accepted[m.Address]; prior != m.Shape {
+		if prior != m.Shape {
 			out = append(out, Shape{Address: m.Address, Fingerprint: m.Shape, Prior: prior})
 		}
 	}
@@ -54,6 +63,15 @@ func shapesToAccept(cfg *config.Config, st *state.State, targets []string) []Sha
 		}
 	}
 	return out
+}
+
+// reviewAddress is the address whose shape the change at addr is
+// reviewed with: its notification's for a variant or the holdout (vi).
+func reviewAddress(addr string, vi *VariantInfo) string {
+	if vi != nil {
+		return vi.Of
+	}
+	return addr
 }
 
 // acceptEntries returns the entry that records the plan's Shapes.

@@ -271,6 +271,15 @@ func TestShapesAccepted(t *testing.T) {
 			h.applyPlan(p)
 		}
 	}
+	// A new address that can send nothing has no shape to accept.
+	closed := shaped(note("notification.c", "C", "c", "", "u1"), "shape-c")
+	due := now.Add(-time.Minute)
+	closed.SendBefore = &due
+	paused := shaped(note("notification.d", "D", "d", "", "u1"), "shape-d")
+	paused.Disabled = true
+	if got, changes := shapes(cfgOf(a, b, closed, paused), Options{}); got != "" || changes {
+		t.Fatalf("an expired and a paused new address: shapes %q, changes %v", got, changes)
+	}
 	// b leaves the configuration: its forget and its shape go together.
 	p, err := Make(Input{Config: cfgOf(a), State: h.st}, Options{Now: now})
 	if err != nil {

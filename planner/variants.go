@@ -45,15 +45,6 @@ func variantOf(addr string, m *config.Message) bool {
 	return false
 }
 
-// reviewAddress is the address whose shape a change of m is reviewed
-// with: its notification's for a variant or the holdout (vi).
-func reviewAddress(m *config.Message, vi *VariantInfo) string {
-	if vi != nil {
-		return vi.Of
-	}
-	return m.Address
-}
-
 // variantSalt is what variants are assigned with: the block's salt, apart
 // from its rollout's buckets, so a stage holds every variant alike.
 func variantSalt(m *config.Message) string { return m.Salt + "/variants" }
