@@ -307,7 +307,7 @@ func (e *evaluation) startWalk(known []knownSecret, ctx *hcl.EvalContext, recipi
 	w := &configWalk{e: e, budget: e.mod.budget, leaks: newLeaks(known), campaigns: map[string]*[digestSize]byte{}}
 	w.scratch.New = func() any { return new(walkScratch) }
 	if w.budget != nil && (w.budget.spent() || w.budget.bytesSpent()) {
-		w.off = true
+		w.off = true // the decoders spent the budget: the load fails anyway
 		return w
 	}
 	w.swap()
@@ -389,6 +389,9 @@ func (w *configWalk) contexts(ctx *hcl.EvalContext, n int) []*hcl.EvalContext {
 // parallel insts (and contexts, their contexts, when not nil).
 func (w *configWalk) messages(br *blockResult, insts []instance, contexts []*hcl.EvalContext) {
 	body, ok := br.mb.block.Body.(*hclsyntax.Body)
+	if w.budget != nil && (w.budget.spent() || w.budget.bytesSpent()) {
+		w.off = true // the decoders spent the budget: the load fails anyway
+	}
 	if w.off || !ok || len(insts) == 0 {
 		return
 	}

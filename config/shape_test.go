@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -251,5 +252,30 @@ func TestShapeInCampaign(t *testing.T) {
 	}
 	if wrapped == set {
 		t.Error("a campaign's send_rate is not in its messages' shape")
+	}
+}
+
+// TestShapeBudgetOfItsOwn: the walk evaluates what the decoders did with
+// an allowance of its own: a configuration within the budget is walked
+// whole, however much of it the decoders took.
+func TestShapeBudgetOfItsOwn(t *testing.T) {
+	shape := func(n int) string {
+		t.Helper()
+		l := NewLoader()
+		l.maxIterations = 100
+		cfg, diags := l.Load(testutil.WriteFiles(t, map[string]string{"main.hcl": svc + fmt.Sprintf(`
+notification "n" {
+  user_ids = [for i in range(%d) : format("u%%d", i)]
+  title    = "t"
+  body     = "b"
+}
+`, n)}), Options{})
+		if diags.HasErrors() {
+			t.Fatalf("range(%d): %v", n, diags)
+		}
+		return cfg.Messages[0].Shape
+	}
+	if shape(70) == shape(71) {
+		t.Error("the walk ran out of the budget the decoders used: the static list is not in the shape")
 	}
 }
