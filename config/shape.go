@@ -76,19 +76,8 @@ func (e *evaluation) shapeContext(ctx *hcl.EvalContext, recipientsGiven bool) *h
 	if !recipientsGiven {
 		return ctx
 	}
-	rv := recipientsValue(e.mod, nil)
-	locals := e.locals
-	if len(e.dataLocals) > 0 {
-		keep := func(name string) (cty.Value, bool) {
-			if e.dataLocals[name] {
-				return cty.NilVal, false
-			}
-			v, ok := e.locals[name]
-			return v, ok
-		}
-		locals, _ = evalLocals(e.mod.locals, e.context(rv, nil), keep) // their errors were reported
-	}
-	return e.context(rv, locals)
+	unknown, _ := e.dataContext(nil) // the locals' errors were reported
+	return unknown
 }
 
 // dataSources returns the data sources expr reads, directly or through
