@@ -87,7 +87,8 @@ func blockPath(b *hclsyntax.Block) string {
 	return s
 }
 
-// attrs yields every attribute of n and its nested blocks, depth first.
+// each calls f for every attribute of n and its nested blocks, depth
+// first.
 func (n *node) each(f func(*walkAttr)) {
 	for _, a := range n.attrs {
 		f(a)
@@ -133,8 +134,8 @@ func (cw *configWalk) newBlockWalk(where string, body *hclsyntax.Body, skip skip
 }
 
 // shape returns the fingerprint of a message in one instance of the
-// block (ctx: its context; prefix: the digests of its settings and
-// campaign, see shapeFingerprint), checking the attributes of its own for
+// block (ctx: its context; prefix writes the digests of its settings and
+// campaign, see shapePrefix), checking the attributes of its own for
 // secrets. s is scratch space, for one goroutine at a time.
 func (w *blockWalk) shape(ctx *hcl.EvalContext, s *walkScratch, prefix func(*shapeWriter)) string {
 	prefix(&s.inst)

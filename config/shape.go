@@ -149,6 +149,9 @@ func (w *shapeWriter) str(s string) {
 
 func (w *shapeWriter) bytes(b []byte) {
 	w.buf = append(w.buf, b...)
+	if len(w.buf) >= 32<<10 {
+		w.flush()
+	}
 }
 
 func (w *shapeWriter) flush() {
