@@ -407,9 +407,11 @@ func (w *configWalk) messages(br *blockResult, insts []instance, contexts []*hcl
 		if i >= len(br.messages) || br.messages[i] == nil {
 			return
 		}
-		ictx := instanceContext(w.ctx, insts[i])
+		var ictx *hcl.EvalContext
 		if contexts != nil {
 			ictx = contexts[i]
+		} else {
+			ictx = instanceContext(w.ctx, insts[i])
 		}
 		s := w.scratch.Get().(*walkScratch)
 		br.messages[i].Shape = bw.shape(ictx, s, prefix)
