@@ -48,9 +48,20 @@ func (o *applyOptions) awaitingReview(p *planner.Plan, code int) int {
 	if n == 1 {
 		what, them = "1 change awaits review and was", "it"
 	}
-	m.Warnf("%s not applied: --scheduled sends only what a reviewed apply accepted. Plan %s in a pull request and apply the reviewed plan (exit code %d).", what, them, ExitReview)
+	m.Warnf("%s not applied: --scheduled sends only what a reviewed apply accepted. Plan %s in a pull request and apply the reviewed plan (exit code %d).%s", what, them, ExitReview, beforeShapes(p))
 	if code != ExitOK {
 		return code
 	}
 	return ExitReview
+}
+
+// beforeShapes explains a state that records no reviewed shape yet: the
+// first reviewed apply records them; until then every change waits.
+func beforeShapes(p *planner.Plan) string {
+	for _, r := range p.AwaitingReview {
+		if r.Why == planner.ReviewBefore {
+			return " This state was written before pushform recorded the shapes a reviewed apply accepts: until an apply without --scheduled records them, scheduled runs release nothing."
+		}
+	}
+	return ""
 }

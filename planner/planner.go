@@ -161,13 +161,14 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 			holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
 		}
 		c.Variant = variants[m.Address]
+		c.review = shapeReview(in.State, reviewAddress(m.Address, c.Variant), m.Shape, c)
 		if from, ok := movedFrom[m.Address]; ok {
 			c.MovedFrom = from
 			if c.Action == ActionNoOp {
 				c.Action = ActionMoved
 			}
 		}
-		if !opts.Scheduled || c.recorded && c.MovedFrom == "" {
+		if !opts.Scheduled || c.review == "" && c.MovedFrom == "" {
 			// What awaits review sends nothing now: it must not make a
 			// later address's targets already delivered.
 			pl.notePlanned(c)
@@ -197,6 +198,8 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		}
 		p.Changes, p.AwaitingReview = holdForReview(p.Changes)
 		clear(created) // every created address awaits review: no renames
+	} else {
+		p.Shapes = shapesToAccept(cfg, in.State, opts.Targets, p.Changes)
 	}
 	applyCaps(cfg, st, opts.capTime(), p.Changes, msgs)
 	for _, c := range p.Changes {

@@ -16,9 +16,10 @@ import (
 )
 
 // FormatVersion is the version of the state file format written. Format 6
-// added the service its deliveries went to (State.Service); format 5
-// added the ledger (State.Ledger, Message.ForgottenAt); format 4 put the
-// header (serial, lineage, environment) under the checksum; format 3 added
+// added the service its deliveries went to (State.Service) and the
+// accepted shapes (State.Accepted); format 5 the ledger (State.Ledger,
+// Message.ForgottenAt); format 4 put the header (serial, lineage,
+// environment) under the checksum; format 3 added
 // Message.EarlierTags and Target.Unanswered; 1 to 5 are still read.
 const FormatVersion = 6
 
@@ -45,6 +46,10 @@ type State struct {
 	// with Messages it is the ledger of what reached whom (see ledger.go);
 	// its entries are never written once recorded, only replaced.
 	Ledger []*Message `json:"ledger,omitempty"`
+	// Accepted maps each address a reviewed apply accepted to the
+	// fingerprint of its evaluated shape (see accepted.go). Nil in a state
+	// written before pushform recorded them (format 5 and older).
+	Accepted map[string]string `json:"accepted,omitempty"`
 	// Compact makes the messages ApplyEntry creates hold their targets in
 	// a compact table rather than in Message.Targets (see targets.go):
 	// plan and apply read states this way, so ten million targets need no
@@ -72,6 +77,7 @@ func (s *State) Fork() *State {
 	f := *s
 	f.Messages = maps.Clone(s.Messages)
 	f.Ledger = slices.Clip(s.Ledger)
+	f.Accepted = maps.Clone(s.Accepted)
 	f.owned = map[string]bool{}
 	f.superseding, f.lastSuperseded = nil, nil
 	return &f
@@ -306,7 +312,12 @@ func (s *State) ApplyEntry(e Entry) error {
 			}
 		}
 	case EntryMove:
-		return s.move(e.Items)
+		if err := s.move(e.Items); err != nil {
+			return err
+		}
+		s.moveAccepted(e.Items)
+	case EntryAccept:
+		return s.accept(e.Items)
 	case EntryTestSend:
 		return s.recordTestSend(e)
 	case EntrySnapshot:

@@ -45,6 +45,9 @@ type jsonPlan struct {
 	// without --allow-resend, whose content reached another kind of
 	// target before.
 	KindChanges []planner.KindChange `json:"kind_changes,omitempty"`
+	// Shapes are the shapes applying the plan accepts as reviewed (left
+	// out when none).
+	Shapes []planner.Shape `json:"shapes,omitempty"`
 }
 
 // jsonRename is a forget and a create that look like a rename: apply
@@ -113,6 +116,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 		HasChanges:     p.HasChanges(),
 		Requests:       make([]jsonRequestRef, 0, len(p.Batches)),
 		AwaitingReview: p.AwaitingReview,
+		Shapes:         p.Shapes,
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}

@@ -212,6 +212,9 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	for _, line := range pacingLines(p) {
 		fmt.Fprintf(&head, "\n**Pacing:** %s\n", md(line))
 	}
+	if note := ShapesNote(p); note != "" {
+		fmt.Fprintf(&head, "\n**Review:** %s\n", md(note))
+	}
 
 	shown, upToDate := shownChanges(p)
 	// The changed addresses stay outside the fold; a list too long for a

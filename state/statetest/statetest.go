@@ -220,6 +220,42 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		}
 	})
 
+	t.Run("AcceptedShapes", func(t *testing.T) {
+		// What a reviewed apply accepted survives the journal, a move and
+		// a snapshot; an empty fingerprint drops an address's.
+		m := newManager(t)
+		if err := m.Persist(Sample()); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+		if err := m.Append(
+			state.Entry{Type: state.EntryAccept, Time: t0, Items: []state.Item{
+				{Address: "notification.a", Fingerprint: "shape-a"}, {Address: "campaign.c.badge.reset", Fingerprint: "shape-r"}, {Address: "notification.gone", Fingerprint: "shape-g"},
+			}},
+			state.Entry{Type: state.EntryMove, Time: t0, Items: []state.Item{{Address: "campaign.c.badge.reset", To: "campaign.c.badge.zero"}}},
+			state.Entry{Type: state.EntryAccept, Time: t0, Items: []state.Item{{Address: "notification.gone"}, {Address: "notification.a", Fingerprint: "shape-a2"}}},
+		); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"notification.a": "shape-a2", "campaign.c.badge.zero": "shape-r"}
+		got, err := m.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Accepted, want) {
+			t.Fatalf("journal replayed: accepted %v, want %v", got.Accepted, want)
+		}
+		if err := m.Persist(got); err != nil {
+			t.Fatal(err)
+		}
+		if got, err = m.Read(); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Accepted, want) {
+			t.Fatalf("snapshot: accepted %v, want %v", got.Accepted, want)
+		}
+	})
+
 	t.Run("JournalWithoutSnapshot", func(t *testing.T) {
 		m := newManager(t)
 		e := state.Entry{Type: state.EntryIntent, Batch: 1, Time: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), Items: []state.Item{
