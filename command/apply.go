@@ -97,7 +97,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		o.planFile = fs.Arg(0)
 	}
 	if o.scheduled {
-		if err := checkScheduledFlags(fs); err != nil {
+		if err := operation.CheckScheduled(fs.Args(), fs.Changed); err != nil {
 			return nil, err
 		}
 	}
@@ -217,6 +217,26 @@ func (o *applyOptions) finish(sess *backend.Session, r *operation.ApplyResult) i
 		return ExitError
 	}
 	return ExitOK
+}
+
+// awaitingReview reports the changes a scheduled plan left for review:
+// listed in JSON (the human plan view listed them), a line on stderr, and
+// ExitReview when the run was otherwise a success.
+func (o *applyOptions) awaitingReview(p *planner.Plan, code int) int {
+	if len(p.AwaitingReview) == 0 {
+		return code
+	}
+	m := o.Meta
+	if o.json {
+		if err := views.AwaitingReviewJSON(m.Stdout, p); err != nil {
+			return m.fail(err)
+		}
+	}
+	m.Warnf("%s", views.AwaitingReviewWarning(p, ExitReview))
+	if code != ExitOK {
+		return code
+	}
+	return ExitReview
 }
 
 // retryFlags are apply's retry limits.
