@@ -117,6 +117,10 @@ type RequestLog struct {
 	// IDsReceived counts result entries of a send answer (one per target)
 	// or user ids of a recipients page, as served.
 	IDsReceived int
+	// Unreadable counts the result entries of a send answer with an
+	// optional field that could not be read (Result.Unreadable): their
+	// outcomes stand, the fields are kept as served.
+	Unreadable int
 	// Error says what went wrong in fixed words ("timeout", "cancelled",
 	// "connection failed", "unreadable answer", "rejected", "key rejected",
 	// "refused"); empty when the exchange succeeded.
@@ -525,6 +529,11 @@ func (c *Client) Send(ctx context.Context, batch []Notification) (*SendResponse,
 		l.Status, l.RequestID = res.StatusCode, res.RequestID
 		for _, rs := range res.Results {
 			l.IDsReceived += len(rs)
+			for i := range rs {
+				if rs[i].Unreadable != "" {
+					l.Unreadable++
+				}
+			}
 		}
 	} else {
 		l.Status, l.RequestID = statusOf(err), RequestID(err)
