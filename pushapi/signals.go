@@ -325,6 +325,38 @@ func (p *pageInfo) setNext(m meaning, v, from string) {
 	}
 }
 
+// merge is what the headers (p) and the body (b) say together: a signal of
+// the headers first, a "last page" from either.
+func (p pageInfo) merge(b *pageInfo) pageInfo {
+	if p.next.v == "" {
+		p.next = b.next
+	}
+	if p.cursor.v == "" {
+		p.cursor = b.cursor
+	}
+	if p.total < 0 {
+		p.total, p.totalFrom = b.total, b.totalFrom
+	}
+	if b.end < 0 || p.end == 0 {
+		if b.end != 0 {
+			p.end, p.endFrom = b.end, b.endFrom
+		}
+	}
+	if p.pages < 0 {
+		p.pages, p.pagesFrom = b.pages, b.pagesFrom
+	}
+	for _, f := range [...]struct{ to, from *int64 }{{&p.page, &b.page}, {&p.perPage, &b.perPage}, {&p.offset, &b.offset}, {&p.limit, &b.limit}} {
+		if *f.to < 0 {
+			*f.to = *f.from
+		}
+	}
+	if p.nextish == "" {
+		p.nextish = b.nextish
+	}
+	p.any = p.any || b.any
+	return p
+}
+
 // headerInfo reads the paging signals of an answer's headers.
 func headerInfo(h http.Header) pageInfo {
 	p := newPageInfo()
