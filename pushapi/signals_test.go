@@ -70,8 +70,8 @@ func TestRecipientsSignals(t *testing.T) {
 			recURI + "?cursor=c3": {headers: map[string]string{"X-Total-Count": "5"}, body: `["e"]`},
 		}, []string{"a", "b", "c", "d", "e"}, nil, ""},
 		{"Next-Page-Token and X-Continuation-Token, X-Total", map[string]signalPage{
-			p1:                   {headers: map[string]string{"Next-Page-Token": "t/2", "X-Total": "3"}, body: `["a"]`},
-			recURI + "?cursor=t": {},
+			p1:                       {headers: map[string]string{"Next-Page-Token": "t/2", "X-Total": "3"}, body: `["a"]`},
+			recURI + "?cursor=t":     {},
 			recURI + "?cursor=t%2F2": {headers: map[string]string{"X-Continuation-Token": "k3"}, body: `{"data":["b"]}`},
 			recURI + "?cursor=k3":    {body: `["c"]`},
 		}, []string{"a", "b", "c"}, nil, ""},
