@@ -15,6 +15,7 @@ import (
 	"pushform/executor"
 	"pushform/operation"
 	"pushform/planner"
+	"pushform/pushapi"
 	"pushform/views"
 )
 
@@ -80,8 +81,10 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		}
 	}
 	o.planFlags.allowResend, o.planFlags.scheduled = o.allowResend, o.scheduled
-	// The recipients list a run fetches is retried within the same limits.
+	// The recipients list a run fetches is retried within the same limits,
+	// and waits out 429s within the same budget as the sends.
 	o.planFlags.recipientsMaxAttempts, o.planFlags.maxRetryAfter = o.maxAttempts, o.maxRetryAfter
+	o.planFlags.rateLimit = pushapi.NewRateLimit(o.rateLimitWait, nil)
 	return o, nil
 }
 
@@ -121,7 +124,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		AllowResend: o.allowResend,
 		Executor: executor.Options{
 			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
-			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter,
+			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter, RateLimit: o.planFlags.rateLimit,
 		},
 	}
 	if saved == nil && !o.autoApprove && !o.scheduled {
@@ -190,6 +193,7 @@ func (o *applyOptions) finish(sess *backend.Session, r *operation.ApplyResult) i
 type retryFlags struct {
 	maxAttempts                        int
 	baseDelay, maxDelay, maxRetryAfter time.Duration
+	rateLimitWait                      time.Duration
 }
 
 func (rf *retryFlags) bind(fs *pflag.FlagSet) {
@@ -198,6 +202,8 @@ func (rf *retryFlags) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&rf.baseDelay, "retry-delay", executor.DefaultBaseDelay, "wait about `D` before the first retry, doubling each time (with jitter)")
 	fs.DurationVar(&rf.maxDelay, "retry-max-delay", executor.DefaultMaxDelay, "wait at most `D` between two tries of a request")
 	fs.DurationVar(&rf.maxRetryAfter, "max-retry-after", executor.DefaultMaxRetryAfter, "honour a Retry-After (429, 503) of at most `D`")
+	fs.DurationVar(&rf.rateLimitWait, "rate-limit-wait", pushapi.DefaultRateLimitWait,
+		"wait out the service's 429s (which use no try) for at most `D` in all, every request pausing together; then what is not sent is recorded not sent, for the next apply")
 }
 
 func (rf *retryFlags) check() error {
@@ -210,6 +216,8 @@ func (rf *retryFlags) check() error {
 		return fmt.Errorf("--retry-max-delay (%s) must not be shorter than --retry-delay (%s)", rf.maxDelay, rf.baseDelay)
 	case rf.maxRetryAfter <= 0:
 		return fmt.Errorf("--max-retry-after must be positive, not %s", rf.maxRetryAfter)
+	case rf.rateLimitWait <= 0:
+		return fmt.Errorf("--rate-limit-wait must be positive, not %s", rf.rateLimitWait)
 	}
 	return nil
 }

@@ -275,7 +275,7 @@ func flagGroup(cmd, name string) string {
 		return "History options"
 	case "state", "lock-timeout":
 		return "State options"
-	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after":
+	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after", "rate-limit-wait":
 		return "Service and retries"
 	case "out", "json", "json-indent", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
 		return "Output"

@@ -1,10 +1,14 @@
 package pushapi
 
+// The service's limits the spec leaves unshown (part 8): a rate, met by 429,
+// and a size, met by 413 or a request-level 400.
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -125,4 +129,44 @@ func RateLimited(err error) (bool, time.Duration) {
 		return true, se.RetryAfter
 	}
 	return false, 0
+}
+
+// TooLarge reports whether err says the request was too large for the
+// service, not wrong: a 413 Payload Too Large, or a 400 whose issues say
+// at request level (about no one notification) that the body, the number
+// of objects or ids, or the payload is too large. Such a request is to be
+// sent again in smaller parts, not failed.
+func TooLarge(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.StatusCode == http.StatusRequestEntityTooLarge
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return false
+	}
+	for _, is := range ve.Issues {
+		if is.Index < 0 && saysTooLarge(is.Field+" "+is.Message) {
+			return true
+		}
+	}
+	return len(ve.Issues) == 0 && saysTooLarge(ve.Excerpt)
+}
+
+// saysTooLarge reports whether text says something is too large and what
+// is a size: "the request body exceeds 64 KiB", "too many userIds",
+// "at most 50 notifications per request".
+func saysTooLarge(text string) bool {
+	t := strings.ToLower(text)
+	return containsAny(t, "too large", "too big", "too long", "too many", "exceed", "maximum", "at most", "limit") &&
+		containsAny(t, "body", "payload", "size", "byte", "kb", "mb", "object", "notification", "item", "element", "entries", "array", "count", "ids", "targets", "recipients")
+}
+
+func containsAny(s string, words ...string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
