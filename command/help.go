@@ -281,7 +281,8 @@ func flagGroup(cmd, name string) string {
 		return "Output"
 	case "addr", "seed", "quiet", "file":
 		return "Sandbox options"
-	case "latency", "fail-rate", "fail-targets", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "issues-shape", "topic-results", "fault-seed":
+	case "latency", "fail-rate", "fail-targets", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "issues-shape", "topic-results", "fault-seed",
+		"max-body-bytes", "send-fault":
 		return "Fault injection"
 	case "chdir", "no-color", "version":
 		return "Global options"
