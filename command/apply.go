@@ -155,10 +155,16 @@ func (o *applyOptions) brokenOff(ctx context.Context, sess *backend.Session, res
 		res.Result.Interrupted = true
 		return m.Errorf("%s", interruptedMessage(res.Result, backend.Name(sess.Backend)))
 	}
-	if res.Result.Requests == 0 {
-		return m.fail(res.Err)
+	if res.Result.Sent == 0 {
+		return m.fail(fmt.Errorf("%w; nothing was sent", res.Err))
 	}
-	return m.fail(fmt.Errorf("%w (the %s requests answered before are recorded in %s; apply again to go on)", res.Err, views.Count(res.Result.Requests), sess.Backend))
+	c := res.Result.Counts
+	verb := "were"
+	if c.Total() == 1 {
+		verb = "was"
+	}
+	return m.fail(fmt.Errorf("%w (before that, %s %s sent in %s and recorded in %s: %s; apply again to send the rest)",
+		res.Err, plural(c.Total(), "target"), verb, plural(res.Result.Sent, "request"), sess.Backend, countsText(c)))
 }
 
 // finish reports how an apply that sent went, once the state is saved
