@@ -54,8 +54,6 @@ type signal struct {
 	meaning meaning
 }
 
-const both = inBody | inHeader
-
 // signals is every paging signal pushform reads.
 var signals = []signal{
 	{"userIds", inBody, sigList},
@@ -87,6 +85,7 @@ var signals = []signal{
 	{"nextPageUrl", inBody, sigNext},
 	{"next_page_url", inBody, sigNext},
 	{"nextRecordsUrl", inBody, sigNext},
+	{"next_records_url", inBody, sigNext},
 	{"@odata.nextLink", inBody, sigNext},
 	{"nextToken", inBody, sigNext},
 	{"next_token", inBody, sigNext},
@@ -126,9 +125,9 @@ var signals = []signal{
 	{"X-Total-Items", inHeader, sigTotal},
 	{"X-Total-Results", inHeader, sigTotal},
 
-	{"hasMore", both, sigMore},
+	{"hasMore", inBody, sigMore},
 	{"has_more", inBody, sigMore},
-	{"hasNext", both, sigMore},
+	{"hasNext", inBody, sigMore},
 	{"has_next", inBody, sigMore},
 	{"hasNextPage", inBody, sigMore},
 	{"has_next_page", inBody, sigMore},
@@ -136,10 +135,12 @@ var signals = []signal{
 	{"moreResults", inBody, sigMore},
 	{"more_results", inBody, sigMore},
 	{"X-Has-More", inHeader, sigMore},
+	{"Has-More", inHeader, sigMore},
+	{"Has-Next", inHeader, sigMore},
 	{"X-Has-Next", inHeader, sigMore},
 	{"X-More", inHeader, sigMore},
 
-	{"isLast", both, sigLast},
+	{"isLast", inBody, sigLast},
 	{"is_last", inBody, sigLast},
 	{"last", inBody, sigLast},
 	{"lastPage", inBody, sigLast},
@@ -148,6 +149,7 @@ var signals = []signal{
 	{"is_last_page", inBody, sigLast},
 	{"done", inBody, sigLast},
 	{"X-Is-Last", inHeader, sigLast},
+	{"Is-Last", inHeader, sigLast},
 	{"X-Last-Page", inHeader, sigLast},
 
 	{"page", inBody, sigPage},

@@ -283,3 +283,39 @@ func TestHeldPageNotStreamed(t *testing.T) {
 		}
 	}
 }
+
+// TestEverySignalRead: every row of the table is read where it says, with
+// the meaning it says, whatever the case of its name.
+func TestEverySignalRead(t *testing.T) {
+	for _, s := range signals {
+		if s.where&inBody != 0 {
+			for _, name := range []string{s.name, strings.ToUpper(s.name)} {
+				if m := bodySignal([]byte(name)); m != s.meaning {
+					t.Errorf("body key %q reads as %d, want %d", name, m, s.meaning)
+				}
+			}
+		}
+		if s.where&inHeader == 0 {
+			continue
+		}
+		value := map[meaning]string{sigNext: "c2", sigMore: "false", sigLast: "true"}[s.meaning]
+		if value == "" {
+			value = "7"
+		}
+		p := headerInfo(http.Header{http.CanonicalHeaderKey(s.name): {value}})
+		got := map[meaning]bool{
+			sigNext:    p.next.v == "c2",
+			sigTotal:   p.total == 7,
+			sigMore:    p.end < 0,
+			sigLast:    p.end < 0,
+			sigPage:    p.page == 7,
+			sigPages:   p.pages == 7,
+			sigPerPage: p.perPage == 7,
+			sigOffset:  p.offset == 7,
+			sigLimit:   p.limit == 7,
+		}[s.meaning]
+		if !got || p.nextish != "" {
+			t.Errorf("header %s: %s read as %+v", s.name, value, p)
+		}
+	}
+}
