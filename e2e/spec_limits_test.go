@@ -36,6 +36,9 @@ func TestSpecBodyLimit(t *testing.T) {
 			for _, e := range jsonEvents(t, r.stdout) {
 				if e["type"] == "split" {
 					splits++
+					if e["too_large"] != true {
+						t.Errorf("split event not marked too large: %v", e)
+					}
 				}
 				if e["type"] == "error" {
 					t.Errorf("error event: %v", e)

@@ -109,6 +109,9 @@ type Event struct {
 	// Parts are the batch numbers of the requests a split batch's
 	// notifications are sent again in (numbered after the plan's batches).
 	Parts []int `json:"parts,omitempty"`
+	// TooLarge is set on a split of a request too large for the service
+	// (Error says why): all of it is sent again, in Parts.
+	TooLarge bool `json:"too_large,omitempty"`
 	// Group and Rate say which send rate a pacing event waits for:
 	// "campaign.black_friday", "600/minute".
 	Group string `json:"group,omitempty"`

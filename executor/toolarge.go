@@ -189,7 +189,7 @@ func (r *run) resend(ctx, stop context.Context, pb *prepared, parts []*prepared,
 	}
 	r.mu.Lock()
 	r.emit(Event{Type: EventSplit, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: rid, Status: status,
-		Error: msg, Parts: numbers})
+		Error: msg, Parts: numbers, TooLarge: true})
 	r.mu.Unlock()
 	return r.sendParts(ctx, stop, parts, recorders, fatal)
 }
