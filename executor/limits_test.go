@@ -239,3 +239,27 @@ func TestRateLimitBudgetSpent(t *testing.T) {
 		t.Fatalf("the next run: %v, %+v", err, res.Counts)
 	}
 }
+
+// TestRateLimitAfterAmbiguousTry: a tagged request whose first try may
+// have been processed (a 500), then answered 429 beyond the budget, is
+// unknown, never recorded not sent: the first try may have delivered it.
+func TestRateLimitAfterAmbiguousTry(t *testing.T) {
+	st := state.New("test")
+	p := plan(t, st, note("notification.a", "tag-a", "u1"))
+	reply := func(call int, batch []pushapi.Notification) (*pushapi.SendResponse, error) {
+		if call == 1 {
+			return nil, &pushapi.StatusError{Method: "POST", StatusCode: 500, RequestID: "req-500"}
+		}
+		return nil, &pushapi.StatusError{Method: "POST", StatusCode: 429, RequestID: fmt.Sprintf("req-%d", call), RetryAfter: 40 * time.Second}
+	}
+	clock := &fakeClock{now: now}
+	res, err := Apply(context.Background(), p, state.NewRecorder(&memJournal{}, st), &fakeSender{reply: reply}, Options{Parallelism: 1,
+		Now: clock.Now, Sleep: clock.Sleep, RateLimit: pushapi.NewRateLimit(time.Minute, clock.Now)})
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) {
+		t.Fatalf("err = %v", err)
+	}
+	if tg := st.Messages["notification.a"].Targets["u1"]; tg.Outcome != state.Unknown || tg.RequestID != "req-500" || res.Counts.Unknown != 1 {
+		t.Fatalf("target %+v, counts %+v: want unknown, asking about the 500", tg, res.Counts)
+	}
+}

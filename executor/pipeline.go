@@ -408,7 +408,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 			r.mu.Unlock()
 			werr := r.opts.RateLimit.Wait(stop, delay, r.opts.Sleep)
 			if spent := (*pushapi.RateLimitSpentError)(nil); errors.As(werr, &spent) {
-				return r.rateLimited(pb, err, spent)
+				return r.rateLimited(pb, err, maybe, spent)
 			}
 			if werr != nil {
 				break // interrupted while waiting: err stays the last try's

@@ -21,6 +21,9 @@ type RateLimitedError struct {
 }
 
 func (e *RateLimitedError) Error() string {
+	if e.NotSent == 0 {
+		return fmt.Sprintf("apply stopped: %v (the last 429: request id %s)", e.Spent, e.RequestID)
+	}
 	n := strconv.Itoa(e.NotSent) + " targets were"
 	if e.NotSent == 1 {
 		n = "1 target was"
@@ -30,10 +33,20 @@ func (e *RateLimitedError) Error() string {
 
 // rateLimited records pb not sent after a 429 (err) whose wait the run's
 // budget refused, and returns the error that stops the run; the batches
-// not started are recorded not sent for the same reason.
-func (r *run) rateLimited(pb *prepared, err error, spent *pushapi.RateLimitSpentError) error {
+// not started are recorded not sent for the same reason. When an earlier
+// try may have been processed (maybe), pb is recorded unknown instead.
+func (r *run) rateLimited(pb *prepared, err, maybe error, spent *pushapi.RateLimitSpentError) error {
 	rid := pushapi.RequestID(err)
 	why := fmt.Sprintf("not sent: the service kept answering 429 Too Many Requests beyond this run's wait budget (%s, --rate-limit-wait); the next apply sends it", spent.Budget)
+	if maybe != nil {
+		if ferr := r.failed(pb, err, maybe); ferr != nil {
+			return ferr
+		}
+		r.mu.Lock()
+		r.notSentWhy = why
+		r.mu.Unlock()
+		return &RateLimitedError{Spent: spent, RequestID: rid}
+	}
 	jerr := r.record(failedEntry(pb.intent, r.opts.Now().UTC(), rid, http.StatusTooManyRequests, func(int) string { return why }))
 	r.mu.Lock()
 	defer r.mu.Unlock()
