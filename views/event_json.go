@@ -85,6 +85,9 @@ func appendEvent(b []byte, l *eventLine) ([]byte, bool) {
 		}
 		b = append(b, ']')
 	}
+	if e.TooLarge {
+		b = append(b, `,"too_large":true`...)
+	}
 	if e.Group != "" {
 		str("group", e.Group)
 	}

@@ -27,7 +27,7 @@ func TestAppendEventSameBytes(t *testing.T) {
 	full := executor.Event{Type: executor.EventRetry, Batch: 7, Addresses: []string{"notification.a", "badge.b"}, Targets: 500,
 		Attempt: 2, Delay: 1500 * time.Millisecond, RequestID: "req-1", Status: 503,
 		Counts: executor.Counts{Delivered: 1, Skipped: 2, Failed: 3, Unknown: 4}, Error: "service unavailable",
-		Parts: []int{12, 13}, Group: "campaign.black_friday", Rate: "600/minute", MovedFrom: []string{"notification.old"}, Unrecorded: true}
+		Parts: []int{12, 13}, TooLarge: true, Group: "campaign.black_friday", Rate: "600/minute", MovedFrom: []string{"notification.old"}, Unrecorded: true}
 	for _, tc := range []struct {
 		name  string
 		e     executor.Event
