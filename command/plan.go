@@ -56,12 +56,12 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 
 func runPlan(ctx context.Context, o *planOptions) int {
 	m := o.Meta
+	if ce, ok := views.NewPlan(o.format(), m.view(o.indent)).(views.ConfigErrors); ok {
+		o.configErrors = ce
+	}
 	r, err := m.openRun(ctx, &o.planFlags, "plan")
 	if err != nil {
 		return m.fail(err)
-	}
-	if o.out != "" {
-		r.SendAt = m.clock()() // apply may send the saved plan at once
 	}
 	p, err := r.Plan(ctx)
 	if cerr := r.Session.Close(); err == nil && cerr != nil {
@@ -82,14 +82,14 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
 		return m.fail(err)
 	}
-	if note := planClockNote(o.now, r.Now, m.clock(), r.Session.State, o.out); note != "" {
+	if note := r.Clock.PlanNote(o.out); note != "" {
 		fmt.Fprintln(m.Stderr, note)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {
 		if why := refusalNote(sp); why != "" {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s, but apply will refuse it:\n%s\n", o.out, why)
 		} else {
-			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
+			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. %s\n  %s\n", o.out, views.ApplyLead(p), o.applyCommand())
 		}
 	}
 	if o.detailed && p.HasChanges() {

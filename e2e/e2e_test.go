@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,14 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The quick inner loop (go test -short ./...) skips the whole package
+	// before building the binary: every test here runs it, and the package
+	// takes minutes.
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: skipped with -short (run go test ./e2e for the end-to-end tests)")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "pushform-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -161,18 +170,29 @@ type workspace struct {
 
 const testKey = "k-test-canary-0123456789"
 
+// service is what a workspace's service block names: a sandbox process
+// (base_url) or the embedded sandbox (see embedded).
+type service interface {
+	// serviceBlock is the service block of a workspace in dir.
+	serviceBlock(dir string) string
+}
+
+func (s *sandbox) serviceBlock(string) string {
+	return fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n\n", s.base)
+}
+
 // newWorkspace writes main.hcl (the campaign part) after a service block
-// pointing at sb.
-func newWorkspace(t *testing.T, sb *sandbox, campaign string) *workspace {
+// naming sb.
+func newWorkspace(t *testing.T, sb service, campaign string) *workspace {
 	t.Helper()
 	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "PF_KEY="+testKey, "NO_COLOR=1")}
 	w.write(campaign, sb)
 	return w
 }
 
-func (w *workspace) write(campaign string, sb *sandbox) {
+func (w *workspace) write(campaign string, sb service) {
 	w.t.Helper()
-	svc := fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n\n", sb.base)
+	svc := sb.serviceBlock(w.dir)
 	if err := os.WriteFile(filepath.Join(w.dir, "main.hcl"), []byte(svc+campaign), 0o644); err != nil {
 		w.t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +24,10 @@ var exitsComment = regexp.MustCompile(`#\s*exits\s+(\d+)\b`)
 
 // readmeCommands parses the ```sh (or bash, shell, console) blocks of a
 // markdown file: one command per line, "\" continues a line, "#" starts
-// a comment, and "# exits N" says which exit code the command has.
+// a comment, and "# exits N" says which exit code the command has. A
+// block whose info string says norun (```sh norun: it installs something
+// or needs a real service) is not read, nor is a "go test" line: that is
+// the suite running this test.
 func readmeCommands(path string) ([]readmeCommand, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -42,13 +46,16 @@ func readmeCommands(path string) ([]readmeCommand, error) {
 				inBlock = false
 				continue
 			}
-			switch strings.TrimSpace(fence) {
-			case "sh", "bash", "shell", "console":
-				inBlock = true
+			words := strings.Fields(fence)
+			if len(words) > 0 && !slices.Contains(words[1:], "norun") {
+				switch words[0] {
+				case "sh", "bash", "shell", "console":
+					inBlock = true
+				}
 			}
 			continue
 		}
-		if !inBlock || trimmed == "" || strings.HasPrefix(trimmed, "#") {
+		if !inBlock || trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "go test ") {
 			continue
 		}
 		if pending.Len() == 0 {
@@ -104,15 +111,17 @@ func copyRepository(t *testing.T, dir string) {
 	}
 }
 
-// TestReadmeCommands runs every command of every example README, in order,
-// from the root of a fresh copy of the repository with the built binary on
-// PATH as pushform, as a user following the README would, and checks each
-// exits as documented.
+// TestReadmeCommands runs every command of the README and of every example
+// README, in order, from the root of a fresh copy of the repository with
+// the built binary on PATH as pushform, as a user following the README
+// would, and checks each exits as documented. The README's first command
+// is the quickstart, `go run .` on a fresh machine.
 func TestReadmeCommands(t *testing.T) {
 	readmes, err := filepath.Glob("../examples/*/README.md")
 	if err != nil || len(readmes) < 5 {
 		t.Fatalf("example READMEs: %v %v", readmes, err)
 	}
+	readmes = append(readmes, "../README.md")
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh")
@@ -128,6 +137,9 @@ func TestReadmeCommands(t *testing.T) {
 	env = append(env, "PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1")
 	for _, readme := range readmes {
 		name := filepath.Base(filepath.Dir(readme))
+		if readme == "../README.md" {
+			name = "README"
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			cmds, err := readmeCommands(readme)
@@ -139,7 +151,10 @@ func TestReadmeCommands(t *testing.T) {
 			}
 			root := t.TempDir()
 			copyRepository(t, root)
-			env := append(env[:len(env):len(env)], pgExample(t, filepath.Join(root, "examples", name))...)
+			env := env[:len(env):len(env)]
+			if name != "README" {
+				env = append(env, pgExample(t, filepath.Join(root, "examples", name))...)
+			}
 			for _, c := range cmds {
 				if strings.HasPrefix(c.text, "export ") {
 					t.Errorf("%s:%d exports a variable; the examples need none: %s", readme, c.line, c.text)
@@ -163,12 +178,12 @@ func TestReadmeCommands(t *testing.T) {
 
 func TestReadmeCommandsParser(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "README.md")
-	os.WriteFile(path, []byte("intro\n```sh\n# a comment\npushform validate\npushform plan \\\n  --out x.plan   # exits 2: changes\n```\n\n```text\nError: not a command\n```\n```\nnot run either\n```\n"), 0o644)
+	os.WriteFile(path, []byte("intro\n```sh\n# a comment\npushform validate\ngo test ./...\npushform plan \\\n  --out x.plan   # exits 2: changes\n```\n\n```text\nError: not a command\n```\n```\nnot run either\n```\n```sh norun\nnor this\n```\n"), 0o644)
 	cmds, err := readmeCommands(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []readmeCommand{{4, "pushform validate", 0}, {5, "pushform plan --out x.plan   # exits 2: changes", 2}}
+	want := []readmeCommand{{4, "pushform validate", 0}, {6, "pushform plan --out x.plan   # exits 2: changes", 2}}
 	if len(cmds) != len(want) || cmds[0] != want[0] || cmds[1] != want[1] {
 		t.Errorf("got %+v, want %+v", cmds, want)
 	}

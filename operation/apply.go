@@ -91,7 +91,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	}
 	if !p.HasChanges() {
 		out.NoChanges()
-		return &ApplyResult{Plan: p}, nil
+		return &ApplyResult{Plan: p}, sess.RecordService()
 	}
 	if o.Confirm != nil {
 		if ok, err := o.Confirm(); !ok {
@@ -112,7 +112,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	opts := r.executorOptions(o, out.Event)
 	// send_rate holds across runs: the requests recorded in the current
 	// window count.
-	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, r.o.clock()())
+	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, r.Clock.Now())
 	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
 	return r.finish(o, p, rec, res, applyErr, start), nil
 }
@@ -120,7 +120,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 func (r *Run) executorOptions(o ApplyOptions, events func(executor.Event)) executor.Options {
 	eo := o.Executor
 	eo.Events = events
-	eo.Now = r.o.clock() // the real time, whatever Now says
+	eo.Now = r.Clock.Now // the real time, or the embedded sandbox's simulated one
 	return eo
 }
 
@@ -168,6 +168,7 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 	}()
 	p, _ := s.WaitPlan(ctx)
 	if p != nil {
+		r.name(p)
 		if err := out.Plan(p); err != nil {
 			r.o.report(err)
 		}
@@ -190,6 +191,8 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 		return res, nil
 	}
 	if !p.HasChanges() {
+		// The state read lent the fork its recipients list: a run that
+		// records nothing saves nothing, its service included.
 		out.NoChanges()
 		return &ApplyResult{Plan: p}, nil
 	}

@@ -19,53 +19,14 @@ import (
 // FormatVersion is the version of the saved plan format and of plan JSON.
 const FormatVersion = "1"
 
-// Action is what a plan does to one address.
-type Action string
-
-// The actions a plan holds. A new one goes into Actions too: the views
-// are tested against that list (planner and views tests fail until both
-// know it).
-const (
-	ActionCreate  Action = "create"   // address not in state: send to every target
-	ActionSendNew Action = "send-new" // same content, targets added: send to the new ones only
-	ActionRetry   Action = "retry"    // failed, unknown, or reachable-again targets
-	ActionReplace Action = "replace"  // content changed, same tag before and after: devices replace the earlier one
-	ActionResend  Action = "resend"   // content changed, no tag or another tag: the earlier one stays
-	ActionUpdate  Action = "update"   // badge count changed: the badge converges
-	ActionForget  Action = "forget"   // gone from config: state only, nothing is sent
-	ActionWait    Action = "wait"     // send_after is still in the future
-	ActionNoOp    Action = "no-op"
-	// ActionMoved: a moved block (or state mv) renamed the address and
-	// nothing else changed: apply records the move, and sends nothing.
-	ActionMoved Action = "moved"
-	// ActionExpired: send_before has passed with targets not delivered;
-	// they are never sent, retried or replaced.
-	ActionExpired Action = "expired"
-	// ActionCapped: every target apply would send is held back by a
-	// frequency_cap; a later plan sends them once the cap allows.
-	ActionCapped Action = "capped"
-	// ActionAlreadyDelivered: the ledger shows every target apply would
-	// send already received this content (or may have), under this or
-	// another address, current or forgotten: nothing is sent, and apply
-	// records the address as up to date, pointing at those deliveries.
-	ActionAlreadyDelivered Action = "already-delivered"
-	// ActionDisabled: enabled = false. Nothing is sent or forgotten; the
-	// address keeps its records.
-	ActionDisabled Action = "disabled"
-)
-
-// Actions lists every action, in the order they are declared.
-func Actions() []Action {
-	return []Action{ActionCreate, ActionSendNew, ActionRetry, ActionReplace, ActionResend, ActionUpdate, ActionForget,
-		ActionWait, ActionNoOp, ActionMoved, ActionExpired, ActionCapped, ActionAlreadyDelivered, ActionDisabled, ActionQuiet,
-		ActionStage, ActionHoldout}
-}
-
 // Plan is the complete, deterministic result of planning.
 type Plan struct {
 	FormatVersion string    `json:"format_version"`
 	CreatedAt     time.Time `json:"created_at"`
 	Environment   string    `json:"environment"`
+	// Service is the service the plan was made for; apply refuses the plan
+	// with another. Nil in a plan made by an earlier pushform.
+	Service *state.Service `json:"service,omitempty"`
 	// The state the plan was made from; apply refuses the plan when the
 	// state has moved on since.
 	StateLineage string `json:"state_lineage,omitempty"`
@@ -84,6 +45,10 @@ type Plan struct {
 	// Renames are forgets paired with creates that look like renames:
 	// apply refuses the plan unless allowed (see ResendGuard).
 	Renames []Rename `json:"renames,omitempty"`
+	// KindChanges are changes that send content which reached targets of
+	// another kind before (see detectKindChanges): apply refuses the plan
+	// unless allowed (see ResendGuard).
+	KindChanges []KindChange `json:"kind_changes,omitempty"`
 	// Pacing lists the send_rate groups of the plan's sends, by Group.
 	Pacing []Pace `json:"pacing,omitempty"`
 	// AwaitingReview lists, in a scheduled plan (Options.Scheduled), the
@@ -113,6 +78,11 @@ type Rename struct {
 	// Same is set when the content is the same (--allow-resend or
 	// repeat_after sends it again); otherwise it was edited too.
 	Same bool `json:"same,omitempty"`
+	// Replaces: edited under the same tag, so once a moved block records
+	// the rename the edit replaces the earlier notification on devices;
+	// an edit without it is sent as a second notification, shown beside
+	// the earlier one.
+	Replaces bool `json:"replaces,omitempty"`
 }
 
 // MovedBlock is the moved block that records r as a rename.
@@ -263,6 +233,7 @@ type Summary struct {
 	Create   int `json:"create"`
 	SendNew  int `json:"send_new"`
 	Retry    int `json:"retry"`
+	Repeat   int `json:"repeat"`
 	Replace  int `json:"replace"`
 	Resend   int `json:"resend"`
 	Update   int `json:"update"`
@@ -352,6 +323,9 @@ func (p *Plan) recordsAlready() bool {
 // would show notifications again that devices already have. Apply calls it
 // before sending anything, unless the user allowed it.
 func (p *Plan) ResendGuard() error {
+	if len(p.KindChanges) > 0 {
+		return p.kindGuard()
+	}
 	if len(p.Renames) == 0 {
 		return nil
 	}
@@ -369,6 +343,20 @@ func (p *Plan) ResendGuard() error {
 		b.WriteString(r.MovedBlock())
 	}
 	b.WriteString("\nand plan again; to send it again anyway, apply with --allow-resend. Nothing was sent.")
+	return errors.New(b.String())
+}
+
+// kindGuard refuses a plan with kind changes (see Plan.KindChanges), and
+// names its renames too.
+func (p *Plan) kindGuard() error {
+	var b strings.Builder
+	for _, kc := range p.KindChanges {
+		fmt.Fprintf(&b, "%s: %s.\n", kc.Address, kc.risk())
+	}
+	for _, r := range p.Renames {
+		fmt.Fprintf(&b, "%s looks like a rename of %s: add a moved block (from = %s, to = %s) to keep it from being sent again.\n", r.To, r.From, r.From, r.To)
+	}
+	b.WriteString("To send it anyway, apply with --allow-resend. Nothing was sent.")
 	return errors.New(b.String())
 }
 

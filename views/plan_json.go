@@ -27,6 +27,7 @@ func NewPlanJSON(w io.Writer, indent bool) *PlanJSON {
 type jsonPlan struct {
 	FormatVersion string           `json:"format_version"`
 	Environment   string           `json:"environment"`
+	Service       *jsonService     `json:"service,omitempty"`
 	CreatedAt     time.Time        `json:"created_at"`
 	StateLineage  string           `json:"state_lineage,omitempty"`
 	StateSerial   uint64           `json:"state_serial"`
@@ -39,6 +40,11 @@ type jsonPlan struct {
 	Renames        []jsonRename     `json:"renames,omitempty"`
 	Pacing         []jsonPace       `json:"pacing,omitempty"`
 	AwaitingReview []planner.Review `json:"awaiting_review,omitempty"`
+
+	// KindChanges are left out when empty too: changes apply refuses
+	// without --allow-resend, whose content reached another kind of
+	// target before.
+	KindChanges []planner.KindChange `json:"kind_changes,omitempty"`
 }
 
 // jsonRename is a forget and a create that look like a rename: apply
@@ -101,7 +107,8 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 		StateLineage:   p.StateLineage,
 		StateSerial:    p.StateSerial,
 		Changes:        make([]jsonChange, 0, len(p.Changes)),
-		Warnings:       p.Warnings,
+		Service:        serviceJSON(p.Service),
+		Warnings:       planWarnings(p),
 		Summary:        p.Summary,
 		HasChanges:     p.HasChanges(),
 		Requests:       make([]jsonRequestRef, 0, len(p.Batches)),
@@ -118,6 +125,7 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 	for _, r := range p.Renames {
 		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})
 	}
+	out.KindChanges = p.KindChanges
 	for _, pc := range p.Pacing {
 		out.Pacing = append(out.Pacing, jsonPace{Group: pc.Group, Rate: pc.Rate(), Targets: pc.Targets, Requests: pc.Requests, Seconds: pc.Duration.Seconds()})
 	}

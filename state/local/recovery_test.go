@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/internal/testutil"
 	"pushform/message"
 	"pushform/state"
 	"pushform/state/local"
@@ -286,7 +287,7 @@ func TestFormat3Migrated(t *testing.T) {
 	mustPersist(t, f, statetest.Sample())
 	data, _ := os.ReadFile(f.Path())
 	hdr, body := snapshotParts(t, data)
-	hdr = bytes.Replace(hdr, []byte(`{"version":5,`), []byte(`{"version":3,`), 1)
+	hdr = bytes.Replace(hdr, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(`{"version":3,`), 1)
 	body = bytes.TrimSuffix(body, []byte{0, 0}) // format 5's empty ledger: no id lists, no entries
 	sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 	v3 := append(append(append(append([]byte{}, hdr...), body...), sum...), "\n# end of pushform state\n"...)
@@ -297,7 +298,7 @@ func TestFormat3Migrated(t *testing.T) {
 		t.Fatalf("Read of format 3: %v", err)
 	}
 	mustPersist(t, g, s)
-	if data, _ := os.ReadFile(f.Path()); !bytes.HasPrefix(data, []byte(`{"version":5,`)) {
+	if data, _ := os.ReadFile(f.Path()); !bytes.HasPrefix(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))) {
 		t.Fatalf("not migrated: %.30q", data)
 	}
 }
@@ -331,9 +332,10 @@ func TestNewerFormatNamed(t *testing.T) {
 		f := newFile(t)
 		mustPersist(t, f, statetest.Sample())
 		data, _ := os.ReadFile(f.Path())
-		os.WriteFile(f.Path(), bytes.Replace(data, []byte(`{"version":5,`), []byte(`{"version":6,`), 1), 0o600)
+		next := state.FormatVersion + 1
+		os.WriteFile(f.Path(), bytes.Replace(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(fmt.Sprintf(`{"version":%d,`, next)), 1), 0o600)
 		_, err := local.NewFile(f.Path()).Read()
-		if err == nil || strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), "state file "+f.Path()+" was written by a newer pushform (state format 6;") {
+		if err == nil || strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), fmt.Sprintf("state file %s was written by a newer pushform (state format %d;", f.Path(), next)) {
 			t.Fatalf("Read: %v", err)
 		}
 		if err := local.NewFile(f.Path()).Persist(statetest.Sample()); err == nil || strings.Contains(err.Error(), "corrupt") {
@@ -355,18 +357,6 @@ func TestNewerFormatNamed(t *testing.T) {
 			}
 		}
 	})
-}
-
-// mountTmpfs mounts a tmpfs of size bytes for the test, or skips it when
-// that is not allowed (it needs root).
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("a full disk needs a small tmpfs, and mounting one failed (%v): run as root to include this test", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	return dir
 }
 
 // fill writes a file into dir until the disk is full.
@@ -394,7 +384,7 @@ func fill(t *testing.T, dir string) string {
 // what the journal holds is exactly what Append acknowledged; once space
 // is free, the next Append succeeds (issue 16 item 4).
 func TestFullDiskAppendLeavesJournalAsItWas(t *testing.T) {
-	dir := mountTmpfs(t, 64<<10)
+	dir := testutil.SmallDisk(t, 64<<10)
 	f := local.NewFile(filepath.Join(dir, "pushform.state"))
 	mustPersist(t, f, state.New("test"))
 	deliveredRun(t, f, "notification.a", 3)
