@@ -112,20 +112,11 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	if err := checkShapes(); err != nil {
 		return usage("%s", err)
 	}
-	for _, f := range *recFaults {
-		status, page, ok := strings.Cut(f, "@")
-		status, times, many := strings.Cut(status, "x")
-		st, err1 := strconv.Atoi(status)
-		pg, err2 := strconv.Atoi(page)
-		n, err3 := 1, error(nil)
-		if many {
-			n, err3 = strconv.Atoi(times)
-		}
-		if !ok || err1 != nil || err2 != nil || err3 != nil || pg < 1 || n < 1 || st != http.StatusTooManyRequests && st != http.StatusServiceUnavailable {
-			return usage("--recipients-fault takes STATUS[xTIMES]@PAGE with STATUS 429 or 503 and PAGE from 1 (e.g. 429@2, 503x5@3), not %q", f)
-		}
-		opts.RecipientsFaults = append(opts.RecipientsFaults, sandbox.RecipientsFault{Page: pg, Status: st, Times: n})
+	faults, err := parseRecipientsFaults(*recFaults)
+	if err != nil {
+		return usage("%s", err)
 	}
+	opts.RecipientsFaults = faults
 	path := *seedPath
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(m.ConfigDir(), path)
@@ -164,6 +155,27 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 		return m.Errorf("stopping the sandbox: %s", err)
 	}
 	return ExitOK
+}
+
+// parseRecipientsFaults reads the --recipients-fault values:
+// STATUS[xTIMES]@PAGE.
+func parseRecipientsFaults(values []string) ([]sandbox.RecipientsFault, error) {
+	var out []sandbox.RecipientsFault
+	for _, f := range values {
+		status, page, ok := strings.Cut(f, "@")
+		status, times, many := strings.Cut(status, "x")
+		st, err1 := strconv.Atoi(status)
+		pg, err2 := strconv.Atoi(page)
+		n, err3 := 1, error(nil)
+		if many {
+			n, err3 = strconv.Atoi(times)
+		}
+		if !ok || err1 != nil || err2 != nil || err3 != nil || pg < 1 || n < 1 || st != http.StatusTooManyRequests && st != http.StatusServiceUnavailable {
+			return nil, fmt.Errorf("--recipients-fault takes STATUS[xTIMES]@PAGE with STATUS 429 or 503 and PAGE from 1 (e.g. 429@2, 503x5@3), not %q", f)
+		}
+		out = append(out, sandbox.RecipientsFault{Page: pg, Status: st, Times: n})
+	}
+	return out, nil
 }
 
 // seedKeySummary names the environments the seed has keys for, never a key.
