@@ -132,6 +132,23 @@ func (l *leaks) check(where, path string, rng hcl.Range, v cty.Value) {
 	}
 }
 
+// checkLabels checks the labels of b and of every block nested in it: a
+// label names an address (notification.NAME, its variant "NAME"), shown
+// in plans and stored in the state as it is. where is the top-level
+// block's type: its labels may be what holds the secret.
+func (l *leaks) checkLabels(where string, b *hclsyntax.Block) {
+	for i, label := range b.Labels {
+		rng := b.DefRange()
+		if i < len(b.LabelRanges) {
+			rng = b.LabelRanges[i]
+		}
+		l.check("a "+where+" block", "the label of a "+b.Type+" block", rng, cty.StringVal(label))
+	}
+	for _, nb := range b.Body.Blocks {
+		l.checkLabels(where, nb)
+	}
+}
+
 // diagnostics returns what check reported.
 func (l *leaks) diagnostics() hcl.Diagnostics {
 	l.mu.Lock()

@@ -105,6 +105,27 @@ variable "b" { default = "" }
   title    = "t"
   body     = "b"
 }`, "The API key (PF_KEY)", "for_each"},
+		// A label is written in the file, never evaluated: it names an
+		// address, printed in plans and stored in the state as it is.
+		{"notification label", `notification "k-test-canary-0123456789" {
+  user_ids = ["alice"]
+  title    = "t"
+  body     = "b"
+}`, "The API key (PF_KEY)", "the label of a notification block"},
+		{"variant label", strings.Replace(variantWith(`title = "t"`), `variant "a"`, `variant "K-TEST-canary-0123456789"`, 1), "The API key (PF_KEY)", "the label of a variant block"},
+		{"campaign label", `campaign "k-test-canary-0123456789" {
+  notification "n" {
+    user_ids = ["alice"]
+    title    = "t"
+    body     = "b"
+  }
+}`, "The API key (PF_KEY)", "the label of a campaign block"},
+		{"label in a campaign", `campaign "c" {
+  badge "k-test-canary-0123456789" {
+    user_ids    = ["alice"]
+    badge_count = 0
+  }
+}`, "The API key (PF_KEY)", "the label of a badge block"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

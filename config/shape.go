@@ -314,6 +314,7 @@ func (e *evaluation) startWalk(known []knownSecret, ctx *hcl.EvalContext, recipi
 	var settings []setting
 	for _, body := range e.mod.bodies {
 		for _, b := range body.Blocks {
+			w.leaks.checkLabels(b.Type, b)
 			where := topBlockName(b)
 			switch b.Type {
 			case "notification", "badge":
