@@ -48,3 +48,24 @@ notification "weekly" {
 		t.Errorf("alice-phone received %d, want 1: unreviewed repeats went out", received)
 	}
 }
+
+// TestScheduledAfterListFailsHalfway: a reviewed apply (--auto-approve,
+// so it streams) whose recipients list broke off on page 3 sent the
+// first two pages, and then the cron's apply --scheduled released
+// nothing, saying "the state was written before pushform recorded
+// reviewed shapes" of a state one run old (exit 4): the shapes were
+// recorded only once the plan was whole, never when the list broke off.
+// Now a streamed apply accepts its shapes before its first request, as
+// apply does: the scheduled run sends the rest, once each.
+func TestScheduledAfterListFailsHalfway(t *testing.T) {
+	sb := startSandbox(t, rangeSeed(3000), "--recipients-paging", "header", "--recipients-fault", "503x5@3")
+	w := newWorkspace(t, sb, launchCampaign)
+	w.mustRun(1, "apply", "--auto-approve")
+	sent := sb.stats().Deliveries
+	code, _, targets, r := w.scheduled(sb)
+	t.Logf("figures: the reviewed apply sent %d before the list broke off; apply --scheduled then exited %d and sent %d", sent, code, targets)
+	if code != 0 || targets != 3000-sent {
+		t.Fatalf("apply --scheduled exited %d and sent %d, want 0 and %d:\n%s%s", code, targets, 3000-sent, r.stdout, r.stderr)
+	}
+	onceEach(t, sb, 3000)
+}

@@ -297,13 +297,22 @@ func (st streamed) final() (*planner.Plan, error)                          { ret
 func (st streamed) known() int                                             { return 1 << 30 }
 
 // beforeIntents returns what a streamed run journals before its first
-// intent, once: that the recipients list recorded last no longer holds.
+// intent, once: that the recipients list recorded last no longer holds,
+// and the shapes the apply accepts.
 func (r *run) beforeIntents() []state.Entry {
 	if !r.streaming || r.cleared || r.preluded {
 		return nil
 	}
 	r.cleared = true
-	return []state.Entry{{Type: state.EntrySnapshot, Time: r.opts.Now().UTC()}}
+	now := r.opts.Now().UTC()
+	out := []state.Entry{{Type: state.EntrySnapshot, Time: now}}
+	if st, ok := r.src.(streamed); ok {
+		// The shapes the reviewed apply accepts, before anything is
+		// sent, as Apply records them: a list that breaks off leaves
+		// what was sent reviewed.
+		out = append(out, st.s.AcceptEntries(now)...)
+	}
+	return out
 }
 
 // planned records, once the plan being streamed is whole, what Apply
