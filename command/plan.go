@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"pushform/planner"
 	"pushform/views"
@@ -106,6 +107,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s, but apply will refuse it:\n%s\n", o.out, why)
 		} else {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. %s\n  %s\n", o.out, views.ApplyLead(p), o.applyCommand())
+		}
+		if until := p.DecidedUntil(); until != nil {
+			fmt.Fprintf(m.Stdout, "It can be applied until %s, when quiet_hours begin for targets it sends.\n", until.UTC().Format(time.RFC3339))
 		}
 	}
 	if o.detailed && p.HasChanges() {

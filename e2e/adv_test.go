@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -68,4 +69,69 @@ func TestScheduledAfterListFailsHalfway(t *testing.T) {
 		t.Fatalf("apply --scheduled exited %d and sent %d, want 0 and %d:\n%s%s", code, targets, 3000-sent, r.stdout, r.stderr)
 	}
 	onceEach(t, sb, 3000)
+}
+
+// TestSavedPlanAfterQuietHoursBegin: a plan saved at 10:00 UTC sends two
+// users whose quiet_hours (10:30-12:00 in UTC) had not begun; applied at
+// 11:00 it put the push on both phones inside their quiet window
+// (before: exit 0, 2 copies). A saved plan's decision to send a target
+// holds until its quiet window begins: after that, apply refuses it
+// before anything is sent (exit 1, no copy), and plan --out says until
+// when it can be applied. The embedded sandbox's clock is moved forward
+// by hand, as an hour passing would.
+func TestSavedPlanAfterQuietHoursBegin(t *testing.T) {
+	sb := startEmbedded(t, seed)
+	const quiet = `
+time_zones {
+  default = "UTC"
+}
+quiet_hours {
+  from = "10:30"
+  to   = "12:00"
+}
+notification "first" {
+  user_ids = ["carol"]
+  title    = "First"
+  body     = "Sets the clock"
+}
+`
+	w := newWorkspace(t, sb, quiet)
+	w.apply("--now", "2030-01-01T10:00:00Z")
+	w.write(quiet+`
+notification "late" {
+  user_ids = ["alice", "bob"]
+  title    = "Late"
+  body     = "Quiet?"
+}
+`, sb)
+	r := w.mustRun(0, "plan", "--out", "late.plan")
+	if !strings.Contains(r.stdout, "It can be applied until 2030-01-01T10:30:00Z, when quiet_hours begin for targets it sends.") {
+		t.Errorf("plan --out does not say until when the plan holds:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(sb.devicesFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := sb.clock().UTC().Format("2006-01-02T15:04:05.999999999Z07:00")
+	moved := strings.Replace(string(b), `"clock":"`+at+`"`, `"clock":"2030-01-01T11:00:00Z"`, 1)
+	if moved == string(b) {
+		t.Fatalf("no clock %s in the devices file:\n%s", at, b)
+	}
+	if err := os.WriteFile(sb.devicesFile(), []byte(moved), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = w.run("apply", "late.plan")
+	received := sb.device("alice-phone").Received + sb.device("bob-phone").Received
+	t.Logf("figures: a plan saved at 10:00, applied at 11:00 inside quiet_hours 10:30-12:00: exit %d, %d copies", r.code, received)
+	if r.code != 1 || received != 0 {
+		t.Fatalf("apply of the saved plan: exit %d, %d copies on the phones; want 1 and none:\n%s%s", r.code, received, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "sends targets whose quiet_hours began at 2030-01-01T10:30:00Z") || !strings.Contains(r.stderr, "nothing was sent") {
+		t.Errorf("the refusal does not say why:\n%s", r.stderr)
+	}
+	// After the window, a new plan sends them.
+	w.apply("--now", "2030-01-01T12:00:00Z")
+	if a, b := sb.device("alice-phone").Received, sb.device("bob-phone").Received; a != 1 || b != 1 {
+		t.Errorf("after the window: alice-phone %d, bob-phone %d; want one each", a, b)
+	}
 }
