@@ -109,7 +109,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. %s\n  %s\n", o.out, views.ApplyLead(p), o.applyCommand())
 		}
 		if until := p.DecidedUntil(); until != nil {
-			fmt.Fprintf(m.Stdout, "It can be applied until %s, when quiet_hours begin for targets it sends.\n", until.UTC().Format(time.RFC3339))
+			fmt.Fprintf(m.Stdout, "Applied from %s, when quiet_hours begin for targets it sends, it holds those targets for the next apply after their window.\n", until.UTC().Format(time.RFC3339))
 		}
 	}
 	if o.detailed && p.HasChanges() {

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Holes found by trying the promises of issue 37 with features combined
@@ -74,11 +76,11 @@ func TestScheduledAfterListFailsHalfway(t *testing.T) {
 // TestSavedPlanAfterQuietHoursBegin: a plan saved at 10:00 UTC sends two
 // users whose quiet_hours (10:30-12:00 in UTC) had not begun; applied at
 // 11:00 it put the push on both phones inside their quiet window
-// (before: exit 0, 2 copies). A saved plan's decision to send a target
-// holds until its quiet window begins: after that, apply refuses it
-// before anything is sent (exit 1, no copy), and plan --out says until
-// when it can be applied. The embedded sandbox's clock is moved forward
-// by hand, as an hour passing would.
+// (before: 2 copies). A plan's decision to send a target holds until its
+// quiet window begins: applied after that, the saved plan holds them
+// (exit 0, no copy, "2 targets held"), plan --out says from when, and the
+// first apply after the window sends them. The embedded sandbox's clock
+// is moved forward by hand, as an hour passing would.
 func TestSavedPlanAfterQuietHoursBegin(t *testing.T) {
 	sb := startEmbedded(t, seed)
 	const quiet = `
@@ -105,8 +107,8 @@ notification "late" {
 }
 `, sb)
 	r := w.mustRun(0, "plan", "--out", "late.plan")
-	if !strings.Contains(r.stdout, "It can be applied until 2030-01-01T10:30:00Z, when quiet_hours begin for targets it sends.") {
-		t.Errorf("plan --out does not say until when the plan holds:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "Applied from 2030-01-01T10:30:00Z, when quiet_hours begin for targets it sends, it holds those targets") {
+		t.Errorf("plan --out does not say from when the plan holds its targets:\n%s", r.stdout)
 	}
 	b, err := os.ReadFile(sb.devicesFile())
 	if err != nil {
@@ -123,15 +125,65 @@ notification "late" {
 	r = w.run("apply", "late.plan")
 	received := sb.device("alice-phone").Received + sb.device("bob-phone").Received
 	t.Logf("figures: a plan saved at 10:00, applied at 11:00 inside quiet_hours 10:30-12:00: exit %d, %d copies", r.code, received)
-	if r.code != 1 || received != 0 {
-		t.Fatalf("apply of the saved plan: exit %d, %d copies on the phones; want 1 and none:\n%s%s", r.code, received, r.stdout, r.stderr)
+	if r.code != 0 || received != 0 || !strings.Contains(r.stdout, "2 targets held: their quiet_hours began") {
+		t.Fatalf("apply of the saved plan: exit %d, %d copies on the phones; want 0, none, and 2 held:\n%s%s", r.code, received, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "sends targets whose quiet_hours began at 2030-01-01T10:30:00Z") || !strings.Contains(r.stderr, "nothing was sent") {
-		t.Errorf("the refusal does not say why:\n%s", r.stderr)
-	}
-	// After the window, a new plan sends them.
+	// After the window, they are sent.
 	w.apply("--now", "2030-01-01T12:00:00Z")
 	if a, b := sb.device("alice-phone").Received, sb.device("bob-phone").Received; a != 1 || b != 1 {
 		t.Errorf("after the window: alice-phone %d, bob-phone %d; want one each", a, b)
+	}
+}
+
+// TestPacedRunIntoQuietHours: a send_rate of 60/minute sends 12 users one
+// request a second from 10:29:56 (UTC, their zone), and quiet_hours
+// begin at 10:30. Before: the run went on into the window, 8 of the 12
+// phones got the push inside their quiet hours (exit 0). The plan's
+// decision to send a target holds until its quiet window begins: no try
+// starts after that, the rest are held (not failed, exit 0), and the
+// first apply after the window sends them, once each.
+func TestPacedRunIntoQuietHours(t *testing.T) {
+	sb := startEmbedded(t, rangeSeed(12))
+	w := newWorkspace(t, sb, `
+time_zones {
+  default = "UTC"
+}
+quiet_hours {
+  from = "10:30"
+  to   = "12:00"
+}
+notification "paced" {
+  user_ids  = [for i in range(12) : format("u%05d", i)]
+  title     = "Paced"
+  body      = "One a second"
+  send_rate = "60/minute"
+}
+`)
+	r := w.apply("--now", "2030-01-01T10:29:56Z")
+	quiet := time.Date(2030, 1, 1, 10, 30, 0, 0, time.UTC)
+	m := w.readState().Messages["notification.paced"]
+	inside, delivered := 0, 0
+	for i := range 12 {
+		tg := m.Target(fmt.Sprintf("u%05d", i))
+		if tg == nil {
+			continue
+		}
+		delivered++
+		if !tg.Time.Before(quiet) {
+			inside++
+		}
+	}
+	t.Logf("figures: a paced run from 10:29:56 into quiet_hours at 10:30: %d delivered, %d of them inside the window, %d held", delivered, inside, 12-delivered)
+	if inside != 0 || delivered == 12 {
+		t.Fatalf("%d delivered, %d inside quiet hours; want none inside and the rest held:\n%s", delivered, inside, r.stdout)
+	}
+	if want := fmt.Sprintf("%d targets held: their quiet_hours began during the run", 12-delivered); 12-delivered > 1 && !strings.Contains(r.stdout, want) {
+		t.Errorf("the summary does not say %q:\n%s", want, r.stdout)
+	}
+	w.apply("--now", "2030-01-01T12:00:00Z")
+	for i := range 12 {
+		if n := sb.device(fmt.Sprintf("d%05d", i)).Received; n != 1 {
+			t.Errorf("d%05d received %d, want 1", i, n)
+		}
 	}
 }

@@ -92,6 +92,9 @@ const (
 	// EventWait: the service answered a batch 429; every request of the
 	// run waits Delay (Status 429). Not a try: the request is sent again.
 	EventWait EventType = "wait"
+	// EventQuiet: a request's targets entered their quiet_hours (At)
+	// before it could start: held for the next apply after the window.
+	EventQuiet EventType = "quiet"
 )
 
 // Event reports progress of an apply run.
@@ -121,6 +124,8 @@ type Event struct {
 	// Unrecorded is set on a response or error whose outcome could not be
 	// written to the state journal.
 	Unrecorded bool `json:"unrecorded,omitempty"`
+	// At is when the quiet_hours of a quiet event began (RFC 3339).
+	At string `json:"at,omitempty"`
 }
 
 // Counts tallies target outcomes.
@@ -160,6 +165,10 @@ type Result struct {
 	Interrupted bool `json:"interrupted"`
 	// NotStarted counts the targets of batches never sent.
 	NotStarted int `json:"not_started"`
+	// Quiet counts the targets not sent because their quiet_hours began
+	// during the run (a paced run, a saved plan): the next apply after
+	// the window sends them. Not a failure.
+	Quiet int `json:"quiet"`
 	// JournalError is the first failure to write the state journal (a
 	// full disk, an I/O error), after which the run stopped; "" when none.
 	JournalError string `json:"journal_error,omitempty"`

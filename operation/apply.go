@@ -71,9 +71,6 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 		if err := sess.CheckPlan(p); err != nil {
 			return nil, err
 		}
-		if err := r.Clock.CheckDecided(p); err != nil {
-			return nil, err
-		}
 	} else {
 		var err error
 		p, err = r.Plan(ctx)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"pushform/planner"
 	"pushform/state"
 )
 
@@ -201,16 +200,3 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// CheckDecided refuses a saved plan whose decisions of the time of day no
-// longer hold at the run's time: quiet hours have begun for targets it
-// sends (planner.Plan.DecidedUntil), so a plan made now would hold them.
-// Nothing is sent.
-func (c *Clock) CheckDecided(p *planner.Plan) error {
-	until := p.DecidedUntil()
-	if until == nil || c.Now().Before(*until) {
-		return nil
-	}
-	return fmt.Errorf("the plan was made at %s and sends targets whose quiet_hours began at %s (the clock is %s): "+
-		"a plan made now would hold them until their quiet window ends, so this one cannot be applied any more; nothing was sent. "+
-		"Make a new plan", rfc3339(p.CreatedAt), rfc3339(*until), rfc3339(c.Now()))
-}
