@@ -199,4 +199,3 @@ func later(a, b time.Time) time.Time {
 	}
 	return a
 }
-
