@@ -89,7 +89,12 @@ func (r *Run) Plan(ctx context.Context) (*planner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return planner.Make(planner.Input{Config: cfg, State: r.Session.State, Recipients: snap, Refreshed: refreshed}, r.planOptions())
+	p, err := planner.Make(planner.Input{Config: cfg, State: r.Session.State, Recipients: snap, Refreshed: refreshed}, r.planOptions())
+	if err != nil {
+		return nil, err
+	}
+	p.Summary.Reach = planner.CountReach(p, r.Session.State)
+	return p, nil
 }
 
 func (r *Run) planOptions() planner.Options {

@@ -306,6 +306,9 @@ type Summary struct {
 	HoldoutTargets int `json:"holdout_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
+	// Reach is who the sends reach (see CountReach); nil when not
+	// counted.
+	Reach *Reach `json:"reach,omitempty"`
 }
 
 // HasChanges reports whether applying the plan would send or record
