@@ -25,16 +25,16 @@ type Document struct {
 	Environment   string    `json:"environment"`
 	CreatedAt     time.Time `json:"created_at"`
 	// StateLineage is nil when there was no state yet.
-	StateLineage *string  `json:"state_lineage"`
-	StateSerial  uint64   `json:"state_serial"`
-	Changes      []Change `json:"changes"`
-	Warnings     []string `json:"warnings"`
-	Summary      Summary  `json:"summary"`
-	HasChanges   bool     `json:"has_changes"`
-	Requests     []Request `json:"requests"`
-	Renames        []Rename `json:"renames"`
-	Pacing         []Pace   `json:"pacing"`
-	AwaitingReview []Review `json:"awaiting_review"`
+	StateLineage   *string   `json:"state_lineage"`
+	StateSerial    uint64    `json:"state_serial"`
+	Changes        []Change  `json:"changes"`
+	Warnings       []string  `json:"warnings"`
+	Summary        Summary   `json:"summary"`
+	HasChanges     bool      `json:"has_changes"`
+	Requests       []Request `json:"requests"`
+	Renames        []Rename  `json:"renames"`
+	Pacing         []Pace    `json:"pacing"`
+	AwaitingReview []Review  `json:"awaiting_review"`
 	// Policies are the results of the policies on this plan, one per
 	// policy; nil (null) in the plan object a condition reads, since the
 	// policies are evaluated on the plan before their results exist.

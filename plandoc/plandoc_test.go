@@ -37,9 +37,9 @@ func fullPlan() *planner.Plan {
 			{
 				Address: "campaign.spring.notification.a.variant.b", Action: planner.ActionReplace, Kind: message.KindNotification,
 				TargetKind: message.TargetUsers, Fingerprint: "fp",
-				Content:    message.Content{Title: "Spring", Body: "20% off", OpenToURL: "https://shop.example.com", Tag: "spring"},
-				Prior:      &message.Content{Title: "Sprng", Body: "20% off", Tag: "spring"},
-				SendAfter:  &at, SendBefore: &later, MovedFrom: "notification.a", Paces: []string{"campaign.spring"},
+				Content:   message.Content{Title: "Spring", Body: "20% off", OpenToURL: "https://shop.example.com", Tag: "spring"},
+				Prior:     &message.Content{Title: "Sprng", Body: "20% off", Tag: "spring"},
+				SendAfter: &at, SendBefore: &later, MovedFrom: "notification.a", Paces: []string{"campaign.spring"},
 				Targets: planner.TargetCounts{Total: 4, Replace: 2, AlreadyDelivered: 1, Repeat: 1, Staged: 1, Send: 2},
 				Send:    []string{"u1", "u2"},
 				Earlier: []planner.EarlierDelivery{{Address: "notification.old", RequestID: "req-1", Time: at, Outcome: state.Delivered, Forgotten: true}},
