@@ -41,6 +41,9 @@ type Config struct {
 	// quiet_hours blocks; nil when there are none (see localtime.go).
 	TimeZones  *TimeZones
 	QuietHours *QuietHours
+	// Policies are the policy blocks, the configuration's (files by name)
+	// then those of the policy directories, in order.
+	Policies []*Policy
 }
 
 // Backend is the backend block, kept unevaluated: its type (the block
