@@ -15,11 +15,12 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of the state file format written. Format 5
-// added the ledger (State.Ledger, Message.ForgottenAt); format 4 put the
-// header (serial, lineage, environment) under the checksum; format 3 added
-// Message.EarlierTags and Target.Unanswered; 1 to 4 are still read.
-const FormatVersion = 5
+// FormatVersion is the version of the state file format written. Format 6
+// added the policy overrides (State.Overrides); format 5 the ledger
+// (State.Ledger, Message.ForgottenAt); format 4 put the header (serial,
+// lineage, environment) under the checksum; format 3 added
+// Message.EarlierTags and Target.Unanswered; 1 to 5 are still read.
+const FormatVersion = 6
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -40,6 +41,9 @@ type State struct {
 	// with Messages it is the ledger of what reached whom (see ledger.go);
 	// its entries are never written once recorded, only replaced.
 	Ledger []*Message `json:"ledger,omitempty"`
+	// Overrides are the deny policies applies overrode, oldest first (see
+	// override.go).
+	Overrides []Override `json:"overrides,omitempty"`
 	// Compact makes the messages ApplyEntry creates hold their targets in
 	// a compact table rather than in Message.Targets (see targets.go):
 	// plan and apply read states this way, so ten million targets need no
@@ -402,6 +406,8 @@ func (s *State) ApplyEntry(e Entry) error {
 		return s.move(e.Items)
 	case EntryTestSend:
 		return s.recordTestSend(e)
+	case EntryOverride:
+		return s.recordOverrides(e)
 	case EntrySnapshot:
 		switch len(e.Items) {
 		case 0:

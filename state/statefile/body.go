@@ -279,6 +279,9 @@ func (e *encoder) messagesBody(s *state.State) {
 	if e.snapshot >= 5 {
 		e.ledger(s)
 	}
+	if e.snapshot >= 6 {
+		e.overrides(s)
+	}
 }
 
 // earlierTags writes the tags of the earlier fingerprints some record still
@@ -427,6 +430,9 @@ func (d *decoder) stateBody(s *state.State) {
 	}
 	if d.snapshot >= 5 {
 		d.ledger(s, recipients)
+	}
+	if d.snapshot >= 6 {
+		d.overrides(s)
 	}
 }
 
