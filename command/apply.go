@@ -88,6 +88,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 func runApply(ctx context.Context, o *applyOptions) int {
 	m := o.Meta
 	var saved *planner.Plan
+	overrides := o.overrideList()
 	if o.planFile != "" {
 		sp, err := readPlanFile(m.path(o.planFile))
 		if err != nil {
@@ -97,6 +98,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		// The configuration is loaded (for its service and backend) as the
 		// plan was made, and the plan's own choices apply.
 		o.vars, o.varFiles, o.allowResend, o.now = sp.Vars, sp.VarFiles, sp.AllowResend, sp.Now
+		overrides = sp.Overrides // as reviewed
 	}
 	r, err := m.openRun(ctx, &o.planFlags, "apply")
 	if err != nil {
@@ -119,6 +121,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		Saved: saved, View: views.NewApply(jsonFormat(o.json), m.view(false)),
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
+		Overrides:   overrides,
 		Executor: executor.Options{
 			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
 			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter,

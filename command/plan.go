@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"pushform/plandoc"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/views"
 )
 
@@ -64,6 +66,10 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		r.SendAt = m.clock()() // apply may send the saved plan at once
 	}
 	p, err := r.Plan(ctx)
+	var results []plandoc.Policy
+	if err == nil {
+		results, err = r.Policies(p, o.overrideList())
+	}
 	if cerr := r.Session.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -71,15 +77,25 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	sp := o.saved(p)
+	sp.Policies = results
 	if o.out != "" || o.markdown {
 		sp.Audience = planAudience(p, r.Session.State)
 	}
-	if o.out != "" {
+	denied := policy.Denied(results)
+	if o.out != "" && len(denied) == 0 {
 		if err := writePlanFile(m.path(o.out), sp); err != nil {
 			return m.fail(err)
 		}
 	}
 	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
+		return m.fail(err)
+	}
+	if len(denied) > 0 {
+		// The whole plan and its failures are shown; nothing is saved.
+		err := error(&policy.DeniedError{Denied: denied})
+		if o.out != "" {
+			err = fmt.Errorf("%w; no plan was saved to %s", err, o.out)
+		}
 		return m.fail(err)
 	}
 	if note := planClockNote(o.now, r.Now, m.clock(), r.Session.State, o.out); note != "" {
@@ -100,7 +116,8 @@ func runPlan(ctx context.Context, o *planOptions) int {
 
 // saved is what plan --out writes: p and the choices apply takes from it.
 func (o *planOptions) saved(p *planner.Plan) savedPlan {
-	sp := savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now, Dir: o.Globals.Chdir}
+	sp := savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now, Dir: o.Globals.Chdir,
+		Overrides: o.overrideList()}
 	if o.out != "" {
 		sp.ApplyCommand = o.applyCommand()
 	}
@@ -126,6 +143,7 @@ func (o *planOptions) applyCommand() string {
 func (m *Meta) writePlan(sp savedPlan, jf jsonFlags, asMarkdown bool) error {
 	f := jf.format()
 	v := m.view(jf.indent)
+	v.Policies = sp.Policies
 	if asMarkdown {
 		f = views.Markdown
 		v.Markdown = m.markdownContext(sp)

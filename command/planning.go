@@ -12,6 +12,7 @@ import (
 	"pushform/config"
 	"pushform/operation"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/pushapi"
 	"pushform/state"
 	"pushform/termtext"
@@ -35,6 +36,7 @@ type planFlags struct {
 	// resume: see planner.Options.Resume.
 	resume []string
 	serviceFlags
+	policyFlags
 }
 
 // serviceFlags bound the calls to the service: --request-timeout and
@@ -74,6 +76,8 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
 	pf.serviceFlags.bind(fs)
+	pf.policyFlags.bindDirs(fs)
+	pf.policyFlags.bindOverrides(fs)
 }
 
 // check validates the flag values that pflag cannot, and returns the time
@@ -83,6 +87,9 @@ func (pf *planFlags) check() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--max-unknown-resends must be at least 1, not %d", pf.maxUnknownResends)
 	}
 	if err := pf.serviceFlags.check(); err != nil {
+		return time.Time{}, err
+	}
+	if err := pf.policyFlags.check(); err != nil {
 		return time.Time{}, err
 	}
 	if pf.now == "" {
@@ -156,8 +163,10 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	if err != nil {
 		return nil, err
 	}
+	copts := m.configOptions(pf.configFlags, nil)
+	copts.PolicyDirs = m.policyDirs(pf.policyFlags)
 	r, err := operation.Open(ctx, operation.Options{
-		Operation: op, Dir: m.ConfigDir(), Config: m.configOptions(pf.configFlags, nil), Backends: m.backends(),
+		Operation: op, Dir: m.ConfigDir(), Config: copts, Backends: m.backends(),
 		State:       m.stateOptions(pf.stateFlags),
 		LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
 		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(), Now: now, Refresh: pf.refresh,
@@ -170,6 +179,11 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 		Report:      func(err error) { m.Errorf("%v", err) },
 	})
 	if err != nil {
+		return nil, err
+	}
+	// An override that names no deny policy is refused before planning.
+	if err := policy.CheckOverrides(r.Session.Config.Policies, pf.overrideList()); err != nil {
+		m.closeRun(r)
 		return nil, err
 	}
 	m.warnStaleLock(r.Session.StaleLock)

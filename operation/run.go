@@ -137,9 +137,9 @@ func (r *Run) resolve(snap *state.Snapshot) (*config.Config, error) {
 // be whole first: also with Refresh false (there is nothing to fetch),
 // and when a block reads the list other than as a bare reference.
 func (r *Run) Stream() *planner.Stream {
-	// A scheduled plan leaves out what awaits review: it needs the whole
-	// plan before sending.
-	if !r.o.Refresh || r.o.Planner.Scheduled || !r.Loader.ResolvesByReference(r.Session.Config) {
+	// A scheduled plan leaves out what awaits review, and policies check
+	// the plan: both need the whole plan before sending.
+	if !r.o.Refresh || r.o.Planner.Scheduled || len(r.Session.Config.Policies) > 0 || !r.Loader.ResolvesByReference(r.Session.Config) {
 		return nil
 	}
 	return planner.NewStream(r.Session.Config, r.Session.State, r.planOptions())

@@ -179,25 +179,35 @@ func CheckOverrides(policies []*config.Policy, overrides []plandoc.Override) err
 // sent.
 type DeniedError struct {
 	Denied []plandoc.Policy
+	// Apply says an apply was stopped (Saved: of a saved plan), not a
+	// plan.
+	Apply, Saved bool
 }
 
 func (e *DeniedError) Error() string {
-	var b strings.Builder
-	n := 0
-	for _, r := range e.Denied {
-		n += len(r.Failures)
-	}
-	if n == 1 {
-		b.WriteString("a deny policy failed")
-	} else {
-		fmt.Fprintf(&b, "deny policies failed %d times", n)
-	}
-	b.WriteString(": nothing was sent")
 	names := make([]string, 0, len(e.Denied))
 	for _, r := range e.Denied {
 		names = append(names, r.Name)
 	}
-	fmt.Fprintf(&b, " (%s). Fix what the policy names and plan again, or, when it must go out as it is, plan with --override-policy %s --override-reason TEXT and apply that plan",
-		strings.Join(names, ", "), names[0])
+	var b strings.Builder
+	if len(names) == 1 {
+		fmt.Fprintf(&b, "deny policy %s failed", names[0])
+	} else {
+		fmt.Fprintf(&b, "deny policies %s failed", strings.Join(names, ", "))
+	}
+	if e.Apply {
+		b.WriteString(": nothing was sent. ")
+	} else {
+		b.WriteString(": apply would send nothing. ")
+	}
+	flags := "--override-policy " + strings.Join(names, " --override-policy ") + " --override-reason TEXT"
+	switch {
+	case e.Saved:
+		fmt.Fprintf(&b, "Fix what it names and plan again, or, when it must go out as it is, make the plan with %s and apply that", flags)
+	case e.Apply:
+		fmt.Fprintf(&b, "Fix what it names, or, when it must go out as it is, apply with %s", flags)
+	default:
+		fmt.Fprintf(&b, "Fix what it names and plan again, or, when it must go out as it is, plan with %s --out FILE and apply that plan", flags)
+	}
 	return b.String()
 }

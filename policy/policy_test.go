@@ -174,7 +174,7 @@ func TestDeniedAndOverridden(t *testing.T) {
 		t.Errorf("Overridden = %+v", o)
 	}
 	err := (&DeniedError{Denied: Denied(results)}).Error()
-	if !strings.Contains(err, "nothing was sent") || !strings.Contains(err, "rollout_for_big_audiences") {
+	if !strings.Contains(err, "apply would send nothing") || !strings.Contains(err, "--override-policy rollout_for_big_audiences --override-reason TEXT --out FILE") {
 		t.Errorf("DeniedError: %s", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"pushform/message"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
@@ -130,6 +131,9 @@ type MarkdownContext struct {
 	// Refusal, when set, says why apply will refuse it instead.
 	ApplyCommand, Refusal string
 	Audience              *Audience
+	// Policies are the results of the plan's policies: a table at the
+	// top.
+	Policies []plandoc.Policy
 }
 
 // PlanMarkdown shows a plan as the body of a pull-request comment: a
@@ -209,9 +213,13 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 		head.WriteString(" for " + mdCode(ctx.Dir))
 	}
 	fmt.Fprintf(&head, " · environment %s\n\n", mdCode(p.Environment))
+	writePolicyTable(&head, ctx.Policies)
 	fmt.Fprintf(&head, "**%s**\n", md(SummaryLine(p)))
 	if who := pushTotals(p); who != "" {
 		fmt.Fprintf(&head, "\n%s\n", who)
+	}
+	if line := ReachLine(p); line != "" {
+		fmt.Fprintf(&head, "\n%s\n", md(line))
 	}
 	head.WriteString("\n" + provenance(p, ctx) + "\n")
 	if note := RecipientsNote(p); note != "" {
