@@ -14,12 +14,15 @@ import (
 	"pushform/pushapi"
 	"pushform/sandbox"
 	"pushform/secret"
+	"pushform/state"
 )
 
 // Service is a connection to the Push Notification Service: the real one,
 // or the embedded sandbox running in-process on loopback.
 type Service struct {
 	Client *pushapi.Client
+	// Which names the service (see Which).
+	Which state.Service
 	// Embedded is set when the sandbox runs in-process.
 	Embedded bool
 	// close stops an embedded sandbox and saves its devices.
@@ -36,6 +39,13 @@ func (s *Service) Close() error {
 type ServiceOptions struct {
 	// Getenv looks up PUSHFORM_BASE_URL and the API key variable.
 	Getenv func(string) string
+	// LookupEnv tells a variable set but empty from one not set, for
+	// PUSHFORM_BASE_URL; nil takes an empty Getenv value as not set.
+	LookupEnv func(string) (string, bool)
+	// SandboxClock, when set, is the simulated time an embedded sandbox's
+	// clock advances to when the service closes (apply sets it: see
+	// sandbox.Server.SetClock); nil keeps the time it had.
+	SandboxClock func() time.Time
 	// RequestTimeout bounds each call; 0 means the client's default.
 	RequestTimeout time.Duration
 	// RecipientsTimeout bounds fetching the whole recipients list; 0 means
@@ -66,21 +76,19 @@ func (o ServiceOptions) clientOptions(base, key, keyEnv string) pushapi.Options 
 		RecipientsTimeout: o.RecipientsTimeout, RecipientsMaxAttempts: o.RecipientsMaxAttempts, MaxRetryAfter: o.MaxRetryAfter, Log: o.Log}
 }
 
-// Connect opens the service the configuration names. PUSHFORM_BASE_URL,
-// when set, wins over both base_url and sandbox, so one configuration can
-// run against a separately started sandbox or the real service.
+// Connect opens the service the configuration names (see Which).
+// PUSHFORM_BASE_URL, when set, wins over both base_url and sandbox, so one
+// configuration can run against a separately started sandbox or the real
+// service.
 func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
-	svc := cfg.Service
-	base := o.Getenv("PUSHFORM_BASE_URL")
-	if base == "" && svc.Sandbox != "" {
+	which, err := Which(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	if which.Kind == state.KindSandbox {
 		return embedded(cfg, o)
 	}
-	if base == "" {
-		base = svc.BaseURL
-	}
-	if base == "" {
-		return nil, fmt.Errorf("no service address: set base_url in the service block (%s), or PUSHFORM_BASE_URL", svc.Pos)
-	}
+	svc := cfg.Service
 	if svc.APIKeyEnv == "" {
 		return nil, fmt.Errorf("the service block (%s) does not say which environment variable holds the API key: set api_key_env", svc.Pos)
 	}
@@ -89,11 +97,11 @@ func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if key == "" {
 		return nil, &MissingKeyError{Var: svc.APIKeyEnv, Environment: svc.Environment}
 	}
-	c, err := pushapi.New(o.clientOptions(base, key, svc.APIKeyEnv))
+	c, err := pushapi.New(o.clientOptions(which.URL, key, svc.APIKeyEnv))
 	if err != nil {
 		return nil, err
 	}
-	return &Service{Client: c, close: func() error { return nil }}, nil
+	return &Service{Client: c, Which: which, close: func() error { return nil }}, nil
 }
 
 // embedded starts the configured sandbox in-process. Its devices persist in
@@ -108,11 +116,7 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 		return nil, fmt.Errorf("sandbox seed %s: %w", seedPath, DiagError(diags))
 	}
 	srv := sandbox.New(seed, sandbox.Options{})
-	dir := o.DevicesDir
-	if dir == "" {
-		dir = cfg.Dir
-	}
-	devices := filepath.Join(dir, sandbox.DefaultDevicesFile)
+	devices := o.devicesPath(cfg)
 	if err := srv.LoadDevices(devices); err != nil {
 		return nil, fmt.Errorf("loading sandbox devices: %w", err)
 	}
@@ -130,8 +134,13 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 		stop()
 		return nil, err
 	}
-	return &Service{Client: c, Embedded: true, close: func() error {
-		return errors.Join(stop(), srv.SaveDevices(devices))
+	which := state.Service{Kind: state.KindSandbox, Sandbox: cfg.Service.Sandbox}
+	return &Service{Client: c, Which: which, Embedded: true, close: func() error {
+		err := stop()
+		if o.SandboxClock != nil {
+			srv.SetClock(o.SandboxClock())
+		}
+		return errors.Join(err, srv.SaveDevices(devices))
 	}}, nil
 }
 

@@ -24,6 +24,13 @@ type Session struct {
 	// StaleLock is set when the lock was left behind by a holder that ended
 	// without releasing it (killed, crashed).
 	StaleLock *state.LockInfo
+	// Which is the service the run talks to (SessionOptions.Which); nil
+	// for runs that reach none.
+	Which *state.Service
+	// RecordedService is set once the run recorded Which in a state
+	// written before states recorded their service: from then on it
+	// refuses any other.
+	RecordedService bool
 
 	svcOpts ServiceOptions
 	compact bool
@@ -44,6 +51,10 @@ type SessionOptions struct {
 	// Compact reads the state compact (state.State.Compact): no map of
 	// targets, for runs that only plan and record (plan, apply).
 	Compact bool
+	// Which is the service the run talks to (see Which): a state whose
+	// deliveries went to another is refused, and a state the run records
+	// into records it. Nil for runs that reach no service.
+	Which *state.Service
 	// ReadOnly says the run only reads (plan, history): with a backend
 	// that may only read (ReadOnlyReporter) it takes no lock, which would
 	// need a write. A run that writes is refused by such a backend before
@@ -65,7 +76,7 @@ type ReadOnlyReporter interface {
 // other. The session
 // owns be from here: Close closes it, also when Open fails.
 func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (*Session, error) {
-	s := &Session{Config: cfg, Backend: be, svcOpts: o.Service, compact: o.Compact}
+	s := &Session{Config: cfg, Backend: be, Which: o.Which, svcOpts: o.Service, compact: o.Compact}
 	if s.svcOpts.DevicesDir == "" {
 		s.svcOpts.DevicesDir = be.Dir()
 	}
@@ -99,6 +110,11 @@ func Open(ctx context.Context, cfg *config.Config, be State, o SessionOptions) (
 		err := fmt.Errorf("%s belongs to environment %q but the configuration declares %q: %s",
 			Name(be), st.Environment, cfg.Service.Environment, how)
 		return nil, errors.Join(err, s.Close())
+	}
+	if o.Which != nil {
+		if err := checkService(Name(be), st, *o.Which, cfg); err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
 	}
 	return s, nil
 }
@@ -136,6 +152,9 @@ func (s *Session) CheckPlan(p *planner.Plan) error {
 	if p.Environment != s.Config.Service.Environment {
 		return fmt.Errorf("the plan is for environment %q but the configuration declares %q", p.Environment, s.Config.Service.Environment)
 	}
+	if err := checkPlanService(p, s.Which); err != nil {
+		return err
+	}
 	st := s.State
 	switch {
 	case st == nil && p.StateLineage == "":
@@ -162,10 +181,15 @@ func (s *Session) Recorder(environment string) (*state.Recorder, error) {
 	if s.State == nil {
 		st := state.New(environment)
 		st.Compact = s.compact
+		if s.Which != nil {
+			recordService(st, *s.Which)
+		}
 		if err := s.Backend.Persist(st); err != nil {
 			return nil, fmt.Errorf("creating state: %w", err)
 		}
 		s.State = st
+	} else if s.Which != nil {
+		s.RecordedService = !recordService(s.State, *s.Which)
 	}
 	s.rec = state.NewRecorder(s.Backend, s.State)
 	return s.rec, nil

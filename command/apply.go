@@ -96,8 +96,12 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		}
 		saved = sp.Plan
 		// The configuration is loaded (for its service and backend) as the
-		// plan was made, and the plan's own choices apply.
-		o.vars, o.varFiles, o.allowResend, o.now = sp.Vars, sp.VarFiles, sp.AllowResend, sp.Now
+		// plan was made, and the plan's own choices apply: a plan made with
+		// --now carries its time (see operation.Options.SavedAt).
+		o.vars, o.varFiles, o.allowResend = sp.Vars, sp.VarFiles, sp.AllowResend
+		if sp.Now != "" {
+			o.savedAt = saved.CreatedAt
+		}
 		overrides = sp.Overrides // as reviewed
 	}
 	r, err := m.openRun(ctx, &o.planFlags, "apply")
@@ -111,14 +115,13 @@ func runApply(ctx context.Context, o *applyOptions) int {
 			return m.fail(err)
 		}
 	}
-	if err := checkApplyClock(o.now, r.Now, m.clock(), saved, sess.State); err != nil {
-		return m.fail(err)
-	}
 
 	m.limitSendMemory()
 
+	v := m.view(false)
+	v.Service, v.Environment = sess.Which, sess.Config.Service.Environment
 	ao := operation.ApplyOptions{
-		Saved: saved, View: views.NewApply(jsonFormat(o.json), m.view(false)),
+		Saved: saved, View: views.NewApply(jsonFormat(o.json), v),
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
 		Overrides:   overrides,
@@ -131,6 +134,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		ao.Confirm = m.confirm
 	}
 	res, err := r.Apply(ctx, ao)
+	m.noteRecordedService(sess)
 	if err != nil {
 		return m.fail(err)
 	}

@@ -7,79 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"pushform/planner"
+	"pushform/internal/testutil"
 	"pushform/sandbox"
 	"pushform/state"
 )
 
-// TestCheckApplyClock: which times apply takes. clock is the real clock;
-// the state records a delivery at last.
-func TestCheckApplyClock(t *testing.T) {
-	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	last := clock.Add(-time.Hour)
-	st := state.New("test")
-	st.Messages["notification.a"] = &state.Message{Address: "notification.a", Targets: map[string]*state.Target{
-		"u1": {Outcome: state.Delivered, Time: last.Add(-time.Hour)},
-		"u2": {Outcome: state.Unknown, Time: last},                          // may have been delivered: counts
-		"u3": {Outcome: state.Failed, Time: clock.Add(time.Hour)},           // not a delivery
-		"u4": {Outcome: state.AlreadyDelivered, Time: clock.Add(time.Hour)}, // points at another
-	}}
-	plan := func(at time.Time) *planner.Plan { return &planner.Plan{CreatedAt: at} }
-	for _, tt := range []struct {
-		name    string
-		nowFlag string
-		saved   *planner.Plan
-		want    string // in the error; "" for none
-	}{
-		{"no --now: the real clock", "", nil, ""},
-		{"--now the clock", "2026-11-22T12:00:00Z", nil, ""},
-		{"--now ahead: rehearsing the future", "2026-11-29T09:00:00Z", nil, ""},
-		{"--now a second back", "2026-11-22T11:59:59Z", nil, "is earlier than the clock (2026-11-22T12:00:00Z)"},
-		{"--now before the latest delivery", "2026-11-22T10:30:00Z", nil, "is earlier than the latest delivery the state records (2026-11-22T11:00:00Z)"},
-		{"a saved plan made now", "", plan(clock), ""},
-		{"a saved plan made for the past, after the last delivery", "", plan(last.Add(time.Minute)), ""},
-		{"the same with its --now", "2026-11-22T11:01:00Z", plan(last.Add(time.Minute)), ""},
-		{"a saved plan made without --now, its runner's clock behind", "", plan(last.Add(-time.Minute)), ""},
-		{"a saved plan made with --now before the last delivery", "2026-11-22T10:59:00Z", plan(last.Add(-time.Minute)), "the plan was made for 2026-11-22T10:59:00Z, which is earlier than the latest delivery"},
-		{"--now other than the saved plan's", "2026-11-22T12:00:00Z", plan(last.Add(time.Minute)), "is not the time the plan was made for (2026-11-22T11:01:00Z)"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			now := clock
-			if tt.nowFlag != "" {
-				now, _ = time.Parse(time.RFC3339, tt.nowFlag)
-			}
-			err := checkApplyClock(tt.nowFlag, now, func() time.Time { return clock }, tt.saved, st)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("refused: %v", err)
-			case tt.want != "" && err == nil:
-				t.Errorf("taken, want %q", tt.want)
-			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
-				t.Errorf("error %q, want %q", err, tt.want)
-			}
-		})
-	}
-	if err := checkApplyClock("", clock, time.Now, plan(clock), nil); err != nil {
-		t.Errorf("no state yet: %v", err)
-	}
-	// --now is written in whole seconds: the current second is not the
-	// past, nor is that of the latest delivery.
-	subsecond := func() time.Time { return clock.Add(700 * time.Millisecond) }
-	if err := checkApplyClock("2026-11-22T12:00:00Z", clock, subsecond, nil, st); err != nil {
-		t.Errorf("--now the current second: %v", err)
-	}
-	recent := state.New("test")
-	recent.Messages["notification.a"] = &state.Message{Address: "notification.a", Targets: map[string]*state.Target{
-		"u1": {Outcome: state.Delivered, Time: subsecond()}}}
-	if err := checkApplyClock("2026-11-22T12:00:00Z", clock, subsecond, nil, recent); err != nil {
-		t.Errorf("--now the second of the latest delivery: %v", err)
-	}
-}
-
-// TestApplyClockIsReal drives the CLI with an injected real clock: apply
-// refuses a --now in the past before anything is sent, records the
-// deliveries of an apply with a --now ahead at the real time, and plan
-// --now says when apply would refuse that time.
+// TestApplyClockIsReal drives the CLI through a base URL with an injected
+// real clock: apply --now is refused before anything is sent, whichever
+// way it points; plan --now rehearses and says what apply would do; a plan
+// saved for a later time waits for it, one saved before the latest
+// delivery is refused, and deliveries are recorded at the real time.
 func TestApplyClockIsReal(t *testing.T) {
 	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	dir, _ := testService(t, viewSeed, sandbox.Options{}, `
@@ -101,23 +38,40 @@ notification "later" {
 	}
 	statePath := filepath.Join(dir, "pushform.state")
 
-	// Two hours back, the flash sale's window was open: apply refuses.
-	code, stdout, stderr := run("apply", "--auto-approve", "--now", "2026-11-22T10:00:00Z")
-	if code != ExitError || !strings.Contains(stderr, "--now 2026-11-22T10:00:00Z is earlier than the clock (2026-11-22T12:00:00Z)") ||
-		!strings.Contains(stderr, "nothing was sent") || stdout != "" {
-		t.Fatalf("apply --now in the past: exit %d\n%s\n%s", code, stdout, stderr)
+	for _, now := range []string{"2026-11-22T10:00:00Z", "2026-11-22T12:00:00Z", "2026-11-23T09:30:00Z"} {
+		code, stdout, stderr := run("apply", "--auto-approve", "--now", now)
+		if code != ExitError || !strings.Contains(stderr, "apply --now "+now+" refused: http://127.0.0.1:") ||
+			!strings.Contains(stderr, "nothing was sent") || stdout != "" {
+			t.Fatalf("apply --now %s: exit %d\n%s\n%s", now, code, stdout, stderr)
+		}
 	}
-	// plan --now in the past is free, and says so.
-	code, stdout, stderr = run("plan", "--now", "2026-11-22T10:00:00Z")
+	if _, err := os.Stat(statePath); err == nil {
+		t.Fatal("a refused apply --now created the state")
+	}
+	// plan --now in the past is free, and says what apply does.
+	code, stdout, stderr := run("plan", "--now", "2026-11-22T10:00:00Z")
 	if code != ExitOK || !strings.Contains(stdout, "notification.flash") ||
-		!strings.Contains(stderr, "Note: --now 2026-11-22T10:00:00Z is earlier than the clock (2026-11-22T12:00:00Z): apply --now refuses it") {
+		!strings.Contains(stderr, "Note: --now 2026-11-22T10:00:00Z is earlier than the clock (2026-11-22T12:00:00Z): apply --now is refused") {
 		t.Fatalf("plan --now in the past: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	// A day ahead: the later notification is due; it is sent now, and
-	// recorded at the real time.
-	code, stdout, stderr = run("apply", "--auto-approve", "--now", "2026-11-23T09:30:00Z")
-	if code != ExitOK || strings.Contains(stderr, "Note:") {
-		t.Fatalf("apply --now ahead: exit %d\n%s\n%s", code, stdout, stderr)
+	// A plan saved for a day ahead sends the later notification, but
+	// only once that time has come.
+	code, stdout, stderr = run("plan", "--now", "2026-11-23T09:30:00Z", "--out", "ahead.plan")
+	if code != ExitOK || !strings.Contains(stdout, "+ notification.later will be created") ||
+		!strings.Contains(stderr, "so the plan saved to ahead.plan cannot be applied before 2026-11-23T09:30:00Z") {
+		t.Fatalf("plan --now ahead --out: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = run("apply", "ahead.plan")
+	if code != ExitError || !strings.Contains(stderr, "the plan was made for 2026-11-23T09:30:00Z, later than the clock (2026-11-22T12:00:00Z)") ||
+		!strings.Contains(stderr, "cannot be applied before 2026-11-23T09:30:00Z; nothing was sent") {
+		t.Fatalf("apply of a plan made for later: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(statePath); err == nil {
+		t.Fatal("a refused apply created the state")
+	}
+	clock = time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+	if code, stdout, stderr = run("apply", "ahead.plan"); code != ExitOK {
+		t.Fatalf("apply of the plan at its time: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	st := readStateAt(t, statePath)
 	tg := st.Messages["notification.later"].Target("alice")
@@ -128,69 +82,89 @@ notification "later" {
 		t.Errorf("the expired flash sale was recorded: %+v", st.Messages["notification.flash"])
 	}
 	// A plan saved for a time before that delivery cannot be applied.
-	code, _, stderr = run("plan", "--now", "2026-11-22T11:30:00Z", "--out", "past.plan")
-	if code != ExitOK || !strings.Contains(stderr, "is earlier than the latest delivery the state records (2026-11-22T12:00:00Z): apply refuses this time") {
+	code, _, stderr = run("plan", "--now", "2026-11-23T09:00:00Z", "--out", "past.plan")
+	if code != ExitOK || !strings.Contains(stderr, "is earlier than the latest delivery the state records (2026-11-23T09:30:00Z): apply refuses this time") {
 		t.Fatalf("plan --now before the last delivery: exit %d\n%s", code, stderr)
 	}
 	code, _, stderr = run("apply", "past.plan")
-	if code != ExitError || !strings.Contains(stderr, "the plan was made for 2026-11-22T11:30:00Z, which is earlier than the latest delivery the state records (2026-11-22T12:00:00Z)") {
+	if code != ExitError || !strings.Contains(stderr, "the plan was made for 2026-11-23T09:00:00Z, which is earlier than the latest delivery the state records (2026-11-23T09:30:00Z)") {
 		t.Fatalf("apply of a plan made before the last delivery: exit %d\n%s", code, stderr)
 	}
 }
 
-// TestApplyAheadKeepsCaps: frequency_cap { max = 1 per = "24h" }; after
-// a delivery at the real time, plan --now a day ahead rehearses the
-// second notification going then, but apply --now a day ahead sends now,
-// so the cap holds it back; a plan saved to apply counts the same way.
-func TestApplyAheadKeepsCaps(t *testing.T) {
+// TestSandboxClock: the embedded sandbox's simulated clock. apply --now
+// moves it forward and records deliveries at it; it is kept in
+// pushform.sandbox.json and never goes backwards; a run without --now is
+// at the later of the real clock and it.
+func TestSandboxClock(t *testing.T) {
 	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	const capped = `
-frequency_cap {
-  max = 1
-  per = "24h"
+	dir := testutil.WriteFiles(t, map[string]string{
+		"sandbox.hcl": viewSeed,
+		"main.hcl": `service {
+  sandbox     = "sandbox.hcl"
+  environment = "test"
 }
-notification "a_launch" {
-  user_ids = ["alice", "bob"]
-  title    = "Launch"
-  body     = "It is here"
+
+notification "weekly" {
+  user_ids     = ["alice", "bob"]
+  title        = "This week"
+  body         = "Our picks"
+  repeat_after = "7d"
 }
-`
-	dir, _ := testService(t, viewSeed, sandbox.Options{}, capped)
+`})
 	run := func(args ...string) (int, string, string) {
 		return runCLI(t, dir, Env{Now: func() time.Time { return clock }}, args...)
+	}
+	devices := filepath.Join(dir, sandbox.DefaultDevicesFile)
+	received := func() int64 {
+		t.Helper()
+		v, err := sandbox.ReadDevice(devices, "alice-phone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Received
 	}
 	if code, stdout, stderr := run("apply", "--auto-approve"); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	main := filepath.Join(dir, "main.hcl")
-	src, err := os.ReadFile(main)
-	if err != nil {
-		t.Fatal(err)
+	week1 := "2026-11-29T12:00:01Z"
+	for i := 0; i < 3; i++ { // the first sends the repeat, the others find nothing due
+		if code, stdout, stderr := run("apply", "--auto-approve", "--now", week1); code != ExitOK {
+			t.Fatalf("apply --now %s: exit %d\n%s\n%s", week1, code, stdout, stderr)
+		}
 	}
-	src = append(src, []byte(`
-notification "b_reminder" {
-  user_ids = ["alice", "bob"]
-  title    = "Reminder"
-  body     = "Have you tried it?"
-}
-`)...)
-	if err := os.WriteFile(main, src, 0o600); err != nil {
-		t.Fatal(err)
+	if got := received(); got != 2 {
+		t.Fatalf("alice's phone shows %d, want 2 (the first and one repeat)", got)
 	}
-	const dayAhead = "2026-11-23T12:00:01Z"
-	held := "⊘ notification.b_reminder is held back by frequency_cap: 2 users"
-	if _, stdout, _ := run("plan", "--now", dayAhead); !strings.Contains(stdout, "+ notification.b_reminder will be created") {
-		t.Errorf("plan --now a day ahead rehearses the reminder going then:\n%s", stdout)
-	}
-	if _, stdout, _ := run("plan", "--now", dayAhead, "--out", "ahead.plan"); !strings.Contains(stdout, held) {
-		t.Errorf("a plan saved to apply counts the cap at the real time:\n%s", stdout)
-	}
-	code, stdout, stderr := run("apply", "--auto-approve", "--now", dayAhead)
-	if code != ExitOK || !strings.Contains(stdout, held) {
-		t.Errorf("apply --now a day ahead: exit %d\n%s\n%s", code, stdout, stderr)
+	at, err := sandbox.ReadClock(devices)
+	if want, _ := time.Parse(time.RFC3339, week1); err != nil || at.Before(want) {
+		t.Fatalf("the sandbox clock is at %v (%v), want %s", at, err, week1)
 	}
 	st := readStateAt(t, filepath.Join(dir, "pushform.state"))
-	if m := st.Messages["notification.b_reminder"]; m != nil && m.TargetCount() > 0 {
-		t.Errorf("the reminder was sent within the day: %d targets recorded", m.TargetCount())
+	if st.Service == nil || st.Service.Kind != state.KindSandbox {
+		t.Errorf("the state records service %+v, want the sandbox", st.Service)
+	}
+	if tg := st.Messages["notification.weekly"].Target("alice"); tg == nil || tg.Time.Before(at.Add(-time.Minute)) {
+		t.Errorf("the repeat was recorded at %+v, want the simulated time %s", tg, at)
+	}
+	// Backwards is refused; a run without --now stays at the simulated
+	// time (a week ahead of the real clock), where nothing is due.
+	code, _, stderr := run("apply", "--auto-approve", "--now", "2026-11-25T00:00:00Z")
+	if code != ExitError || !strings.Contains(stderr, "is earlier than the clock of the embedded sandbox (") {
+		t.Fatalf("apply --now back: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := run("apply", "--auto-approve"); code != ExitOK || !strings.Contains(stdout, "Nothing to send") {
+		t.Fatalf("apply without --now: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := received(); got != 2 {
+		t.Fatalf("alice's phone shows %d after the refused and the idle runs, want 2", got)
+	}
+	// plan --now before the clock rehearses, and says apply refuses it.
+	code, _, stderr = run("plan", "--now", "2026-11-25T00:00:00Z")
+	if code != ExitOK || !strings.Contains(stderr, "Note: --now 2026-11-25T00:00:00Z is earlier than the clock of the embedded sandbox") {
+		t.Fatalf("plan --now back: exit %d\n%s", code, stderr)
+	}
+	if at2, _ := sandbox.ReadClock(devices); !at2.Equal(at) && at2.Before(at) {
+		t.Errorf("the clock went back to %s", at2)
 	}
 }

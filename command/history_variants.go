@@ -32,7 +32,13 @@ func variantExport(s *state.State, addr string) views.VariantExport {
 		for id, t := range m.AllTargets() {
 			sum.Targets++
 			sum.Outcomes[t.Outcome]++
-			x.Assignments = append(x.Assignments, views.VariantAssignment{TargetKind: m.TargetKind, Target: id, Variant: sum.Name,
+			name := sum.Name
+			if other, ok := strings.CutPrefix(t.Reason, addr+planner.VariantInfix); ok && t.Outcome == state.AlreadyDelivered {
+				// Recorded here, it got a variant no longer declared:
+				// the one that reached it.
+				name = other
+			}
+			x.Assignments = append(x.Assignments, views.VariantAssignment{TargetKind: m.TargetKind, Target: id, Variant: name,
 				Holdout: sum.Holdout, Outcome: t.Outcome, RequestID: t.RequestID, Time: t.Time})
 		}
 		x.Variants = append(x.Variants, sum)

@@ -62,9 +62,6 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
-	if o.out != "" {
-		r.SendAt = m.clock()() // apply may send the saved plan at once
-	}
 	p, err := r.Plan(ctx)
 	var results []plandoc.Policy
 	if err == nil {
@@ -98,7 +95,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		}
 		return m.fail(err)
 	}
-	if note := planClockNote(o.now, r.Now, m.clock(), r.Session.State, o.out); note != "" {
+	if note := r.Clock.PlanNote(o.out); note != "" {
 		fmt.Fprintln(m.Stderr, note)
 	}
 	if o.out != "" && !o.enabled() && !o.markdown {

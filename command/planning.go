@@ -35,6 +35,9 @@ type planFlags struct {
 	scheduled bool
 	// resume: see planner.Options.Resume.
 	resume []string
+	// savedAt is set by apply to the time a saved plan made with --now
+	// was made for (see operation.Options.SavedAt).
+	savedAt time.Time
 	serviceFlags
 	policyFlags
 }
@@ -71,7 +74,7 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&pf.replace, "replace", nil, "send `ADDR` again to every target (repeatable)")
 	fs.StringArrayVar(&pf.resume, "resume", nil, "send the next rollout stage of `ADDR` although its failure gate halted it (repeatable)")
 	fs.BoolVar(&pf.refresh, "refresh", true, "fetch the recipients list (false: use the one recorded in state)")
-	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), for send_after, send_before and frequency_cap: to rehearse the future (apply refuses a TIME in the past)")
+	fs.StringVar(&pf.now, "now", "", "plan as if it were `TIME` (RFC 3339), to rehearse a later run; apply takes it only with the embedded sandbox, whose clock never goes back")
 	pf.stateFlags.bind(fs, true)
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
@@ -151,7 +154,7 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
-	return backend.ServiceOptions{Getenv: m.Getenv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
+	return backend.ServiceOptions{Getenv: m.Getenv, LookupEnv: m.lookupEnv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
 		RecipientsMaxAttempts: sf.recipientsMaxAttempts, MaxRetryAfter: sf.maxRetryAfter,
 		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog(), Secrets: m.secrets}
 }
@@ -169,7 +172,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 		Operation: op, Dir: m.ConfigDir(), Config: copts, Backends: m.backends(),
 		State:       m.stateOptions(pf.stateFlags),
 		LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
-		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(), Now: now, Refresh: pf.refresh,
+		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(), Now: now, SavedAt: pf.savedAt, Refresh: pf.refresh,
 		Planner: planner.Options{
 			Targets: pf.targets, Replace: pf.replace, RetryUnknown: pf.retryUnknown,
 			MaxUnknownResends: pf.maxUnknownResends, AllowResend: pf.allowResend,

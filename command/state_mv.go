@@ -15,6 +15,7 @@ import (
 
 	"pushform/backend"
 	"pushform/message"
+	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
 	"pushform/views"
@@ -79,9 +80,9 @@ func (m *Meta) stateMove(sess *backend.Session, from, to string) int {
 // planMove works out the moves of state mv FROM TO: FROM recorded as
 // given, or, when neither has an instance key, every recorded instance of
 // the block FROM (notification.a["k"] to notification.b["k"]), as a moved
-// block moves them. It refuses an address not recorded, a new address
-// already recorded or not an address of a notification or badge, and a
-// move across kinds.
+// block moves them, with their variants and holdout. It refuses an
+// address not recorded, a new address already recorded or not an address
+// of a notification or badge, and a move across kinds.
 func planMove(s *state.State, from, to string) ([]state.Item, error) {
 	fromAddr, err := parseAddress(from)
 	if err != nil {
@@ -103,8 +104,19 @@ func planMove(s *state.State, from, to string) ([]state.Item, error) {
 				items = append(items, state.Item{Address: addr, To: toAddr.block + "[" + rest})
 			}
 		}
-		sort.Slice(items, func(i, j int) bool { return items[i].Address < items[j].Address })
 	}
+	// The variants and the holdout of a notification move with it.
+	for addr := range s.Messages {
+		base, ok := planner.NotificationOf(addr)
+		switch {
+		case !ok:
+		case base == fromAddr.String():
+			items = append(items, state.Item{Address: addr, To: toAddr.String() + addr[len(base):]})
+		case fromAddr.key == "" && toAddr.key == "" && strings.HasPrefix(base, fromAddr.block+"["):
+			items = append(items, state.Item{Address: addr, To: toAddr.block + addr[len(fromAddr.block):]})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].Address < items[j].Address })
 	if len(items) == 0 {
 		return nil, fmt.Errorf("no address %s in the state; 'pushform state list' lists them", from)
 	}

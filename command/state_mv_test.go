@@ -32,6 +32,15 @@ func TestStateMv(t *testing.T) {
 			},
 			output: "Moved 2 addresses in the state",
 			moved:  map[string]string{`notification.order["A-1"]`: `campaign.shop.notification.order["A-1"]`, `notification.order["B-2"]`: `campaign.shop.notification.order["B-2"]`}},
+		{name: "a notification with its variants and holdout", args: []string{"notification.news", "notification.news_v2"},
+			setState: func(s *state.State) {
+				for _, a := range []string{"notification.news.variant.a", "notification.news.variant.b", "notification.news.holdout", `notification.news_x.variant.a`} {
+					s.Messages[a] = &state.Message{Address: a, Kind: "notification", TargetKind: "user_ids", Targets: map[string]*state.Target{}}
+				}
+			},
+			output: "Moved 3 addresses in the state",
+			moved: map[string]string{"notification.news.variant.a": "notification.news_v2.variant.a", "notification.news.variant.b": "notification.news_v2.variant.b",
+				"notification.news.holdout": "notification.news_v2.holdout"}},
 		{name: "unknown FROM", args: []string{"notification.nope", "notification.b"}, code: 1, output: "no address notification.nope in the state; 'pushform state list' lists them; nothing was moved"},
 		{name: "TO has state", args: []string{announce, "campaign.c.badge.reset"}, code: 1, output: "is a notification and campaign.c.badge.reset names a badge"},
 		{name: "TO has state, same kind", args: []string{"campaign.c.badge.reset", "badge.b"}, code: 1, output: "badge.b already has state",

@@ -28,7 +28,7 @@ func (m *Meta) statePrune(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state prune")
 	o := statePruneOptions{now: time.Now().UTC()}
 	fs.StringVar(&o.before, "before", "", "drop the ledger records older than `TIME`: RFC 3339, or a date (2026-01-01: the start of that day, UTC)")
-	fs.BoolVar(&o.force, "force", false, "drop them even when a repeat_after or frequency_cap of the configuration still needs them")
+	fs.BoolVar(&o.force, "force", false, "drop them even when they are younger than a day, a repeat_after or frequency_cap of the configuration still needs them, or TIME is in the future")
 	o.configFlags.bind(fs)
 	o.stateFlags.bind(fs, true)
 	if err := m.parse(fs, args); err != nil {
@@ -82,17 +82,37 @@ func (m *Meta) prune(sess *backend.Session, o statePruneOptions, before time.Tim
 		return m.Errorf("no state at %s", sess.Backend)
 	}
 	at := before.Format(time.RFC3339)
+	if before.After(o.now) {
+		// Everything recorded until then would go, today's sends too.
+		if !o.force {
+			return m.Errorf("state prune --before %s is in the future (it is %s now): it would drop every ledger record, however young, and a notification "+
+				"put back in the configuration would be sent again to everyone it reached. Give a past time, or pass --force to drop them anyway",
+				o.before, o.now.Format(time.RFC3339))
+		}
+		fmt.Fprintf(m.Stderr, "Warning: pruning up to %s, a time in the future (--force).\n", at)
+	}
+	window, what := minPruneAge, ""
 	if sess.Config != nil {
-		if window, what := lookBack(sess.Config); window > 0 {
-			from := o.now.Add(-window)
-			if n := s.LedgerCount(from, before); n > 0 {
-				if !o.force {
-					return m.Errorf("state prune --before %s would drop %s that the configuration still needs: %s looks back %s, to %s, "+
-						"and a record from then on decides what may be sent again. Prune before %s, or pass --force to drop them anyway",
-						o.before, records(n), what, formatWindow(window), from.Format(time.RFC3339), from.Format(time.RFC3339))
-				}
-				fmt.Fprintf(m.Stderr, "Warning: dropping %s that %s still needs (--force).\n", records(n), what)
+		if w, setting := lookBack(sess.Config); w > window {
+			window, what = w, setting
+		}
+	}
+	from := o.now.Add(-window)
+	if n := s.LedgerCount(from, before); n > 0 {
+		if !o.force {
+			if what == "" {
+				return m.Errorf("state prune --before %s would drop %s younger than a day (recorded after %s): a notification put back "+
+					"in the configuration would be sent again to those targets. Prune before %s, or pass --force to drop them anyway",
+					o.before, records(n), from.Format(time.RFC3339), from.Format(time.RFC3339))
 			}
+			return m.Errorf("state prune --before %s would drop %s that the configuration still needs: %s looks back %s, to %s, "+
+				"and a record from then on decides what may be sent again. Prune before %s, or pass --force to drop them anyway",
+				o.before, records(n), what, formatWindow(window), from.Format(time.RFC3339), from.Format(time.RFC3339))
+		}
+		if what == "" {
+			fmt.Fprintf(m.Stderr, "Warning: dropping %s younger than a day (--force).\n", records(n))
+		} else {
+			fmt.Fprintf(m.Stderr, "Warning: dropping %s that %s still needs (--force).\n", records(n), what)
 		}
 	}
 	dropped := s.Prune(before)
@@ -107,6 +127,10 @@ func (m *Meta) prune(sess *backend.Session, o statePruneOptions, before time.Tim
 		records(dropped), at, s.Serial)
 	return ExitOK
 }
+
+// minPruneAge is how old a ledger record must be for state prune to drop
+// it without --force, whatever the configuration looks back over.
+const minPruneAge = 24 * time.Hour
 
 // lookBack returns the longest window the configuration looks back over
 // the ledger (repeat_after, frequency_cap per) and which setting it is.

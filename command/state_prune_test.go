@@ -63,6 +63,10 @@ func TestStatePrune(t *testing.T) {
 		{"a campaign frequency cap", pruneService + "campaign \"c\" {\n  frequency_cap {\n    max = 1\n    per = \"5d\"\n  }\n}\n",
 			[]string{"--before", date(-time.Hour)}, ExitError, "", "the frequency_cap of campaign \"c\" (", 3},
 		{"older records may go", pruneService + "frequency_cap {\n  max = 3\n  per = \"7d\"\n}\n", []string{"--before", date(-10 * day)}, ExitOK, "Dropped 1 ledger record", "", 2},
+		{"a future time", pruneService, []string{"--before", date(day)}, ExitError,
+			"", "state prune --before " + date(day) + " is in the future (it is ", 3},
+		{"a future time, forced", pruneService, []string{"--before", date(day), "--force"}, ExitOK,
+			"Dropped 2 ledger records", "Warning: pruning up to " + date(day) + ", a time in the future (--force).", 1},
 		{"broken configuration", pruneService + "notification \"n\" {\n}\n", []string{"--before", date(-10 * day)}, ExitError,
 			"", "fix the configuration, or pass --force", 3},
 		{"broken configuration, forced", pruneService + "notification \"n\" {\n}\n", []string{"--before", date(-10 * day), "--force"}, ExitOK,
@@ -88,6 +92,32 @@ func countNoun(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprint(n) + " " + many
+}
+
+// TestStatePruneYoungRecords: a record younger than a day is dropped only
+// with --force, whatever the configuration looks back over; the older
+// ones may go without it.
+func TestStatePruneYoungRecords(t *testing.T) {
+	now := time.Now().UTC()
+	es := append(pruneLedger(now), sendEntries(4, now.Add(-2*time.Hour), "req-4", "notification.flash",
+		message.Content{Title: "Flash", Body: "Today only"}, map[string]state.Outcome{"alice": state.Delivered})...)
+	es = append(es, state.Entry{Type: state.EntryForget, Time: now.Add(-time.Hour), Items: []state.Item{{Address: "notification.flash"}}})
+	dir := ledgerDir(t, es)
+	testutil.WriteFile(t, dir, "main.hcl", pruneService)
+	before := now.Add(-time.Minute).Format(time.RFC3339)
+	code, out, errOut := runIn(t, dir, "", nil, "state", "prune", "--before", before)
+	if code != ExitError || out != "" || !strings.Contains(errOut, "would drop 1 ledger record younger than a day (recorded after ") ||
+		!strings.Contains(errOut, "pass --force") {
+		t.Fatalf("prune of a record 2 hours old: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	dayAgo := now.Add(-24 * time.Hour).Format(time.RFC3339)
+	if code, out, errOut := runIn(t, dir, "", nil, "state", "prune", "--before", dayAgo); code != ExitOK || !strings.Contains(out, "Dropped 2 ledger records") {
+		t.Fatalf("prune of the records older than a day: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, out, errOut = runIn(t, dir, "", nil, "state", "prune", "--before", before, "--force")
+	if code != ExitOK || !strings.Contains(out, "Dropped 1 ledger record") || !strings.Contains(errOut, "Warning: dropping 1 ledger record younger than a day (--force).") {
+		t.Fatalf("forced: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
 }
 
 func TestStatePruneRefusals(t *testing.T) {

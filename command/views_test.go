@@ -108,7 +108,7 @@ notification "hello" {
 }
 
 // normalise replaces what differs between runs: request ids, timings,
-// lineages.
+// lineages, the sandbox's port.
 var normalise = []struct {
 	re   *regexp.Regexp
 	with string
@@ -117,6 +117,7 @@ var normalise = []struct {
 	{regexp.MustCompile(`req-[0-9a-f]+`), `REQ`},
 	{regexp.MustCompile(`"seconds":[0-9.e-]+`), `"seconds":0`},
 	{regexp.MustCompile(`"state_lineage": "[^"]*"`), `"state_lineage": "LINEAGE"`},
+	{regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/v1`), `http://127.0.0.1:PORT/v1`},
 }
 
 func normalised(s string) string {

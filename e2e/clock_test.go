@@ -13,9 +13,9 @@ import (
 )
 
 // aheadOfClock returns at: t0 + d in RFC 3339, with t0 a minute ahead of
-// the real clock in whole seconds. Apply refuses a --now in the past and
-// records deliveries at the real time, so tests that walk through time
-// with --now start from the real clock.
+// the real clock in whole seconds: tests that walk through time with
+// --now (in the embedded sandbox, whose clock never goes back) start from
+// the real clock.
 func aheadOfClock() (t0 time.Time, at func(d time.Duration) string) {
 	t0 = time.Now().UTC().Add(time.Minute).Truncate(time.Second)
 	return t0, func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
@@ -28,8 +28,9 @@ func rfc3339Ago(d time.Duration) string {
 
 // TestNowInThePastSendsNothingExpired: with send_before an hour ago, plan
 // says expired; apply --now two hours back is refused before anything is
-// sent, and a plan saved at that time, applied, sends nothing either: the
-// window is checked at the real time. (Issue 25: it used to deliver.)
+// sent (a base URL takes no --now), and a plan saved at that time,
+// applied, sends nothing either: the window is checked at the real time.
+// (Issue 25: it used to deliver.)
 func TestNowInThePastSendsNothingExpired(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	w := newWorkspace(t, sb, `
@@ -45,11 +46,12 @@ notification "flash" {
 	}
 	twoHoursAgo := rfc3339Ago(2 * time.Hour)
 	r := w.mustRun(1, "apply", "--auto-approve", "--now", twoHoursAgo)
-	if !strings.Contains(r.stderr, "Error: --now "+twoHoursAgo+" is earlier than the clock (") || !strings.Contains(r.stderr, "nothing was sent") {
+	if !strings.Contains(r.stderr, "Error: apply --now "+twoHoursAgo+" refused: "+sb.base+" has real devices") || !strings.Contains(r.stderr, "nothing was sent") {
 		t.Errorf("apply --now in the past:\n%s\n%s", r.stdout, r.stderr)
 	}
 	r = w.mustRun(0, "plan", "--now", twoHoursAgo, "--out", "past.plan")
-	if !strings.Contains(r.stdout, "+ notification.flash will be created") || !strings.Contains(r.stderr, "Note: --now "+twoHoursAgo+" is earlier than the clock") {
+	if !strings.Contains(r.stdout, "+ notification.flash will be created") || !strings.Contains(r.stderr, "Note: --now "+twoHoursAgo+" is earlier than the clock") ||
+		!strings.Contains(r.stderr, "the plan saved to past.plan may be applied") {
 		t.Errorf("plan --now in the past:\n%s\n%s", r.stdout, r.stderr)
 	}
 	r = w.mustRun(1, "apply", "past.plan")
@@ -63,9 +65,9 @@ notification "flash" {
 
 // TestNowInThePastCannotExceedACap: frequency_cap { max = 1 per = "24h" }.
 // Apply --now three days back is refused; a plan saved at that time sends
-// the first notification, recorded at the real time, so a normal apply
-// then holds the second back: one notification per device. (Issue 25: two
-// within a minute.)
+// the first notification, recorded at the real time, so a plan saved for
+// three days back again is refused and a normal apply holds the second
+// back: one notification per device. (Issue 25: two within a minute.)
 func TestNowInThePastCannotExceedACap(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
 	const capped = `
@@ -83,7 +85,7 @@ notification "a_launch" {
 `
 	w := newWorkspace(t, sb, capped+launch)
 	threeDaysAgo := rfc3339Ago(72 * time.Hour)
-	if r := w.mustRun(1, "apply", "--auto-approve", "--now", threeDaysAgo); !strings.Contains(r.stderr, "is earlier than the clock") {
+	if r := w.mustRun(1, "apply", "--auto-approve", "--now", threeDaysAgo); !strings.Contains(r.stderr, "apply --now "+threeDaysAgo+" refused") {
 		t.Errorf("apply --now three days back:\n%s", r.stderr)
 	}
 	if n := sb.stats().SendRequests; n != 0 {
@@ -104,9 +106,11 @@ notification "b_reminder" {
   body     = "Have you tried it?"
 }
 `, sb)
-	// The latest delivery is now: three days back is refused for that too.
-	if r := w.mustRun(1, "apply", "--auto-approve", "--now", threeDaysAgo); !strings.Contains(r.stderr, "is earlier than the latest delivery the state records") {
-		t.Errorf("apply --now before the latest delivery:\n%s", r.stderr)
+	// The latest delivery is now: a plan saved for three days back is
+	// refused for that.
+	w.mustRun(0, "plan", "--now", threeDaysAgo, "--out", "past.plan")
+	if r := w.mustRun(1, "apply", "past.plan"); !strings.Contains(r.stderr, "is earlier than the latest delivery the state records") {
+		t.Errorf("apply of a plan made before the latest delivery:\n%s", r.stderr)
 	}
 	r := w.apply()
 	if !strings.Contains(r.stdout, "⊘ notification.b_reminder is held back by frequency_cap: 5 users") {

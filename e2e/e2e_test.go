@@ -170,18 +170,29 @@ type workspace struct {
 
 const testKey = "k-test-canary-0123456789"
 
+// service is what a workspace's service block names: a sandbox process
+// (base_url) or the embedded sandbox (see embedded).
+type service interface {
+	// serviceBlock is the service block of a workspace in dir.
+	serviceBlock(dir string) string
+}
+
+func (s *sandbox) serviceBlock(string) string {
+	return fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n\n", s.base)
+}
+
 // newWorkspace writes main.hcl (the campaign part) after a service block
-// pointing at sb.
-func newWorkspace(t *testing.T, sb *sandbox, campaign string) *workspace {
+// naming sb.
+func newWorkspace(t *testing.T, sb service, campaign string) *workspace {
 	t.Helper()
 	w := &workspace{t: t, dir: t.TempDir(), env: append(os.Environ(), "PF_KEY="+testKey, "NO_COLOR=1")}
 	w.write(campaign, sb)
 	return w
 }
 
-func (w *workspace) write(campaign string, sb *sandbox) {
+func (w *workspace) write(campaign string, sb service) {
 	w.t.Helper()
-	svc := fmt.Sprintf("service {\n  base_url    = %q\n  api_key_env = \"PF_KEY\"\n  environment = \"test\"\n}\n\n", sb.base)
+	svc := sb.serviceBlock(w.dir)
 	if err := os.WriteFile(filepath.Join(w.dir, "main.hcl"), []byte(svc+campaign), 0o644); err != nil {
 		w.t.Fatal(err)
 	}

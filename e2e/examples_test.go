@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"pushform/internal/testutil"
+	sbx "pushform/sandbox"
 	"pushform/state"
 )
 
@@ -62,6 +63,7 @@ func TestExamples(t *testing.T) {
 				os.Remove(filepath.Join(w.dir, leftover))
 			}
 			w.env = append(w.env, pgExample(t, w.dir)...)
+			proc := rehearsalSandbox(t, w)
 			w.mustRun(0, "validate")
 			// Its plans, before and after the apply, are what
 			// docs/plan-json.schema.json describes.
@@ -70,7 +72,7 @@ func TestExamples(t *testing.T) {
 			if !strings.Contains(r.stdout, "Apply complete") {
 				t.Fatalf("apply:\n%s", r.stdout)
 			}
-			devs := exampleDevices(t, w)
+			devs := exampleDevices(t, w, proc)
 			checkExampleDevices(t, w.readState(), devs)
 			testutil.Golden(t, filepath.Join("testdata", "examples", name+".golden"), []byte(renderDevices(devs)))
 			r = w.mustRun(0, "plan", "--detailed-exitcode")
@@ -82,28 +84,63 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// exampleDevices reads every device the embedded sandbox recorded, through
-// `pushform sandbox show --json` as a user would.
-func exampleDevices(t *testing.T, w *workspace) map[string]exampleDevice {
+// rehearsalSandbox starts `pushform sandbox` for an example whose
+// configuration names the real service (a production configuration): from
+// its rehearsal seed, sandbox/seed.hcl, and points w at it with the seed's
+// key, as the example's rehearsal job does. nil for an example that runs
+// against the embedded sandbox.
+func rehearsalSandbox(t *testing.T, w *workspace) *sandbox {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(w.dir, "pushform.sandbox.json"))
+	seedFile := filepath.Join(w.dir, "sandbox", "seed.hcl")
+	src, err := os.ReadFile(seedFile)
 	if err != nil {
-		t.Fatalf("the embedded sandbox kept no devices: %v", err)
+		return nil
 	}
-	var file struct {
-		Devices []struct {
-			DeviceID string `json:"deviceId"`
-		} `json:"devices"`
+	seed, diags := sbx.ParseSeed(seedFile, src)
+	if diags.HasErrors() || len(seed.APIKeys) != 1 {
+		t.Fatalf("%s: want one api_key block: %v", seedFile, diags)
 	}
-	if err := json.Unmarshal(data, &file); err != nil {
-		t.Fatal(err)
+	proc := startSandbox(t, string(src), "--quiet")
+	w.env = append(w.env, "PUSHFORM_BASE_URL="+proc.base, "PUSHFORM_API_KEY="+seed.APIKeys[0].Key)
+	return proc
+}
+
+// exampleDevices reads every device the sandbox recorded, through
+// `pushform sandbox show --json` as a user would: the embedded sandbox's
+// file, or the rehearsal sandbox proc when there is one.
+func exampleDevices(t *testing.T, w *workspace, proc *sandbox) map[string]exampleDevice {
+	t.Helper()
+	var ids []string
+	var show []string
+	if proc != nil {
+		var v struct {
+			DeviceIDs []string `json:"deviceIds"`
+		}
+		proc.get("/_sandbox/devices", &v)
+		ids, show = v.DeviceIDs, []string{"--addr", proc.root}
+	} else {
+		data, err := os.ReadFile(filepath.Join(w.dir, "pushform.sandbox.json"))
+		if err != nil {
+			t.Fatalf("the embedded sandbox kept no devices: %v", err)
+		}
+		var file struct {
+			Devices []struct {
+				DeviceID string `json:"deviceId"`
+			} `json:"devices"`
+		}
+		if err := json.Unmarshal(data, &file); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Devices {
+			ids = append(ids, d.DeviceID)
+		}
 	}
 	devs := map[string]exampleDevice{}
-	for _, d := range file.Devices {
-		r := w.mustRun(0, "sandbox", "show", d.DeviceID, "--json")
+	for _, id := range ids {
+		r := w.mustRun(0, append([]string{"sandbox", "show", id, "--json"}, show...)...)
 		var v exampleDevice
 		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
-			t.Fatalf("sandbox show %s --json: %v\n%s", d.DeviceID, err, r.stdout)
+			t.Fatalf("sandbox show %s --json: %v\n%s", id, err, r.stdout)
 		}
 		devs[v.DeviceID] = v
 	}

@@ -83,8 +83,15 @@ notification "coupon" {
 			if r := w.mustRun(1, "state", "prune"); !strings.Contains(r.stderr, "state prune needs --before TIME") {
 				t.Errorf("prune without --before:\n%s", r.stderr)
 			}
-			// alice's and bob's records of the forgotten welcome.
-			if r := w.mustRun(0, "state", "prune", "--before", tomorrow); !strings.Contains(r.stdout, "Dropped 2 ledger records older than ") {
+			// alice's and bob's records of the forgotten welcome: a time
+			// in the future, and records younger than a day, need --force.
+			if r := w.mustRun(1, "state", "prune", "--before", tomorrow); !strings.Contains(r.stderr, "is in the future") {
+				t.Errorf("prune --before tomorrow:\n%s", r.stderr)
+			}
+			if r := w.mustRun(1, "state", "prune", "--before", time.Now().UTC().Format(time.RFC3339Nano)); !strings.Contains(r.stderr, "would drop 2 ledger records younger than a day") {
+				t.Errorf("prune --before now:\n%s", r.stderr)
+			}
+			if r := w.mustRun(0, "state", "prune", "--before", tomorrow, "--force"); !strings.Contains(r.stdout, "Dropped 2 ledger records older than ") {
 				t.Errorf("prune:\n%s%s", r.stdout, r.stderr)
 			}
 			r = w.mustRun(0, "history", "--user", "alice")

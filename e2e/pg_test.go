@@ -63,7 +63,7 @@ func (w *workspace) usePG(p *pgState) {
 }
 
 // newPGWorkspace is a checkout of campaign whose state is p.
-func newPGWorkspace(t *testing.T, sb *sandbox, campaign string, p *pgState) *workspace {
+func newPGWorkspace(t *testing.T, sb service, campaign string, p *pgState) *workspace {
 	t.Helper()
 	w := newWorkspace(t, sb, campaign)
 	w.usePG(p)

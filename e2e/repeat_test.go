@@ -9,9 +9,9 @@ import (
 // TestCampaignRepeatAndPause: a campaign's repeat_after and enabled reach
 // its messages unless they set their own: an hour later the reminder goes
 // again, the paused blocks send nothing, and history lists both
-// deliveries of the reminder.
+// deliveries of the reminder. The hours pass in the embedded sandbox.
 func TestCampaignRepeatAndPause(t *testing.T) {
-	sb := startSandbox(t, seed)
+	sb := startEmbedded(t, seed)
 	w := newWorkspace(t, sb, `
 campaign "reminders" {
   repeat_after = "1h"

@@ -57,24 +57,33 @@ func at(start time.Time, d time.Duration) string {
 	return start.Add(d).UTC().Format(time.RFC3339)
 }
 
-// TestRolloutGateHalts: with a fifth of the targets failing, the first
-// stage's failure rate exceeds the gate; three further applies send
-// nothing and the plan names the rate and the request ids; --resume
-// sends the rest.
+// TestRolloutGateHalts: with a fifth of the targets failing (devices
+// seeded to fail), the first stage's failure rate exceeds the gate; three
+// further applies, hours apart in the embedded sandbox, send nothing and
+// the plan names the rate and the request ids; --resume sends the rest.
 func TestRolloutGateHalts(t *testing.T) {
-	sb := startSandbox(t, guardsSeed, "--quiet", "--fail-targets", "0.2")
-	w := newWorkspace(t, sb, fmt.Sprintf(rolloutBlock, guardUsers(300), `"10%", "100%"`))
+	sb := startEmbedded(t, guardsSeed+`
+user_range "f%04d" {
+  count       = 60
+  device      = "fd%04d"
+  environment = "test"
+  fail        = "bad token"
+}
+`)
+	users := `concat(` + guardUsers(240) + `, [for i in range(60) : format("f%04d", i)])`
+	w := newWorkspace(t, sb, fmt.Sprintf(rolloutBlock, users, `"10%", "100%"`))
+	sent := func() int { return w.readState().Messages["notification.spring"].TargetCount() }
 	start := time.Now()
 	w.mustRun(1, "apply", "--auto-approve") // failed targets: exit 1
-	first := sb.stats()
-	if first.Targets == 0 || first.Targets > 60 {
-		t.Fatalf("first stage sent %d targets of 300", first.Targets)
+	first, requests := sent(), sb.requests()
+	if first == 0 || first > 60 {
+		t.Fatalf("first stage sent %d targets of 300", first)
 	}
 	for i := 1; i <= 3; i++ {
 		now := at(start, time.Duration(i)*time.Hour)
 		w.apply("--now", now)
-		if st := sb.stats(); st.SendRequests != first.SendRequests {
-			t.Fatalf("apply %d of a halted rollout sent %d requests", i, st.SendRequests-first.SendRequests)
+		if n, r := sent(), sb.requests(); n != first || r != requests {
+			t.Fatalf("apply %d of a halted rollout sent %d more targets, %d more requests", i, n-first, r-requests)
 		}
 		action, rs, _ := rolloutStatus(t, w, "--now", now)
 		if action != "stage" || rs.State != planner.RolloutHalted || rs.Failed == 0 || rs.FailureRate <= 0.02 || len(rs.RequestIDs) == 0 {
@@ -89,33 +98,43 @@ func TestRolloutGateHalts(t *testing.T) {
 	}
 	// The failed targets are retried, and fail again.
 	w.mustRun(1, "apply", "--auto-approve", "--now", at(start, 4*time.Hour), "--resume", "notification.spring")
-	after := sb.stats()
-	if after.Targets-first.Targets < 240 {
-		t.Fatalf("--resume sent %d targets", after.Targets-first.Targets)
+	if n := sent(); n != 300 {
+		t.Fatalf("--resume left %d of 300 targets unsent", 300-n)
 	}
 	_, rs, _ := rolloutStatus(t, w, "--now", at(start, 5*time.Hour))
 	if rs.Current != 1 {
 		t.Errorf("after --resume: %+v", rs)
 	}
+	shownOnce(t, sb, 240, 1, "Spring sale")
 }
 
 // TestRolloutCompletes: a rollout within its gate sends one stage per
-// apply, waiting between them, and every target gets it exactly once.
+// apply, waiting between them (in the embedded sandbox, where --now moves
+// the clock), and every target gets it exactly once.
 func TestRolloutCompletes(t *testing.T) {
-	sb := startSandbox(t, guardsSeed, "--quiet")
+	sb := startEmbedded(t, guardsSeed)
 	const n = 300
 	w := newWorkspace(t, sb, fmt.Sprintf(rolloutBlock, guardUsers(n), `"5%", "20%", "50%", "100%"`))
+	sent := func() int {
+		m := w.readState().Messages["notification.spring"]
+		if m == nil {
+			return 0
+		}
+		return m.TargetCount()
+	}
 	start := time.Now()
 	prev := 0
 	for i := range 4 {
 		now := at(start, time.Duration(i)*31*time.Minute)
 		if i > 0 {
-			// Before the wait has passed, nothing is due. apply --now
-			// ahead sends at once and records the real time, so the
-			// wait counts from now, whatever --now the last apply had.
-			early := at(start, 29*time.Minute)
+			// 29 minutes after the last stage, nothing is due: the wait
+			// counts from the simulated time that stage was sent at.
+			early := at(start, time.Duration(i)*31*time.Minute-2*time.Minute)
 			if action, rs, _ := rolloutStatus(t, w, "--now", early); action != "stage" || rs.State != planner.RolloutWaiting || rs.NextDue == nil {
 				t.Fatalf("before stage %d: %s %+v", i+1, action, rs)
+			}
+			if r := w.apply("--now", early); !strings.Contains(r.stdout, "Nothing to send") || sent() != prev {
+				t.Fatalf("apply before stage %d's wait sent:\n%s", i+1, r.stdout)
 			}
 		}
 		if i == 0 {
@@ -123,11 +142,10 @@ func TestRolloutCompletes(t *testing.T) {
 		} else {
 			w.apply("--now", now)
 		}
-		st := sb.stats()
-		if st.Targets <= prev {
+		if sent() <= prev {
 			t.Fatalf("apply %d sent nothing", i+1)
 		}
-		prev = st.Targets
+		prev = sent()
 	}
 	if prev != n {
 		t.Errorf("%d targets sent over four stages, want %d", prev, n)

@@ -9,11 +9,11 @@ import (
 )
 
 // TestScheduleSendAfter runs apply the way a cron job does, at times given
-// with --now (ahead of the real clock, as apply requires): before send_after the plan lists the notification as waiting
+// with --now in the embedded sandbox: before send_after the plan lists the notification as waiting
 // and apply sends nothing for it; the first run after sends it; later runs
 // send nothing, so it is delivered exactly once.
 func TestScheduleSendAfter(t *testing.T) {
-	sb := startSandbox(t, seed)
+	sb := startEmbedded(t, seed)
 	_, at := aheadOfClock()
 	launchAt := at(time.Hour)
 	w := newWorkspace(t, sb, `
@@ -59,9 +59,9 @@ notification "teaser" {
 		t.Fatalf("alice-phone: %+v", d)
 	}
 	// A second run before the time sends nothing and says why.
-	sent := sb.stats().SendRequests
+	sent := sb.requests()
 	r = w.apply(before)
-	if !strings.Contains(r.stdout, "1 address is waiting for send_after") || sb.stats().SendRequests != sent {
+	if !strings.Contains(r.stdout, "1 address is waiting for send_after") || sb.requests() != sent {
 		t.Fatalf("run before send_after sent something:\n%s", r.stdout)
 	}
 
@@ -74,9 +74,9 @@ notification "teaser" {
 		t.Fatalf("run at send_after:\n%s", r.stdout)
 	}
 	// Cron run an hour later: nothing new.
-	sent = sb.stats().SendRequests
+	sent = sb.requests()
 	r = w.apply(later)
-	if !strings.Contains(r.stdout, "Nothing to send.") || sb.stats().SendRequests != sent {
+	if !strings.Contains(r.stdout, "Nothing to send.") || sb.requests() != sent {
 		t.Fatalf("later run sent again:\n%s", r.stdout)
 	}
 	for dev, want := range map[string]int{"alice-phone": 2, "bob-phone": 1} {
@@ -96,7 +96,7 @@ notification "teaser" {
 // sent by --scheduled (exit 4 still while a later merge awaits review),
 // and once that is reviewed the next run has nothing to do.
 func TestApplyScheduled(t *testing.T) {
-	sb := startSandbox(t, seed, "--quiet")
+	sb := startEmbedded(t, seed)
 	const welcome = `
 notification "welcome" {
   user_ids = ["alice", "bob"]
@@ -128,7 +128,7 @@ notification "launch" {
 }
 `
 	w.write(merged, sb)
-	sent := sb.stats().SendRequests
+	sent := sb.requests()
 	for _, now := range []string{before, after} {
 		r := w.mustRun(4, "apply", "--scheduled", now)
 		for _, want := range []string{"Awaiting review", "notification.welcome: content changed", "notification.news: new address", "notification.launch: new address"} {
@@ -139,7 +139,7 @@ notification "launch" {
 		if !strings.Contains(r.stderr, "3 changes await review and were not applied") || !strings.Contains(r.stderr, "exit code 4") {
 			t.Errorf("apply --scheduled %s: stderr:\n%s", now, r.stderr)
 		}
-		if n := sb.stats().SendRequests - sent; n != 0 {
+		if n := sb.requests() - sent; n != 0 {
 			t.Fatalf("apply --scheduled %s sent %d requests of an unreviewed change", now, n)
 		}
 	}
@@ -164,8 +164,8 @@ notification "launch" {
 	if d := sb.device("alice-phone"); d.Received != 3 || len(d.Inbox) != 2 {
 		t.Fatalf("alice-phone after the reviewed apply: %+v, want the welcome replaced and the news", d)
 	}
-	sent = sb.stats().SendRequests
-	if r := w.mustRun(0, "apply", "--scheduled", before); !strings.Contains(r.stdout, "waiting for send_after") || sb.stats().SendRequests != sent {
+	sent = sb.requests()
+	if r := w.mustRun(0, "apply", "--scheduled", before); !strings.Contains(r.stdout, "waiting for send_after") || sb.requests() != sent {
 		t.Fatalf("apply --scheduled before 09:00:\n%s", r.stdout)
 	}
 
@@ -186,9 +186,9 @@ notification "survey" {
 	if d := sb.device("bob-phone"); d.Received != 3 || len(d.Inbox) != 2 || d.Inbox[0].Title+d.Inbox[1].Title != "WelcomeWe're live" && d.Inbox[0].Title+d.Inbox[1].Title != "We're liveWelcome" {
 		t.Errorf("bob-phone after the launch: %+v", d)
 	}
-	sent = sb.stats().SendRequests
+	sent = sb.requests()
 	w.mustRun(4, "apply", "--scheduled", after)
-	if n := sb.stats().SendRequests - sent; n != 0 {
+	if n := sb.requests() - sent; n != 0 {
 		t.Errorf("a second scheduled run sent %d requests", n)
 	}
 	// Reviewed, the survey goes out; the cron job has nothing left to do.
@@ -202,9 +202,10 @@ notification "survey" {
 
 // TestApplyScheduledRollout: a reviewed apply sends a rollout's first
 // stage; apply --scheduled sends nothing more while the stage's wait
-// holds, and the next stage once it has passed (--now two hours ahead).
+// holds, and the next stage once it has passed (--now two hours ahead, in
+// the embedded sandbox).
 func TestApplyScheduledRollout(t *testing.T) {
-	sb := startSandbox(t, guardsSeed, "--quiet")
+	sb := startEmbedded(t, guardsSeed)
 	w := newWorkspace(t, sb, `
 notification "spring" {
   user_ids = `+guardUsers(40)+`

@@ -109,7 +109,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	}
 	if !p.HasChanges() {
 		out.NoChanges()
-		return &ApplyResult{Plan: p, Policies: results}, nil
+		return &ApplyResult{Plan: p, Policies: results}, sess.RecordService()
 	}
 	if o.Confirm != nil {
 		if ok, err := o.Confirm(); !ok {
@@ -125,7 +125,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e, ok := overrideEntry(results, p, r.o.clock()()); ok {
+	if e, ok := overrideEntry(results, p, r.Clock.Now()); ok {
 		if err := rec.Record(e); err != nil {
 			return nil, fmt.Errorf("recording the policy overrides (nothing was sent): %w", err)
 		}
@@ -135,7 +135,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	opts := r.executorOptions(o, out.Event)
 	// send_rate holds across runs: the requests recorded in the current
 	// window count.
-	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, r.o.clock()())
+	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, r.Clock.Now())
 	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
 	ar := r.finish(o, p, rec, res, applyErr, start)
 	ar.Policies = results
@@ -145,7 +145,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 func (r *Run) executorOptions(o ApplyOptions, events func(executor.Event)) executor.Options {
 	eo := o.Executor
 	eo.Events = events
-	eo.Now = r.o.clock() // the real time, whatever Now says
+	eo.Now = r.Clock.Now // the real time, or the embedded sandbox's simulated one
 	return eo
 }
 
@@ -193,6 +193,7 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 	}()
 	p, _ := s.WaitPlan(ctx)
 	if p != nil {
+		r.name(p)
 		if err := out.Plan(p); err != nil {
 			r.o.report(err)
 		}
@@ -215,6 +216,8 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 		return res, nil
 	}
 	if !p.HasChanges() {
+		// The state read lent the fork its recipients list: a run that
+		// records nothing saves nothing, its service included.
 		out.NoChanges()
 		return &ApplyResult{Plan: p}, nil
 	}

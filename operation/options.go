@@ -44,11 +44,16 @@ type Options struct {
 	// them.
 	Getenv  func(string) string
 	Secrets *secret.Set
-	// Clock is the real clock; nil means time.Now. Recipients lists are
-	// fetched and requests recorded at its times.
+	// Clock is the real clock; nil means time.Now. The run's time is
+	// chosen from it once (see operation.Clock).
 	Clock func() time.Time
-	// Now is the time to plan at (--now); zero means Clock's.
+	// Now is --now: the time to plan at. Apply through a base URL refuses
+	// it; the embedded sandbox's clock moves to it. Zero: none given.
 	Now time.Time
+	// SavedAt is the time a saved plan being applied was made for with
+	// --now; zero for none. Through a base URL apply refuses it before
+	// then; the embedded sandbox's clock moves to it.
+	SavedAt time.Time
 	// Refresh fetches the recipients list; false plans from the one the
 	// state recorded.
 	Refresh bool

@@ -22,30 +22,22 @@ type Run struct {
 	// Loader loaded the configuration and resolves what reads the
 	// recipients list.
 	Loader *config.Loader
-	// Now is the time the plan is made at: Options.Now, or the clock's
-	// when Open began.
+	// Clock is the run's one time, chosen from the service it talks to.
+	Clock *Clock
+	// Now is the time the plan is made at: Clock.At.
 	Now time.Time
-	// SendAt is set when the plan may be sent at once (apply, plan --out):
-	// the real clock, from which frequency caps count when Now is ahead of
-	// it (see planner.Options.SendAt). Open sets it for apply.
-	SendAt time.Time
-	o      Options
+	o   Options
 }
 
-// Open loads and validates the configuration, then locks and reads the
-// state. Nothing is sent before the whole configuration validates.
+// Open loads and validates the configuration, names the service it talks
+// to, then locks and reads the state and chooses the run's clock. Nothing
+// is sent before the whole configuration validates, nor when the state or
+// the time asked for belongs to another service.
 func Open(ctx context.Context, o Options) (*Run, error) {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	now := o.Now
-	if now.IsZero() {
-		now = o.clock()()
-	}
-	r := &Run{Loader: NewLoader(o.Backends), Now: now, o: o}
-	if o.Operation == "apply" {
-		r.SendAt = o.clock()()
-	}
+	r := &Run{Loader: NewLoader(o.Backends), o: o}
 	copts := o.Config
 	copts.Recipients = nil // not fetched yet
 	cfg, diags := LoadConfig(r.Loader, o.Dir, copts, o.backends(), o.Getenv, o.Secrets)
@@ -57,20 +49,51 @@ func Open(ctx context.Context, o Options) (*Run, error) {
 	if diags.HasErrors() {
 		return nil, ErrReported
 	}
+	which, err := backend.Which(cfg, o.Service)
+	if err != nil {
+		return nil, err
+	}
 	so := o.State
 	so.ConfigDir, so.Backend, so.Types = o.Dir, cfg.Backend, o.backends()
 	be, err := backend.OpenState(ctx, so)
 	if err != nil {
 		return nil, err
 	}
+	svcOpts := o.Service
+	if o.Operation != "plan" {
+		// The embedded sandbox's clock moves on with the run that sends.
+		svcOpts.SandboxClock = func() time.Time { return r.Clock.Now() }
+	}
 	r.Session, err = backend.Open(ctx, cfg, be, backend.SessionOptions{
-		Operation: o.Operation, LockTimeout: o.LockTimeout, Service: o.Service, Compact: true,
+		Operation: o.Operation, LockTimeout: o.LockTimeout, Service: svcOpts, Compact: true, Which: &which,
 		ReadOnly: o.Operation == "plan", // a role that may only read plans without a lock
 	})
 	if err != nil {
 		return nil, err
 	}
+	if err := r.chooseClock(which); err != nil {
+		return nil, errors.Join(err, r.Close())
+	}
 	return r, nil
+}
+
+// chooseClock sets the run's clock (see Clock).
+func (r *Run) chooseClock(which state.Service) error {
+	in := clockInput{operation: r.o.Operation, service: which, now: r.o.Now, savedAt: r.o.SavedAt,
+		lastDelivery: r.Session.State.LastDelivery, real: r.o.clock()}
+	if which.Simulated() {
+		t, err := r.Session.SandboxClock()
+		if err != nil {
+			return err
+		}
+		in.simulated = t
+	}
+	c, err := chooseClock(in)
+	if err != nil {
+		return err
+	}
+	r.Clock, r.Now = c, c.At
+	return nil
 }
 
 // Close releases the state lock and the backend.
@@ -93,13 +116,20 @@ func (r *Run) Plan(ctx context.Context) (*planner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.name(p)
 	p.Summary.Reach = planner.CountReach(p, r.Session.State)
 	return p, nil
 }
 
+// name records in p the service it was made for: views name it, and apply
+// refuses the plan with another.
+func (r *Run) name(p *planner.Plan) {
+	p.Service = r.Session.Which
+}
+
 func (r *Run) planOptions() planner.Options {
 	po := r.o.Planner
-	po.Now, po.SendAt = r.Now, r.SendAt
+	po.Now = r.Now
 	return po
 }
 
@@ -166,7 +196,7 @@ func (r *Run) fetchInto(ctx context.Context, s *planner.Stream) {
 		s.Fail(err)
 		return
 	}
-	snap := &state.Snapshot{FetchedAt: r.o.clock()().UTC(), UserIDs: backend.JoinIDs(chunks, total)} // fetched at the real time, whatever Now says
+	snap := &state.Snapshot{FetchedAt: r.Clock.Now().UTC(), UserIDs: backend.JoinIDs(chunks, total)}
 	cfg, err := r.resolve(snap)
 	if err != nil {
 		s.Fail(err)
@@ -211,7 +241,7 @@ func (r *Run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return &state.Snapshot{FetchedAt: r.o.clock()().UTC(), UserIDs: ids}, true, nil
+	return &state.Snapshot{FetchedAt: r.Clock.Now().UTC(), UserIDs: ids}, true, nil
 }
 
 // hasSkippedUsers reports whether st records a user skipped as

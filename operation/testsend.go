@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"pushform/config"
 	"pushform/executor"
@@ -34,12 +33,16 @@ func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message,
 	if err != nil {
 		return nil, nil, err
 	}
-	devices := o.Devices
-	if len(devices) == 0 && len(o.Users) == 0 {
+	users, devices := o.Users, o.Devices
+	if len(devices) == 0 && len(users) == 0 {
 		devices = cfg.TestDevices(msg)
 		if len(devices) == 0 {
 			return nil, nil, errors.New("test-send: give --device ID or --user ID, or list test_devices in the service block (or the campaign)")
 		}
+	}
+	users, devices, err = testTargets(users, devices)
+	if err != nil {
+		return nil, nil, err
 	}
 	svc, err := sess.Service()
 	if err != nil {
@@ -50,7 +53,7 @@ func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message,
 		return nil, nil, err
 	}
 	res, err := executor.SendTest(ctx, svc.Client, executor.TestSend{Address: msg.Address, Kind: msg.Kind, Content: msg.Content,
-		Users: o.Users, Devices: devices}, time.Now().UTC())
+		Users: users, Devices: devices}, r.Clock.Now().UTC())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,6 +64,42 @@ func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message,
 		return nil, nil, err
 	}
 	return msg, res, nil
+}
+
+// testTargets checks the targets of a test send and returns them with
+// each id once, in the order first given: one request, so each device
+// shows the test once. Users and devices are refused together, since
+// the service gives no map from users to devices (a user's own device
+// would show it twice), and more ids than one request takes are refused
+// before anything is sent.
+func testTargets(users, devices []string) ([]string, []string, error) {
+	if len(users) > 0 && len(devices) > 0 {
+		return nil, nil, errors.New("test-send: give --user or --device, not both: the service does not say which devices a user has, so a device of one of these users could show the test twice. Run test-send once for the users and once for the devices")
+	}
+	users, devices = distinctIDs(users), distinctIDs(devices)
+	for _, k := range []struct {
+		flag string
+		ids  []string
+	}{{"--user", users}, {"--device", devices}} {
+		if n := len(k.ids); n > planner.DefaultBatchLimit {
+			return nil, nil, fmt.Errorf("test-send: %d distinct %s ids are more than one request takes (%d); a test send is one request: give at most %d. Nothing was sent",
+				n, k.flag, planner.DefaultBatchLimit, planner.DefaultBatchLimit)
+		}
+	}
+	return users, devices, nil
+}
+
+// distinctIDs returns ids without repeats, in the order first given.
+func distinctIDs(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // testSendMessage returns the message test-send sends for addr: a

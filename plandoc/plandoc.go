@@ -21,9 +21,12 @@ import (
 // Document is plan --json: the plan, its changes, what apply sends and
 // the results of the policies.
 type Document struct {
-	FormatVersion string    `json:"format_version"`
-	Environment   string    `json:"environment"`
-	CreatedAt     time.Time `json:"created_at"`
+	FormatVersion string `json:"format_version"`
+	Environment   string `json:"environment"`
+	// Service is the service the plan was made for; nil for a plan made
+	// by an earlier pushform.
+	Service   *Service  `json:"service"`
+	CreatedAt time.Time `json:"created_at"`
 	// StateLineage is nil when there was no state yet.
 	StateLineage   *string   `json:"state_lineage"`
 	StateSerial    uint64    `json:"state_serial"`
@@ -35,6 +38,9 @@ type Document struct {
 	Renames        []Rename  `json:"renames"`
 	Pacing         []Pace    `json:"pacing"`
 	AwaitingReview []Review  `json:"awaiting_review"`
+	// KindChanges are changes apply refuses without --allow-resend:
+	// their content reached targets of another kind before.
+	KindChanges []KindChange `json:"kind_changes"`
 	// Policies are the results of the policies on this plan, one per
 	// policy; nil (null) in the plan object a condition reads, since the
 	// policies are evaluated on the plan before their results exist.
@@ -232,6 +238,17 @@ type Review struct {
 	Why     string `json:"why"`
 }
 
+// KindChange is a change whose content reached targets of another kind
+// before: planner.KindChange.
+type KindChange struct {
+	Address        string             `json:"address"`
+	TargetKind     message.TargetKind `json:"target_kind"`
+	Earlier        message.TargetKind `json:"earlier_target_kind"`
+	EarlierAddress string             `json:"earlier_address"`
+	EarlierTargets int                `json:"earlier_targets"`
+	Targets        int                `json:"targets"`
+}
+
 // Policy is the result of one policy on a plan.
 type Policy struct {
 	Name string `json:"name"`
@@ -285,17 +302,19 @@ func New(p *planner.Plan) *Document {
 	d := &Document{
 		FormatVersion:  planner.FormatVersion,
 		Environment:    p.Environment,
+		Service:        ServiceOf(p.Service),
 		CreatedAt:      p.CreatedAt,
 		StateLineage:   optional(p.StateLineage),
 		StateSerial:    p.StateSerial,
 		Changes:        make([]Change, 0, len(p.Changes)),
-		Warnings:       list(p.Warnings),
+		Warnings:       Warnings(p),
 		Summary:        Summary(p.Summary),
 		HasChanges:     p.HasChanges(),
 		Requests:       make([]Request, 0, len(p.Batches)),
 		Renames:        make([]Rename, 0, len(p.Renames)),
 		Pacing:         make([]Pace, 0, len(p.Pacing)),
 		AwaitingReview: make([]Review, 0, len(p.AwaitingReview)),
+		KindChanges:    make([]KindChange, 0, len(p.KindChanges)),
 	}
 	for _, c := range p.Changes {
 		d.Changes = append(d.Changes, change(c))
@@ -313,6 +332,9 @@ func New(p *planner.Plan) *Document {
 	}
 	for _, pc := range p.Pacing {
 		d.Pacing = append(d.Pacing, Pace{Group: pc.Group, Rate: pc.Rate(), Targets: pc.Targets, Requests: pc.Requests, Seconds: pc.Duration.Seconds()})
+	}
+	for _, k := range p.KindChanges {
+		d.KindChanges = append(d.KindChanges, KindChange(k))
 	}
 	for _, r := range p.AwaitingReview {
 		d.AwaitingReview = append(d.AwaitingReview, Review{Address: r.Address, Action: string(r.Action), Why: r.Why})

@@ -64,6 +64,8 @@ type ledgerSource struct {
 type ledgerIndex struct {
 	byVisible map[vkey][]*ledgerSource
 	badges    map[message.TargetKind][]*ledgerSource
+	// contents maps every fingerprint the ledger knows to its content.
+	contents map[string]message.Content
 }
 
 type vkey struct {
@@ -80,6 +82,7 @@ func newLedgerIndex(st *state.State) *ledgerIndex {
 		return ix
 	}
 	contents := st.Contents()
+	ix.contents = contents
 	for m := range st.LedgerMessages() {
 		src := &ledgerSource{m: m, vfps: map[string]visible{}, forgotten: !m.ForgottenAt.IsZero()}
 		for _, fp := range m.Fingerprints() {
@@ -111,6 +114,9 @@ type ledgerCheck struct {
 	// inPlan maps targets to the address planned earlier that sends them
 	// this content; nil when none does.
 	inPlan map[string]string
+	// gone maps targets that received another variant of the
+	// notification, no longer declared, to that delivery: they had it.
+	gone map[string]already
 	// repeatAfter (0: never) lets a target receive the content again once
 	// that long passed since the delivery; now is the plan's time.
 	repeatAfter time.Duration
@@ -139,10 +145,11 @@ func (pl *planning) check(m *config.Message, vfp visible, prior *state.Message) 
 		}
 	}
 	inPlan := pl.inPlan[vkey{m.Targets.Kind, vfp}]
-	if len(sources) == 0 && len(inPlan) == 0 {
+	gone := pl.gone[m.Address]
+	if len(sources) == 0 && len(inPlan) == 0 && len(gone) == 0 {
 		return nil
 	}
-	return &ledgerCheck{vfp: vfp, badge: badge, sources: sources, inPlan: inPlan, repeatAfter: m.RepeatAfter,
+	return &ledgerCheck{vfp: vfp, badge: badge, sources: sources, inPlan: inPlan, gone: gone, repeatAfter: m.RepeatAfter,
 		now: pl.opts.Now, allowResend: pl.opts.AllowResend}
 }
 
@@ -152,7 +159,7 @@ func (lc *ledgerCheck) holdsNone(ids []string) bool {
 	if lc == nil {
 		return true
 	}
-	if len(lc.sources) > 0 {
+	if len(lc.sources) > 0 || len(lc.gone) > 0 {
 		return false
 	}
 	for _, id := range ids {
@@ -199,6 +206,9 @@ func (f *ledgerFinder) received(id string) (a already, ok, repeat bool) {
 	if addr, in := f.lc.inPlan[id]; in {
 		return already{inPlan: addr}, true, false
 	}
+	if a, had := f.lc.gone[id]; had {
+		return a, true, f.lc.allowResend || repeatDueAt(f.lc.repeatAfter, a.rec.Time, f.lc.now)
+	}
 	var best *state.Target
 	var bestSrc *ledgerSource
 	for i, src := range f.lc.sources {
@@ -219,8 +229,14 @@ func (f *ledgerFinder) received(id string) (a already, ok, repeat bool) {
 		return a, false, false
 	}
 	a = already{rec: best, src: bestSrc}
-	repeat = f.lc.allowResend || f.lc.repeatAfter > 0 && !f.lc.now.Before(best.Time.Add(f.lc.repeatAfter))
+	repeat = f.lc.allowResend || repeatDueAt(f.lc.repeatAfter, best.Time, f.lc.now)
 	return a, true, repeat
+}
+
+// repeatDueAt reports whether repeat_after (0: never) lets a target that
+// received content at t have it again at now.
+func repeatDueAt(repeatAfter time.Duration, t, now time.Time) bool {
+	return repeatAfter > 0 && !now.Before(t.Add(repeatAfter))
 }
 
 // received reports whether a record says its content reached the target,

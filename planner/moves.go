@@ -21,7 +21,7 @@ func moveState(cfg *config.Config, st *state.State) (*state.State, map[string]st
 	}
 	movedFrom := map[string]string{}
 	for _, addr := range st.Addresses() {
-		to, ok := cfg.MovedTo(addr)
+		to, ok := movedTo(cfg, addr)
 		if !ok {
 			continue
 		}
@@ -36,7 +36,7 @@ func moveState(cfg *config.Config, st *state.State) (*state.State, map[string]st
 	out := *st
 	out.Messages = make(map[string]*state.Message, len(st.Messages))
 	for addr, m := range st.Messages {
-		if _, away := cfg.MovedTo(addr); !away {
+		if _, away := movedTo(cfg, addr); !away {
 			out.Messages[addr] = m
 		}
 	}
@@ -50,6 +50,24 @@ func moveState(cfg *config.Config, st *state.State) (*state.State, map[string]st
 		out.Messages[to] = &m
 	}
 	return &out, movedFrom, nil
+}
+
+// movedTo is where the moved blocks of cfg put the recorded address addr
+// (see config.Config.MovedTo); the variants and the holdout of a
+// notification move with it.
+func movedTo(cfg *config.Config, addr string) (string, bool) {
+	if to, ok := cfg.MovedTo(addr); ok {
+		return to, true
+	}
+	base, part, _ := splitVariantAddress(addr)
+	if part == partBase {
+		return addr, false
+	}
+	to, ok := cfg.MovedTo(base)
+	if !ok {
+		return addr, false
+	}
+	return to + addr[len(base):], true
 }
 
 func sortedStrings[V any](m map[string]V) []string {
@@ -82,10 +100,6 @@ func detectRenames(cfg *config.Config, changes []*Change, created map[string]*co
 	if st == nil || len(created) == 0 {
 		return nil
 	}
-	movedAway := map[string]bool{}
-	for _, mv := range cfg.Moved {
-		movedAway[mv.From] = true
-	}
 	byKind := map[message.TargetKind][]*state.Message{}
 	for _, addr := range st.Addresses() {
 		if m := st.Messages[addr]; !declared[addr] && m.Kind == message.KindNotification {
@@ -93,7 +107,7 @@ func detectRenames(cfg *config.Config, changes []*Change, created map[string]*co
 		}
 	}
 	for _, m := range st.Ledger {
-		if m.Kind == message.KindNotification && !m.ForgottenAt.IsZero() && now.Sub(m.ForgottenAt) < renameWindow && !movedAway[m.Address] {
+		if m.Kind == message.KindNotification && !m.ForgottenAt.IsZero() && now.Sub(m.ForgottenAt) < renameWindow && !movedAway(cfg, m.Address) {
 			byKind[m.TargetKind] = append(byKind[m.TargetKind], m)
 		}
 	}
@@ -142,6 +156,12 @@ func detectRenames(cfg *config.Config, changes []*Change, created map[string]*co
 		c.Warnings = append(c.Warnings, renameWarning(r, best.Content, c.Content))
 	}
 	return out
+}
+
+// movedAway reports whether a moved block of cfg moves addr elsewhere.
+func movedAway(cfg *config.Config, addr string) bool {
+	_, ok := movedTo(cfg, addr)
+	return ok
 }
 
 // edited reports whether new looks like old edited rather than another

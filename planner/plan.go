@@ -66,6 +66,9 @@ type Plan struct {
 	FormatVersion string    `json:"format_version"`
 	CreatedAt     time.Time `json:"created_at"`
 	Environment   string    `json:"environment"`
+	// Service is the service the plan was made for; apply refuses the plan
+	// with another. Nil in a plan made by an earlier pushform.
+	Service *state.Service `json:"service,omitempty"`
 	// The state the plan was made from; apply refuses the plan when the
 	// state has moved on since.
 	StateLineage string `json:"state_lineage,omitempty"`
@@ -84,6 +87,10 @@ type Plan struct {
 	// Renames are forgets paired with creates that look like renames:
 	// apply refuses the plan unless allowed (see ResendGuard).
 	Renames []Rename `json:"renames,omitempty"`
+	// KindChanges are changes that send content which reached targets of
+	// another kind before (see detectKindChanges): apply refuses the plan
+	// unless allowed (see ResendGuard).
+	KindChanges []KindChange `json:"kind_changes,omitempty"`
 	// Pacing lists the send_rate groups of the plan's sends, by Group.
 	Pacing []Pace `json:"pacing,omitempty"`
 	// AwaitingReview lists, in a scheduled plan (Options.Scheduled), the
@@ -355,6 +362,9 @@ func (p *Plan) recordsAlready() bool {
 // would show notifications again that devices already have. Apply calls it
 // before sending anything, unless the user allowed it.
 func (p *Plan) ResendGuard() error {
+	if len(p.KindChanges) > 0 {
+		return p.kindGuard()
+	}
 	if len(p.Renames) == 0 {
 		return nil
 	}
@@ -372,6 +382,20 @@ func (p *Plan) ResendGuard() error {
 		b.WriteString(r.MovedBlock())
 	}
 	b.WriteString("\nand plan again; to send it again anyway, apply with --allow-resend. Nothing was sent.")
+	return errors.New(b.String())
+}
+
+// kindGuard refuses a plan with kind changes (see Plan.KindChanges), and
+// names its renames too.
+func (p *Plan) kindGuard() error {
+	var b strings.Builder
+	for _, kc := range p.KindChanges {
+		fmt.Fprintf(&b, "%s: %s.\n", kc.Address, kc.risk())
+	}
+	for _, r := range p.Renames {
+		fmt.Fprintf(&b, "%s looks like a rename of %s: add a moved block (from = %s, to = %s) to keep it from being sent again.\n", r.To, r.From, r.From, r.To)
+	}
+	b.WriteString("To send it anyway, apply with --allow-resend. Nothing was sent.")
 	return errors.New(b.String())
 }
 

@@ -122,8 +122,10 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	}
 
 	pl := planning{opts: opts, recipients: in.Recipients, replace: toSet(opts.Replace), pre: pre}
+	var contents map[string]message.Content
 	if st != nil {
 		pl.ledger = newLedgerIndex(st)
+		contents = pl.ledger.contents
 	}
 	seen := make(map[string]bool, len(cfg.Messages))
 	var planned []*config.Message
@@ -132,7 +134,8 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	paces := map[string]*Pace{}
 	// In address order: of two addresses sending the same content to a
 	// target, the first sends it.
-	expanded, variants, holdouts := expandVariants(cfg.Messages)
+	expanded, variants, holdouts, gone, heldKept := expandVariants(cfg.Messages, newFamilyIndex(st, cfg, contents))
+	pl.gone = gone
 	for addr, vi := range variants {
 		if pl.replace[vi.Of] {
 			pl.replace[addr] = true // --replace of a notification replaces its variants
@@ -162,6 +165,9 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		var c *Change
 		if holdouts[m.Address] {
 			c = holdoutChange(m, prior)
+			if n := heldKept[m.Address]; n > 0 {
+				c.Warnings = append(c.Warnings, keptHeldOut(n))
+			}
 		} else {
 			c = pl.change(m, prior)
 			holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
@@ -209,6 +215,7 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		c.Accept = accepts(c)
 	}
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
+	p.KindChanges = detectKindChanges(pl.ledger, st, p.Changes)
 	for _, c := range p.Changes {
 		if len(c.Send) == 0 {
 			c.Paces = nil // nothing to pace; Plan.Pacing lists only groups that send
@@ -240,6 +247,9 @@ type planning struct {
 	// those planned so far send it to (see prepareInPlan).
 	ledger *ledgerIndex
 	inPlan map[vkey]map[string]string
+	// gone maps a variant's address to its targets that received a
+	// variant no longer declared (see splitVariants).
+	gone map[string]map[string]already
 }
 
 // preclassified is what classifyAll would return for the targets of the
@@ -705,7 +715,7 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 // repeatDue reports whether repeat_after lets target t, which has the
 // content, have it again now.
 func (cc *changeContext) repeatDue(t *state.Target) bool {
-	return cc.repeatAfter > 0 && !cc.now.Before(t.Time.Add(cc.repeatAfter))
+	return repeatDueAt(cc.repeatAfter, t.Time, cc.now)
 }
 
 // bump adds n to (*counts)[i], making the slice of size on first need.

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"pushform/config"
+	"pushform/message"
 	"pushform/state"
 )
 
@@ -153,10 +154,21 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	if st != nil {
 		s.planning.ledger = newLedgerIndex(st)
 	}
+	var contents map[string]message.Content
+	if st != nil {
+		contents = s.planning.ledger.contents
+	}
+	fams := newFamilyIndex(st, cfg, contents)
 	var sel []*config.Message
 	for _, cm := range cfg.Messages {
 		if selected(cm.Address, opts.Targets) {
 			sel = append(sel, cm)
+			if s.planning.ledger.otherKind(cm) {
+				return nil // the whole plan is checked for a kind change first
+			}
+			if len(cm.Variants) > 0 || cm.Holdout > 0 || fams.family(cm) != nil {
+				return nil // split into variants by Make only
+			}
 		}
 	}
 	s.planning.prepareInPlan(sel)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"pushform/atomicfile"
 	"sync/atomic"
+	"time"
 )
 
 // devicesFileVersion is the version of the format SaveDevices writes.
@@ -19,7 +20,10 @@ const devicesFileVersion = 1
 // anything or whose flags differ from the seed, with their messages stored
 // once and referred to by index.
 type devicesFile struct {
-	Version  int            `json:"version"`
+	Version int `json:"version"`
+	// Clock is the simulated clock of an embedded sandbox (see SetClock);
+	// absent when it was never set.
+	Clock    *time.Time     `json:"clock,omitempty"`
 	Messages []savedMessage `json:"messages"`
 	Devices  []savedDevice  `json:"devices"`
 }
@@ -51,7 +55,7 @@ var ErrNoDevice = errors.New("no record of the device")
 // received count and flags to path as JSON, atomically (temporary file,
 // fsync, rename) with mode 0600. Devices still as seeded are left out.
 func (s *Server) SaveDevices(path string) error {
-	f := devicesFile{Version: devicesFileVersion, Messages: []savedMessage{}, Devices: []savedDevice{}}
+	f := devicesFile{Version: devicesFileVersion, Clock: s.clock.saved(), Messages: []savedMessage{}, Devices: []savedDevice{}}
 	index := map[*message]int{}
 	refs := func(ms []*message) []int {
 		out := make([]int, len(ms))
@@ -129,6 +133,7 @@ func (s *Server) LoadDevices(path string) error {
 	if err != nil {
 		return err
 	}
+	s.clock.load(f.Clock)
 	msgs := make([]*message, len(f.Messages))
 	for i, sm := range f.Messages {
 		m := &message{

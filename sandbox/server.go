@@ -255,6 +255,8 @@ type Server struct {
 	// wait holds a request for the configured latency; false when the
 	// client gave up first. Tests replace it to control the wait.
 	wait func(ctx context.Context, d time.Duration) bool
+	// clock is the simulated time of an embedded sandbox (clock.go).
+	clock simClock
 }
 
 // sleep waits d, or until ctx ends (then false).

@@ -15,12 +15,13 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of the state file format written. Format 6
-// added the policy overrides (State.Overrides); format 5 the ledger
-// (State.Ledger, Message.ForgottenAt); format 4 put the header (serial,
-// lineage, environment) under the checksum; format 3 added
-// Message.EarlierTags and Target.Unanswered; 1 to 5 are still read.
-const FormatVersion = 6
+// FormatVersion is the version of the state file format written. Format 7
+// added the policy overrides (State.Overrides); format 6 the service its
+// deliveries went to (State.Service); format 5 the ledger (State.Ledger,
+// Message.ForgottenAt); format 4 put the header (serial, lineage,
+// environment) under the checksum; format 3 added
+// Message.EarlierTags and Target.Unanswered; 1 to 6 are still read.
+const FormatVersion = 7
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -31,6 +32,10 @@ type State struct {
 	// Serial grows by one with every persisted write.
 	Serial      uint64 `json:"serial"`
 	Environment string `json:"environment"`
+	// Service is the service the state's deliveries went to (the embedded
+	// sandbox or a base URL's host); nil in a state written before format
+	// 6, until a run records the service it is used with.
+	Service *ServiceRecord `json:"service,omitempty"`
 	// Recipients is the last recipients list fetched, used by plan
 	// --refresh=false.
 	Recipients *Snapshot           `json:"recipients,omitempty"`

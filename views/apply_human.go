@@ -131,6 +131,7 @@ func (v *ApplyHuman) Finish(p *planner.Plan, res *executor.Result, took time.Dur
 	fmt.Fprintf(v.w, "\n%s: %s delivered, %s skipped, %s failed, %s unknown, in %s (%s).\n", head,
 		Count(c.Delivered), Count(c.Skipped), Count(c.Failed), Count(c.Unknown),
 		requests, took.Round(time.Millisecond))
+	v.service(p)
 	v.unrecorded(res)
 	for _, reason := range slices.Sorted(maps.Keys(res.Skipped)) {
 		n := res.Skipped[reason]

@@ -9,6 +9,7 @@ import (
 
 	"pushform/config"
 	"pushform/executor"
+	"pushform/plandoc"
 	"pushform/planner"
 )
 
@@ -21,6 +22,7 @@ import (
 // million-target apply at 0 ms. The version line, a summary and Flush
 // write at once.
 type ApplyJSON struct {
+	service *plandoc.Service // named in every summary
 	mu      sync.Mutex
 	w       io.Writer
 	pending bytes.Buffer  // lines not written yet
@@ -61,7 +63,7 @@ func (v *ApplyJSON) Start(*planner.Plan) {}
 func (v *ApplyJSON) NoChanges() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.enc.Encode(map[string]any{"type": "summary", "changes": false})
+	v.enc.Encode(map[string]any{"type": "summary", "changes": false, "service": v.service})
 	v.flushLocked()
 }
 
@@ -112,9 +114,10 @@ func (v *ApplyJSON) Finish(p *planner.Plan, res *executor.Result, took time.Dura
 	v.enc.Encode(struct {
 		Type string `json:"type"`
 		*executor.Result
-		Errors  []string `json:"errors"`
-		Seconds float64  `json:"seconds"`
-	}{"summary", res, batchErrors(res.Errors, cfg, exact), took.Seconds()})
+		Errors  []string         `json:"errors"`
+		Seconds float64          `json:"seconds"`
+		Service *plandoc.Service `json:"service"`
+	}{"summary", res, batchErrors(res.Errors, cfg, exact), took.Seconds(), v.service})
 	v.flushLocked()
 }
 

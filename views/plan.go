@@ -149,6 +149,12 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	pal := v.pal
 	var b strings.Builder
 	shown, upToDate := shownChanges(p)
+	if line := serviceLine(p); line != "" {
+		b.WriteString(pal.bold(line) + "\n")
+		if len(shown) > 0 {
+			b.WriteString("\n")
+		}
+	}
 	switch {
 	case len(shown) > 0 && p.HasChanges():
 		b.WriteString("pushform will perform the following actions:\n")
@@ -168,7 +174,7 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	if note := RecipientsNote(p); note != "" {
 		v.note(&b, "Recipients:", pal.bold("Recipients:"), note)
 	}
-	for _, warn := range p.Warnings {
+	for _, warn := range planWarnings(p) {
 		v.note(&b, "Warning:", pal.yellow("Warning:"), termtext.Clean(warn))
 	}
 	if len(p.AwaitingReview) > 0 {

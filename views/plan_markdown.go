@@ -213,6 +213,9 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 		head.WriteString(" for " + mdCode(ctx.Dir))
 	}
 	fmt.Fprintf(&head, " · environment %s\n\n", mdCode(p.Environment))
+	if p.Service != nil {
+		fmt.Fprintf(&head, "**Service:** %s\n\n", mdService(p.Service))
+	}
 	writePolicyTable(&head, ctx.Policies)
 	fmt.Fprintf(&head, "**%s**\n", md(SummaryLine(p)))
 	if who := pushTotals(p); who != "" {
@@ -242,7 +245,7 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	// third of the room is cut, its count kept.
 	listAddresses(&head, shown, ctx.Audience, limit/3)
 	// Warnings stay outside the fold too, but may take at most a sixth.
-	writeWarnings(&head, p.Warnings, limit/6)
+	writeWarnings(&head, planWarnings(p), limit/6)
 	if len(p.Renames) > 0 {
 		fmt.Fprintf(&head, "\n> [!CAUTION]\n> %s\n\n```hcl\n", md(renameAdvice(p)))
 		used, listed := 0, 0

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"pushform/plandoc"
+	"pushform/state"
 )
 
 // Format is the kind of output a command prints. Commands turn their
@@ -56,6 +57,10 @@ type View struct {
 	Policies []plandoc.Policy
 	// Now is the clock apply progress is measured by; nil is time.Now.
 	Now func() time.Time
+	// Service and Environment are the service a run talks to and the
+	// configuration's environment: apply's JSON names them first.
+	Service     *state.Service
+	Environment string
 }
 
 func (v *View) now() func() time.Time {
@@ -93,7 +98,7 @@ func NewApply(f Format, v *View) Apply {
 	case Human:
 		return NewApplyHuman(v.Stdout, v.Stderr, v.Color, v.Terminal, v.now()).WithWidth(v.Width)
 	case JSON:
-		return NewApplyJSON(v.Stdout)
+		return NewApplyJSON(v.Stdout).WithService(v.Service, v.Environment)
 	}
 	panic(unsupported("apply", f))
 }

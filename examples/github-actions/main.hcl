@@ -1,11 +1,12 @@
 # The campaign the example workflow (.github/workflows/pushform.yml) plans in
-# pull requests and applies on merge. Locally it runs against the embedded
-# sandbox; in CI, PUSHFORM_BASE_URL (a repository variable) points it at the
-# real service, with the key the workflow puts in PUSHFORM_API_KEY. Its
-# state is in PostgreSQL (backend.hcl).
+# pull requests and applies on merge. This is the production configuration:
+# it names the real service, and the workflow puts the key in
+# PUSHFORM_API_KEY. Its state is in PostgreSQL (backend.hcl). The rehearsal
+# job runs it against `pushform sandbox` (sandbox/seed.hcl) on the runner,
+# with a state of its own: PUSHFORM_BASE_URL points it there.
 service {
-  sandbox     = "sandbox.hcl"
-  environment = "test"
+  base_url    = "https://push.example.com/v1"
+  environment = "production"
   api_key_env = "PUSHFORM_API_KEY"
 }
 

@@ -279,7 +279,7 @@ func (e *encoder) messagesBody(s *state.State) {
 	if e.snapshot >= 5 {
 		e.ledger(s)
 	}
-	if e.snapshot >= 6 {
+	if e.snapshot >= 7 {
 		e.overrides(s)
 	}
 }
@@ -431,7 +431,7 @@ func (d *decoder) stateBody(s *state.State) {
 	if d.snapshot >= 5 {
 		d.ledger(s, recipients)
 	}
-	if d.snapshot >= 6 {
+	if d.snapshot >= 7 {
 		d.overrides(s)
 	}
 }

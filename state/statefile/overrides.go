@@ -1,6 +1,6 @@
 package statefile
 
-// Format 6's part of the snapshot body, after the ledger: the deny
+// Format 7's part of the snapshot body, after the ledger: the deny
 // policies applies overrode (state.State.Overrides), oldest first.
 
 import (

@@ -1,6 +1,6 @@
 package statefile
 
-// The snapshot frame of formats 2 to 5: a JSON header line, the binary
+// The snapshot frame of formats 2 to 6: a JSON header line, the binary
 // body (body.go), its CRC-32C and snapshotTrailer; reading any format.
 
 import (
@@ -24,6 +24,9 @@ type Header struct {
 	Lineage     string `json:"lineage"`
 	Serial      uint64 `json:"serial"`
 	Environment string `json:"environment"`
+	// Service is the service the deliveries went to (format 6; see
+	// state.State.Service).
+	Service *state.ServiceRecord `json:"service,omitempty"`
 }
 
 // snapshotTrailer ends every snapshot of format 2 and later, after the
@@ -45,7 +48,7 @@ func EncodeWith(w io.Writer, s *state.State, list *EncodedList) error {
 	return encodeBody(w, s, state.FormatVersion, inParallel, list)
 }
 
-// encode writes s as a snapshot of format version (2 to 5; tests write
+// encode writes s as a snapshot of format version (2 to 6; tests write
 // older ones to check they are still read).
 func encode(w io.Writer, s *state.State, version int) error {
 	return encodeBody(w, s, version, inParallel, nil)
@@ -55,7 +58,7 @@ func encode(w io.Writer, s *state.State, version int) error {
 // parallel says so, and list copied where it fits (EncodeWith); the bytes
 // are the same either way.
 func encodeBody(w io.Writer, s *state.State, version int, parallel func(*state.State) (targets int, ok bool), list *EncodedList) error {
-	hdr, err := json.Marshal(Header{Version: version, Lineage: s.Lineage, Serial: s.Serial, Environment: s.Environment})
+	hdr, err := json.Marshal(headerOf(s, version))
 	if err != nil {
 		return err
 	}
@@ -235,7 +238,7 @@ func decodeStateV2(h Header, hdrLine, body []byte, compact bool) (*state.State, 
 		}
 		return nil, errors.New("checksum mismatch")
 	}
-	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment}
+	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment, Service: h.Service}
 	d := decoder{b: body, snapshot: h.Version, compact: compact}
 	d.stateBody(s)
 	if d.err == nil && d.off != len(d.b) {
