@@ -104,6 +104,10 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		}
 		overrides = sp.Overrides // as reviewed
 	}
+	view := views.NewApply(jsonFormat(o.json), m.view(false))
+	if ce, ok := view.(views.ConfigErrors); ok {
+		o.configErrors = ce
+	}
 	r, err := m.openRun(ctx, &o.planFlags, "apply")
 	if err != nil {
 		return m.fail(err)
@@ -118,10 +122,11 @@ func runApply(ctx context.Context, o *applyOptions) int {
 
 	m.limitSendMemory()
 
-	v := m.view(false)
-	v.Service, v.Environment = sess.Which, sess.Config.Service.Environment
+	if j, ok := view.(*views.ApplyJSON); ok { // named once the session knows it
+		j.WithService(sess.Which, sess.Config.Service.Environment)
+	}
 	ao := operation.ApplyOptions{
-		Saved: saved, View: views.NewApply(jsonFormat(o.json), v),
+		Saved: saved, View: view,
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
 		Overrides:   overrides,

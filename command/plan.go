@@ -58,6 +58,9 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 
 func runPlan(ctx context.Context, o *planOptions) int {
 	m := o.Meta
+	if ce, ok := views.NewPlan(o.format(), m.view(o.indent)).(views.ConfigErrors); ok {
+		o.configErrors = ce
+	}
 	r, err := m.openRun(ctx, &o.planFlags, "plan")
 	if err != nil {
 		return m.fail(err)
@@ -102,7 +105,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		if why := refusalNote(sp); why != "" {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s, but apply will refuse it:\n%s\n", o.out, why)
 		} else {
-			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
+			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. %s\n  %s\n", o.out, views.ApplyLead(p), o.applyCommand())
 		}
 	}
 	if o.detailed && p.HasChanges() {

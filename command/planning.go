@@ -16,6 +16,7 @@ import (
 	"pushform/pushapi"
 	"pushform/state"
 	"pushform/termtext"
+	"pushform/views"
 )
 
 // planFlags are the flags shared by plan and apply.
@@ -39,6 +40,9 @@ type planFlags struct {
 	// was made for (see operation.Options.SavedAt).
 	savedAt time.Time
 	serviceFlags
+	// configErrors, when set, also shows the diagnostics of a
+	// configuration that does not load (a JSON view: see showDiagnostics).
+	configErrors views.ConfigErrors
 	policyFlags
 }
 
@@ -178,7 +182,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 			MaxUnknownResends: pf.maxUnknownResends, AllowResend: pf.allowResend,
 			Resume: pf.resume, Scheduled: pf.scheduled,
 		},
-		Diagnostics: m.writeDiagnostics,
+		Diagnostics: m.showDiagnostics(pf.configErrors),
 		Report:      func(err error) { m.Errorf("%v", err) },
 	})
 	if err != nil {
@@ -204,6 +208,24 @@ func (m *Meta) closeRun(r *operation.Run) {
 // writeDiagnostics prints diags to stderr with the sources l loaded.
 func (m *Meta) writeDiagnostics(l *config.Loader, diags hcl.Diagnostics) error {
 	return l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color())
+}
+
+// showDiagnostics returns how a run shows the configuration's
+// diagnostics: on stderr with their source lines, and, when the
+// configuration has errors, through ce as well (nil: none), so that
+// plan --json and apply --json say on stdout why there is no plan.
+func (m *Meta) showDiagnostics(ce views.ConfigErrors) func(*config.Loader, hcl.Diagnostics) error {
+	if ce == nil {
+		return m.writeDiagnostics
+	}
+	return func(l *config.Loader, diags hcl.Diagnostics) error {
+		if diags.HasErrors() {
+			if err := ce.ConfigErrors(diags); err != nil {
+				return err
+			}
+		}
+		return m.writeDiagnostics(l, diags)
+	}
 }
 
 // errReported means the error was already printed (as diagnostics).

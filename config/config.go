@@ -93,6 +93,9 @@ type Service struct {
 	// none (a campaign's own test_devices come first).
 	TestDevices []string
 	Pos         Pos
+	// APIKeyEnvPos is where api_key_env is set; zero when it is not (the
+	// default, DefaultAPIKeyEnv).
+	APIKeyEnvPos Pos
 }
 
 // Topic is a declared topic.

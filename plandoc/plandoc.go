@@ -115,6 +115,7 @@ type Summary struct {
 	Create                  int            `json:"create"`
 	SendNew                 int            `json:"send_new"`
 	Retry                   int            `json:"retry"`
+	Repeat                  int            `json:"repeat"`
 	Replace                 int            `json:"replace"`
 	Resend                  int            `json:"resend"`
 	Update                  int            `json:"update"`

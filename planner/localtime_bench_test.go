@@ -1,48 +1,35 @@
 package planner
 
 import (
-	"archive/zip"
 	"math/rand/v2"
-	"slices"
-
-	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"pushform/config"
+	"pushform/config/tzdb"
 	"pushform/state"
 )
 
-// benchZones returns n real zones, from the zone database Go ships
-// (the same data time/tzdata embeds), in name order.
+// benchZones returns n real zones, from the zone database the binary
+// embeds, in name order.
 func benchZones(b *testing.B, n int) []*time.Location {
 	b.Helper()
-	zr, err := zip.OpenReader(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip"))
-	if err != nil {
-		b.Skipf("zone list: %v", err)
-	}
-	defer zr.Close()
 	var names []string
-	for _, f := range zr.File {
-		if strings.Contains(f.Name, "/") && !strings.HasPrefix(f.Name, "Etc/") {
-			names = append(names, f.Name)
+	for _, name := range tzdb.Names() {
+		if strings.Contains(name, "/") && !strings.HasPrefix(name, "Etc/") {
+			names = append(names, name)
 		}
 	}
-	sort.Strings(names)
 	if len(names) < n {
 		b.Skipf("only %d zones", len(names))
 	}
 	var out []*time.Location
 	for _, name := range names[:n] {
-		loc, err := time.LoadLocation(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, loc)
+		out = append(out, zone(b, name))
 	}
 	return out
 }

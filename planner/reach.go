@@ -91,15 +91,8 @@ func CountReach(p *Plan, st *state.State) *Reach {
 	return r
 }
 
-// sendingActions are the actions whose change sends its content now:
-// those a policy's for_each_change checks.
-var sendingActions = map[Action]bool{
-	ActionCreate: true, ActionSendNew: true, ActionRetry: true, "repeat": true,
-	ActionReplace: true, ActionResend: true, ActionUpdate: true,
-}
-
 // SendsNow reports whether a change of action a sends something when
-// applied now (create, send-new, retry, repeat, replace, resend, update);
-// a no-op, forget, wait or any change that holds its targets back does
-// not.
-func SendsNow(a Action) bool { return sendingActions[a] }
+// applied now (create, send-new, retry, repeat, replace, resend, update:
+// the actions that send, waiting ones aside); a no-op, forget, wait or any
+// change that holds its targets back does not.
+func SendsNow(a Action) bool { return a.Sends() && a != ActionWait }

@@ -23,7 +23,7 @@ func TestCountReach(t *testing.T) {
 	}}
 	p := &Plan{Changes: []*Change{
 		{Action: ActionCreate, TargetKind: message.TargetUsers, Send: []string{"u1", "u2", "u3"}},
-		{Action: "repeat", TargetKind: message.TargetUsers, Send: []string{"u1"}, Targets: TargetCounts{Repeat: 1}},
+		{Action: ActionRepeat, TargetKind: message.TargetUsers, Send: []string{"u1"}, Targets: TargetCounts{Repeat: 1}},
 		{Action: ActionCreate, TargetKind: message.TargetDevices, Send: []string{"d1", "d2"}},
 		{Action: ActionUpdate, TargetKind: message.TargetDevices, Send: []string{"d1"}},
 		{Action: ActionCreate, TargetKind: message.TargetTopics, Send: []string{"news"}},

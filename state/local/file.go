@@ -286,6 +286,11 @@ func (f *File) corrupt(err error) error {
 	if errors.As(err, &nf) {
 		return fmt.Errorf("state file %s was %w", f.path, err)
 	}
+	var td *statefile.TrailingDataError
+	if errors.As(err, &td) {
+		return fmt.Errorf("state file %s has data appended after its end: %w. Nothing was read or sent. "+
+			"Run 'pushform state repair --state %s': it moves the appended bytes to %s.rejected and cuts the file where its state ends", f.path, err, f.path, f.path)
+	}
 	b, berr := os.Open(f.BackupPath())
 	if errors.Is(berr, fs.ErrNotExist) {
 		return fmt.Errorf("state file %s is corrupt: %v; there is no backup (%s does not exist)", f.path, err, f.BackupPath())
