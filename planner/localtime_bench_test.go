@@ -5,12 +5,12 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"pushform/config"
 	"pushform/config/tzdb"
+	"pushform/internal/testutil/cpubench"
 	"pushform/state"
 )
 
@@ -132,25 +132,16 @@ func BenchmarkLocalTimeRatio1M(b *testing.B) {
 	for b.Loop() {
 		for i, in := range []Input{plain, local} {
 			runtime.GC() // each plan starts with a clean heap
-			c0, w0 := cpuTime(b), time.Now()
+			c0, w0 := time.Duration(cpubench.CPUTime()), time.Now()
 			if _, err := Make(in, Options{Now: at}); err != nil {
 				b.Fatal(err)
 			}
 			wall[i] += time.Since(w0)
-			cpu[i] += cpuTime(b) - c0
+			cpu[i] += time.Duration(cpubench.CPUTime()) - c0
 		}
 	}
 	b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
 	b.ReportMetric(float64(cpu[0].Milliseconds())/float64(b.N), "plain-cpu-ms/op")
 	b.ReportMetric(float64(cpu[1].Milliseconds())/float64(b.N), "local-cpu-ms/op")
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

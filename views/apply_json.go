@@ -27,6 +27,7 @@ type ApplyJSON struct {
 	w       io.Writer
 	pending bytes.Buffer  // lines not written yet
 	enc     *json.Encoder // into pending
+	line    eventLine     // the event being encoded
 	timer   *time.Timer   // flushes pending; armed while it holds lines
 	armed   bool
 	after   time.Duration // flushAfter; tests set more
@@ -122,12 +123,8 @@ func newApplySummary(changes bool, res *executor.Result, errs []string, took tim
 func (v *ApplyJSON) Event(e executor.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	l := eventLine{e, durationString(e.Delay)}
-	if b, ok := appendEvent(v.pending.AvailableBuffer(), &l); ok {
-		v.pending.Write(b)
-	} else {
-		v.enc.Encode(l)
-	}
+	v.line = eventLine{e, durationString(e.Delay)}
+	v.enc.Encode(&v.line) // a field: encoded without an allocation
 	switch {
 	case v.pending.Len() >= flushAt:
 		v.flushLocked()

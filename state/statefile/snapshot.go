@@ -40,24 +40,17 @@ func Encode(w io.Writer, s *state.State) error {
 	return encode(w, s, state.FormatVersion)
 }
 
-// EncodeWith is Encode, copying list (from IDReuse.TakeList; nil for
-// none) where the state holds the very strings it was encoded from: as
-// the recipients list, and as the targets of a message sent to exactly
-// that list. The bytes are Encode's.
-func EncodeWith(w io.Writer, s *state.State, list *EncodedList) error {
-	return encodeBody(w, s, state.FormatVersion, inParallel, list)
-}
-
 // encode writes s as a snapshot of format version (2 to 6; tests write
 // older ones to check they are still read).
 func encode(w io.Writer, s *state.State, version int) error {
-	return encodeBody(w, s, version, inParallel, nil)
+	return encodeBody(w, s, version, inParallel, sharedList)
 }
 
 // encodeBody is encode, with the body's two parts on two goroutines when
-// parallel says so, and list copied where it fits (EncodeWith); the bytes
-// are the same either way.
-func encodeBody(w io.Writer, s *state.State, version int, parallel func(*state.State) (targets int, ok bool), list *EncodedList) error {
+// parallel says so, and the recipients list encoded once for the messages
+// sent to exactly it when share returns it; the bytes are the same
+// either way.
+func encodeBody(w io.Writer, s *state.State, version int, parallel func(*state.State) (targets int, ok bool), share func(*state.State) *encodedList) error {
 	hdr, err := json.Marshal(headerOf(s, version))
 	if err != nil {
 		return err
@@ -72,26 +65,39 @@ func encodeBody(w io.Writer, s *state.State, version int, parallel func(*state.S
 		e.sum = crc32.Checksum(hdr, castagnoli)
 	}
 	e.b = make([]byte, 0, spillAt+4<<10)
-	if s.Recipients != nil && list.holds(s.Recipients.UserIDs) {
-		// Copied, the list leaves too little to encode for a second core.
-		e.list = list
-		e.stateBody(s)
-	} else if targets, ok := parallel(s); ok {
+	list := share(s)
+	if targets, ok := parallel(s); ok {
 		// The recipients list and the messages are encoded on two cores:
 		// at the end of an apply both are large, and nothing else runs.
 		// The messages' part is gathered in memory, bounded by inParallel;
-		// a delivered target takes about 2.2 bytes of it.
-		rest := encoder{snapshot: version, b: make([]byte, 0, 3*targets+64<<10)}
+		// a delivered target takes about 2.2 bytes of it. A message sent
+		// to the whole list leaves room for the list's encoding, made
+		// meanwhile.
+		rest := encoder{snapshot: version, b: make([]byte, 0, 3*targets+64<<10), list: list, listLater: true}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			rest.messagesBody(s)
 		}()
+		if list != nil {
+			list.encode()
+			e.list = list
+		}
 		e.recipientsBody(s)
 		<-done
 		e.spill()
-		e.b = rest.b
+		at := 0
+		for _, to := range rest.listAt {
+			e.encoded(rest.b[at:to])
+			e.encoded(list.enc)
+			at = to
+		}
+		e.b = rest.b[at:]
 	} else {
+		if list != nil {
+			list.encode()
+			e.list = list
+		}
 		e.stateBody(s)
 	}
 	e.spill()
