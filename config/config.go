@@ -92,6 +92,11 @@ type Service struct {
 	// TestDevices are the device ids pushform test-send sends to when given
 	// none (a campaign's own test_devices come first).
 	TestDevices []string
+	// MaxPlanAge is max_plan_age: apply refuses a saved plan made longer
+	// ago (DefaultMaxPlanAge when not set). RequireTestSend is
+	// require_test_send (see guardrails.go).
+	MaxPlanAge      time.Duration
+	RequireTestSend bool
 	Pos         Pos
 	// APIKeyEnvPos is where api_key_env is set; zero when it is not (the
 	// default, DefaultAPIKeyEnv).
@@ -132,6 +137,8 @@ type Campaign struct {
 	// TestDevices are the campaign's test_devices: the default targets of
 	// a test send of its messages, before the service block's.
 	TestDevices []string
+	// RequireTestSend is the campaign's require_test_send.
+	RequireTestSend bool
 	// Rollout is the campaign's rollout block, the default of its
 	// messages (each rolled out on its own buckets); nil when none.
 	Rollout *Rollout

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"pushform/internal/testutil"
 	"pushform/plandoc"
@@ -189,5 +190,154 @@ func TestPolicyWarnAndDirectories(t *testing.T) {
 	if !strings.Contains(r.stderr, `Blocks of type "topic" are not expected here`) || !strings.Contains(r.stderr, "Unsupported attribute") ||
 		!strings.Contains(r.stderr, "bad.policy.hcl line 5") {
 		t.Errorf("validate of a bad policy directory:\n%s", r.stderr)
+	}
+}
+
+// TestPlanExpires: a saved plan records the real time it was made (not
+// --now); apply refuses one older than max_plan_age, naming its age,
+// before anything is sent; plan --out at a --now further ahead than
+// max_plan_age is refused.
+func TestPlanExpires(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	w := newWorkspace(t, sb, fmt.Sprintf(`
+notification "sale" {
+  user_ids = %s
+  title    = "Spring sale"
+  body     = "20%% off"
+  tag      = "spring"
+}
+`, guardUsers(5)))
+	// max_plan_age in the service block.
+	src, err := os.ReadFile(filepath.Join(w.dir, "main.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFile(t, w.dir, "main.hcl", strings.Replace(string(src), `environment = "test"`, "environment  = \"test\"\n  max_plan_age = \"30m\"", 1))
+
+	// Ahead of the clock by more than max_plan_age: refused, nothing saved.
+	r := w.mustRun(1, "plan", "--out", "p.plan", "--now", time.Now().UTC().Add(2*time.Hour).Format(time.RFC3339))
+	if !strings.Contains(r.stderr, "ahead of the clock, more than max_plan_age (30m0s)") {
+		t.Errorf("plan --out --now 2h ahead:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "p.plan")); !os.IsNotExist(err) {
+		t.Fatalf("the refused plan was saved: %v", err)
+	}
+
+	// Made for an hour ago, at the real time: its age is the real one.
+	w.mustRun(0, "plan", "--out", "p.plan", "--now", time.Now().UTC().Add(-time.Hour).Format(time.RFC3339))
+	plan := readPlanMap(t, w, "p.plan")
+	made, err := time.Parse(time.RFC3339Nano, plan["made_at"].(string))
+	if err != nil || time.Since(made) > time.Minute {
+		t.Fatalf("made_at %v (%v), want the real time the plan was made", plan["made_at"], err)
+	}
+	// The same plan, aged: made two hours ago.
+	plan["made_at"] = made.Add(-2 * time.Hour).Format(time.RFC3339Nano)
+	writePlanMap(t, w, "old.plan", plan)
+	r = w.mustRun(1, "apply", "old.plan")
+	if !strings.Contains(r.stderr, "old.plan was made 2h0m") || !strings.Contains(r.stderr, "longer ago than max_plan_age (30m0s)") ||
+		!strings.Contains(r.stderr, "nothing was sent") {
+		t.Errorf("apply of a plan older than max_plan_age:\n%s", r.stderr)
+	}
+	delete(plan, "made_at")
+	writePlanMap(t, w, "unknown.plan", plan)
+	if r := w.mustRun(1, "apply", "unknown.plan"); !strings.Contains(r.stderr, "does not record when it was made") {
+		t.Errorf("apply of a plan without made_at:\n%s", r.stderr)
+	}
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Fatalf("refused plans sent %d requests", st.SendRequests)
+	}
+	w.mustRun(0, "apply", "p.plan")
+	if st := sb.stats(); st.Targets != 5 {
+		t.Errorf("the fresh plan sent %d targets, want 5", st.Targets)
+	}
+}
+
+// TestRequireTestSend: require_test_send refuses an apply until the exact
+// content has a delivered test send; the plan names the command; after the
+// test send, apply sends.
+func TestRequireTestSend(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	camp := fmt.Sprintf(`
+campaign "spring" {
+  require_test_send = true
+  test_devices      = ["gd0900"]
+
+  notification "sale" {
+    user_ids = %s
+    title    = "Spring sale"
+    body     = "20%% off"
+    tag      = "spring"
+  }
+}
+
+notification "other" {
+  user_ids = ["g0100"]
+  title    = "Not in the campaign"
+  body     = "No test send needed"
+}
+`, guardUsers(5))
+	w := newWorkspace(t, sb, camp)
+	r := w.mustRun(0, "plan")
+	if !strings.Contains(r.stdout, "needs a test send (require_test_send): pushform test-send campaign.spring.notification.sale") {
+		t.Errorf("plan:\n%s", r.stdout)
+	}
+	var doc plandoc.Document
+	if err := json.Unmarshal([]byte(w.mustRun(0, "plan", "--json").stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range doc.Changes {
+		if c.NeedsTestSend != (c.Address == "campaign.spring.notification.sale") {
+			t.Errorf("%s: needs_test_send %v", c.Address, c.NeedsTestSend)
+		}
+	}
+	r = w.mustRun(1, "apply", "--auto-approve")
+	if !strings.Contains(r.stderr, "require_test_send") || !strings.Contains(r.stderr, "campaign.spring.notification.sale: pushform test-send campaign.spring.notification.sale") ||
+		!strings.Contains(r.stderr, "nothing was sent") {
+		t.Errorf("apply before a test send:\n%s", r.stderr)
+	}
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Fatalf("apply sent %d requests before a test send", st.SendRequests)
+	}
+	// A test send to a device the service does not know is not delivered:
+	// still refused.
+	w.mustRun(1, "test-send", "campaign.spring.notification.sale", "--device", "no-such-phone")
+	w.mustRun(1, "apply", "--auto-approve")
+	w.mustRun(0, "test-send", "campaign.spring.notification.sale")
+	if d := sb.device("gd0900"); d.Received != 1 {
+		t.Fatalf("the test device: %+v", d)
+	}
+	w.mustRun(0, "plan", "--out", "p.plan")
+	w.mustRun(0, "apply", "p.plan")
+	if st := sb.stats(); st.Targets != 1+1+5+1 { // two test sends, the campaign, the other
+		t.Errorf("targets %d, want the test sends, 5 and 1", st.Targets)
+	}
+	// An edit needs a test send of its own.
+	w.write(strings.Replace(camp, `"20% off"`, `"25% off"`, 1), sb)
+	w.mustRun(1, "apply", "--auto-approve")
+}
+
+// readPlanMap reads a saved plan as JSON.
+func readPlanMap(t *testing.T, w *workspace, name string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// writePlanMap writes a saved plan back, as plan --out does (owner only).
+func writePlanMap(t *testing.T, w *workspace, name string, m map[string]any) {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, name), b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -78,6 +78,9 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 		if err := sess.CheckPlan(p); err != nil {
 			return nil, err
 		}
+		// A test send recorded since would have made the plan stale:
+		// checked again against the state as apply reads it.
+		planner.MarkTestSends(p, sess.Config, sess.State)
 	} else {
 		var err error
 		p, err = r.Plan(ctx)
@@ -98,6 +101,9 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	}
 	if denied := policy.Denied(results); len(denied) > 0 {
 		return nil, &policy.DeniedError{Denied: denied, Apply: true, Saved: o.Saved != nil}
+	}
+	if err := p.TestSendGuard(); err != nil {
+		return nil, err
 	}
 	// A rename without a moved block would show the notification again:
 	// refuse it before asking, before anything is sent.
