@@ -97,7 +97,7 @@ type Service struct {
 	// require_test_send (see guardrails.go).
 	MaxPlanAge      time.Duration
 	RequireTestSend bool
-	Pos         Pos
+	Pos             Pos
 	// APIKeyEnvPos is where api_key_env is set; zero when it is not (the
 	// default, DefaultAPIKeyEnv).
 	APIKeyEnvPos Pos
