@@ -54,14 +54,14 @@ func TestPolicyDeny(t *testing.T) {
 	for _, want := range []string{
 		"+ notification.big will be created", "+ notification.small will be created", // the whole plan
 		"Policy rollout_for_big_audiences denies this plan (deny, main.hcl:",
-		"notification.big: notification.big reaches 30 people without a rollout",
+		"\n  notification.big reaches 30 people without a rollout\n",
 		"Reach: 32 users (32 new)",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("plan does not say %q:\n%s", want, r.stdout)
 		}
 	}
-	if strings.Contains(r.stdout, "notification.small: ") || !strings.Contains(r.stderr, "deny policy rollout_for_big_audiences failed") {
+	if strings.Contains(r.stdout, "notification.small reaches") || !strings.Contains(r.stderr, "deny policy rollout_for_big_audiences failed") {
 		t.Errorf("plan:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
 	w.mustRun(1, "plan", "--detailed-exitcode")
@@ -101,7 +101,7 @@ func TestPolicyDeny(t *testing.T) {
 		t.Errorf("plan with the override:\n%s", r.stdout)
 	}
 	md := w.mustRun(0, "show", "p.plan", "--markdown").stdout
-	if !strings.Contains(md, "| `rollout_for_big_audiences` | ⏭️ overridden | `notification.big` notification.big reaches 30 people without a rollout — overridden: "+reason+" |") {
+	if !strings.Contains(md, "| `rollout_for_big_audiences` | ↷ overridden | notification.big reaches 30 people without a rollout — overridden: "+reason+" |") {
 		t.Errorf("the comment's policy table:\n%s", md)
 	}
 	if r := w.mustRun(1, "apply", "p.plan", "--override-policy", "rollout_for_big_audiences", "--override-reason", "y"); !strings.Contains(r.stderr, "Can't set --override-policy when applying a saved plan") {
@@ -165,7 +165,7 @@ func TestPolicyWarnAndDirectories(t *testing.T) {
 	w.write(strings.Replace(strings.Replace(policyCampaign(20), `enforcement     = "deny"`, `enforcement     = "warn"`, 1), "https://shop", "http://shop", 1), sb)
 	r = w.mustRun(1, "plan", "--policy-dir", org)
 	if !strings.Contains(r.stdout, "Policy https_only denies this plan (deny, ") || !strings.Contains(r.stdout, "https.policy.hcl:1)") ||
-		!strings.Contains(r.stdout, "notification.big: notification.big opens http://shop.example.com/sale") {
+		!strings.Contains(r.stdout, "\n  notification.big opens http://shop.example.com/sale\n") {
 		t.Errorf("plan --policy-dir:\n%s", r.stdout)
 	}
 	env := w.env

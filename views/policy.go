@@ -37,9 +37,10 @@ func PolicyTally(results []plandoc.Policy) string {
 }
 
 // failureText is one failure as people read it: "ADDRESS: message", or
-// the message of a policy on the plan.
+// the message alone when it names the address (error_message usually
+// does) or is a policy's on the plan.
 func failureText(f plandoc.Failure) string {
-	if f.Address == nil {
+	if f.Address == nil || strings.Contains(f.Message, *f.Address) {
 		return f.Message
 	}
 	return *f.Address + ": " + f.Message
@@ -79,10 +80,10 @@ func writePolicies(b *strings.Builder, results []plandoc.Policy, pal palette) {
 
 // policyResultWords name the results in the plan comment.
 var policyResultWords = map[string]string{
-	plandoc.Pass:       "✅ pass",
+	plandoc.Pass:       "✓ pass",
 	plandoc.Warn:       "⚠️ warn",
-	plandoc.Deny:       "⛔ deny",
-	plandoc.Overridden: "⏭️ overridden",
+	plandoc.Deny:       "✗ deny",
+	plandoc.Overridden: "↷ overridden",
 }
 
 // writePolicyTable writes the plan comment's policy table: name, result
@@ -96,11 +97,7 @@ func writePolicyTable(b *strings.Builder, results []plandoc.Policy) {
 	for _, r := range results {
 		msg := ""
 		if len(r.Failures) > 0 {
-			f := r.Failures[0]
-			if f.Address != nil {
-				msg = mdCode(*f.Address) + " "
-			}
-			msg += md(truncateRunes(f.Message, 300))
+			msg = md(truncateRunes(failureText(r.Failures[0]), 300))
 			if n := len(r.Failures) - 1; n > 0 {
 				msg += fmt.Sprintf(" (and %s more)", plural(n, "change", "changes"))
 			}
