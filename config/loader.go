@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -218,14 +219,18 @@ func firstNonSeed(names []string, seed string) string {
 }
 
 // configFiles lists the regular *.hcl files of dir, sorted.
-func configFiles(dir string) ([]string, error) {
+func configFiles(dir string) ([]string, error) { return regularFiles(dir, ".hcl") }
+
+// regularFiles lists the regular files of dir whose names end in suffix,
+// sorted.
+func regularFiles(dir, suffix string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".hcl" {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), suffix) {
 			continue
 		}
 		if info, err := os.Stat(filepath.Join(dir, e.Name())); err != nil || !info.Mode().IsRegular() {

@@ -2,11 +2,8 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -223,7 +220,7 @@ func (l *Loader) parsePolicyDirs(mod *module, configDir string, dirs []string, f
 			diags = append(diags, errDiag("Invalid policy directory", err.Error(), nil))
 			continue
 		}
-		names, err := policyFiles(abs)
+		names, err := regularFiles(abs, PolicyFileSuffix)
 		if err != nil {
 			diags = append(diags, errDiag("Cannot read policy directory",
 				fmt.Sprintf("%s (a --policy-dir or an entry of PUSHFORM_POLICY_DIRS): %v.", dir, err), nil))
@@ -265,24 +262,4 @@ func (l *Loader) parsePolicyDirs(mod *module, configDir string, dirs []string, f
 		}
 	}
 	return diags
-}
-
-// policyFiles lists the regular *.policy.hcl files of dir, sorted.
-func policyFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), PolicyFileSuffix) {
-			continue
-		}
-		if info, err := os.Stat(filepath.Join(dir, e.Name())); err != nil || !info.Mode().IsRegular() {
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names, nil
 }
