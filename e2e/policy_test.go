@@ -95,6 +95,9 @@ func TestPolicyDeny(t *testing.T) {
 	if r := w.mustRun(1, "plan", "--override-policy", "rollout_for_big_audiences"); !strings.Contains(r.stderr, "needs --override-reason") {
 		t.Errorf("an override without a reason:\n%s", r.stderr)
 	}
+	if r := w.mustRun(1, "plan", "--override-policy", "rollout_for_big_audiences", "--override-reason", "approved, key "+testKey); !strings.Contains(r.stderr, "--override-reason holds a secret") {
+		t.Errorf("a reason holding the API key:\n%s", r.stderr)
+	}
 	const reason = "the spring sale was approved by marketing"
 	r = w.mustRun(0, "plan", "--out", "p.plan", "--override-policy", "rollout_for_big_audiences", "--override-reason", reason)
 	if !strings.Contains(r.stdout, "Policy rollout_for_big_audiences is overridden") {
