@@ -1,7 +1,8 @@
 // Package config reads a directory of pushform HCL files and turns it into a
 // typed, evaluated Config. No HCL or cty types appear in Config but the
-// backend block's body, which the backend of its type decodes: the planner
-// works on plain Go values.
+// backend block's body, which the backend of its type decodes, and the
+// policies' expressions, which package policy evaluates once there is a
+// plan: the planner works on plain Go values.
 package config
 
 import (

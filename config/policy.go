@@ -37,10 +37,7 @@ type Policy struct {
 	// functions, and for a policy of the configuration its variables and
 	// locals (a policy directory's see functions only).
 	Scope *hcl.EvalContext
-	// Dir is the policy directory the block comes from, "" for the
-	// configuration's own.
-	Dir string
-	Pos Pos
+	Pos   Pos
 }
 
 var policySchema = &hcl.BodySchema{
@@ -93,7 +90,7 @@ var policyRoots = []string{"plan", "change", "var", "local"}
 // evalPolicy evaluates the settings of a policy block; ctx is what its
 // expressions see besides plan and change.
 func evalPolicy(pb *policyBlock, ctx *hcl.EvalContext, objs *PolicyObjects) (*Policy, hcl.Diagnostics) {
-	p := &Policy{Name: pb.block.Labels[0], Enforcement: PolicyDeny, Scope: ctx, Dir: pb.dir, Pos: posOf(pb.block.DefRange),
+	p := &Policy{Name: pb.block.Labels[0], Enforcement: PolicyDeny, Scope: ctx, Pos: posOf(pb.block.DefRange),
 		Condition: pb.attrs["condition"].Expr, ErrorMessage: pb.attrs["error_message"].Expr}
 	var diags hcl.Diagnostics
 	if a, ok := pb.attrs["for_each_change"]; ok {

@@ -19,8 +19,8 @@ import (
 // the rest are counted.
 const failuresShown = 10
 
-// PolicyTally counts the results: "1 denied, 1 warned, 2 passed".
-func PolicyTally(results []plandoc.Policy) string {
+// policyTally counts the results: "1 denied, 1 warned, 2 passed".
+func policyTally(results []plandoc.Policy) string {
 	n := map[string]int{}
 	for _, r := range results {
 		n[r.Result]++
@@ -75,7 +75,7 @@ func writePolicies(b *strings.Builder, results []plandoc.Policy, pal palette) {
 			fmt.Fprintf(b, "  %s\n", termtext.Clean(failureText(f)))
 		}
 	}
-	fmt.Fprintf(b, "%s %s.\n", pal.bold("Policies:"), PolicyTally(results))
+	fmt.Fprintf(b, "%s %s.\n", pal.bold("Policies:"), policyTally(results))
 }
 
 // policyResultWords name the results in the plan comment.
@@ -93,7 +93,7 @@ func writePolicyTable(b *strings.Builder, results []plandoc.Policy) {
 	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "**Policies:** %s\n\n| Policy | Result | Message |\n|---|---|---|\n", PolicyTally(results))
+	fmt.Fprintf(b, "**Policies:** %s\n\n| Policy | Result | Message |\n|---|---|---|\n", policyTally(results))
 	for _, r := range results {
 		msg := ""
 		if len(r.Failures) > 0 {
