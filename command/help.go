@@ -58,6 +58,8 @@ func flagGroup(cmd, name string) string {
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"
+	case "policy-dir", "override-policy", "override-reason":
+		return "Policies"
 	case "user", "device", "topic", "since", "until", "variants":
 		return "History options"
 	case "state", "lock-timeout":
@@ -81,7 +83,7 @@ func flagGroup(cmd, name string) string {
 func groupOrder() []string {
 	return []string{
 		"Plan options", "Apply options", "Targets", "History options", "Sandbox options", "Fault injection", "Variables",
-		"State options", "Service and retries", "Options", "Output", "Global options",
+		"Policies", "State options", "Service and retries", "Options", "Output", "Global options",
 	}
 }
 
