@@ -49,6 +49,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
 	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir, mod.budget), dataLocals: dataLocals(mod.locals)}
 	vars, varFiles, diags := variableValues(mod, opts)
+	diags = append(diags, checkValidations(mod, vars, e.funcs)...)
 	e.vars = vars
 	for name, tb := range mod.topics {
 		cfg.Topics[name] = tb.topic

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -29,6 +30,17 @@ type Options struct {
 	// Recipients maps a data "recipients" block name to the fetched user ids.
 	// Nil means not fetched: targets that depend on it stay unknown.
 	Recipients map[string][]string
+	// Values are variable values a front end evaluated itself (the
+	// variables blocks of pushform test): they win over every other
+	// source.
+	Values map[string]Value
+}
+
+// Value is a variable's value as Options.Values gives it, with where it
+// was written.
+type Value struct {
+	Value cty.Value
+	Range hcl.Range
 }
 
 // Loader loads configuration directories. It keeps the parsed files, so
@@ -208,7 +220,12 @@ func firstNonSeed(names []string, seed string) string {
 	return ""
 }
 
-// configFiles lists the regular *.hcl files of dir, sorted.
+// TestFileSuffix ends the names of pushform test's files, which are no
+// part of the configuration.
+const TestFileSuffix = ".pftest.hcl"
+
+// configFiles lists the regular *.hcl files of dir, sorted, but for test
+// files.
 func configFiles(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -216,7 +233,7 @@ func configFiles(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".hcl" {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".hcl" || strings.HasSuffix(e.Name(), TestFileSuffix) {
 			continue
 		}
 		if info, err := os.Stat(filepath.Join(dir, e.Name())); err != nil || !info.Mode().IsRegular() {
