@@ -24,6 +24,8 @@ type evaluation struct {
 	dataLocals map[string]bool
 	blocks     []*blockResult
 	cfg        *Config
+	// root is the context every block is evaluated in (Loader.Scope).
+	root *hcl.EvalContext
 	// reported are the diagnostics of the Load.
 	reported map[diagKey]bool
 	// secrets redacts every secret the Load knew of.
@@ -59,6 +61,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	diags = append(diags, d...)
 	e.locals = locals
 	ctx := e.context(recipients, locals)
+	e.root = ctx
 
 	if mod.service != nil {
 		cfg.Service, d = evalService(mod.service, ctx, mod.dir)
