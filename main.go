@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"pushform/command"
+	"pushform/internal/gctune"
 )
 
 func main() {
@@ -29,7 +30,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "Interrupted again: exiting now.")
 		os.Exit(130)
 	}()
-	code := command.Run(ctx, os.Args[1:], command.OSEnv())
+	env := command.OSEnv()
+	// The process is ours alone: apply may tune the collector for sending.
+	env.Sending = func() { gctune.ForSending(os.Getenv) }
+	code := command.Run(ctx, os.Args[1:], env)
 	cancel()
 	os.Exit(code)
 }

@@ -113,7 +113,7 @@ func Connect(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	key := o.Getenv(svc.APIKeyEnv)
 	o.Secrets.Add(key)
 	if key == "" {
-		return nil, &MissingKeyError{Var: svc.APIKeyEnv, Environment: svc.Environment}
+		return nil, &MissingKeyError{Var: svc.APIKeyEnv, Environment: svc.Environment, Pos: svc.APIKeyEnvPos, Block: svc.Pos}
 	}
 	c, err := pushapi.New(o.clientOptions(which.URL, key, svc.APIKeyEnv))
 	if err != nil {
@@ -255,8 +255,18 @@ func DiagError(diags hcl.Diagnostics) error {
 // variable is empty: a command may say how to do without the service.
 type MissingKeyError struct {
 	Var, Environment string
+	// Pos is where api_key_env names Var; zero when Var is the default,
+	// and Block the service block's position.
+	Pos, Block config.Pos
 }
 
 func (e *MissingKeyError) Error() string {
-	return fmt.Sprintf("environment variable %s is empty: it must hold the API key for environment %q", e.Var, e.Environment)
+	where := ""
+	switch {
+	case e.Pos.Filename != "":
+		where = fmt.Sprintf(" (api_key_env at %s)", e.Pos)
+	case e.Block.Filename != "":
+		where = fmt.Sprintf(" (the default: the service block at %s sets no api_key_env)", e.Block)
+	}
+	return fmt.Sprintf("environment variable %s is empty: it must hold the API key for environment %q%s", e.Var, e.Environment, where)
 }

@@ -88,6 +88,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 func runApply(ctx context.Context, o *applyOptions) int {
 	m := o.Meta
 	var saved *planner.Plan
+	overrides := o.overrideList()
 	if o.planFile != "" {
 		sp, err := readPlanFile(m.path(o.planFile))
 		if err != nil {
@@ -101,6 +102,11 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		if sp.Now != "" {
 			o.savedAt = saved.CreatedAt
 		}
+		overrides = sp.Overrides // as reviewed
+	}
+	view := views.NewApply(jsonFormat(o.json), m.view(false))
+	if ce, ok := view.(views.ConfigErrors); ok {
+		o.configErrors = ce
 	}
 	r, err := m.openRun(ctx, &o.planFlags, "apply")
 	if err != nil {
@@ -114,14 +120,18 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		}
 	}
 
-	m.limitSendMemory()
+	if m.Sending != nil {
+		m.Sending()
+	}
 
-	v := m.view(false)
-	v.Service, v.Environment = sess.Which, sess.Config.Service.Environment
+	if j, ok := view.(*views.ApplyJSON); ok { // named once the session knows it
+		j.WithService(sess.Which, sess.Config.Service.Environment)
+	}
 	ao := operation.ApplyOptions{
-		Saved: saved, View: views.NewApply(jsonFormat(o.json), v),
+		Saved: saved, View: view,
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
+		Overrides:   overrides,
 		Executor: executor.Options{
 			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
 			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter,
@@ -300,58 +310,4 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return views.Count(n) + " " + noun + "s"
-}
-
-// sendMemoryLimit is the soft memory limit apply sets, once the
-// configuration is evaluated, when GOMEMLIMIT sets none. A re-apply of ten
-// million targets after a crash holds the new list, its duplicate filter
-// and the recorded targets at once (0.7 GiB live): 1.7 GiB of RSS with
-// the default GOGC, 0.9 GiB under this limit (the garbage collector works
-// more, 48% more CPU on a send phase bound by the service's latency); a
-// first apply stays below it. It is set after evaluation because a
-// configuration whose evaluation needs more (a for_each over half a
-// million CSV rows) would only be slowed by a limit below its live heap.
-const sendMemoryLimit = 800 << 20
-
-// sendGCPercent is the GOGC apply sets with that limit, when GOGC sets
-// none. The send phase allocates much and keeps little (answers, journal
-// lines), so the default 100 collects every few requests: 1M targets at
-// 0 ms spent 25% of their CPU in the collector. Under the limit a larger
-// heap goal costs no peak memory a big apply did not already reach (the
-// limit, not GOGC, paces the collector past 160 MiB live), and a small
-// one grows to ~200 MiB instead of ~100: 1M at 0 ms 1.30 -> 0.98 s CPU.
-const sendGCPercent = 400
-
-// quietHeap is the memory apply lets grow before its first collection:
-// with GOGC off and this as the limit, an apply that never reaches it (a
-// million targets peak at ~120 MiB) collects nothing at all, -18 ms of
-// CPU at 0 ms. The first collection, at the limit, restores
-// sendGCPercent and sendMemoryLimit, so a larger apply is paced as before.
-const quietHeap = 256 << 20
-
-// limitSendMemory sets sendMemoryLimit unless GOMEMLIMIT chose one, and
-// with it sendGCPercent unless GOGC chose one. Where the Env can tell of
-// the first collection, collection waits for quietHeap first.
-func (m *Meta) limitSendMemory() {
-	if m.SetMemoryLimit == nil || m.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	if m.SetGCPercent == nil || m.Getenv("GOGC") != "" {
-		m.SetMemoryLimit(sendMemoryLimit)
-		return
-	}
-	if m.AfterCollection == nil {
-		m.SetMemoryLimit(sendMemoryLimit)
-		m.SetGCPercent(sendGCPercent)
-		return
-	}
-	setLimit, setPercent := m.SetMemoryLimit, m.SetGCPercent
-	setLimit(quietHeap)
-	setPercent(-1)
-	m.AfterCollection(func() {
-		// Raise the limit first: GOGC on under the quiet limit would
-		// collect at once.
-		setLimit(sendMemoryLimit)
-		setPercent(sendGCPercent)
-	})
 }

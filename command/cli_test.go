@@ -219,3 +219,31 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version --json: exit %d, %v\n%s", code, err, out)
 	}
 }
+
+// TestHelpGroups: a flag is listed under the heading that says what it
+// does in that command (test-send's --device picks a target; history's
+// filters what is shown).
+func TestHelpGroups(t *testing.T) {
+	for _, tt := range []struct{ cmd, flag, group string }{
+		{"test-send", "--device", "Targets"},
+		{"test-send", "--user", "Targets"},
+		{"history", "--device", "History options"},
+		{"history", "--user", "History options"},
+		{"plan", "--allow-resend", "Plan options"},
+		{"apply", "--allow-resend", "Apply options"},
+	} {
+		code, out, _ := runIn(t, t.TempDir(), "", nil, tt.cmd, "-h")
+		group := ""
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasSuffix(line, ":") && !strings.HasPrefix(line, " ") {
+				group = strings.TrimSuffix(line, ":")
+			}
+			if strings.HasPrefix(strings.TrimSpace(line), tt.flag+" ") {
+				break
+			}
+		}
+		if code != ExitOK || group != tt.group {
+			t.Errorf("%s -h: %s listed under %q, want %q", tt.cmd, tt.flag, group, tt.group)
+		}
+	}
+}

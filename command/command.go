@@ -15,8 +15,6 @@ import (
 	"pushform/secret"
 	"pushform/termtext"
 	"pushform/views"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,45 +63,27 @@ type Env struct {
 	// that embeds pushform (or a test) may inject one, but nothing a user
 	// sets (a flag, an environment variable) can turn it.
 	Now func() time.Time
-	// SetMemoryLimit sets the process's soft memory limit (the Go
-	// runtime's debug.SetMemoryLimit); nil leaves it alone, as an embedding
-	// front end or a test in a shared process wants.
-	SetMemoryLimit func(bytes int64) int64
-	// SetGCPercent sets the collector's GOGC (debug.SetGCPercent); nil
-	// leaves it alone. Apply sets it only together with the memory limit.
-	SetGCPercent func(percent int) int
-	// AfterCollection runs f, once, after the garbage collector's next
-	// cycle; nil means apply cannot wait for one and sets its collector
-	// goals at once.
-	AfterCollection func(f func())
+	// Sending is called once apply has evaluated the configuration and is
+	// about to send: main sets the runtime's collector goals for the send
+	// phase there (package gctune). nil leaves the runtime alone, as an
+	// embedding front end or a test in a shared process wants.
+	Sending func()
 }
 
 // OSEnv returns the Env of the running process.
 func OSEnv() Env {
 	wd, _ := os.Getwd()
 	return Env{
-		Stdin:           os.Stdin,
-		Stdout:          os.Stdout,
-		Stderr:          os.Stderr,
-		StdinTerminal:   isTerminal(os.Stdin),
-		StdoutTerminal:  isTerminal(os.Stdout),
-		Width:           terminalWidth(os.Stdout, os.Stderr),
-		Getenv:          os.Getenv,
-		Environ:         os.Environ(),
-		Dir:             wd,
-		SetMemoryLimit:  debug.SetMemoryLimit,
-		SetGCPercent:    debug.SetGCPercent,
-		AfterCollection: afterCollection,
+		Stdin:          os.Stdin,
+		Stdout:         os.Stdout,
+		Stderr:         os.Stderr,
+		StdinTerminal:  isTerminal(os.Stdin),
+		StdoutTerminal: isTerminal(os.Stdout),
+		Width:          terminalWidth(os.Stdout, os.Stderr),
+		Getenv:         os.Getenv,
+		Environ:        os.Environ(),
+		Dir:            wd,
 	}
-}
-
-// afterCollection runs f once the collector has found an object no longer
-// reachable, that is after its next cycle. The object has a pointer so
-// that the tiny allocator does not share its block with others, whose
-// lives would delay the cleanup.
-func afterCollection(f func()) {
-	sentinel := &struct{ p *byte }{}
-	runtime.AddCleanup(sentinel, func(struct{}) { f() }, struct{}{})
 }
 
 // isTerminal asks the terminal driver: /dev/null is a character device too,

@@ -164,3 +164,17 @@ func TestFmtDiagnosticsHideSecrets(t *testing.T) {
 		t.Errorf("fmt's diagnostic shows the key:\n%s", errOut)
 	}
 }
+
+// TestExamplesFormatted runs fmt --check --recursive over examples/, as a
+// user following a README would: every example is fmt-canonical, and CI
+// (go test) says so when one is not.
+func TestExamplesFormatted(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runIn(t, dir, "", nil, "fmt", "--check", "--recursive")
+	if code != ExitOK || out != "" || errOut != "" {
+		t.Errorf("fmt --check --recursive examples: exit %d; not canonical (pushform fmt --recursive examples fixes them):\n%s%s", code, out, errOut)
+	}
+}

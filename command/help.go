@@ -181,7 +181,9 @@ func helpDocs() map[string]helpDoc {
 				"from the first damaged one on to a file beside the journal (pushform.state.journal.rejected, mode 0600) " +
 				"and cuts the journal after the last intact line. It first counts what those lines record: when they record " +
 				"delivered targets or targets sent without an answer, or cannot be read, it refuses, says how many, and " +
-				"cuts only with --force (without those records the next plan sends those targets again). It then prints " +
+				"cuts only with --force (without those records the next plan sends those targets again). A local state file " +
+				"with data appended after its end marker (its state whole before it, its checksum matching) is cut there, " +
+				"the appended bytes written to pushform.state.rejected. It then prints " +
 				"how the state reads. A PostgreSQL state has no journal file: there is nothing to repair.",
 			examples: []string{"pushform state repair", "pushform state repair -force -state=env/test.state"},
 		},
@@ -264,6 +266,9 @@ func flagGroup(cmd, name string) string {
 	if cmd == "plan" && name == "allow-resend" {
 		return "Plan options" // recorded in the saved plan for apply
 	}
+	if cmd == "test-send" && (name == "user" || name == "device") {
+		return "Targets" // whom it sends to; history's filter the same names
+	}
 	switch name {
 	case "target", "replace", "resume", "refresh", "now", "retry-unknown", "max-unknown-resends":
 		return "Plan options"
@@ -271,6 +276,8 @@ func flagGroup(cmd, name string) string {
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"
+	case "policy-dir", "override-policy", "override-reason":
+		return "Policies"
 	case "user", "device", "topic", "since", "until", "variants":
 		return "History options"
 	case "state", "lock-timeout":
@@ -292,8 +299,8 @@ func flagGroup(cmd, name string) string {
 // groupOrder is the order of the headings.
 func groupOrder() []string {
 	return []string{
-		"Plan options", "Apply options", "History options", "Sandbox options", "Fault injection", "Variables",
-		"State options", "Service and retries", "Options", "Output", "Global options",
+		"Plan options", "Apply options", "Targets", "History options", "Sandbox options", "Fault injection", "Variables",
+		"Policies", "State options", "Service and retries", "Options", "Output", "Global options",
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"pushform/plandoc"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/views"
 )
 
@@ -56,11 +58,18 @@ func parsePlan(m *Meta, args []string) (*planOptions, error) {
 
 func runPlan(ctx context.Context, o *planOptions) int {
 	m := o.Meta
+	if ce, ok := views.NewPlan(o.format(), m.view(o.indent)).(views.ConfigErrors); ok {
+		o.configErrors = ce
+	}
 	r, err := m.openRun(ctx, &o.planFlags, "plan")
 	if err != nil {
 		return m.fail(err)
 	}
 	p, err := r.Plan(ctx)
+	var results []plandoc.Policy
+	if err == nil {
+		results, err = r.Policies(p, o.overrideList())
+	}
 	if cerr := r.Session.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -68,15 +77,25 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	sp := o.saved(p)
+	sp.Policies = results
 	if o.out != "" || o.markdown {
 		sp.Audience = planAudience(p, r.Session.State)
 	}
-	if o.out != "" {
+	denied := policy.Denied(results)
+	if o.out != "" && len(denied) == 0 {
 		if err := writePlanFile(m.path(o.out), sp); err != nil {
 			return m.fail(err)
 		}
 	}
 	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
+		return m.fail(err)
+	}
+	if len(denied) > 0 {
+		// The whole plan and its failures are shown; nothing is saved.
+		err := error(&policy.DeniedError{Denied: denied})
+		if o.out != "" {
+			err = fmt.Errorf("%w; no plan was saved to %s", err, o.out)
+		}
 		return m.fail(err)
 	}
 	if note := r.Clock.PlanNote(o.out); note != "" {
@@ -86,7 +105,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		if why := refusalNote(sp); why != "" {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s, but apply will refuse it:\n%s\n", o.out, why)
 		} else {
-			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. To send exactly these notifications, run:\n  %s\n", o.out, o.applyCommand())
+			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. %s\n  %s\n", o.out, views.ApplyLead(p), o.applyCommand())
 		}
 	}
 	if o.detailed && p.HasChanges() {
@@ -97,7 +116,8 @@ func runPlan(ctx context.Context, o *planOptions) int {
 
 // saved is what plan --out writes: p and the choices apply takes from it.
 func (o *planOptions) saved(p *planner.Plan) savedPlan {
-	sp := savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now, Dir: o.Globals.Chdir}
+	sp := savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now, Dir: o.Globals.Chdir,
+		Overrides: o.overrideList()}
 	if o.out != "" {
 		sp.ApplyCommand = o.applyCommand()
 	}
@@ -123,6 +143,7 @@ func (o *planOptions) applyCommand() string {
 func (m *Meta) writePlan(sp savedPlan, jf jsonFlags, asMarkdown bool) error {
 	f := jf.format()
 	v := m.view(jf.indent)
+	v.Policies = sp.Policies
 	if asMarkdown {
 		f = views.Markdown
 		v.Markdown = m.markdownContext(sp)

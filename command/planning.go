@@ -12,9 +12,11 @@ import (
 	"pushform/config"
 	"pushform/operation"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/pushapi"
 	"pushform/state"
 	"pushform/termtext"
+	"pushform/views"
 )
 
 // planFlags are the flags shared by plan and apply.
@@ -38,6 +40,10 @@ type planFlags struct {
 	// was made for (see operation.Options.SavedAt).
 	savedAt time.Time
 	serviceFlags
+	// configErrors, when set, also shows the diagnostics of a
+	// configuration that does not load (a JSON view: see showDiagnostics).
+	configErrors views.ConfigErrors
+	policyFlags
 }
 
 // serviceFlags bound the calls to the service: --request-timeout and
@@ -77,6 +83,8 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
 	pf.serviceFlags.bind(fs)
+	pf.policyFlags.bindDirs(fs)
+	pf.policyFlags.bindOverrides(fs)
 }
 
 // check validates the flag values that pflag cannot, and returns the time
@@ -86,6 +94,9 @@ func (pf *planFlags) check() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--max-unknown-resends must be at least 1, not %d", pf.maxUnknownResends)
 	}
 	if err := pf.serviceFlags.check(); err != nil {
+		return time.Time{}, err
+	}
+	if err := pf.policyFlags.check(); err != nil {
 		return time.Time{}, err
 	}
 	if pf.now == "" {
@@ -159,8 +170,10 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	if err != nil {
 		return nil, err
 	}
+	copts := m.configOptions(pf.configFlags, nil)
+	copts.PolicyDirs = m.policyDirs(pf.policyFlags)
 	r, err := operation.Open(ctx, operation.Options{
-		Operation: op, Dir: m.ConfigDir(), Config: m.configOptions(pf.configFlags, nil), Backends: m.backends(),
+		Operation: op, Dir: m.ConfigDir(), Config: copts, Backends: m.backends(),
 		State:       m.stateOptions(pf.stateFlags),
 		LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
 		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(), Now: now, SavedAt: pf.savedAt, Refresh: pf.refresh,
@@ -169,10 +182,15 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 			MaxUnknownResends: pf.maxUnknownResends, AllowResend: pf.allowResend,
 			Resume: pf.resume, Scheduled: pf.scheduled,
 		},
-		Diagnostics: m.writeDiagnostics,
+		Diagnostics: m.showDiagnostics(pf.configErrors),
 		Report:      func(err error) { m.Errorf("%v", err) },
 	})
 	if err != nil {
+		return nil, err
+	}
+	// An override that names no deny policy is refused before planning.
+	if err := policy.CheckOverrides(r.Session.Config.Policies, pf.overrideList()); err != nil {
+		m.closeRun(r)
 		return nil, err
 	}
 	m.warnStaleLock(r.Session.StaleLock)
@@ -190,6 +208,24 @@ func (m *Meta) closeRun(r *operation.Run) {
 // writeDiagnostics prints diags to stderr with the sources l loaded.
 func (m *Meta) writeDiagnostics(l *config.Loader, diags hcl.Diagnostics) error {
 	return l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color())
+}
+
+// showDiagnostics returns how a run shows the configuration's
+// diagnostics: on stderr with their source lines, and, when the
+// configuration has errors, through ce as well (nil: none), so that
+// plan --json and apply --json say on stdout why there is no plan.
+func (m *Meta) showDiagnostics(ce views.ConfigErrors) func(*config.Loader, hcl.Diagnostics) error {
+	if ce == nil {
+		return m.writeDiagnostics
+	}
+	return func(l *config.Loader, diags hcl.Diagnostics) error {
+		if diags.HasErrors() {
+			if err := ce.ConfigErrors(diags); err != nil {
+				return err
+			}
+		}
+		return m.writeDiagnostics(l, diags)
+	}
 }
 
 // errReported means the error was already printed (as diagnostics).

@@ -12,7 +12,7 @@ import (
 
 // scheduledRefusals are the flags apply --scheduled refuses: each decides
 // to send what no review accepted, which is a reviewed plan's to decide.
-var scheduledRefusals = []string{"replace", "resume", "allow-resend", "retry-unknown"}
+var scheduledRefusals = []string{"replace", "resume", "allow-resend", "retry-unknown", "override-policy"}
 
 // checkScheduledFlags refuses --scheduled with a saved plan or a flag that
 // sends more than a reviewed apply accepted.

@@ -79,44 +79,67 @@ func runStateRepair(ctx context.Context, o *stateRepairOptions) int {
 
 func (m *Meta) repairLocked(rp journalRepairer, be backend.State, force bool) int {
 	rep, err := rp.Repair(force)
+	if rep != nil && rep.Appended > 0 {
+		fmt.Fprint(m.Stdout, termtext.Lines(fmt.Sprintf("The state file %s had %s appended after its end marker: moved them to %s "+
+			"and cut the file at byte %d, where its state ends whole (its checksum matches).\n",
+			rep.State, plural(int(rep.Appended), "byte"), rep.SnapshotRejected, rep.AppendedAt)))
+	}
 	if errors.Is(err, local.ErrRepairNeedsForce) {
+		unchanged := "Nothing was changed."
+		if rep.Appended > 0 {
+			unchanged = "The journal was not changed."
+		}
 		return m.Errorf("state repair: %s. Cutting the journal after line %d would drop %s, %s.\n"+
 			"Without these records the next plan sends those targets again, and a device may show an untagged notification twice.\n"+
-			"Nothing was changed. To cut them anyway (they are kept in %s.rejected): pushform state repair --force",
-			damage(rep), rep.Kept, lines(rep.Dropped.Lines), recorded(rep.Dropped), rep.Journal)
+			"%s To cut them anyway (they are kept in %s.rejected): pushform state repair --force",
+			damage(rep), rep.Kept, lines(rep.Dropped.Lines), recorded(rep.Dropped), unchanged, rep.Journal)
 	}
 	if err != nil {
 		return m.fail(err)
 	}
 	j := termtext.Clean(rep.Journal)
+	var nothing string // what the journal needs: nothing
 	switch {
 	case !rep.Exists:
-		fmt.Fprintf(m.Stdout, "There is no state journal (%s): nothing to repair.\n", j)
-		return ExitOK
+		nothing = fmt.Sprintf("There is no state journal (%s): nothing to repair.\n", j)
 	case rep.Stale:
-		fmt.Fprintf(m.Stdout, "The state journal %s is older than the snapshot, which already holds its records "+
+		nothing = fmt.Sprintf("The state journal %s is older than the snapshot, which already holds its records "+
 			"(a run stopped between saving the snapshot and removing the journal): it is ignored, and the next apply replaces it. Nothing to repair.\n", j)
-		return ExitOK
 	case !rep.Repaired:
-		fmt.Fprintf(m.Stdout, "The state journal %s is intact (%s): nothing to repair.\n", j, lines(rep.Lines))
-		return ExitOK
+		nothing = fmt.Sprintf("The state journal %s is intact (%s): nothing to repair.\n", j, lines(rep.Lines))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s.\n", capitalise(damage(rep)))
+	switch {
+	case nothing != "" && rep.Appended == 0:
+		fmt.Fprint(m.Stdout, nothing)
+		return ExitOK
+	case nothing == "":
+		journalRepaired(&b, rep)
+	}
+	return m.readsNow(&b, be)
+}
+
+// journalRepaired says what Repair dropped from the journal.
+func journalRepaired(b *strings.Builder, rep *local.RepairReport) {
+	fmt.Fprintf(b, "%s.\n", capitalise(damage(rep)))
 	first := rep.Kept + 1
 	if rep.Dropped.Lines == 1 {
-		fmt.Fprintf(&b, "Moved line %d to %s and cut the journal after line %d.\n", first, termtext.Clean(rep.Rejected), rep.Kept)
+		fmt.Fprintf(b, "Moved line %d to %s and cut the journal after line %d.\n", first, termtext.Clean(rep.Rejected), rep.Kept)
 	} else {
-		fmt.Fprintf(&b, "Moved lines %d to %d to %s and cut the journal after line %d.\n", first, rep.Lines, termtext.Clean(rep.Rejected), rep.Kept)
+		fmt.Fprintf(b, "Moved lines %d to %d to %s and cut the journal after line %d.\n", first, rep.Lines, termtext.Clean(rep.Rejected), rep.Kept)
 	}
 	if rep.Bad != nil {
-		fmt.Fprintf(&b, "Dropped %s, %s.\n", lines(rep.Dropped.Lines), recorded(rep.Dropped))
+		fmt.Fprintf(b, "Dropped %s, %s.\n", lines(rep.Dropped.Lines), recorded(rep.Dropped))
 	}
+}
+
+// readsNow writes b, then how the repaired state reads.
+func (m *Meta) readsNow(b *strings.Builder, be backend.State) int {
 	s, err := be.Read()
 	switch {
 	case err != nil:
 		fmt.Fprint(m.Stdout, termtext.Lines(b.String()))
-		return m.Errorf("the journal is repaired, but the state still cannot be read: %v", err)
+		return m.Errorf("repaired, but the state still cannot be read: %v", err)
 	case s == nil:
 		b.WriteString("The state is now empty.\n")
 	default:
@@ -124,7 +147,7 @@ func (m *Meta) repairLocked(rp journalRepairer, be backend.State, force bool) in
 		if len(s.Messages) == 1 {
 			addrs = "1 address"
 		}
-		fmt.Fprintf(&b, "The state now reads: serial %d, %s. Run 'pushform plan' to see what the next apply would send.\n", s.Serial, addrs)
+		fmt.Fprintf(b, "The state now reads: serial %d, %s. Run 'pushform plan' to see what the next apply would send.\n", s.Serial, addrs)
 	}
 	fmt.Fprint(m.Stdout, termtext.Lines(b.String()))
 	return ExitOK

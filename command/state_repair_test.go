@@ -127,3 +127,54 @@ func TestStateRepairPG(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q (want %q...), stderr %q", code, out, want, errb)
 	}
 }
+
+// TestStateRepairAppendedData: bytes appended to a state file are
+// reported as what they are, naming the file and the repair; state repair
+// moves them aside and cuts the file where its state ends, which then
+// reads as it was saved.
+func TestStateRepairAppendedData(t *testing.T) {
+	dir := t.TempDir()
+	f := local.NewFile(filepath.Join(dir, "pushform.state"))
+	s := state.New("test")
+	s.Messages["notification.n"] = &state.Message{Address: "notification.n", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp",
+		Content: message.Content{Title: "T", Body: "B"}, Targets: map[string]*state.Target{"u1": {Outcome: state.Delivered, RequestID: "req-1"}}}
+	if err := f.Persist(s); err != nil {
+		t.Fatal(err)
+	}
+	saved, _ := os.ReadFile(f.Path())
+	if err := os.WriteFile(f.Path(), append(append([]byte{}, saved...), "garbage here\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clean := func(s string) string { return strings.ReplaceAll(s, dir, "DIR") }
+
+	code, _, errOut := runIn(t, dir, "", nil, "state", "list")
+	want := fmt.Sprintf("Error: state file DIR/pushform.state has data appended after its end: 13 bytes of trailing data after the end marker of its state, "+
+		"which ends whole at byte %d (its checksum matches). Nothing was read or sent. Run 'pushform state repair --state DIR/pushform.state': "+
+		"it moves the appended bytes to DIR/pushform.state.rejected and cuts the file where its state ends\n", len(saved))
+	if code != ExitError || clean(errOut) != want || strings.Contains(errOut, "truncated") {
+		t.Fatalf("state list: exit %d\n%s\nwant\n%s", code, clean(errOut), want)
+	}
+
+	code, out, errOut := runIn(t, dir, "", nil, "state", "repair")
+	want = fmt.Sprintf("The state file DIR/pushform.state had 13 bytes appended after its end marker: moved them to DIR/pushform.state.rejected "+
+		"and cut the file at byte %d, where its state ends whole (its checksum matches).\n"+
+		"The state now reads: serial 1, 1 address. Run 'pushform plan' to see what the next apply would send.\n", len(saved))
+	if code != ExitOK || clean(out) != want || errOut != "" {
+		t.Fatalf("state repair: exit %d, stderr %q\n%s\nwant\n%s", code, errOut, clean(out), want)
+	}
+	if now, _ := os.ReadFile(f.Path()); !bytes.Equal(now, saved) {
+		t.Error("the state file is not the one saved")
+	}
+	if rejected, _ := os.ReadFile(f.Path() + ".rejected"); string(rejected) != "garbage here\n" {
+		t.Errorf("rejected: %q", rejected)
+	}
+	if fi, err := os.Stat(f.Path()); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode: %v %v", fi, err)
+	}
+	if code, out, _ := runIn(t, dir, "", nil, "state", "show", "notification.n"); code != ExitOK || !strings.Contains(out, "req-1") {
+		t.Fatalf("state show after repair: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runIn(t, dir, "", nil, "state", "repair"); code != ExitOK || !strings.Contains(out, "nothing to repair") {
+		t.Fatalf("second repair: exit %d, %q", code, out)
+	}
+}

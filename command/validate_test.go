@@ -154,3 +154,61 @@ func TestValidateExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanAndApplyJSONConfigErrors: plan --json and apply --json of a
+// configuration that does not load say why on stdout, as validate --json
+// does (apply: a diagnostics line after the version line), and on stderr
+// with the source lines; nothing else is printed and the exit is 1.
+func TestPlanAndApplyJSONConfigErrors(t *testing.T) {
+	type diagnostics struct {
+		Type        string `json:"type"`
+		Valid       bool   `json:"valid"`
+		ErrorCount  int    `json:"error_count"`
+		Diagnostics []struct {
+			Severity, Summary, Filename string
+			Line                        int
+		} `json:"diagnostics"`
+	}
+	check := func(t *testing.T, line string) {
+		t.Helper()
+		var d diagnostics
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatalf("%v: %q", err, line)
+		}
+		if d.Valid || d.ErrorCount != 2 || len(d.Diagnostics) != 2 || d.Diagnostics[0].Summary != "Invalid environment" ||
+			d.Diagnostics[0].Filename != "main.hcl" || d.Diagnostics[0].Line != 2 {
+			t.Errorf("diagnostics = %+v", d)
+		}
+	}
+	for _, tt := range []struct {
+		args  []string
+		lines int
+	}{
+		{[]string{"plan", "--json"}, 1},
+		{[]string{"plan", "--json-indent"}, 0},
+		{[]string{"apply", "--json", "--auto-approve"}, 2},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			dir := testutil.WriteFiles(t, map[string]string{"main.hcl": brokenConfig})
+			code, out, errOut := runIn(t, dir, "", nil, tt.args...)
+			if code != ExitError || !strings.Contains(errOut, "Error: Invalid environment") || !strings.Contains(errOut, `2:   environment = "staging"`) {
+				t.Errorf("exit %d, stderr:\n%s", code, errOut)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			switch tt.lines {
+			case 0: // indented: one document
+				check(t, out)
+			case 1:
+				if len(lines) != 1 {
+					t.Fatalf("stdout:\n%s", out)
+				}
+				check(t, lines[0])
+			case 2:
+				if len(lines) != 2 || lines[0] != `{"type":"version","format_version":"1"}` || !strings.HasPrefix(lines[1], `{"type":"diagnostics",`) {
+					t.Fatalf("stdout:\n%s", out)
+				}
+				check(t, lines[1])
+			}
+		})
+	}
+}

@@ -41,6 +41,9 @@ type Config struct {
 	// quiet_hours blocks; nil when there are none (see localtime.go).
 	TimeZones  *TimeZones
 	QuietHours *QuietHours
+	// Policies are the policy blocks, the configuration's (files by name)
+	// then those of the policy directories, in order.
+	Policies []*Policy
 }
 
 // Backend is the backend block, kept unevaluated: its type (the block
@@ -90,6 +93,9 @@ type Service struct {
 	// none (a campaign's own test_devices come first).
 	TestDevices []string
 	Pos         Pos
+	// APIKeyEnvPos is where api_key_env is set; zero when it is not (the
+	// default, DefaultAPIKeyEnv).
+	APIKeyEnvPos Pos
 }
 
 // Topic is a declared topic.

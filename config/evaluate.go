@@ -76,6 +76,8 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	}
 	cfg.TimeZones, cfg.QuietHours, d = mod.local.eval(ctx)
 	diags = append(diags, d...)
+	cfg.Policies, d = mod.evalPolicies(ctx)
+	diags = append(diags, d...)
 	for _, name := range mod.campaignNames {
 		c, d := evalCampaign(mod.campaigns[name], ctx)
 		diags = append(diags, d...)

@@ -30,6 +30,9 @@ type Options struct {
 	// Recipients maps a data "recipients" block name to the fetched user ids.
 	// Nil means not fetched: targets that depend on it stay unknown.
 	Recipients map[string][]string
+	// PolicyDirs are directories whose *.policy.hcl files add policy
+	// blocks (--policy-dir, PUSHFORM_POLICY_DIRS), in order.
+	PolicyDirs []string
 	// Values are variable values a front end evaluated itself (the
 	// variables blocks of pushform test): they win over every other
 	// source.
@@ -51,6 +54,9 @@ type Loader struct {
 	// Backends checks backend blocks (backend.Registry); nil keeps them
 	// unchecked, for callers that never open the state.
 	Backends BackendTypes
+	// PolicyObjects checks what policies read of plan and change; nil
+	// checks only the names they start with.
+	PolicyObjects *PolicyObjects
 	// parsed are the files of the last Load, by diagnostic filename.
 	parsed map[string]*hcl.File
 	// files are parsed with secret-looking values masked, and redact what
@@ -120,9 +126,12 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	}
 	files := l.parsed
 	mod, diags := l.parse(abs, files)
+	if mod != nil && len(opts.PolicyDirs) > 0 {
+		diags = append(diags, l.parsePolicyDirs(mod, abs, opts.PolicyDirs, files)...)
+	}
 	var e *evaluation
 	if mod != nil {
-		mod.budget = l.budget
+		mod.budget, mod.policyObjects = l.budget, l.PolicyObjects
 		var varFiles []varFile
 		var d hcl.Diagnostics
 		e, varFiles, d = evaluate(mod, opts, l.Backends)

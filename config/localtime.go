@@ -7,12 +7,10 @@ import (
 	"strings"
 	"time"
 
-	// The zone database is embedded so that local times do not depend on
-	// the machine's /usr/share/zoneinfo (or its absence).
-	_ "time/tzdata"
-
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"pushform/config/tzdb"
 )
 
 // Local-time delivery: time_zones says where each target lives,
@@ -193,16 +191,15 @@ func parseLocalTime(s string) (LocalTime, error) {
 // zoneCache loads each zone name once per configuration.
 type zoneCache map[string]*time.Location
 
-// load returns the zone named name; "" and "Local" are refused, as they
-// would depend on the machine.
+// load returns the zone named name, from the zone database embedded in
+// the binary (tzdb): never the machine's, whatever ZONEINFO says, so a
+// plan is the same everywhere. "Local", "localtime", "posixrules" and
+// "Factory" are no place, and refused.
 func (zc zoneCache) load(name string) (*time.Location, error) {
 	if loc, ok := zc[name]; ok {
 		return loc, nil
 	}
-	if name == "" || name == "Local" {
-		return nil, fmt.Errorf("not an IANA zone name")
-	}
-	loc, err := time.LoadLocation(name)
+	loc, err := tzdb.Load(name)
 	if err != nil {
 		return nil, err
 	}

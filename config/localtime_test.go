@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -117,6 +118,32 @@ badge "b" {
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("diagnostics:\n%s\nwant one containing %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestZoneNames: the names that validate are the embedded database's
+// zones and links; what is no place (the machine's zone, files of a
+// zoneinfo directory, Factory) is refused in default and in by_user alike.
+func TestZoneNames(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"Europe/Berlin", true}, {"US/Pacific", true}, {"Etc/GMT-14", true}, {"UTC", true}, {"Asia/Kolkata", true},
+		{"Local", false}, {"localtime", false}, {"posixrules", false}, {"Factory", false}, {"", false},
+		{"Europe/berlin", false}, {"/etc/localtime", false}, {"../zoneinfo/UTC", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, src := range []string{
+				fmt.Sprintf("time_zones {\n  default = %q\n}\n", tt.name),
+				fmt.Sprintf("time_zones {\n  by_user = { alice = %q }\n}\n", tt.name),
+			} {
+				_, diags := load(t, map[string]string{"main.hcl": svc + src}, Options{})
+				if got := describe(diags); strings.Contains(got, "Unknown time zone") == tt.ok {
+					t.Errorf("%s:\n%s", src, got)
 				}
 			}
 		})

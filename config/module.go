@@ -27,6 +27,9 @@ type module struct {
 	local    localBlocks        // top-level time_zones and quiet_hours
 	backend  *backendBlock      // nil when none
 	moved    []*movedBlock      // in source order
+	policies []*policyBlock     // the configuration's, then the policy directories'
+	// policyObjects are the Loader's (nil: policies' attributes unchecked).
+	policyObjects *PolicyObjects
 	// names maps campaign/kind/name to its first block, to report duplicates.
 	names map[string]*hcl.Block
 }
@@ -124,6 +127,7 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 		_, d := m.local.add(b, "A configuration")
 		diags = append(diags, d...)
 	}
+	diags = append(diags, m.addPolicies(f.policies)...)
 	return diags
 }
 

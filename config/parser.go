@@ -20,6 +20,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "moved"},
 		{Type: "time_zones"},
 		{Type: "quiet_hours"},
+		{Type: "policy", LabelNames: []string{"name"}},
 	},
 }
 
@@ -37,6 +38,7 @@ type file struct {
 	backends  []*backendBlock
 	moved     []*movedBlock
 	local     []*hcl.Block // time_zones and quiet_hours
+	policies  []*policyBlock
 }
 
 // decodeFile splits a file's body into its blocks and decodes each. Every
@@ -68,6 +70,8 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			keep(&out.moved, &diags)(decodeMovedBlock(b))
 		case "time_zones", "quiet_hours":
 			out.local = append(out.local, b)
+		case "policy":
+			keep(&out.policies, &diags)(decodePolicyBlock(b))
 		case "notification", "badge":
 			keep(&out.messages, &diags)(decodeMessageBlock(b, ""))
 		}

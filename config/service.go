@@ -59,7 +59,7 @@ func evalService(sb *serviceBlock, ctx *hcl.EvalContext, dir string) (Service, h
 					`api_key_env must name an environment variable (letters, digits and underscores, not starting with a digit), such as "PUSHFORM_API_KEY"; this value is not one (not shown, in case it is a key).`,
 					a.Expr.Range().Ptr()))
 			default:
-				svc.APIKeyEnv = v
+				svc.APIKeyEnv, svc.APIKeyEnvPos = v, posOf(a.Expr.Range())
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"pushform/internal/testutil"
 	"pushform/state"
 	"pushform/state/local"
 )
@@ -39,18 +40,6 @@ notification "b_tagged" {
   tag      = "t"
 }
 `
-
-// smallDisk mounts a tmpfs of size bytes for the test, or skips it with a
-// line saying why (mounting needs root).
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("skipped: a full disk is a tmpfs of %d bytes, and mounting one failed (%v); run the e2e tests as root to include it", size, err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	return dir
-}
 
 // fillDisk fills dir's file system, then frees free bytes of it; it returns
 // the filler's path.
@@ -104,7 +93,7 @@ func atoiCommas(t *testing.T, s string) int {
 func TestFullDisk(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		t.Run(map[bool]string{false: "human", true: "json"}[jsonOut], func(t *testing.T) {
-			disk := smallDisk(t, 64<<10)
+			disk := testutil.SmallDisk(t, 64<<10)
 			sb := startSandbox(t, slowSeed)
 			statePath := filepath.Join(disk, "pushform.state")
 			w := newWorkspace(t, sb, `

@@ -39,10 +39,10 @@ notification %[1]q {
 // variantTitles are the titles of newsBlock's variants.
 var variantTitles = []string{"Spring sale", "20% off everything"}
 
-// inboxes counts, over the devices that received anything, those that
+// inboxCounts counts, over the devices that received anything, those that
 // show two or more of titles (two variants) and those shown anything
 // twice or more (two copies), and returns every device's view.
-func inboxes(t *testing.T, sb *sandbox, titles []string) (twoVariants, twoCopies int, views map[string]deviceView) {
+func inboxCounts(t *testing.T, sb *sandbox, titles []string) (twoVariants, twoCopies int, views map[string]deviceView) {
 	t.Helper()
 	var list struct {
 		DeviceIDs []string `json:"deviceIds"`
@@ -82,7 +82,7 @@ func TestVariantWeightsChangeKeepsAssignment(t *testing.T) {
 		t.Errorf("plan after the weights changed: exit %d, want 0 (nobody new to assign)", r.code)
 	}
 	w.apply()
-	two, copies, _ := inboxes(t, sb, variantTitles)
+	two, copies, _ := inboxCounts(t, sb, variantTitles)
 	t.Logf("weights 50/50 -> 5/95 on 20 users: %d devices with two variants, %d with two copies, %d requests sent by the second apply", two, copies, sb.stats().SendRequests-before.SendRequests)
 	if two != 0 || copies != 0 {
 		t.Fatalf("%d devices show two variants, %d two copies; want 0", two, copies)
@@ -98,7 +98,7 @@ func TestVariantWeightsChangeKeepsAssignment(t *testing.T) {
 		t.Errorf("200 new users: %d to a, %d to b; want about 10 and 190", a, b)
 	}
 	w.apply()
-	if two, copies, _ := inboxes(t, sb, variantTitles); two != 0 || copies != 0 {
+	if two, copies, _ := inboxCounts(t, sb, variantTitles); two != 0 || copies != 0 {
 		t.Fatalf("after adding users: %d devices show two variants, %d two copies", two, copies)
 	}
 	// Variant b dropped: its people had the notification, and are sent
@@ -109,7 +109,7 @@ func TestVariantWeightsChangeKeepsAssignment(t *testing.T) {
 	before = sb.stats()
 	w.apply()
 	w.mustRun(0, "plan", "--detailed-exitcode")
-	two, copies, _ = inboxes(t, sb, variantTitles)
+	two, copies, _ = inboxCounts(t, sb, variantTitles)
 	t.Logf("variant b dropped: %d devices with two variants, %d with two copies, %d requests", two, copies, sb.stats().SendRequests-before.SendRequests)
 	if two != 0 || copies != 0 || sb.stats().SendRequests != before.SendRequests {
 		t.Fatalf("variant b dropped: %d devices show two variants, %d two copies, %d requests", two, copies, sb.stats().SendRequests-before.SendRequests)
@@ -162,7 +162,7 @@ func TestHoldoutChangesKeepAssignment(t *testing.T) {
 		}
 		w.apply()
 	}
-	two, copies, views := inboxes(t, sb, variantTitles)
+	two, copies, views := inboxCounts(t, sb, variantTitles)
 	shownHeldOut := 0
 	for id, d := range views {
 		if heldOut[id] && d.Received > 0 {
@@ -204,7 +204,7 @@ func TestRenameWithVariantsKeepsAssignment(t *testing.T) {
 					t.Errorf("%s: the plan sends to %d targets", s.what, n)
 				}
 				w.apply()
-				two, copies, _ := inboxes(t, sb, variantTitles)
+				two, copies, _ := inboxCounts(t, sb, variantTitles)
 				t.Logf("%s: %d devices with two variants, %d with two copies (cumulative), %d requests sent", s.what, two, copies, sb.stats().SendRequests-before.SendRequests)
 				if two != 0 || copies != 0 {
 					t.Errorf("%s: %d devices show two variants, %d two copies; want 0", s.what, two, copies)
@@ -249,7 +249,7 @@ func TestTargetKindChangeRefused(t *testing.T) {
 				t.Errorf("plan does not warn")
 			}
 			r := w.run("apply", "--auto-approve")
-			_, copies, _ := inboxes(t, sb, []string{"Coupon"})
+			_, copies, _ := inboxCounts(t, sb, []string{"Coupon"})
 			t.Logf("user_ids -> device_ids (%s): apply exit %d, %d requests, %d devices with two copies", name, r.code, sb.stats().SendRequests-before.SendRequests, copies)
 			if r.code != 1 || !strings.Contains(r.stderr, "devices may show it twice") || !strings.Contains(r.stderr, "Nothing was sent") {
 				t.Errorf("apply's refusal: exit %d\n%s", r.code, r.stderr)
@@ -259,7 +259,7 @@ func TestTargetKindChangeRefused(t *testing.T) {
 			}
 			w.mustRun(0, "plan", "--allow-resend", "--out", "resend.plan")
 			w.mustRun(0, "apply", "resend.plan")
-			if _, copies, _ := inboxes(t, sb, []string{"Coupon"}); copies != 20 {
+			if _, copies, _ := inboxCounts(t, sb, []string{"Coupon"}); copies != 20 {
 				t.Errorf("--allow-resend: %d devices show two copies, want the 20 asked for", copies)
 			}
 			w.mustRun(0, "plan", "--detailed-exitcode")
@@ -384,7 +384,7 @@ func TestVariantAssignmentKeptPG(t *testing.T) {
 		w.apply()
 		w.mustRun(0, "plan", "--detailed-exitcode")
 	}
-	two, copies, views := inboxes(t, sb, variantTitles)
+	two, copies, views := inboxCounts(t, sb, variantTitles)
 	shown := 0
 	for id, d := range views {
 		if heldOut[id] && d.Received > 0 {

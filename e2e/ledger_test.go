@@ -122,8 +122,12 @@ notification "b" {
 	if a, tg := w.planJSON("--now", day1).action("notification.b"); a == "create" || tg["send"] != 0 {
 		t.Fatalf("repeat_after not passed yet: %s %v", a, tg)
 	}
+	if p := w.planJSON("--now", later); p.Summary["repeat"] != 1 || p.Summary["retry"] != 0 {
+		a, tg := p.action("notification.b")
+		t.Errorf("a repeat planned as %s %v, summary %v", a, tg, p.Summary)
+	}
 	r := w.apply("--now", later)
-	if !strings.Contains(r.stdout, "repeat") {
+	if !strings.Contains(r.stdout, "↺ notification.b will be repeated: 3 users") || strings.Contains(r.stdout, "retry") {
 		t.Errorf("the plan does not say it repeats:\n%s", r.stdout)
 	}
 	for i, want := range []int{1, 2, 2, 2} {

@@ -10,7 +10,9 @@ import (
 
 	"pushform/backend"
 	"pushform/executor"
+	"pushform/plandoc"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/state"
 	"pushform/views"
 )
@@ -31,6 +33,9 @@ type ApplyOptions struct {
 	// AllowResend applies a plan that looks like renames (see
 	// planner.Plan.ResendGuard).
 	AllowResend bool
+	// Overrides let failed deny policies through, by name: a saved
+	// plan's, or --override-policy's. Apply records them before sending.
+	Overrides []plandoc.Override
 	// Executor are the limits of the requests (parallelism, retries); Apply
 	// sets its Events, Now and PaceFrom.
 	Executor executor.Options
@@ -42,6 +47,8 @@ type ApplyResult struct {
 	// Plan is the plan applied; nil when a streamed recipients list broke
 	// off (or the run was interrupted) before the plan was whole.
 	Plan *planner.Plan
+	// Policies are the results of the policies on the plan.
+	Policies []plandoc.Policy
 	// Sent says requests may have gone out: Result, Err and PersistErr
 	// describe them. Without it the plan had no changes.
 	Sent   bool
@@ -81,6 +88,17 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 			return nil, err
 		}
 	}
+	// The policies are checked on the plan shown, before asking.
+	results, err := r.Policies(p, o.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	if len(results) > 0 {
+		out.Policies(results)
+	}
+	if denied := policy.Denied(results); len(denied) > 0 {
+		return nil, &policy.DeniedError{Denied: denied, Apply: true, Saved: o.Saved != nil}
+	}
 	// A rename without a moved block would show the notification again:
 	// refuse it before asking, before anything is sent.
 	if err := p.ResendGuard(); err != nil && !o.AllowResend {
@@ -91,7 +109,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	}
 	if !p.HasChanges() {
 		out.NoChanges()
-		return &ApplyResult{Plan: p}, sess.RecordService()
+		return &ApplyResult{Plan: p, Policies: results}, sess.RecordService()
 	}
 	if o.Confirm != nil {
 		if ok, err := o.Confirm(); !ok {
@@ -107,6 +125,11 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e, ok := overrideEntry(results, p, r.Clock.Now()); ok {
+		if err := rec.Record(e); err != nil {
+			return nil, fmt.Errorf("recording the policy overrides (nothing was sent): %w", err)
+		}
+	}
 	out.Start(p)
 	start := time.Now()
 	opts := r.executorOptions(o, out.Event)
@@ -114,7 +137,9 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	// window count.
 	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, r.Clock.Now())
 	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
-	return r.finish(o, p, rec, res, applyErr, start), nil
+	ar := r.finish(o, p, rec, res, applyErr, start)
+	ar.Policies = results
+	return ar, nil
 }
 
 func (r *Run) executorOptions(o ApplyOptions, events func(executor.Event)) executor.Options {

@@ -8,6 +8,7 @@ import (
 
 	"pushform/backend"
 	"pushform/config"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/secret"
 )
@@ -105,6 +106,7 @@ func NewLoader(backends backend.Registry) *config.Loader {
 	}
 	l := config.NewLoader()
 	l.Backends = backends
+	l.PolicyObjects = &config.PolicyObjects{Plan: plandoc.PlanType, Change: plandoc.ChangeType}
 	return l
 }
 

@@ -115,10 +115,12 @@ func (r *Run) Plan(ctx context.Context) (*planner.Plan, error) {
 		return nil, err
 	}
 	p, err := planner.Make(planner.Input{Config: cfg, State: r.Session.State, Recipients: snap, Refreshed: refreshed}, r.planOptions())
-	if p != nil {
-		r.name(p)
+	if err != nil {
+		return nil, err
 	}
-	return p, err
+	r.name(p)
+	p.Summary.Reach = planner.CountReach(p, r.Session.State)
+	return p, nil
 }
 
 // name records in p the service it was made for: views name it, and apply
@@ -167,9 +169,9 @@ func (r *Run) resolve(snap *state.Snapshot) (*config.Config, error) {
 // be whole first: also with Refresh false (there is nothing to fetch),
 // and when a block reads the list other than as a bare reference.
 func (r *Run) Stream() *planner.Stream {
-	// A scheduled plan leaves out what awaits review: it needs the whole
-	// plan before sending.
-	if !r.o.Refresh || r.o.Planner.Scheduled || !r.Loader.ResolvesByReference(r.Session.Config) {
+	// A scheduled plan leaves out what awaits review, and policies check
+	// the plan: both need the whole plan before sending.
+	if !r.o.Refresh || r.o.Planner.Scheduled || len(r.Session.Config.Policies) > 0 || !r.Loader.ResolvesByReference(r.Session.Config) {
 		return nil
 	}
 	return planner.NewStream(r.Session.Config, r.Session.State, r.planOptions())

@@ -11,8 +11,8 @@ import (
 )
 
 // TestActionsListsEveryAction reads the package's source for constants of
-// type Action, so a new action missing from Actions (and so from the
-// views' tests) fails here.
+// type Action, so a new action without a row in actionTable (and so
+// missing from Actions and the views' tests) fails here.
 func TestActionsListsEveryAction(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -58,12 +58,12 @@ func TestActionsListsEveryAction(t *testing.T) {
 	}
 	for _, a := range declared {
 		if !slices.Contains(listed, a) {
-			t.Errorf("action %q is declared but missing from Actions()", a)
+			t.Errorf("action %q is declared but has no row in actionTable (planner/actions.go)", a)
 		}
 	}
 	for i, a := range listed {
 		if slices.Index(listed, a) != i {
-			t.Errorf("Actions() lists %q twice", a)
+			t.Errorf("actionTable has two rows for %q", a)
 		}
 	}
 }

@@ -140,11 +140,14 @@ func TestRenameDetection(t *testing.T) {
 			note("notification.welcome_v2", "Hi", "Welcome", "", ids(100, "u")...), "[]"},
 		// A rename with an edit is an edit.
 		{"renamed with a body edit", recorded(welcome, state.Delivered, nil),
-			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100 false}]"},
+			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100 false false}]"},
 		{"for_each key changed with an edit", recorded(note(`notification.o["a"]`, "Hi", "Welcome", "", "u1", "u2"), state.Delivered, nil),
-			note(`notification.o["b"]`, "Hi", "Welcome again", "", "u2"), `[{notification.o["a"] notification.o["b"] 1 false}]`},
+			note(`notification.o["b"]`, "Hi", "Welcome again", "", "u2"), `[{notification.o["a"] notification.o["b"] 1 false false}]`},
 		{"an edit to unknown outcomes may show twice", recorded(welcome, state.Unknown, nil),
-			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100 false}]"},
+			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "u")...), "[{notification.welcome notification.welcome_v2 100 false false}]"},
+		// Under the same tag, the edit would replace it on devices.
+		{"renamed with a body edit under the same tag", recorded(note("notification.tips", "Tip", "Save", "tips", ids(10, "u")...), state.Delivered, nil),
+			note("notification.tips_v2", "Tip", "Save more", "tips", ids(10, "u")...), "[{notification.tips notification.tips_v2 10 false true}]"},
 		{"other targets", recorded(welcome, state.Delivered, nil),
 			note("notification.welcome_v2", "Hi", "Welcome!", "", ids(100, "x")...), "[]"},
 		{"nothing reached them", recorded(welcome, state.Failed, nil),

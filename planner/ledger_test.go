@@ -197,8 +197,31 @@ func TestRepeatAfter(t *testing.T) {
 				if sent := len(c.Send) == 1; sent != tt.send || sent && c.Targets.Repeat != 1 {
 					t.Fatalf("%s: send %v counts %+v", c.Action, c.Send, c.Targets)
 				}
+				// Recorded under this address, a repeat is its own action
+				// (forgotten, the address is created again).
+				if st == h.st && tt.send && (c.Action != ActionRepeat || p.Summary.Repeat != 1 || p.Summary.Retry != 0) {
+					t.Errorf("a repeat planned as %s, summary %+v", c.Action, p.Summary)
+				}
 			}
 		})
+	}
+}
+
+// TestRepeatWithRetry: an address that repeats some targets and retries
+// others is a retry, its repeats noted in its counts.
+func TestRepeatWithRetry(t *testing.T) {
+	weekly := note("notification.reminder", "Reminder", "Your weekly reminder", "", "bob", "carol")
+	h := newHistory(t).send(weekly, state.Delivered, "bob")
+	h.send(weekly, state.Failed, "carol")
+	m := *weekly
+	m.RepeatAfter = time.Hour
+	p, err := Make(Input{Config: cfgOf(&m), State: h.st}, Options{Now: now.Add(2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := change(t, p, weekly.Address)
+	if c.Action != ActionRetry || c.Targets.Retry != 1 || c.Targets.Repeat != 1 || len(c.Send) != 2 || p.Summary.Retry != 1 || p.Summary.Repeat != 0 {
+		t.Errorf("%s: send %v counts %+v summary %+v", c.Action, c.Send, c.Targets, p.Summary)
 	}
 }
 

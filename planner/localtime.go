@@ -31,10 +31,6 @@ import (
 // (02:30 on a spring-forward night that jumps from 02:00 to 03:00 is
 // due at 03:00); a wall time that occurs twice is due at the first.
 
-// ActionQuiet: every target apply would send now is held by quiet_hours;
-// the plan says when the first window ends (Local.QuietOpens).
-const ActionQuiet Action = "quiet"
-
 // Local is what deliver_at_local and quiet_hours do to a change's targets
 // not yet delivered; nil on a change they do not touch.
 type Local struct {
@@ -96,15 +92,27 @@ type localRule struct {
 	now        time.Time
 }
 
-// wallTime is y-mo-d h:m in loc; a wall time skipped by a DST change is
-// the first valid time after it (time.Date may pick either side).
+// wallTime is y-mo-d h:m in loc. A wall time that occurs twice (clocks
+// set back) is its first occurrence; one skipped by a DST change is the
+// first valid time after it (02:30 on a night that jumps from 02:00 to
+// 03:00 is 03:00). time.Date promises neither: it picks either side.
 func wallTime(y int, mo time.Month, d int, c config.ClockTime, loc *time.Location) time.Time {
 	t := time.Date(y, mo, d, c.Hour(), c.Minute(), 0, 0, loc)
+	want := time.Date(y, mo, d, c.Hour(), c.Minute(), 0, 0, time.UTC) // the wall time, as if in UTC
+	start, end := t.ZoneBounds()
 	if t.Hour() == c.Hour() && t.Minute() == c.Minute() {
+		// The zone before t's shows this wall time too when its offset
+		// was larger: earlier, at want less that offset.
+		if !start.IsZero() {
+			_, off := start.Add(-time.Second).Zone()
+			if e := want.Add(-time.Duration(off) * time.Second); e.Before(start) {
+				if l := e.In(loc); time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), 0, 0, time.UTC).Equal(want) {
+					return l
+				}
+			}
+		}
 		return t
 	}
-	start, end := t.ZoneBounds()
-	want := time.Date(y, mo, d, c.Hour(), c.Minute(), 0, 0, time.UTC)
 	got := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC)
 	if got.After(want) { // landed after the gap: the gap ends where its zone starts
 		return start

@@ -1,48 +1,35 @@
 package planner
 
 import (
-	"archive/zip"
 	"math/rand/v2"
-	"slices"
-
-	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"pushform/config"
+	"pushform/config/tzdb"
+	"pushform/internal/testutil/cpubench"
 	"pushform/state"
 )
 
-// benchZones returns n real zones, from the zone database Go ships
-// (the same data time/tzdata embeds), in name order.
+// benchZones returns n real zones, from the zone database the binary
+// embeds, in name order.
 func benchZones(b *testing.B, n int) []*time.Location {
 	b.Helper()
-	zr, err := zip.OpenReader(filepath.Join(runtime.GOROOT(), "lib", "time", "zoneinfo.zip"))
-	if err != nil {
-		b.Skipf("zone list: %v", err)
-	}
-	defer zr.Close()
 	var names []string
-	for _, f := range zr.File {
-		if strings.Contains(f.Name, "/") && !strings.HasPrefix(f.Name, "Etc/") {
-			names = append(names, f.Name)
+	for _, name := range tzdb.Names() {
+		if strings.Contains(name, "/") && !strings.HasPrefix(name, "Etc/") {
+			names = append(names, name)
 		}
 	}
-	sort.Strings(names)
 	if len(names) < n {
 		b.Skipf("only %d zones", len(names))
 	}
 	var out []*time.Location
 	for _, name := range names[:n] {
-		loc, err := time.LoadLocation(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, loc)
+		out = append(out, zone(b, name))
 	}
 	return out
 }
@@ -145,25 +132,16 @@ func BenchmarkLocalTimeRatio1M(b *testing.B) {
 	for b.Loop() {
 		for i, in := range []Input{plain, local} {
 			runtime.GC() // each plan starts with a clean heap
-			c0, w0 := cpuTime(b), time.Now()
+			c0, w0 := time.Duration(cpubench.CPUTime()), time.Now()
 			if _, err := Make(in, Options{Now: at}); err != nil {
 				b.Fatal(err)
 			}
 			wall[i] += time.Since(w0)
-			cpu[i] += cpuTime(b) - c0
+			cpu[i] += time.Duration(cpubench.CPUTime()) - c0
 		}
 	}
 	b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
 	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
 	b.ReportMetric(float64(cpu[0].Milliseconds())/float64(b.N), "plain-cpu-ms/op")
 	b.ReportMetric(float64(cpu[1].Milliseconds())/float64(b.N), "local-cpu-ms/op")
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -7,12 +7,15 @@ import (
 	"time"
 
 	"pushform/config"
+	"pushform/config/tzdb"
 	"pushform/state"
 )
 
+// zone loads a zone from the database the binary embeds, as
+// configurations do.
 func zone(t testing.TB, name string) *time.Location {
 	t.Helper()
-	loc, err := time.LoadLocation(name)
+	loc, err := tzdb.Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,24 +29,110 @@ func TestWallTimeDST(t *testing.T) {
 		date time.Time // y-m-d in UTC
 		at   config.ClockTime
 		want time.Time
+		zone string // "": New York
 	}{
-		{"plain winter", time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC), 9 * 60, time.Date(2027, 1, 15, 14, 0, 0, 0, time.UTC)},
-		{"spring-forward day, after the change", time.Date(2027, 3, 14, 0, 0, 0, 0, time.UTC), 9 * 60, time.Date(2027, 3, 14, 13, 0, 0, 0, time.UTC)},
+		{"plain winter", time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC), 9 * 60, time.Date(2027, 1, 15, 14, 0, 0, 0, time.UTC), ""},
+		{"spring-forward day, after the change", time.Date(2027, 3, 14, 0, 0, 0, 0, time.UTC), 9 * 60, time.Date(2027, 3, 14, 13, 0, 0, 0, time.UTC), ""},
 		// 02:30 does not exist on 2027-03-14 in New York: 02:00 EST jumps to 03:00 EDT (07:00Z).
-		{"skipped wall time", time.Date(2027, 3, 14, 0, 0, 0, 0, time.UTC), 2*60 + 30, time.Date(2027, 3, 14, 7, 0, 0, 0, time.UTC)},
-		{"skipped hour start", time.Date(2027, 3, 14, 0, 0, 0, 0, time.UTC), 2 * 60, time.Date(2027, 3, 14, 7, 0, 0, 0, time.UTC)},
+		{"skipped wall time", time.Date(2027, 3, 14, 0, 0, 0, 0, time.UTC), 2*60 + 30, time.Date(2027, 3, 14, 7, 0, 0, 0, time.UTC), ""},
+		{"skipped hour start", time.Date(2027, 3, 14, 0, 0, 0, 0, time.UTC), 2 * 60, time.Date(2027, 3, 14, 7, 0, 0, 0, time.UTC), ""},
 		// 01:30 occurs twice on 2026-11-01; the first (EDT, 05:30Z) counts.
-		{"repeated wall time", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 90, time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC)},
-		{"fall-back day, after the change", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 9 * 60, time.Date(2026, 11, 1, 14, 0, 0, 0, time.UTC)},
+		{"repeated wall time", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 90, time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), ""},
+		{"fall-back day, after the change", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 9 * 60, time.Date(2026, 11, 1, 14, 0, 0, 0, time.UTC), ""},
+		// East of UTC: 02:30 occurs twice on 2026-10-25 in Berlin; the
+		// first is CEST, 00:30Z (time.Date gives the second, 01:30Z).
+		{"repeated wall time east of UTC", time.Date(2026, 10, 25, 0, 0, 0, 0, time.UTC), 2*60 + 30, time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC), "Europe/Berlin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := wallTime(tt.date.Year(), tt.date.Month(), tt.date.Day(), tt.at, ny)
+			loc := ny
+			if tt.zone != "" {
+				loc = zone(t, tt.zone)
+			}
+			got := wallTime(tt.date.Year(), tt.date.Month(), tt.date.Day(), tt.at, loc)
 			if !got.Equal(tt.want) {
 				t.Errorf("wallTime = %s, want %s", got.UTC(), tt.want)
 			}
 		})
 	}
+}
+
+// TestWallTimeEveryZone holds wallTime to an independent computation
+// over the same embedded database: for every zone whose offset changes in
+// the next three years, it walks the zone's periods with ZoneBounds and,
+// at each change, checks wall times that occur twice (clocks set back)
+// fall due at their first occurrence, and wall times skipped (clocks set
+// forward) at the change itself.
+func TestWallTimeEveryZone(t *testing.T) {
+	from := time.Date(time.Now().Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	to := from.AddDate(3, 0, 0)
+	zones, repeated, skipped := 0, 0, 0
+	for _, name := range tzdb.Names() {
+		loc := zone(t, name)
+		changed := false
+		for at := from; ; {
+			_, end := at.In(loc).ZoneBounds()
+			if end.IsZero() || !end.Before(to) {
+				break
+			}
+			if !end.After(at) {
+				// Go's zone rules end a period at a leap year's last day
+				// and start none there: step over it.
+				at = at.Add(time.Minute)
+				continue
+			}
+			at = end
+			_, before := end.Add(-time.Second).In(loc).Zone()
+			_, after := end.In(loc).Zone()
+			if before == after { // a new name or DST flag only
+				continue
+			}
+			changed = true
+			// Wall clocks, written as UTC times: the change moves them from
+			// end+before to end+after.
+			w1, w2 := end.UTC().Add(time.Duration(before)*time.Second), end.UTC().Add(time.Duration(after)*time.Second)
+			lo, hi := w1, w2
+			if hi.Before(lo) {
+				lo, hi = hi, lo
+			}
+			for _, w := range wallMinutes(lo, hi) {
+				got := wallTime(w.Year(), w.Month(), w.Day(), config.ClockTime(w.Hour()*60+w.Minute()), loc)
+				want := end // skipped: the first valid time after it
+				if after < before {
+					want = w.Add(-time.Duration(before) * time.Second) // the first of the two
+					repeated++
+				} else {
+					skipped++
+				}
+				if !got.Equal(want) {
+					t.Errorf("%s: %s (clocks %+ds at %s) falls due at %s, want %s",
+						name, w.Format("2006-01-02 15:04"), after-before, end.UTC().Format(time.RFC3339), got.UTC().Format(time.RFC3339), want.UTC().Format(time.RFC3339))
+				}
+			}
+		}
+		if changed {
+			zones++
+		}
+	}
+	t.Logf("%d zones change offset between %s and %s: %d repeated and %d skipped wall times checked", zones, from.Format(time.DateOnly), to.Format(time.DateOnly), repeated, skipped)
+	if zones < 50 || repeated < 100 || skipped < 100 {
+		t.Errorf("only %d zones, %d repeated and %d skipped wall times: the scan no longer finds the changes", zones, repeated, skipped)
+	}
+}
+
+// wallMinutes are wall times in [lo, hi) on whole minutes: the first, the
+// middle and the last.
+func wallMinutes(lo, hi time.Time) []time.Time {
+	first := lo.Truncate(time.Minute)
+	if first.Before(lo) {
+		first = first.Add(time.Minute)
+	}
+	last := hi.Add(-time.Nanosecond).Truncate(time.Minute)
+	if last.Before(first) {
+		return nil
+	}
+	mid := first.Add(last.Sub(first) / 2).Truncate(time.Minute)
+	return slices.CompactFunc([]time.Time{first, mid, last}, time.Time.Equal)
 }
 
 // localMsg is a notification to users u0..u(n-1), each in zones[i%len].

@@ -151,6 +151,8 @@ func detectRenames(cfg *config.Config, changes []*Change, created map[string]*co
 		r := Rename{From: best.Address, To: c.Address, Targets: bestN}
 		if best.Fingerprint == c.Fingerprint {
 			r.Same = true
+		} else {
+			r.Replaces = best.Content.Tag != "" && best.Content.Tag == c.Content.Tag
 		}
 		out = append(out, r)
 		c.Warnings = append(c.Warnings, renameWarning(r, best.Content, c.Content))

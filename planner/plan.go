@@ -19,48 +19,6 @@ import (
 // FormatVersion is the version of the saved plan format and of plan JSON.
 const FormatVersion = "1"
 
-// Action is what a plan does to one address.
-type Action string
-
-// The actions a plan holds. A new one goes into Actions too: the views
-// are tested against that list (planner and views tests fail until both
-// know it).
-const (
-	ActionCreate  Action = "create"   // address not in state: send to every target
-	ActionSendNew Action = "send-new" // same content, targets added: send to the new ones only
-	ActionRetry   Action = "retry"    // failed, unknown, or reachable-again targets
-	ActionReplace Action = "replace"  // content changed, same tag before and after: devices replace the earlier one
-	ActionResend  Action = "resend"   // content changed, no tag or another tag: the earlier one stays
-	ActionUpdate  Action = "update"   // badge count changed: the badge converges
-	ActionForget  Action = "forget"   // gone from config: state only, nothing is sent
-	ActionWait    Action = "wait"     // send_after is still in the future
-	ActionNoOp    Action = "no-op"
-	// ActionMoved: a moved block (or state mv) renamed the address and
-	// nothing else changed: apply records the move, and sends nothing.
-	ActionMoved Action = "moved"
-	// ActionExpired: send_before has passed with targets not delivered;
-	// they are never sent, retried or replaced.
-	ActionExpired Action = "expired"
-	// ActionCapped: every target apply would send is held back by a
-	// frequency_cap; a later plan sends them once the cap allows.
-	ActionCapped Action = "capped"
-	// ActionAlreadyDelivered: the ledger shows every target apply would
-	// send already received this content (or may have), under this or
-	// another address, current or forgotten: nothing is sent, and apply
-	// records the address as up to date, pointing at those deliveries.
-	ActionAlreadyDelivered Action = "already-delivered"
-	// ActionDisabled: enabled = false. Nothing is sent or forgotten; the
-	// address keeps its records.
-	ActionDisabled Action = "disabled"
-)
-
-// Actions lists every action, in the order they are declared.
-func Actions() []Action {
-	return []Action{ActionCreate, ActionSendNew, ActionRetry, ActionReplace, ActionResend, ActionUpdate, ActionForget,
-		ActionWait, ActionNoOp, ActionMoved, ActionExpired, ActionCapped, ActionAlreadyDelivered, ActionDisabled, ActionQuiet,
-		ActionStage, ActionHoldout}
-}
-
 // Plan is the complete, deterministic result of planning.
 type Plan struct {
 	FormatVersion string    `json:"format_version"`
@@ -120,6 +78,11 @@ type Rename struct {
 	// Same is set when the content is the same (--allow-resend or
 	// repeat_after sends it again); otherwise it was edited too.
 	Same bool `json:"same,omitempty"`
+	// Replaces: edited under the same tag, so once a moved block records
+	// the rename the edit replaces the earlier notification on devices;
+	// an edit without it is sent as a second notification, shown beside
+	// the earlier one.
+	Replaces bool `json:"replaces,omitempty"`
 }
 
 // MovedBlock is the moved block that records r as a rename.
@@ -270,6 +233,7 @@ type Summary struct {
 	Create   int `json:"create"`
 	SendNew  int `json:"send_new"`
 	Retry    int `json:"retry"`
+	Repeat   int `json:"repeat"`
 	Replace  int `json:"replace"`
 	Resend   int `json:"resend"`
 	Update   int `json:"update"`
@@ -313,6 +277,9 @@ type Summary struct {
 	HoldoutTargets int `json:"holdout_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
+	// Reach is who the sends reach (see CountReach); nil when not
+	// counted.
+	Reach *Reach `json:"reach,omitempty"`
 }
 
 // HasChanges reports whether applying the plan would send or record

@@ -378,6 +378,10 @@ func (pl *planning) change(m *config.Message, prior *state.Message) *Change {
 		c.Action = ActionReplace
 	case c.Targets.New > 0:
 		c.Action = ActionSendNew
+	case c.Targets.Send > 0 && c.Targets.Retry+c.Targets.Unknown+c.Targets.Reachable == 0:
+		// Every target sent had the content already: a repeat, not a
+		// retry (repeat_after or --allow-resend).
+		c.Action = ActionRepeat
 	case c.Targets.Send > 0:
 		c.Action = ActionRetry
 	default:
@@ -896,37 +900,10 @@ func forgetChange(m *state.Message) *Change {
 func summarize(p *Plan) Summary {
 	var s Summary
 	for _, c := range p.Changes {
-		switch c.Action {
-		case ActionCreate:
-			s.Create++
-		case ActionSendNew:
-			s.SendNew++
-		case ActionRetry:
-			s.Retry++
-		case ActionReplace:
-			s.Replace++
-		case ActionResend:
-			s.Resend++
-		case ActionUpdate:
-			s.Update++
-		case ActionForget:
-			s.Forget++
-		case ActionWait:
-			s.Wait++
-		case ActionNoOp:
-			s.NoOp++
-		case ActionExpired:
-			s.Expired++
-		case ActionCapped:
-			s.Capped++
-		case ActionAlreadyDelivered:
-			s.AlreadyDelivered++
-		case ActionDisabled:
-			s.Disabled++
-		case ActionQuiet:
-			s.Quiet++
-		case ActionStage:
-			s.Staged++
+		// Moved counts every address a move renames, whatever else its
+		// change does: below, not by its action.
+		if r, _ := Info(c.Action); r.summary != nil && c.Action != ActionMoved {
+			*r.summary(&s)++
 		}
 		if c.Local != nil {
 			if c.Action == ActionWait {

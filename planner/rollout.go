@@ -12,10 +12,6 @@ import (
 	"pushform/state"
 )
 
-// ActionStage: a rollout holds every target apply would send for a later
-// stage (its wait has not passed) or its failure gate halted it.
-const ActionStage Action = "stage"
-
 // Rollout states, in RolloutStatus.State.
 const (
 	RolloutSending  = "sending"  // this plan sends a stage

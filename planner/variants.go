@@ -18,10 +18,6 @@ const (
 // VariantAddress is the address of variant name of the notification at of.
 func VariantAddress(of, name string) string { return of + VariantInfix + name }
 
-// ActionHoldout: the targets of a holdout receive nothing; apply records
-// them (outcome holdout) so the brand can compare.
-const ActionHoldout Action = "holdout"
-
 // VariantInfo says which variant of which address a change is.
 type VariantInfo struct {
 	Of     string `json:"of"`

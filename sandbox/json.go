@@ -3,15 +3,14 @@ package sandbox
 import (
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"pushform/internal/jsonstr"
 )
 
-// appendJSONString appends s as a JSON string, quoted by jsontext (the
-// client quotes with the same library): ", \ and control characters
-// escaped, nothing else, and invalid UTF-8 as U+FFFD.
+// appendJSONString appends s as a JSON string, quoted by jsonstr (as
+// jsontext quotes): ", \ and control characters escaped, nothing else,
+// and invalid UTF-8 as U+FFFD.
 func appendJSONString[T string | []byte](b []byte, s T) []byte {
-	b, _ = jsontext.AppendQuote(b, s) // the error only reports what became U+FFFD
-	return b
+	return jsonstr.AppendQuote(b, s)
 }
 
 // appendTime appends unix nanoseconds as a JSON RFC 3339 string in UTC.

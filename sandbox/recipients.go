@@ -5,7 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"sync/atomic"
-	"unicode/utf8"
+
+	"pushform/internal/jsonstr"
 )
 
 // RecipientsPageSize is the default page of the object shape of
@@ -67,7 +68,7 @@ func (l *idLister) format(ord int) {
 			f := r.user
 			l.id = f.appendID(l.id, ord-r.ordBase)
 			l.last, l.digit, l.end = r.ordBase+r.count, len(f.prefix), len(l.id)-len(f.suffix)
-			l.plain = plainJSON(f.prefix) && plainJSON(f.suffix)
+			l.plain = jsonstr.Plain(f.prefix) && jsonstr.Plain(f.suffix)
 			return
 		}
 	}
@@ -84,17 +85,6 @@ func countUp(d []byte) bool {
 		d[i] = '0'
 	}
 	return false
-}
-
-// plainJSON reports whether JSON quotes s as it is: valid UTF-8 without
-// '"', '\\' or control characters.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return utf8.ValidString(s)
 }
 
 // recipients calls emit for each user ordinal from start on whose user is

@@ -15,12 +15,13 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of the state file format written. Format 6
-// added the service its deliveries went to (State.Service); format 5
-// added the ledger (State.Ledger, Message.ForgottenAt); format 4 put the
-// header (serial, lineage, environment) under the checksum; format 3 added
-// Message.EarlierTags and Target.Unanswered; 1 to 5 are still read.
-const FormatVersion = 6
+// FormatVersion is the version of the state file format written. Format 7
+// added the policy overrides (State.Overrides); format 6 the service its
+// deliveries went to (State.Service); format 5 the ledger (State.Ledger,
+// Message.ForgottenAt); format 4 put the header (serial, lineage,
+// environment) under the checksum; format 3 added
+// Message.EarlierTags and Target.Unanswered; 1 to 6 are still read.
+const FormatVersion = 7
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -45,6 +46,9 @@ type State struct {
 	// with Messages it is the ledger of what reached whom (see ledger.go);
 	// its entries are never written once recorded, only replaced.
 	Ledger []*Message `json:"ledger,omitempty"`
+	// Overrides are the deny policies applies overrode, oldest first (see
+	// override.go).
+	Overrides []Override `json:"overrides,omitempty"`
 	// Compact makes the messages ApplyEntry creates hold their targets in
 	// a compact table rather than in Message.Targets (see targets.go):
 	// plan and apply read states this way, so ten million targets need no
@@ -289,107 +293,9 @@ func (s *State) ApplyEntry(e Entry) error {
 	}
 	switch e.Type {
 	case EntryIntent, EntryRecord:
-		for _, it := range e.Items {
-			if e.Type == EntryRecord {
-				if err := checkOutcomes("record", &it); err != nil {
-					return err
-				}
-			}
-			m := s.writable(it.Address)
-			if m == nil {
-				m = &Message{Address: it.Address, Targets: map[string]*Target{}}
-				if s.Compact {
-					m.makeCompact()
-				}
-				s.Messages[it.Address] = m
-				if s.owned != nil {
-					s.owned[it.Address] = true
-				}
-			}
-			if it.Kind != "" {
-				m.Kind = it.Kind
-			}
-			if it.TargetKind != "" {
-				m.TargetKind = it.TargetKind
-			}
-			oldFP, oldContent := m.Fingerprint, m.Content
-			if m.Fingerprint != it.Fingerprint {
-				// Targets not in this request keep the earlier content:
-				// remember its tag.
-				if m.Fingerprint != "" {
-					if m.EarlierTags == nil {
-						m.EarlierTags = map[string]string{}
-					}
-					m.EarlierTags[m.Fingerprint] = m.Content.Tag
-				}
-				delete(m.EarlierTags, it.Fingerprint)
-			}
-			if it.Content != nil {
-				m.Content = *it.Content
-			}
-			m.Fingerprint = it.Fingerprint
-			t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
-			var carried []*Target // by Unanswered count, shared
-			var shared *Target    // the last record of a record entry
-			m.updateTargets(it.Targets, func(i int, prev *Target) *Target {
-				// The ledger keeps what the target had: other content, or
-				// this content delivered before (a repeat, a --replace).
-				if prev != nil && (prev.Fingerprint != it.Fingerprint || e.Type == EntryIntent && prev.Outcome == Delivered) {
-					s.supersede(m, oldFP, oldContent, it.Targets[i], prev)
-				}
-				if e.Type == EntryRecord {
-					r := *it.Outcomes[i]
-					if r.Fingerprint == "" {
-						r.Fingerprint = it.Fingerprint
-					}
-					// Targets of one earlier request share one record.
-					if shared == nil || *shared != r {
-						shared = &r
-					}
-					return shared
-				}
-				// A target still unknown keeps its count of unanswered
-				// requests across the new send.
-				if prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
-					var rec *Target
-					rec, carried = withUnanswered(t, prev.Unanswered, carried)
-					return rec
-				}
-				return t
-			})
-		}
+		return s.applySend(e)
 	case EntryOutcome:
-		for _, it := range e.Items {
-			m := s.writable(it.Address)
-			if m == nil {
-				return fmt.Errorf("journal: outcome for %s without an intent", it.Address)
-			}
-			if err := checkOutcomes("outcome", &it); err != nil {
-				return err
-			}
-			var prev *Target
-			m.updateTargets(it.Targets, func(i int, cur *Target) *Target {
-				if i > 0 && it.Outcomes[i] == it.Outcomes[i-1] && prev.Outcome != Unknown {
-					return prev // the same record as the target before: the same result
-				}
-				t := outcomeRecord(&e, &it, i)
-				if t.Outcome == Unknown {
-					// Sent, and no usable answer: one more unanswered
-					// request on top of those before it.
-					t.Unanswered = 1
-					if cur != nil && cur.Outcome == Unknown {
-						t.Unanswered += cur.Unanswered
-					}
-				}
-				// Most outcomes of a request are equal: share one record
-				// (copied only when it differs, so t stays on the stack).
-				if prev == nil || *prev != t {
-					rec := t
-					prev = &rec
-				}
-				return prev
-			})
-		}
+		return s.applyOutcome(e)
 	case EntryForget:
 		for _, it := range e.Items {
 			if len(it.Targets) == 0 {
@@ -407,6 +313,8 @@ func (s *State) ApplyEntry(e Entry) error {
 		return s.move(e.Items)
 	case EntryTestSend:
 		return s.recordTestSend(e)
+	case EntryOverride:
+		return s.recordOverrides(e)
 	case EntrySnapshot:
 		switch len(e.Items) {
 		case 0:
@@ -419,6 +327,119 @@ func (s *State) ApplyEntry(e Entry) error {
 		}
 	default:
 		return fmt.Errorf("journal: unknown entry type %q", e.Type)
+	}
+	return nil
+}
+
+// applySend folds an intent or a record entry into the state: each
+// item's targets get the content, and a record (unknown until an outcome
+// arrives, or the earlier delivery a record entry names).
+func (s *State) applySend(e Entry) error {
+	for _, it := range e.Items {
+		if e.Type == EntryRecord {
+			if err := checkOutcomes("record", &it); err != nil {
+				return err
+			}
+		}
+		m := s.writable(it.Address)
+		if m == nil {
+			m = &Message{Address: it.Address, Targets: map[string]*Target{}}
+			if s.Compact {
+				m.makeCompact()
+			}
+			s.Messages[it.Address] = m
+			if s.owned != nil {
+				s.owned[it.Address] = true
+			}
+		}
+		if it.Kind != "" {
+			m.Kind = it.Kind
+		}
+		if it.TargetKind != "" {
+			m.TargetKind = it.TargetKind
+		}
+		oldFP, oldContent := m.Fingerprint, m.Content
+		if m.Fingerprint != it.Fingerprint {
+			// Targets not in this request keep the earlier content:
+			// remember its tag.
+			if m.Fingerprint != "" {
+				if m.EarlierTags == nil {
+					m.EarlierTags = map[string]string{}
+				}
+				m.EarlierTags[m.Fingerprint] = m.Content.Tag
+			}
+			delete(m.EarlierTags, it.Fingerprint)
+		}
+		if it.Content != nil {
+			m.Content = *it.Content
+		}
+		m.Fingerprint = it.Fingerprint
+		t := &Target{Outcome: Unknown, Fingerprint: it.Fingerprint, Time: e.Time}
+		var carried []*Target // by Unanswered count, shared
+		var shared *Target    // the last record of a record entry
+		m.updateTargets(it.Targets, func(i int, prev *Target) *Target {
+			// The ledger keeps what the target had: other content, or
+			// this content delivered before (a repeat, a --replace).
+			if prev != nil && (prev.Fingerprint != it.Fingerprint || e.Type == EntryIntent && prev.Outcome == Delivered) {
+				s.supersede(m, oldFP, oldContent, it.Targets[i], prev)
+			}
+			if e.Type == EntryRecord {
+				r := *it.Outcomes[i]
+				if r.Fingerprint == "" {
+					r.Fingerprint = it.Fingerprint
+				}
+				// Targets of one earlier request share one record.
+				if shared == nil || *shared != r {
+					shared = &r
+				}
+				return shared
+			}
+			// A target still unknown keeps its count of unanswered
+			// requests across the new send.
+			if prev != nil && prev.Outcome == Unknown && prev.Unanswered > 0 {
+				var rec *Target
+				rec, carried = withUnanswered(t, prev.Unanswered, carried)
+				return rec
+			}
+			return t
+		})
+	}
+	return nil
+}
+
+// applyOutcome folds an outcome entry into the state: each target's
+// record becomes its outcome.
+func (s *State) applyOutcome(e Entry) error {
+	for _, it := range e.Items {
+		m := s.writable(it.Address)
+		if m == nil {
+			return fmt.Errorf("journal: outcome for %s without an intent", it.Address)
+		}
+		if err := checkOutcomes("outcome", &it); err != nil {
+			return err
+		}
+		var prev *Target
+		m.updateTargets(it.Targets, func(i int, cur *Target) *Target {
+			if i > 0 && it.Outcomes[i] == it.Outcomes[i-1] && prev.Outcome != Unknown {
+				return prev // the same record as the target before: the same result
+			}
+			t := outcomeRecord(&e, &it, i)
+			if t.Outcome == Unknown {
+				// Sent, and no usable answer: one more unanswered
+				// request on top of those before it.
+				t.Unanswered = 1
+				if cur != nil && cur.Outcome == Unknown {
+					t.Unanswered += cur.Unanswered
+				}
+			}
+			// Most outcomes of a request are equal: share one record
+			// (copied only when it differs, so t stays on the stack).
+			if prev == nil || *prev != t {
+				rec := t
+				prev = &rec
+			}
+			return prev
+		})
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"unsafe"
 )
 
 // The targets of a message are held in one of two ways. A Go map
@@ -265,8 +264,7 @@ type segment struct {
 	ids  []string
 	recs []uint32
 	// borrowed: ids' backing array is not the table's (a plan's send
-	// list, a decoded snapshot): it is never written, only extended in
-	// place when the ids appended are the very elements that follow.
+	// list, a decoded snapshot): it is never written.
 	borrowed bool
 }
 
@@ -435,7 +433,8 @@ func (t *targetTable) remove(id string) {
 
 // update sets each of ids to f(i, its record or nil). Ids that all come
 // after the last one held, in increasing order, are appended without a
-// search: the targets of an apply's requests usually do.
+// search: the targets of an apply's requests usually do. Ids that are a
+// run of a segment (their outcomes, usually) are set where they are.
 func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) {
 	if len(ids) == 0 {
 		return
@@ -445,17 +444,32 @@ func (t *targetTable) update(ids []string, f func(i int, prev *Target) *Target) 
 		return
 	}
 	if p, ok := t.search(ids[0], t.hint); ok {
-		// The very ids a segment borrowed from p on (an outcome for the
-		// targets of an intent): no search for the others.
-		if seg := t.segs[p.s]; len(seg.ids)-p.i >= len(ids) && unsafe.SliceData(ids) == &seg.ids[p.i] {
-			for i := range ids {
-				t.set(pos{p.s, p.i + i}, i, f)
-			}
-			t.hint = pos{p.s, p.i + len(ids) - 1}
+		if t.updateRun(p, ids, f) {
 			return
 		}
-		t.hint = p // the loop below then finds ids[0] at once, not by a second search
+		t.hint = p // updateEach then finds ids[0] at once, not by a second search
 	}
+	t.updateEach(ids, f)
+}
+
+// updateRun is updateEach for ids that are, in order, the ids of the
+// segment at p from p on: each is set where it is, with no search. It
+// reports false, and changes nothing, for any other ids. FuzzUpdateRun
+// holds it to updateEach.
+func (t *targetTable) updateRun(p pos, ids []string, f func(i int, prev *Target) *Target) bool {
+	seg := t.segs[p.s]
+	if len(seg.ids)-p.i < len(ids) || !slices.Equal(seg.ids[p.i:p.i+len(ids)], ids) {
+		return false
+	}
+	for i := range ids {
+		t.set(pos{p.s, p.i + i}, i, f)
+	}
+	t.hint = pos{p.s, p.i + len(ids) - 1}
+	return true
+}
+
+// updateEach is update one id at a time, each found by a search.
+func (t *targetTable) updateEach(ids []string, f func(i int, prev *Target) *Target) {
 	for i, id := range ids {
 		p, ok := t.search(id, t.hint)
 		if ok {
@@ -509,22 +523,18 @@ func (t *targetTable) appendable(ids []string) bool {
 const borrowFrom = 64
 
 // appendNew appends ids, increasing and after every id held, with records
-// f(i, nil): as a new segment that borrows them, by extending the last
-// segment when they are the very elements that follow its ids, or by
-// copying a few into the last segment.
+// f(i, nil): as a new segment that borrows them, or by copying a few into
+// the last segment.
 func (t *targetTable) appendNew(ids []string, f func(i int, prev *Target) *Target) {
 	var last *segment
 	if k := len(t.segs); k > 0 {
 		last = &t.segs[k-1]
 	}
 	switch {
-	case last != nil && last.borrowed && cap(last.ids)-len(last.ids) >= len(ids) &&
-		unsafe.SliceData(ids) == &last.ids[:len(last.ids)+1][len(last.ids)]:
-		last.ids = last.ids[:len(last.ids)+len(ids)]
 	case len(ids) >= borrowFrom:
-		// The capacity after ids is kept: the next request's ids may be
-		// the very elements that follow.
-		t.segs = append(t.segs, segment{ids: ids, borrowed: true})
+		// Only ids itself: the elements after them are not the table's
+		// to read, so a request's ids are a segment of their own.
+		t.segs = append(t.segs, segment{ids: slices.Clip(ids), borrowed: true})
 		last = &t.segs[len(t.segs)-1]
 	case last != nil && !last.borrowed:
 		last.ids = append(last.ids, ids...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -140,7 +141,7 @@ func TestCompactTargetsMatchMap(t *testing.T) {
 }
 
 // TestCompactTargetsBorrow: the consecutive pieces of one list, as an
-// apply records them, extend the table without copying the ids.
+// apply records them, are the table's runs, their ids not copied.
 func TestCompactTargetsBorrow(t *testing.T) {
 	list := make([]string, 2000)
 	for i := range list {
@@ -152,15 +153,22 @@ func TestCompactTargetsBorrow(t *testing.T) {
 	for from := 0; from < len(list); from += 500 {
 		m.updateTargets(list[from:from+500], func(int, *Target) *Target { return rec })
 	}
-	ids, _ := m.SortedTargets()
-	if &ids[0] != &list[0] || len(ids) != len(list) {
-		t.Errorf("the table copied the ids (len %d)", len(ids))
+	runs, _, ok := m.TargetRuns()
+	if !ok {
+		t.Fatal("no runs")
+	}
+	from := 0
+	for ids := range runs {
+		if &ids[0] != &list[from] || len(ids) != 500 {
+			t.Errorf("the run from %d is a copy, or %d ids", from, len(ids))
+		}
+		from += len(ids)
 	}
 	// A write in the middle does not touch the list.
 	m.DeleteTarget("u00100")
 	m.SetTarget("u00100x", rec)
-	ids, _ = m.SortedTargets()
-	if &ids[0] == &list[0] || list[100] != "u00100" || list[101] != "u00101" {
+	ids, _ := m.SortedTargets()
+	if &ids[0] == &list[0] || list[100] != "u00100" || list[101] != "u00101" || list[500] != "u00500" {
 		t.Errorf("merging wrote to the borrowed list")
 	}
 	if m.TargetCount() != 2000 {
@@ -264,4 +272,69 @@ func dump(s *State) string {
 		b = append(b, '\n')
 	}
 	return fmt.Sprintf("%s recipients=%v", b, s.Recipients != nil)
+}
+
+// FuzzUpdateRun: update, with its fast path for the ids of a run of a
+// segment (updateRun), leaves a table as updateEach alone does, whatever
+// the writes: pieces of a send list and the outcomes of earlier ones, equal
+// ids in other memory, ids held in part or out of order, removals.
+func FuzzUpdateRun(f *testing.F) {
+	f.Add([]byte{0, 99, 0, 0, 120, 0, 1, 0, 99, 1, 10, 20, 2, 0, 99, 3, 5, 9, 4, 7, 0, 1, 0, 99})
+	f.Add([]byte{0, 10, 1, 0, 10, 1, 1, 5, 3, 1, 0, 30, 4, 2, 0, 1, 0, 30, 2, 3, 40})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		list := make([]string, 700)
+		for i := range list {
+			list[i] = fmt.Sprintf("u%04d", i*2)
+		}
+		recs := []*Target{{Outcome: Delivered}, {Outcome: Failed}, {Outcome: Unknown}}
+		fast, ref := &targetTable{}, &targetTable{}
+		next := 0
+		for k := 0; k+2 < len(ops); k += 3 {
+			op, a, b := ops[k]%5, int(ops[k+1]), int(ops[k+2])
+			var ids []string
+			switch op {
+			case 0: // the next piece of the list: long ones are borrowed
+				n := min(a+1, len(list)-next)
+				ids, next = list[next:next+n], next+n
+			case 1: // ids of pieces already appended: their outcomes
+				from := min(a*2, next)
+				ids = list[from:min(next, from+b+1)]
+			case 2: // the same, equal ids in other memory
+				from := min(a*2, next)
+				for _, id := range list[from:min(next, from+b+1)] {
+					ids = append(ids, strings.Clone(id))
+				}
+			case 3: // ids held or not, in no order
+				for i := range b % 40 {
+					ids = append(ids, fmt.Sprintf("u%04d", (a*7+i*13)%1500))
+				}
+			case 4:
+				id := fmt.Sprintf("u%04d", (a*5+b)%1500)
+				fast.remove(id)
+				ref.remove(id)
+				continue
+			}
+			rec := recs[b%len(recs)]
+			set := func(i int, prev *Target) *Target {
+				if prev == recs[0] {
+					return recs[1] // depends on what was there
+				}
+				return rec
+			}
+			fast.update(ids, set)
+			if len(ids) > 0 && len(ref.more) == 0 && ref.appendable(ids) {
+				ref.appendNew(ids, set)
+			} else {
+				ref.updateEach(ids, set)
+			}
+			if fast.count() != ref.count() {
+				t.Fatalf("op %d: %d targets, want %d", k/3, fast.count(), ref.count())
+			}
+			for id, r := range ref.all() {
+				if fast.get(id) != r {
+					t.Fatalf("op %d: %s is %v, want %v", k/3, id, fast.get(id), r)
+				}
+			}
+		}
+	})
 }

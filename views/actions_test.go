@@ -25,7 +25,7 @@ func actionChange(a planner.Action) *planner.Change {
 		Send:    []string{"u1"}, Held: []string{"u2"}, Forget: []string{"u3"}, AlreadyDelivered: []string{"u4"},
 		Earlier:   []planner.EarlierDelivery{{Address: "notification.earlier", Time: at}},
 		SendAfter: &at, SendBefore: &at,
-		Targets: planner.TargetCounts{Total: 4, Send: 1, Held: 1, Forget: 1, Waiting: 1, Expired: 1, Capped: 1, AlreadyDelivered: 1},
+		Targets: planner.TargetCounts{Total: 4, Send: 1, Held: 1, Forget: 1, Waiting: 1, Expired: 1, Capped: 1, AlreadyDelivered: 1, Repeat: 1},
 	}
 	if a == planner.ActionMoved {
 		c.MovedFrom = "notification.before"
@@ -43,14 +43,14 @@ func TestEveryViewRendersEveryAction(t *testing.T) {
 			p := &planner.Plan{FormatVersion: planner.FormatVersion, Environment: "test", Changes: []*planner.Change{c}}
 			sym, ok := symbol(a)
 			if !ok {
-				t.Errorf("no symbol for action %q (views/plan.go symbol)", a)
+				t.Errorf("no symbol for action %q (planner/actions.go)", a)
 			}
 			head, ok := actionHeadline(c)
 			if !ok {
 				t.Errorf("no headline for action %q (views/plan.go actionHeadline)", a)
 			}
-			if _, ok := actionWords[a]; !ok {
-				t.Errorf("no word for action %q in the markdown list (views/plan_markdown.go actionWords)", a)
+			if r, _ := planner.Info(a); r.Markdown == "" {
+				t.Errorf("no word for action %q in the markdown list (planner/actions.go)", a)
 			}
 			// A moved change is shown by the move alone.
 			line := sym + " " + c.Address + head

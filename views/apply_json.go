@@ -9,6 +9,7 @@ import (
 
 	"pushform/config"
 	"pushform/executor"
+	"pushform/plandoc"
 	"pushform/planner"
 )
 
@@ -21,11 +22,12 @@ import (
 // million-target apply at 0 ms. The version line, a summary and Flush
 // write at once.
 type ApplyJSON struct {
-	service *jsonService // named in every summary
+	service *plandoc.Service // named in every summary
 	mu      sync.Mutex
 	w       io.Writer
 	pending bytes.Buffer  // lines not written yet
 	enc     *json.Encoder // into pending
+	line    eventLine     // the event being encoded
 	timer   *time.Timer   // flushes pending; armed while it holds lines
 	armed   bool
 	after   time.Duration // flushAfter; tests set more
@@ -62,20 +64,67 @@ func (v *ApplyJSON) Start(*planner.Plan) {}
 func (v *ApplyJSON) NoChanges() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.enc.Encode(map[string]any{"type": "summary", "changes": false, "service": v.service})
+	v.enc.Encode(newApplySummary(false, &executor.Result{}, nil, 0, v.service))
 	v.flushLocked()
+}
+
+// applySummary is the last line of apply --json. Every key is always
+// there, zero when there is nothing to count, with or without changes:
+// scripts read it without checking what is present.
+type applySummary struct {
+	Type string `json:"type"` // "summary"
+	// Changes is false when there was nothing to apply.
+	Changes bool            `json:"changes"`
+	Counts  executor.Counts `json:"counts"`
+	// Requests counts the requests the service answered; Sent those sent,
+	// answered or not (a request whose answer never came, the service
+	// unreachable, counts in Sent only); retries are not counted again.
+	Requests int `json:"requests"`
+	Sent     int `json:"sent"`
+	Retries  int `json:"retries"`
+	// Failures lists failed targets (the first executor.MaxListed);
+	// Skipped counts skipped targets by reason.
+	Failures    []executor.Failure `json:"failures"`
+	Skipped     map[string]int     `json:"skipped"`
+	Interrupted bool               `json:"interrupted"`
+	NotStarted  int                `json:"not_started"`
+	// JournalError and Unrecorded say what a failed journal write left
+	// unrecorded ("" and zeros when every outcome was recorded).
+	JournalError string              `json:"journal_error"`
+	Unrecorded   executor.Unrecorded `json:"unrecorded"`
+	Errors       []string            `json:"errors"`
+	Seconds      float64             `json:"seconds"`
+	// Service is the service the run talked to (see plandoc.Service).
+	Service *plandoc.Service `json:"service"`
+}
+
+func newApplySummary(changes bool, res *executor.Result, errs []string, took time.Duration, svc *plandoc.Service) applySummary {
+	s := applySummary{
+		Type: "summary", Changes: changes, Counts: res.Counts, Requests: res.Requests, Sent: res.Sent, Retries: res.Retries,
+		Failures: res.Failures, Skipped: res.Skipped, Interrupted: res.Interrupted, NotStarted: res.NotStarted,
+		JournalError: res.JournalError, Errors: errs, Seconds: took.Seconds(), Service: svc,
+	}
+	if res.Unrecorded != nil {
+		s.Unrecorded = *res.Unrecorded
+	}
+	if s.Failures == nil {
+		s.Failures = []executor.Failure{}
+	}
+	if s.Skipped == nil {
+		s.Skipped = map[string]int{}
+	}
+	if s.Errors == nil {
+		s.Errors = []string{}
+	}
+	return s
 }
 
 // Event writes the event as one line.
 func (v *ApplyJSON) Event(e executor.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	l := eventLine{e, durationString(e.Delay)}
-	if b, ok := appendEvent(v.pending.AvailableBuffer(), &l); ok {
-		v.pending.Write(b)
-	} else {
-		v.enc.Encode(l)
-	}
+	v.line = eventLine{e, durationString(e.Delay)}
+	v.enc.Encode(&v.line) // a field: encoded without an allocation
 	switch {
 	case v.pending.Len() >= flushAt:
 		v.flushLocked()
@@ -110,13 +159,7 @@ func (v *ApplyJSON) flushLocked() {
 func (v *ApplyJSON) Finish(p *planner.Plan, res *executor.Result, took time.Duration, cfg *config.Config) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.enc.Encode(struct {
-		Type string `json:"type"`
-		*executor.Result
-		Errors  []string     `json:"errors"`
-		Seconds float64      `json:"seconds"`
-		Service *jsonService `json:"service"`
-	}{"summary", res, batchErrors(res.Errors, cfg, exact), took.Seconds(), v.service})
+	v.enc.Encode(newApplySummary(true, res, batchErrors(res.Errors, cfg, exact), took, v.service))
 	v.flushLocked()
 }
 

@@ -3,6 +3,10 @@ package views
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +14,7 @@ import (
 
 	"pushform/config"
 	"pushform/executor"
+	"pushform/internal/testutil"
 	"pushform/planner"
 )
 
@@ -120,5 +125,35 @@ func TestApplyJSONWritesWithoutFlush(t *testing.T) {
 	v.Flush()
 	if buf.Len() != 0 {
 		t.Errorf("Flush wrote %q after every event was written", buf.String())
+	}
+}
+
+// TestApplySummaryKeys pins the summary line's keys (golden): the same
+// keys with no changes, with nothing answered (the service unreachable:
+// sent 1, requests 0) and with every count set, zero when none.
+func TestApplySummaryKeys(t *testing.T) {
+	cfg := &config.Config{Messages: []*config.Message{{Address: "notification.hello", Pos: config.Pos{Filename: "main.hcl", Line: 3}}}}
+	var out bytes.Buffer
+	v := NewApplyJSON(&out)
+	v.NoChanges()
+	v.Finish(nil, &executor.Result{Sent: 1, Counts: executor.Counts{Unknown: 2}, Errors: []*executor.BatchError{
+		{Batch: 0, Addresses: []string{"notification.hello"}, Err: errors.New("connection refused"), Unknown: true}}}, 1500*time.Millisecond, cfg)
+	v.Finish(nil, &executor.Result{Counts: executor.Counts{Delivered: 3, Skipped: 1, Failed: 1, Unknown: 1}, Requests: 2, Sent: 3, Retries: 1,
+		Failures: []executor.Failure{{Address: "notification.hello", Target: "erin", Message: "bad token", RequestID: "req-2"}},
+		Skipped:  map[string]int{"no_active_device": 1}, Interrupted: true, NotStarted: 4, JournalError: "disk full",
+		Unrecorded: &executor.Unrecorded{Counts: executor.Counts{Delivered: 1}, NotSent: 4}}, time.Second, cfg)
+	testutil.Golden(t, filepath.Join("testdata", "apply-summary.jsonl"), out.Bytes())
+	var keys []string
+	for i, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Sorted(maps.Keys(m))
+		if i == 0 {
+			keys = got
+		} else if !slices.Equal(got, keys) {
+			t.Errorf("summary %d has keys %v, the first %v", i+1, got, keys)
+		}
 	}
 }

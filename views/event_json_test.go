@@ -3,92 +3,136 @@ package views
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"pushform/executor"
+	"pushform/internal/testutil"
 )
 
-// jsonEvent is the line encoding/json writes for l.
-func jsonEvent(t testing.TB, l eventLine) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(l); err != nil {
-		t.Fatal(err)
+// eventLines returns the lines apply --json writes for events, the version
+// line first.
+func eventLines(events ...executor.Event) []byte {
+	var out bytes.Buffer
+	v := NewApplyJSON(&out)
+	for _, e := range events {
+		v.Event(e)
 	}
-	return buf.String()
+	v.Flush()
+	return out.Bytes()
 }
 
-// TestAppendEventSameBytes: the hand-written line is encoding/json's, byte
-// for byte, for every field set or left out; a string encoding/json would
-// escape is left to it.
-func TestAppendEventSameBytes(t *testing.T) {
-	full := executor.Event{Type: executor.EventRetry, Batch: 7, Addresses: []string{"notification.a", "badge.b"}, Targets: 500,
-		Attempt: 2, Delay: 1500 * time.Millisecond, RequestID: "req-1", Status: 503,
-		Counts: executor.Counts{Delivered: 1, Skipped: 2, Failed: 3, Unknown: 4}, Error: "service unavailable",
-		Parts: []int{12, 13}, Group: "campaign.black_friday", Rate: "600/minute", MovedFrom: []string{"notification.old"}, Unrecorded: true}
-	for _, tc := range []struct {
-		name  string
-		e     executor.Event
-		plain bool
-	}{
-		{"request", executor.Event{Type: executor.EventRequest, Batch: 3, Addresses: []string{"notification.announce"}, Targets: 500}, true},
-		{"response", executor.Event{Type: executor.EventResponse, Batch: 63, Addresses: []string{"notification.announce"}, Targets: 500,
-			RequestID: "req-df5df85755d622a118f28dab", Status: 200, Counts: executor.Counts{Delivered: 500}}, true},
-		{"every field", full, true},
-		{"empty lists", executor.Event{Type: executor.EventRequest, Addresses: []string{}, Parts: []int{}, MovedFrom: []string{}}, true},
-		{"zero", executor.Event{}, true},
-		{"negative numbers", executor.Event{Type: executor.EventResponse, Batch: -1, Targets: -2, Status: -3}, true},
-		{"quote in an error", executor.Event{Type: executor.EventError, Error: `status 400: "title" is required`}, false},
-		{"html in a request id", executor.Event{Type: executor.EventResponse, RequestID: "<script>&"}, false},
-		{"control character in an address", executor.Event{Type: executor.EventRequest, Addresses: []string{"notification.a\x1b[31m"}}, false},
-		{"non-ASCII in a moved address", executor.Event{Type: executor.EventMove, MovedFrom: []string{"notification.café"}}, false},
-		{"backslash in a rate", executor.Event{Type: executor.EventPacing, Rate: `1\2`}, false},
-		{"invalid UTF-8 in an error", executor.Event{Type: executor.EventError, Error: "bad \xff byte"}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := eventLine{tc.e, durationString(tc.e.Delay)}
-			got, ok := appendEvent([]byte("kept"), &l)
-			if ok != tc.plain {
-				t.Fatalf("appendEvent reported %v, want %v", ok, tc.plain)
-			}
-			if !ok {
-				if string(got) != "kept" {
-					t.Fatalf("appendEvent appended %q to a line it left to encoding/json", got)
-				}
-				return
-			}
-			if want := "kept" + jsonEvent(t, l); string(got) != want {
-				t.Fatalf("appendEvent wrote\n%s\nencoding/json writes\n%s", got, want)
+// TestApplyJSONEventsGolden pins the event lines of apply --json: which
+// keys each type writes, and which it leaves out when empty, in order;
+// strings that need escaping (quotes, HTML, control characters, invalid
+// UTF-8) escaped as encoding/json escapes them.
+func TestApplyJSONEventsGolden(t *testing.T) {
+	got := eventLines(
+		executor.Event{},
+		executor.Event{Type: executor.EventRequest, Batch: 3, Addresses: []string{"notification.announce"}, Targets: 500},
+		executor.Event{Type: executor.EventRetry, Batch: 3, Addresses: []string{"notification.announce"}, Targets: 500,
+			Attempt: 2, Delay: 1500 * time.Millisecond, Status: 503, Error: "service unavailable"},
+		executor.Event{Type: executor.EventResponse, Batch: 63, Addresses: []string{"notification.announce", "badge.b"}, Targets: 500,
+			RequestID: "req-df5df85755d622a118f28dab", Status: 200, Counts: executor.Counts{Delivered: 497, Skipped: 1, Failed: 1, Unknown: 1}},
+		executor.Event{Type: executor.EventResponse, Batch: 64, Targets: 10, Status: 200, Counts: executor.Counts{Unknown: 10}, Unrecorded: true},
+		executor.Event{Type: executor.EventError, Batch: 5, Addresses: []string{"notification.a"}, Targets: 2,
+			Status: 400, Error: "status 400: \"title\" <b>&</b> \x1b[31m \u2028 bad \xff byte", Counts: executor.Counts{Failed: 2}},
+		executor.Event{Type: executor.EventSplit, Batch: 7, Targets: 500, Status: 400, Parts: []int{12, 13}},
+		executor.Event{Type: executor.EventPacing, Batch: 8, Targets: 500, Delay: 250 * time.Millisecond, Group: "campaign.black_friday", Rate: "600/minute"},
+		executor.Event{Type: executor.EventForget, Addresses: []string{"notification.old"}},
+		executor.Event{Type: executor.EventMove, Addresses: []string{"notification.new", "notification.café"}, MovedFrom: []string{"notification.old", "notification.cafe"}},
+		executor.Event{Type: executor.EventRequest, Addresses: []string{}, Parts: []int{}, MovedFrom: []string{}},
+	)
+	testutil.Golden(t, filepath.Join("testdata", "apply-events.jsonl"), got)
+}
+
+// TestApplyJSONEveryEventField: each field of executor.Event, set alone,
+// changes what apply --json writes under its JSON name. A field added to
+// the event reaches the output with no other change, or this fails.
+func TestApplyJSONEveryEventField(t *testing.T) {
+	decode := func(line []byte) map[string]any {
+		t.Helper()
+		lines := bytes.Split(bytes.TrimSuffix(line, []byte("\n")), []byte("\n"))
+		var m map[string]any
+		if err := json.Unmarshal(lines[len(lines)-1], &m); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		return m
+	}
+	zero := decode(eventLines(executor.Event{}))
+	typ := reflect.TypeFor[executor.Event]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		t.Run(f.Name, func(t *testing.T) {
+			var e executor.Event
+			reflect.ValueOf(&e).Elem().Field(i).Set(nonZero(t, f.Type))
+			got := decode(eventLines(e))
+			if _, ok := got[name]; !ok || reflect.DeepEqual(got[name], zero[name]) {
+				t.Fatalf("with executor.Event.%s set to %#v, apply --json writes %v under %q, as for the zero event",
+					f.Name, reflect.ValueOf(e).Field(i), got[name], name)
 			}
 		})
 	}
 }
 
-// FuzzAppendEvent: whatever the strings and numbers, the line is either
-// encoding/json's or left to it.
-func FuzzAppendEvent(f *testing.F) {
-	f.Add("response", 1, "notification.a", 500, 0, int64(0), "req-1", 200, 500, "", "", "")
-	f.Add("retry", 2, "badge.b", 10, 3, int64(time.Second), "", 503, 0, "unavailable", "campaign.x", "60/minute")
-	f.Add("error", 0, "a<b", 0, 0, int64(0), "\x00", 0, 0, "\"quoted\"", "é", "\\")
-	f.Fuzz(func(t *testing.T, typ string, batch int, addr string, targets, attempt int, delay int64, reqID string, status, delivered int, errText, group, rate string) {
-		e := executor.Event{Type: executor.EventType(typ), Batch: batch, Targets: targets, Attempt: attempt,
-			Delay: time.Duration(delay), RequestID: reqID, Status: status, Counts: executor.Counts{Delivered: delivered, Failed: -delivered},
-			Error: errText, Group: group, Rate: rate, Parts: []int{batch, attempt}[:min(max(attempt, 0), 2)]}
-		if addr != "" {
-			e.Addresses, e.MovedFrom = []string{addr, strings.ToUpper(addr)}, []string{addr}
-		}
-		l := eventLine{e, durationString(e.Delay)}
-		got, ok := appendEvent(nil, &l)
-		if !ok {
-			if len(got) != 0 {
-				t.Fatalf("appendEvent appended %q to a line it left to encoding/json", got)
+// nonZero returns a value of type typ that is not its zero value, and
+// none of whose fields or elements is.
+func nonZero(t *testing.T, typ reflect.Type) reflect.Value {
+	v := reflect.New(typ).Elem()
+	switch typ.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(7)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(7)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(7.5)
+	case reflect.Slice:
+		v = reflect.Append(reflect.MakeSlice(typ, 0, 1), nonZero(t, typ.Elem()))
+	case reflect.Map:
+		v = reflect.MakeMap(typ)
+		v.SetMapIndex(nonZero(t, typ.Key()), nonZero(t, typ.Elem()))
+	case reflect.Pointer:
+		v = reflect.New(typ.Elem())
+		v.Elem().Set(nonZero(t, typ.Elem()))
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			if typ.Field(i).IsExported() {
+				v.Field(i).Set(nonZero(t, typ.Field(i).Type))
 			}
-			return
 		}
-		if want := jsonEvent(t, l); string(got) != want {
-			t.Fatalf("appendEvent wrote\n%s\nencoding/json writes\n%s", got, want)
-		}
-	})
+	default:
+		t.Fatalf("no non-zero value of %s to test with: teach nonZero its kind", typ)
+	}
+	return v
 }
+
+// BenchmarkApplyJSONEvent: one response event of a 500-target request,
+// as a million-target apply writes 2,000 of them.
+func BenchmarkApplyJSONEvent(b *testing.B) {
+	v := NewApplyJSON(discard{})
+	v.after = time.Hour
+	e := executor.Event{Type: executor.EventResponse, Batch: 1234, Addresses: []string{"notification.announce"}, Targets: 500,
+		RequestID: "req-df5df85755d622a118f28dab", Status: 200, Counts: executor.Counts{Delivered: 500}}
+	b.ReportAllocs()
+	for b.Loop() {
+		v.Event(e)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -270,3 +270,29 @@ func TestHostileGuardsEscaped(t *testing.T) {
 		t.Errorf("ResendGuard = %v", err)
 	}
 }
+
+// TestRenameAdvice: the advice to add a moved block says what the move
+// does: nothing for a pure rename, and for one that carries an edit, that
+// the edit is sent, replacing the earlier notification or beside it.
+func TestRenameAdvice(t *testing.T) {
+	same := planner.Rename{From: "notification.a", To: "notification.b", Targets: 3, Same: true}
+	tagged := planner.Rename{From: "notification.c", To: "notification.d", Targets: 1, Replaces: true}
+	untagged := planner.Rename{From: "notification.e", To: "notification.f", Targets: 2}
+	for _, tt := range []struct {
+		name    string
+		renames []planner.Rename
+		want    string
+	}{
+		{"same content", []planner.Rename{same}, "(a move sends nothing);"},
+		{"edited, same tag", []planner.Rename{tagged}, "(the move sends nothing, and the edit it carries then replaces the earlier notification on the devices of 1 target, under the same tag);"},
+		{"edited, no tag", []planner.Rename{untagged}, "(the move sends nothing, but the edit it carries is then sent to the 2 targets that have the earlier notification, and without the same tag their devices show both);"},
+		{"several, none edited", []planner.Rename{same, same}, "(a move sends nothing);"},
+		{"several, edited", []planner.Rename{same, tagged, untagged}, "(a move sends nothing, but 2 of them carry an edit, which is then sent to the targets that have the earlier notification: replacing it under the same tag for 1, shown beside it for 1);"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := renameAdvice(&planner.Plan{Renames: tt.renames}); !strings.Contains(got, tt.want) {
+				t.Errorf("advice:\n%s\nwant it to contain\n%s", got, tt.want)
+			}
+		})
+	}
+}

@@ -96,20 +96,21 @@ func waveCounts(w planner.Wave, next *time.Time) string {
 	return strings.Join(out, " + ")
 }
 
-// localNotes are the notes of a change's targets held by local time.
-func localNotes(c *planner.Change) []string {
+// localNotes are the notes of a change's targets held by local time;
+// said is the count its headline gives (see counted).
+func localNotes(c *planner.Change, said *int) []string {
 	if c.Local == nil {
 		return nil
 	}
-	t := c.Targets
+	t := &c.Targets
 	var notes []string
-	if t.Waiting > 0 && c.Action != planner.ActionWait {
+	if t.Waiting > 0 && said != &t.Waiting {
 		notes = append(notes, Count(t.Waiting)+" waiting for their local time")
 	}
-	if t.Quiet > 0 && c.Action != planner.ActionQuiet {
+	if t.Quiet > 0 && said != &t.Quiet {
 		notes = append(notes, Count(t.Quiet)+" held by quiet_hours")
 	}
-	if t.Expired > 0 && c.Action != planner.ActionExpired {
+	if t.Expired > 0 && said != &t.Expired {
 		notes = append(notes, Count(t.Expired)+" expired (their local time falls after send_before)")
 	}
 	return notes

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"pushform/message"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/termtext"
 )
@@ -43,39 +44,10 @@ func Symbol(a planner.Action) string {
 	return "?"
 }
 
-// symbol is the marker of a known action.
+// symbol is the marker of a known action (planner's table).
 func symbol(a planner.Action) (string, bool) {
-	switch a {
-	case planner.ActionCreate, planner.ActionSendNew:
-		return "+", true
-	case planner.ActionRetry:
-		return "↻", true
-	case planner.ActionReplace, planner.ActionUpdate:
-		return "~", true
-	case planner.ActionResend:
-		return "!", true
-	case planner.ActionForget:
-		return "-", true
-	case planner.ActionWait:
-		return "…", true
-	case planner.ActionMoved:
-		return "→", true
-	case planner.ActionExpired:
-		return "⌛", true
-	case planner.ActionCapped, planner.ActionAlreadyDelivered:
-		return "⊘", true
-	case planner.ActionDisabled:
-		return "⏸", true
-	case planner.ActionQuiet:
-		return "☾", true
-	case planner.ActionStage:
-		return "⏳", true
-	case planner.ActionHoldout:
-		return "∅", true
-	case planner.ActionNoOp:
-		return " ", true
-	}
-	return "", false
+	r, ok := planner.Info(a)
+	return r.Symbol, ok
 }
 
 // palette colours text when enabled.
@@ -94,13 +66,11 @@ func (p palette) bold(s string) string   { return p.wrap("1", s) }
 
 func (p palette) symbol(a planner.Action) string {
 	s := Symbol(a)
-	switch a {
-	case planner.ActionCreate, planner.ActionSendNew:
+	switch r, _ := planner.Info(a); r.Colour {
+	case planner.Green:
 		return p.green(s)
-	case planner.ActionForget:
+	case planner.Red:
 		return p.red(s)
-	case planner.ActionResend:
-		return p.yellow(s)
 	}
 	return p.yellow(s)
 }
@@ -112,6 +82,15 @@ type PlanHuman struct {
 	// width wraps warnings and notes to a terminal's width; 0: one line
 	// each (logs, pipes: a line per warning greps well).
 	width int
+	// policies are the results of the plan's policies, shown last.
+	policies []plandoc.Policy
+}
+
+// WithPolicies shows the results of the plan's policies after the
+// summary.
+func (v *PlanHuman) WithPolicies(results []plandoc.Policy) *PlanHuman {
+	v.policies = results
+	return v
 }
 
 // WithWidth word-wraps the plan's warnings and notes at width columns (a
@@ -187,8 +166,25 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	b.WriteString("\n")
 	b.WriteString(pal.bold(SummaryLine(p)))
 	b.WriteString("\n")
+	if line := ReachLine(p); line != "" {
+		b.WriteString(line + "\n")
+	}
+	writePolicies(&b, v.policies, pal)
 	_, err := io.WriteString(v.w, b.String())
 	return err
+}
+
+// ApplyLead says what applying a saved plan does, to lead the command
+// that applies it ("To send exactly these notifications, run:"): a plan
+// that sends nothing only records, and one without changes does nothing.
+func ApplyLead(p *planner.Plan) string {
+	switch {
+	case p.Summary.Requests > 0:
+		return "To send exactly these notifications, run:"
+	case p.HasChanges():
+		return "Applying it sends nothing: it records these changes in the state. To record them, run:"
+	}
+	return "It has no changes: applying it sends and records nothing. To apply it anyway, run:"
 }
 
 // shownChanges are the changes of p a plan lists, in order, and how many
@@ -209,15 +205,40 @@ func upToDateChange(c *planner.Change) bool {
 	return c.Action == planner.ActionNoOp && len(c.Held) == 0 && c.Targets.TagOnly == 0
 }
 
-// renameAdvice says what to do about the plan's renames; the moved
-// blocks follow it.
+// renameAdvice says what to do about the plan's renames, and what the
+// move does when it carries an edit; the moved blocks follow it.
 func renameAdvice(p *planner.Plan) string {
 	if len(p.Renames) == 1 {
+		r := p.Renames[0]
+		move := "a move sends nothing"
+		switch {
+		case r.Same:
+		case r.Replaces:
+			move = fmt.Sprintf("the move sends nothing, and the edit it carries then replaces the earlier notification on the devices of %s, under the same tag",
+				plural(r.Targets, "target", "targets"))
+		default:
+			move = fmt.Sprintf("the move sends nothing, but the edit it carries is then sent to the %s that have the earlier notification, "+
+				"and without the same tag their devices show both", plural(r.Targets, "target", "targets"))
+		}
 		return "Apply refuses this plan: it would forget an address and send its notification again. If it is a rename, " +
-			"add this moved block to the configuration and plan again (a move sends nothing); to send it again anyway, apply with --allow-resend:"
+			"add this moved block to the configuration and plan again (" + move + "); to send it again anyway, apply with --allow-resend:"
+	}
+	move := "a move sends nothing"
+	edited, shownTwice := 0, 0
+	for _, r := range p.Renames {
+		if !r.Same {
+			edited++
+			if !r.Replaces {
+				shownTwice++
+			}
+		}
+	}
+	if edited > 0 {
+		move = fmt.Sprintf("a move sends nothing, but %s an edit, which is then sent to the targets that have the earlier notification: "+
+			"replacing it under the same tag for %s, shown beside it for %s", plural(edited, "of them carries", "of them carry"), Count(edited-shownTwice), Count(shownTwice))
 	}
 	return fmt.Sprintf("Apply refuses this plan: it would forget %s addresses and send their notifications again. If they are renames, "+
-		"add these moved blocks to the configuration and plan again (a move sends nothing); to send them again anyway, apply with --allow-resend:", Count(len(p.Renames)))
+		"add these moved blocks to the configuration and plan again (%s); to send them again anyway, apply with --allow-resend:", Count(len(p.Renames)), move)
 }
 
 // pacingLines say how each send_rate group paces its sends.
@@ -281,33 +302,19 @@ func SummaryLine(p *planner.Plan) string {
 		return "No changes. Devices are up to date with the configuration." + heldBack(p.Summary)
 	}
 	s := p.Summary
-	parts := []string{Count(s.Create) + " to create"}
-	optional := []struct {
-		n    int
-		what string
-	}{{s.SendNew, "to send to new targets"}, {s.Retry, "to retry"}}
-	for _, o := range optional {
-		if o.n > 0 {
-			parts = append(parts, Count(o.n)+" "+o.what)
+	var parts []string
+	for _, r := range planner.ActionTable() {
+		if n := r.SummaryCount(s); r.Word != "" && (n > 0 || r.Always) {
+			parts = append(parts, Count(n)+" "+r.Word)
+		}
+		if r.Action == planner.ActionReplace {
+			// Tag-only changes apply records (Change.Accept) are no
+			// action of their own: counted after the replaces.
+			if n := recordsTagOnly(p); n > 0 {
+				parts = append(parts, Count(n)+" to record (tag only)")
+			}
 		}
 	}
-	parts = append(parts, Count(s.Replace)+" to replace")
-	recordTag := 0 // tag-only changes apply records (Change.Accept)
-	for _, c := range p.Changes {
-		if c.Accept && c.Targets.TagOnly > 0 {
-			recordTag++
-		}
-	}
-	for _, o := range []struct {
-		n    int
-		what string
-	}{{recordTag, "to record (tag only)"}, {s.Resend, "to resend"}, {s.Update, "to update"}, {s.Moved, "to move"}, {s.Wait, "waiting"}, {s.Quiet, "quiet"}, {s.Expired, "expired"}, {s.Capped, "capped"},
-		{s.AlreadyDelivered, "already delivered"}, {s.Disabled, "disabled"}} {
-		if o.n > 0 {
-			parts = append(parts, Count(o.n)+" "+o.what)
-		}
-	}
-	parts = append(parts, Count(s.Forget)+" to forget")
 	line := fmt.Sprintf("Plan: %s; %s in %s", strings.Join(parts, ", "),
 		plural(s.Targets, "target", "targets"), plural(s.Requests, "request", "requests"))
 	if s.PacedSeconds > 0 {
@@ -338,6 +345,18 @@ func SummaryLine(p *planner.Plan) string {
 		line += fmt.Sprintf("; %s held out, to record", plural(s.HoldoutTargets, "target", "targets"))
 	}
 	return line + review + "."
+}
+
+// recordsTagOnly counts the tag-only changes apply records with nothing
+// sent (Change.Accept).
+func recordsTagOnly(p *planner.Plan) int {
+	n := 0
+	for _, c := range p.Changes {
+		if c.Accept && c.Targets.TagOnly > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
@@ -537,8 +556,6 @@ func actionHeadline(c *planner.Change) (string, bool) {
 	noun := targetNoun(c.TargetKind)
 	t := c.Targets
 	switch c.Action {
-	case planner.ActionCreate:
-		return " will be created: " + targetList(c.Send, t.Send, noun), true
 	case planner.ActionSendNew:
 		return ": send to " + targetList(c.Send, t.Send, "new "+noun), true
 	case planner.ActionRetry:
@@ -566,18 +583,10 @@ func actionHeadline(c *planner.Change) (string, bool) {
 			when = c.SendBefore.UTC().Format(time.RFC3339)
 		}
 		return fmt.Sprintf(" has expired (send_before %s passed): %s not delivered, never sent", when, countOf(t.Expired, noun)), true
-	case planner.ActionCapped:
-		return fmt.Sprintf(" is held back by frequency_cap: %s, sent once the cap allows", countOf(t.Capped, noun)), true
 	case planner.ActionMoved:
 		return " has moved from " + termtext.Clean(c.MovedFrom) + ": nothing to send", true
 	case planner.ActionAlreadyDelivered:
 		return " " + termtext.Clean(c.AlreadyLine()) + ": " + targetList(c.AlreadyDelivered, t.AlreadyDelivered, noun) + ", nothing is sent", true
-	case planner.ActionDisabled:
-		return " is disabled (enabled = false): nothing is sent or forgotten, its records are kept", true
-	case planner.ActionQuiet: // with c.Local, localHeadline says when
-		return fmt.Sprintf(" is held by quiet_hours: %s, sent once their window ends", countOf(t.Quiet, noun)), true
-	case planner.ActionStage:
-		return fmt.Sprintf(" is held by its rollout: %s not sent now", countOf(t.Staged, noun)), true
 	case planner.ActionHoldout:
 		share := ""
 		if c.Variant != nil {
@@ -586,7 +595,13 @@ func actionHeadline(c *planner.Change) (string, bool) {
 		return fmt.Sprintf(" holds out %s%s: they receive nothing, recorded for comparison (%s to record)", countOf(t.Total, noun), share, Count(t.Holdout)), true
 	case planner.ActionNoOp:
 	default:
-		return ": " + termtext.Clean(string(c.Action)), false
+		// The table's headline (quiet, without c.Local: localHeadline
+		// says when).
+		r, ok := planner.Info(c.Action)
+		if !ok || r.Headline == "" {
+			return ": " + termtext.Clean(string(c.Action)), false
+		}
+		return fillTargets(r.Headline, c, r), true
 	}
 	if t.TagOnly > 0 {
 		return fmt.Sprintf(": nothing to send; %s it under the earlier tag", plural(t.TagOnly, noun1(noun)+" keeps", noun+" keep")), true
@@ -594,15 +609,40 @@ func actionHeadline(c *planner.Change) (string, bool) {
 	return ": nothing to send", true
 }
 
+// fillTargets puts into a phrase of the actions table the targets the
+// change counts: those it sends, with their ids, for an action that sends,
+// else the row's Counted.
+func fillTargets(phrase string, c *planner.Change, r planner.ActionInfo) string {
+	noun, t := targetNoun(c.TargetKind), c.Targets
+	var targets string
+	switch {
+	case r.Sends:
+		targets = targetList(c.Send, t.Send, noun)
+	case r.Counted != nil:
+		targets = countOf(*r.Counted(&t), noun)
+	}
+	return strings.ReplaceAll(phrase, "{targets}", targets)
+}
+
+// counted is the TargetCounts field of t that c's headline counts, nil
+// for none: its note is left out.
+func counted(c *planner.Change, t *planner.TargetCounts) *int {
+	if r, _ := planner.Info(c.Action); r.Counted != nil {
+		return r.Counted(t)
+	}
+	return nil
+}
+
 // changeNotes are the parenthesised details of a change, as in PlanHuman.
 func changeNotes(c *planner.Change) []string {
-	t := c.Targets
+	t := &c.Targets
+	said := counted(c, t) // what the headline counts already (localNotes compares it with c.Targets too)
 	var notes []string
-	if c.Action != planner.ActionCreate && c.Action != planner.ActionSendNew && t.New > 0 && !localHeld(c) {
+	if said != &t.New && t.New > 0 && !localHeld(c) {
 		notes = append(notes, Count(t.New)+" new")
 	}
-	if c.Action != planner.ActionRetry {
-		if d := strings.TrimPrefix(retryDetail(t), " "); d != "" {
+	if said != &t.Retry {
+		if d := strings.TrimPrefix(retryDetail(*t), " "); d != "" {
 			notes = append(notes, strings.Trim(d, "()"))
 		}
 	}
@@ -612,7 +652,7 @@ func changeNotes(c *planner.Change) []string {
 	if t.Held > 0 {
 		notes = append(notes, Count(t.Held)+" unknown, held back")
 	}
-	if t.Capped > 0 && c.Action != planner.ActionCapped {
+	if t.Capped > 0 && said != &t.Capped {
 		notes = append(notes, Count(t.Capped)+" held back by frequency_cap")
 	}
 	if t.Forget > 0 {
@@ -621,16 +661,16 @@ func changeNotes(c *planner.Change) []string {
 	if t.UpToDate > 0 && c.Action != planner.ActionCreate {
 		notes = append(notes, Count(t.UpToDate)+" up to date")
 	}
-	if t.AlreadyDelivered > 0 && c.Action != planner.ActionAlreadyDelivered {
+	if t.AlreadyDelivered > 0 && said != &t.AlreadyDelivered {
 		notes = append(notes, Count(t.AlreadyDelivered)+" "+c.AlreadyLine()+", not sent")
 	}
-	if t.Repeat > 0 {
+	if t.Repeat > 0 && said != &t.Repeat {
 		notes = append(notes, Count(t.Repeat)+" sent again (repeat)")
 	}
-	if t.Staged > 0 && c.Action != planner.ActionStage {
+	if t.Staged > 0 && said != &t.Staged {
 		notes = append(notes, Count(t.Staged)+" held for later rollout stages")
 	}
-	return append(notes, localNotes(c)...)
+	return append(notes, localNotes(c, said)...)
 }
 
 // quoted escapes s as inside a double-quoted string, without the quotes.

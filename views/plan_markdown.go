@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"pushform/message"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
@@ -130,6 +131,9 @@ type MarkdownContext struct {
 	// Refusal, when set, says why apply will refuse it instead.
 	ApplyCommand, Refusal string
 	Audience              *Audience
+	// Policies are the results of the plan's policies: a table at the
+	// top.
+	Policies []plandoc.Policy
 }
 
 // PlanMarkdown shows a plan as the body of a pull-request comment: a
@@ -170,31 +174,11 @@ func mdSymbol(a planner.Action) string {
 	return mdCode(s)
 }
 
-// actionWords name the actions in the comment, by planner.Action.
-var actionWords = map[planner.Action]string{
-	planner.ActionCreate:  "create",
-	planner.ActionSendNew: "send to new targets",
-	planner.ActionRetry:   "retry",
-	planner.ActionReplace: "replace on devices",
-	planner.ActionResend:  "send again",
-	planner.ActionUpdate:  "update badge",
-	planner.ActionForget:  "forget",
-	planner.ActionWait:    "wait for send_after",
-	planner.ActionMoved:   "move",
-	planner.ActionExpired: "expired",
-	planner.ActionCapped:  "held by frequency_cap",
-	planner.ActionNoOp:    "nothing to send",
-
-	planner.ActionAlreadyDelivered: "already delivered",
-	planner.ActionDisabled:         "disabled",
-	planner.ActionQuiet:            "held by quiet_hours",
-	planner.ActionStage:            "held by its rollout",
-	planner.ActionHoldout:          "holdout",
-}
-
+// actionWord names an action in the comment (planner's table); an
+// unknown one by its name.
 func actionWord(a planner.Action) string {
-	if w, ok := actionWords[a]; ok {
-		return w
+	if r, ok := planner.Info(a); ok {
+		return r.Markdown
 	}
 	return string(a)
 }
@@ -212,9 +196,13 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	if p.Service != nil {
 		fmt.Fprintf(&head, "**Service:** %s\n\n", mdService(p.Service))
 	}
+	writePolicyTable(&head, ctx.Policies)
 	fmt.Fprintf(&head, "**%s**\n", md(SummaryLine(p)))
 	if who := pushTotals(p); who != "" {
 		fmt.Fprintf(&head, "\n%s\n", who)
+	}
+	if line := ReachLine(p); line != "" {
+		fmt.Fprintf(&head, "\n%s\n", md(line))
 	}
 	head.WriteString("\n" + provenance(p, ctx) + "\n")
 	if note := RecipientsNote(p); note != "" {
@@ -295,6 +283,9 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	var b strings.Builder
 	b.WriteString(head.String())
 	what := "Details: " + plural(len(entries), "change", "changes")
+	if !p.HasChanges() { // as the human plan says: nothing to send now
+		what = "Details: nothing to send now, " + plural(len(entries), "address held back", "addresses held back")
+	}
 	if upToDate > 0 {
 		what += ", " + plural(upToDate, "address", "addresses") + " up to date"
 	}
@@ -432,12 +423,7 @@ func listAddresses(b *strings.Builder, changes []*planner.Change, a *Audience, r
 
 // sends reports whether a change's content reaches devices now or later.
 func sends(c *planner.Change) bool {
-	switch c.Action {
-	case planner.ActionCreate, planner.ActionSendNew, planner.ActionRetry, planner.ActionReplace,
-		planner.ActionResend, planner.ActionWait:
-		return c.Kind != message.KindBadge
-	}
-	return false
+	return c.Action.Sends() && c.Kind != message.KindBadge
 }
 
 // audienceLine says who a change reaches: targets sent to, the devices
@@ -450,22 +436,10 @@ func audienceLine(c *planner.Change, a *Audience) string {
 	switch c.Action {
 	case planner.ActionForget:
 		return countOf(t.Forget, noun) + " forgotten (state only)"
-	case planner.ActionMoved:
-		return "nothing is sent"
 	case planner.ActionWait:
 		parts = append(parts, countOf(t.Waiting, noun)+" later")
-	case planner.ActionExpired:
-		return countOf(t.Expired, noun) + " never sent"
-	case planner.ActionCapped:
-		return countOf(t.Capped, noun) + " held back"
 	case planner.ActionAlreadyDelivered:
 		return countOf(t.AlreadyDelivered, noun) + " already had it, " + mdEarlier(c) + ": nothing is sent"
-	case planner.ActionDisabled:
-		return "`enabled = false`: nothing is sent or forgotten"
-	case planner.ActionQuiet:
-		return countOf(t.Quiet, noun) + " after the quiet hours"
-	case planner.ActionStage:
-		return countOf(t.Staged, noun) + " in later rollout stages"
 	case planner.ActionHoldout:
 		return countOf(len(c.Holdout), noun) + " held out, recorded, nothing is sent"
 	case planner.ActionNoOp:
@@ -474,6 +448,9 @@ func audienceLine(c *planner.Change, a *Audience) string {
 		}
 		return "nothing to send"
 	default:
+		if r, _ := planner.Info(c.Action); r.Audience != "" {
+			return fillTargets(r.Audience, c, r)
+		}
 		if t.Send == 0 { // an action that holds everything back
 			return "nothing is sent"
 		}
@@ -570,7 +547,11 @@ func (v *PlanMarkdown) writeApplyCommand(b *strings.Builder, p *planner.Plan) {
 		// A shell command holds no newline, so only a backtick run could
 		// close the fence.
 		fence := backtickFence(ctx.ApplyCommand, 3)
-		fmt.Fprintf(b, "\nTo send exactly this plan:\n\n%ssh\n%s\n%s\n", fence, termtext.Clean(ctx.ApplyCommand), fence)
+		lead := "To send exactly this plan:"
+		if p.Summary.Requests == 0 {
+			lead = "Applying this plan sends nothing: it records these changes in the state. To record them:"
+		}
+		fmt.Fprintf(b, "\n%s\n\n%ssh\n%s\n%s\n", lead, fence, termtext.Clean(ctx.ApplyCommand), fence)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"pushform/config"
 	"pushform/internal/testutil"
@@ -32,6 +33,21 @@ func manyCreates(t *testing.T, n, bodyLen int) *planner.Plan {
 	return p
 }
 
+// heldOnly is a plan with nothing to send now: an address waiting for
+// send_after (its content recorded earlier) and a disabled one.
+func heldOnly() *planner.Plan {
+	later := now.Add(48 * time.Hour)
+	content := message.Content{Title: "Later", Body: "Not yet", Tag: "later"}
+	return &planner.Plan{FormatVersion: planner.FormatVersion, Environment: "test", CreatedAt: now,
+		Changes: []*planner.Change{
+			{Address: "notification.later", Action: planner.ActionWait, Kind: message.KindNotification, TargetKind: message.TargetUsers,
+				Content: content, SendAfter: &later, Targets: planner.TargetCounts{Total: 2, Waiting: 2}},
+			{Address: "notification.paused", Action: planner.ActionDisabled, Kind: message.KindNotification, TargetKind: message.TargetUsers,
+				Content: content, Targets: planner.TargetCounts{Total: 1}},
+		},
+		Summary: planner.Summary{Wait: 1, Disabled: 1}}
+}
+
 func markdown(t *testing.T, p *planner.Plan, limit int) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -54,6 +70,7 @@ func TestMarkdownGolden(t *testing.T) {
 		{"plan.md", scenario(t), 0},
 		{"plan-empty.md", empty, 0},
 		{"plan-truncated.md", manyCreates(t, 40, 20), 3000},
+		{"plan-held.md", heldOnly(), 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,4 +353,33 @@ func FuzzMarkdownEscapes(f *testing.F) {
 		}
 		checkMarkdownSafe(t, b.String(), addr)
 	})
+}
+
+// TestApplyLead: what leads the apply command says what applying does,
+// in the terminal and in the comment.
+func TestApplyLead(t *testing.T) {
+	forget := &planner.Plan{Changes: []*planner.Change{{Address: "notification.gone", Action: planner.ActionForget, Kind: message.KindNotification,
+		TargetKind: message.TargetUsers, Forget: []string{"u1"}, Targets: planner.TargetCounts{Forget: 1}}}, Summary: planner.Summary{Forget: 1}}
+	for _, tt := range []struct {
+		name      string
+		plan      *planner.Plan
+		human, md string
+	}{
+		{"sends", manyCreates(t, 1, 5), "To send exactly these notifications, run:", "To send exactly this plan:"},
+		{"records", forget, "Applying it sends nothing: it records these changes in the state.", "Applying this plan sends nothing: it records these changes in the state."},
+		{"nothing", &planner.Plan{}, "It has no changes: applying it sends and records nothing.", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ApplyLead(tt.plan); !strings.HasPrefix(got, tt.human) {
+				t.Errorf("ApplyLead = %q, want %q", got, tt.human)
+			}
+			var b bytes.Buffer
+			if err := NewPlanMarkdown(&b, 0).WithContext(MarkdownContext{ApplyCommand: "pushform apply p.plan"}).Plan(tt.plan); err != nil {
+				t.Fatal(err)
+			}
+			if tt.md != "" && !strings.Contains(b.String(), "\n"+tt.md) || tt.md == "" && strings.Contains(b.String(), "pushform apply") {
+				t.Errorf("markdown:\n%s\nwant %q", b.String(), tt.md)
+			}
+		})
+	}
 }

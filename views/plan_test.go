@@ -45,11 +45,13 @@ func scenario(t *testing.T) *planner.Plan {
 	retried := note("notification.retry", "Retry", "Again", "r", "alice", "bob", "carol")
 	gone := note("notification.gone", "Old", "Gone", "", "alice", "bob", "carol")
 	same := note("notification.same", "Same", "Same", "s", "alice")
+	weekly := note("notification.weekly", "Weekly", "Your weekly digest", "weekly", "alice", "bob")
+	weekly.RepeatAfter = time.Hour
 
 	st := state.New("test")
 	st.Lineage = "00000000-0000-0000-0000-000000000000"
 	st.Serial = 7
-	for _, m := range []*config.Message{sale, oldBadge, untagged, grown, retried, gone, same} {
+	for _, m := range []*config.Message{sale, oldBadge, untagged, grown, retried, gone, same, weekly} {
 		c := m.Content
 		fp := planner.Fingerprint(m.Kind, c)
 		sm := &state.Message{Address: m.Address, Kind: m.Kind, TargetKind: m.Targets.Kind, Fingerprint: fp, Content: c, Targets: map[string]*state.Target{}}
@@ -61,7 +63,11 @@ func scenario(t *testing.T) *planner.Plan {
 			if m == sale && i%1000 == 7 {
 				o = state.Skipped
 			}
-			sm.Targets[id] = &state.Target{Outcome: o, Fingerprint: fp, RequestID: "req-1", Time: now}
+			at := now
+			if m == weekly { // delivered two hours ago: repeat_after has passed
+				at = now.Add(-2 * time.Hour)
+			}
+			sm.Targets[id] = &state.Target{Outcome: o, Fingerprint: fp, RequestID: "req-1", Time: at}
 		}
 		st.Messages[m.Address] = sm
 	}
@@ -81,7 +87,7 @@ func scenario(t *testing.T) *planner.Plan {
 	waiting.SendAfter = &later
 
 	cfg := &config.Config{Service: config.Service{Environment: "test"},
-		Messages: []*config.Message{&sale2, &badge2, &untagged2, &grown2, retried, same, created, waiting}}
+		Messages: []*config.Message{&sale2, &badge2, &untagged2, &grown2, retried, same, created, waiting, weekly}}
 	p, err := planner.Make(planner.Input{Config: cfg, State: st, Recipients: &state.Snapshot{UserIDs: []string{"u00007"}, FetchedAt: now}, Refreshed: true}, planner.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)

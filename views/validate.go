@@ -21,6 +21,21 @@ var (
 	_ Validate = (*ValidateJSON)(nil)
 )
 
+// ConfigErrors is a view that writes, in its own format, the diagnostics
+// of a configuration that does not load: the JSON views of plan and
+// apply, so that a script reading their stdout learns why there is no
+// plan. Human views have none: the diagnostics go to stderr with their
+// source lines, where the configuration is loaded.
+type ConfigErrors interface {
+	ConfigErrors(diags hcl.Diagnostics) error
+}
+
+var (
+	_ ConfigErrors = (*ValidateJSON)(nil)
+	_ ConfigErrors = (*PlanJSON)(nil)
+	_ ConfigErrors = (*ApplyJSON)(nil)
+)
+
 // ValidateHuman confirms a valid configuration in words.
 type ValidateHuman struct {
 	w io.Writer
@@ -87,6 +102,28 @@ func newValidateResult(diags hcl.Diagnostics) validateResult {
 		r.Diagnostics = append(r.Diagnostics, vd)
 	}
 	return r
+}
+
+// ConfigErrors writes the validate document.
+func (v *ValidateJSON) ConfigErrors(diags hcl.Diagnostics) error { return v.Validate(diags) }
+
+// ConfigErrors writes the diagnostics as validate --json does: plan
+// --json prints that document instead of a plan.
+func (v *PlanJSON) ConfigErrors(diags hcl.Diagnostics) error {
+	return NewValidateJSON(v.w, v.indent).Validate(diags)
+}
+
+// ConfigErrors writes one line of type "diagnostics" after the version
+// line, with validate --json's fields; no summary follows.
+func (v *ApplyJSON) ConfigErrors(diags hcl.Diagnostics) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	err := v.enc.Encode(struct {
+		Type string `json:"type"`
+		validateResult
+	}{"diagnostics", newValidateResult(diags)})
+	v.flushLocked()
+	return err
 }
 
 // Validate writes the document.

@@ -48,8 +48,8 @@ notification "reminder" {
 }
 
 campaign "black_friday" {
-  send_rate   = "6000/minute"      # the campaign's sends together
-  max_targets = var.max_audience   # a plan reaching more fails before sending
+  send_rate   = "6000/minute"    # the campaign's sends together
+  max_targets = var.max_audience # a plan reaching more fails before sending
 
   # Only one Black Friday push a day: last_call waits for the next day.
   frequency_cap {

@@ -25,11 +25,3 @@ func PathChecks(f *File) int {
 	defer f.mu.Unlock()
 	return f.checks
 }
-
-// KeptList reports whether f keeps a journaled recipients list's encoding
-// for its next Persist.
-func KeptList(f *File) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.list != nil
-}

@@ -1,20 +1,18 @@
 package local
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
+
 	"pushform/atomicfile"
 	"pushform/state"
 	"pushform/state/statefile"
-	"strings"
-	"sync"
-	"time"
 )
 
 // File is the local file backend. For a state at PATH it keeps:
@@ -55,9 +53,6 @@ type File struct {
 	laid    int64
 	wbuf    []byte            // the last append's encoding buffer, reused
 	reuse   statefile.IDReuse // intents' encoded ids, for their outcomes
-	// list is the last recipients list journaled, encoded, for Persist to
-	// copy (statefile.EncodeWith); nil once used.
-	list *statefile.EncodedList
 	// syncMu guards what the fsyncs of jf, which run without mu (see
 	// appendLocked), share: synced is the offset the last one covered,
 	// closeErr what the last closeJournal's fsync returned, syncs their
@@ -286,6 +281,11 @@ func (f *File) corrupt(err error) error {
 	if errors.As(err, &nf) {
 		return fmt.Errorf("state file %s was %w", f.path, err)
 	}
+	var td *statefile.TrailingDataError
+	if errors.As(err, &td) {
+		return fmt.Errorf("state file %s has data appended after its end: %w. Nothing was read or sent. "+
+			"Run 'pushform state repair --state %s': it moves the appended bytes to %s.rejected and cuts the file where its state ends", f.path, err, f.path, f.path)
+	}
 	b, berr := os.Open(f.BackupPath())
 	if errors.Is(berr, fs.ErrNotExist) {
 		return fmt.Errorf("state file %s is corrupt: %v; there is no backup (%s does not exist)", f.path, err, f.BackupPath())
@@ -367,17 +367,11 @@ func (f *File) Append(entries ...state.Entry) error {
 		if format == 0 {
 			continue // the journal's format is known once it is written
 		}
-		var r statefile.IDReuse // keeps a recipients list's encoding
-		line, err := statefile.AppendEntryLineReusing(nil, e, format, &r)
+		line, err := statefile.AppendEntryLine(nil, e, format)
 		if err != nil {
 			return fmt.Errorf("encoding state journal entry: %w", err)
 		}
 		items[i].line, items[i].format = line, format
-		if l := r.TakeList(); l != nil {
-			f.mu.Lock()
-			f.list = l
-			f.mu.Unlock()
-		}
 	}
 	return f.commit.DoThenSync(&f.mu, items, f.appendLocked)
 }
@@ -475,9 +469,6 @@ func (f *File) appendLocked(items []journalItem) (sync func() error, err error) 
 			buf = append(buf, it.line...)
 		}
 	}
-	if l := f.reuse.TakeList(); l != nil {
-		f.list = l
-	}
 	if cap(buf) <= maxKeptBuffer {
 		f.wbuf = buf // a run's entries are alike: the next append fits
 	}
@@ -504,187 +495,6 @@ func (f *File) appendLocked(items []journalItem) (sync func() error, err error) 
 		return nil, f.closeJournal()
 	}
 	return nil, nil
-}
-
-// syncJournal fsyncs jf, written up to end.
-func (f *File) syncJournal(jf *os.File, end int64) error {
-	f.syncMu.Lock()
-	defer f.syncMu.Unlock()
-	return f.syncLocked(jf, end)
-}
-
-// syncLocked fsyncs jf, written up to end, and counts it; f.syncMu is
-// held.
-func (f *File) syncLocked(jf *os.File, end int64) error {
-	f.syncs++
-	if err := dataSync(jf); err != nil {
-		return err
-	}
-	f.synced = max(f.synced, end)
-	return nil
-}
-
-// syncTo is the fsync of entries written to jf at [start, end), run
-// without f.mu. An fsync that ended after end already covered them; if
-// the journal was closed meanwhile, closeJournal synced them.
-func (f *File) syncTo(jf *os.File, start, end int64) error {
-	f.syncMu.Lock()
-	if jf != f.syncFile { // closed meanwhile, by closeJournal, which synced it
-		err := f.closeErr
-		f.syncMu.Unlock()
-		return err
-	}
-	if f.synced >= end {
-		f.syncMu.Unlock()
-		return nil
-	}
-	err := f.syncLocked(jf, end)
-	f.syncMu.Unlock()
-	if err == nil {
-		return nil
-	}
-	// Cut the entries back off when nothing was written after them;
-	// otherwise the journal keeps them (read as sent: unknown).
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if jf == f.jf && f.written == end {
-		return f.undoAppend(jf, start, fmt.Errorf("syncing state journal: %w", err))
-	}
-	f.checked = false
-	return fmt.Errorf("syncing state journal: %w (entries written after these keep them in the journal)", err)
-}
-
-// zeroAhead is how far ahead of its writes a kept format-3 journal is at
-// most laid down as zeros. Written over, the journal keeps its size and
-// blocks, so each fdatasync writes the data alone, where an appending one
-// also commits the file's new size (on this VM's ext4, a million-target
-// apply at 0 ms took 4% less wall time). ReadJournalWith says how a reader
-// finds the end. A line this long or longer is written past the end.
-const zeroAhead = 4 << 20
-
-// zeros is what layZeros writes; never written to.
-var zeros [64 << 10]byte
-
-// writeJournal writes buf to jf at start, the end of what is written. A
-// kept descriptor (held) writes at the offset, over zeros laid down ahead
-// for a format-3 journal; another appends.
-func (f *File) writeJournal(jf *os.File, held bool, buf []byte, start int64) error {
-	if !held {
-		_, err := jf.Write(buf)
-		return err
-	}
-	end := start + int64(len(buf))
-	if f.jformat >= 3 && end > f.laid && len(buf) < zeroAhead {
-		// As far ahead as the journal is long, from 64 KiB to zeroAhead:
-		// a short journal (a small run, a test) lays down little. Zeros
-		// only spare fsyncs work: where they do not fit (a full disk),
-		// buf is written past the end, as an append would.
-		f.layZeros(jf, start+min(max(start, 64<<10), zeroAhead))
-	}
-	if _, err := jf.WriteAt(buf, start); err != nil {
-		return err
-	}
-	f.laid = max(f.laid, end)
-	return nil
-}
-
-// layZeros extends jf with zeros up to size, or as far as they fit. They
-// need no fsync of their own: the next one makes them durable with the
-// data written over them, and until then a crash leaves the file shorter
-// or its new blocks zero.
-func (f *File) layZeros(jf *os.File, size int64) {
-	for f.laid < size {
-		n, err := jf.WriteAt(zeros[:min(int64(len(zeros)), size-f.laid)], f.laid)
-		f.laid += int64(n)
-		if err != nil {
-			// WriteAt counts nothing of a write cut short by an error;
-			// the size says how far the zeros got, for closeJournal to
-			// take them all away.
-			if fi, serr := jf.Stat(); serr == nil {
-				f.laid = max(f.laid, fi.Size())
-			}
-			return
-		}
-	}
-}
-
-// maxKeptBuffer bounds the encoding buffer a File keeps between appends: a
-// request's entries take a few KiB; a recipients snapshot of millions of
-// ids is written once and not worth keeping.
-const maxKeptBuffer = 1 << 20
-
-// openJournal returns the journal open for writing at f.written, from the
-// descriptor kept since an earlier append while the path still names that
-// file: one stat instead of an open, a stat and a close per append. The
-// descriptor is kept while the lock is held (held), and then written at
-// offsets; otherwise it appends. f.mu is held.
-func (f *File) openJournal(held, verify bool) (*os.File, error) {
-	if f.jf != nil {
-		if !verify {
-			return f.jf, nil
-		}
-		fi, err := os.Stat(f.JournalPath())
-		if err == nil && os.SameFile(fi, f.jfInfo) {
-			return f.jf, nil
-		}
-		if err := f.closeJournal(); err != nil {
-			return nil, err
-		}
-	}
-	flags := os.O_WRONLY | os.O_CREATE
-	if !held {
-		flags |= os.O_APPEND
-	}
-	jf, err := os.OpenFile(f.JournalPath(), flags, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening state journal: %w", err)
-	}
-	fi, err := jf.Stat()
-	if err != nil {
-		jf.Close()
-		return nil, fmt.Errorf("opening state journal: %w", err)
-	}
-	// Its size is where it ends: checkJournalTail cut off what a crash
-	// left, and closeJournal the zeros laid down ahead.
-	f.jf, f.jfInfo, f.written, f.laid = jf, fi, fi.Size(), fi.Size()
-	f.syncMu.Lock()
-	f.syncFile, f.synced = jf, fi.Size() // what was written before is another File's to sync
-	f.syncMu.Unlock()
-	return jf, nil
-}
-
-// closeJournal makes what was written to the kept journal descriptor
-// durable and closes it; f.mu is held.
-func (f *File) closeJournal() error {
-	if f.watch != nil {
-		f.watch.close()
-		f.watch = nil
-	}
-	if f.jf == nil {
-		return nil
-	}
-	f.syncMu.Lock()
-	defer f.syncMu.Unlock()
-	var err error
-	if f.laid > f.written {
-		// The zeros laid down ahead go, so the size is where the journal
-		// ends for the next open. Should that fail, the next append reads
-		// the journal for its end first.
-		if terr := f.jf.Truncate(f.written); terr != nil {
-			f.checked = false
-		}
-	}
-	if f.written > f.synced {
-		if err = f.syncLocked(f.jf, f.written); err != nil {
-			err = fmt.Errorf("syncing state journal: %w", err)
-		}
-	}
-	if cerr := f.jf.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("closing state journal: %w", cerr)
-	}
-	f.closeErr = err
-	f.jf, f.jfInfo, f.written, f.laid, f.synced, f.syncFile = nil, nil, 0, 0, 0, nil
-	return err
 }
 
 // snapshotHeader is storedHeader for Append: while the snapshot is the
@@ -714,25 +524,6 @@ func (f *File) snapshotHeader() (statefile.Header, bool, error) {
 		f.snap = nil
 	}
 	return sh, exists, nil
-}
-
-// undoAppend cuts the journal back to size after a failed write or sync
-// (a full disk, an I/O error), so it holds exactly the entries whose
-// Append returned nil: none of these is recorded. When even that fails,
-// the next Append checks the tail again first.
-func (f *File) undoAppend(jf *os.File, size int64, err error) error {
-	f.checked = false
-	f.written, f.laid = size, size
-	if f.lockFile == nil {
-		defer f.closeJournal()
-	}
-	if terr := jf.Truncate(size); terr != nil {
-		return fmt.Errorf("%w; cutting the journal back failed too (%v): it may hold part of these entries", err, terr)
-	}
-	if serr := jf.Sync(); serr != nil {
-		return fmt.Errorf("%w; syncing the journal after cutting it back failed too (%v): it may hold part of these entries", err, serr)
-	}
-	return fmt.Errorf("%w (the journal was cut back to the entries written before)", err)
 }
 
 // storedJournalFormat reads the format from the header of the journal on
@@ -870,9 +661,7 @@ func (f *File) Persist(s *state.State) error {
 	out.Version = state.FormatVersion
 	out.Serial = serial
 	// The errors name the temp file: they are *PathErrors.
-	list := f.list
-	f.list = nil
-	if err := statefile.EncodeWith(tmp, &out, list); err != nil {
+	if err := statefile.Encode(tmp, &out); err != nil {
 		return fmt.Errorf("writing state: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
@@ -949,158 +738,4 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-// Lock implements Locker with an operating-system lock on PATH.lock, which
-// the kernel releases when the holding process exits, however it exits.
-// Missing fields of info (Who, Created, Pid) are filled in. It tries once.
-func (f *File) Lock(_ context.Context, info state.LockInfo) (string, error) {
-	info = info.ForNewLock()
-	lf, err := f.tryLock()
-	if err != nil {
-		return "", err
-	}
-	if lf == nil {
-		return "", &state.LockError{Info: f.readLockInfo()}
-	}
-	// Holding the OS lock, any info left is from a holder that ended
-	// without Unlock (which removes the info first).
-	var stale *state.LockInfo
-	if prev := f.readLockInfo(); prev.ID != "" || prev.Pid != 0 {
-		stale = &prev
-	}
-	f.removeDeadTemps()
-	if err := atomicfile.Write(f.LockInfoPath(), 0o600, func(w io.Writer) error { return json.NewEncoder(w).Encode(info) }); err != nil {
-		unlockFile(lf)
-		lf.Close()
-		return "", fmt.Errorf("writing lock info: %w", err)
-	}
-	f.mu.Lock()
-	f.lockFile, f.lockID, f.stale = lf, info.ID, stale
-	f.mu.Unlock()
-	return info.ID, nil
-}
-
-// removeDeadTemps removes the temp files of snapshots and lock infos that
-// holders killed while writing them left behind (a snapshot's is as large
-// as the state). Only a lock holder writes them, so with the lock held any
-// that exist are dead. Best effort: a leftover is harmless, only wasteful.
-func (f *File) removeDeadTemps() {
-	dir, base := filepath.Dir(f.path), filepath.Base(f.path)
-	names, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range names {
-		n := e.Name()
-		if strings.HasPrefix(n, "."+base+".tmp-") || strings.HasPrefix(n, "."+base+".lock.info.tmp-") {
-			os.Remove(filepath.Join(dir, n))
-		}
-	}
-}
-
-// StaleLock returns the lock info that the last successful Lock found left
-// behind by a holder that ended without unlocking (killed, crashed, or its
-// machine stopped). The OS lock died with that holder, so it did not block
-// Lock; the record is returned so the caller can say who it was. Lock
-// replaces the record with its own; ForceUnlock removes it.
-func (f *File) StaleLock() (state.LockInfo, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.stale == nil {
-		return state.LockInfo{}, false
-	}
-	return *f.stale, true
-}
-
-// tryLock takes the OS lock on a new descriptor; nil, nil means it is held
-// by someone else (another process, or another Lock of this one).
-func (f *File) tryLock() (*os.File, error) {
-	lf, err := os.OpenFile(f.LockPath(), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock file: %w", err)
-	}
-	ok, err := tryLockFile(lf)
-	if err != nil || !ok {
-		lf.Close()
-		if err != nil {
-			return nil, fmt.Errorf("locking %s: %w", f.LockPath(), err)
-		}
-		return nil, nil
-	}
-	return lf, nil
-}
-
-// Unlock implements Locker.
-func (f *File) Unlock(id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.lockFile == nil {
-		return errors.New("unlocking state: not locked")
-	}
-	if id != f.lockID {
-		return fmt.Errorf("unlocking state: lock id %q does not match the held lock %q", id, f.lockID)
-	}
-	// What this holder journaled is durable before another may read it.
-	jErr := f.closeJournal()
-	// The info goes first, while the lock still keeps others from writing theirs.
-	rmErr := os.Remove(f.LockInfoPath())
-	unErr := unlockFile(f.lockFile)
-	clErr := f.lockFile.Close()
-	f.lockFile, f.lockID = nil, ""
-	if rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-		return fmt.Errorf("unlocking state: %w", rmErr)
-	}
-	if err := errors.Join(jErr, unErr, clErr); err != nil {
-		return fmt.Errorf("unlocking state: %w", err)
-	}
-	return nil
-}
-
-// ForceUnlock removes the lock info left by a holder that is gone, when id
-// matches it. The OS lock itself never outlives its process, so this only
-// clears the record; a lock held by a running process is refused with a
-// *LockError in the chain.
-func (f *File) ForceUnlock(id string) (state.LockInfo, error) {
-	data, err := os.ReadFile(f.LockInfoPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		if lf, lerr := f.tryLock(); lerr == nil && lf == nil {
-			return state.LockInfo{}, fmt.Errorf("force-unlock: %w; it is released when that process exits", &state.LockError{})
-		} else if lf != nil {
-			unlockFile(lf)
-			lf.Close()
-		}
-		return state.LockInfo{}, fmt.Errorf("force-unlock: the state is not locked (no %s)", f.LockInfoPath())
-	}
-	if err != nil {
-		return state.LockInfo{}, fmt.Errorf("force-unlock: %w", err)
-	}
-	var info state.LockInfo
-	if err := json.Unmarshal(data, &info); err != nil {
-		return state.LockInfo{}, fmt.Errorf("force-unlock: lock info %s is unreadable: %w", f.LockInfoPath(), err)
-	}
-	if info.ID != id {
-		return info, fmt.Errorf("force-unlock: lock id %q does not match the current lock (id %q, held by %s for %s)", id, info.ID, info.Who, info.Operation)
-	}
-	lf, err := f.tryLock()
-	if err != nil {
-		return info, fmt.Errorf("force-unlock: %w", err)
-	}
-	if lf == nil {
-		return info, fmt.Errorf("force-unlock: %w; it is held by a running process and is released when that process exits (stop it rather than unlocking)", &state.LockError{Info: info})
-	}
-	defer lf.Close()
-	defer unlockFile(lf)
-	if err := os.Remove(f.LockInfoPath()); err != nil {
-		return info, fmt.Errorf("force-unlock: %w", err)
-	}
-	return info, nil
-}
-
-func (f *File) readLockInfo() state.LockInfo {
-	var info state.LockInfo
-	if data, err := os.ReadFile(f.LockInfoPath()); err == nil {
-		json.Unmarshal(data, &info) // best effort: a half-written file reads as unknown
-	}
-	return info
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/internal/testutil"
 	"pushform/message"
 	"pushform/state"
 	"pushform/state/local"
@@ -287,7 +288,9 @@ func TestFormat3Migrated(t *testing.T) {
 	data, _ := os.ReadFile(f.Path())
 	hdr, body := snapshotParts(t, data)
 	hdr = bytes.Replace(hdr, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(`{"version":3,`), 1)
-	body = bytes.TrimSuffix(body, []byte{0, 0}) // format 5's empty ledger: no id lists, no entries
+	// Format 5's empty ledger (no id lists, no entries) and format 7's
+	// empty overrides.
+	body = bytes.TrimSuffix(body, []byte{0, 0, 0})
 	sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 	v3 := append(append(append(append([]byte{}, hdr...), body...), sum...), "\n# end of pushform state\n"...)
 	os.WriteFile(f.Path(), v3, 0o600)
@@ -358,18 +361,6 @@ func TestNewerFormatNamed(t *testing.T) {
 	})
 }
 
-// mountTmpfs mounts a tmpfs of size bytes for the test, or skips it when
-// that is not allowed (it needs root).
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("a full disk needs a small tmpfs, and mounting one failed (%v): run as root to include this test", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	return dir
-}
-
 // fill writes a file into dir until the disk is full.
 func fill(t *testing.T, dir string) string {
 	t.Helper()
@@ -395,7 +386,7 @@ func fill(t *testing.T, dir string) string {
 // what the journal holds is exactly what Append acknowledged; once space
 // is free, the next Append succeeds (issue 16 item 4).
 func TestFullDiskAppendLeavesJournalAsItWas(t *testing.T) {
-	dir := mountTmpfs(t, 64<<10)
+	dir := testutil.SmallDisk(t, 64<<10)
 	f := local.NewFile(filepath.Join(dir, "pushform.state"))
 	mustPersist(t, f, state.New("test"))
 	deliveredRun(t, f, "notification.a", 3)

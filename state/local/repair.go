@@ -16,9 +16,10 @@ import (
 
 // RepairReport says what Repair found in the journal and what it did.
 type RepairReport struct {
-	// Journal is the journal's path; Rejected the file the dropped lines
-	// were written to ("" when nothing was dropped).
-	Journal, Rejected string
+	// State and Journal are the state file's path and the journal's;
+	// Rejected the file the dropped lines were written to ("" when
+	// nothing was dropped).
+	State, Journal, Rejected string
 	// Exists is false when there is no journal.
 	Exists bool
 	// Stale is set when the journal is older than the snapshot: it was
@@ -37,6 +38,11 @@ type RepairReport struct {
 	Dropped Dropped
 	// Repaired is set once the journal was cut.
 	Repaired bool
+	// Appended counts the bytes cut from the end of the state file, after
+	// its end marker (0: none), where it ended whole at AppendedAt; they
+	// were written to SnapshotRejected.
+	Appended, AppendedAt int64
+	SnapshotRejected     string
 }
 
 // Dropped counts what the lines after a journal's intact prefix record,
@@ -78,7 +84,10 @@ func (f *File) Repair(force bool) (*RepairReport, error) {
 	if f.lockFile == nil {
 		return nil, errors.New("repairing the state journal needs the state lock")
 	}
-	rep := &RepairReport{Journal: f.JournalPath()}
+	rep := &RepairReport{State: f.path, Journal: f.JournalPath()}
+	if err := f.cutAppended(rep); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(f.JournalPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return rep, nil
@@ -178,10 +187,43 @@ func countDropped(lines []statefile.DroppedLine) Dropped {
 	return d
 }
 
+// cutAppended cuts bytes appended after the end of a snapshot whose
+// state is otherwise whole (statefile.TrailingDataError), once they are
+// written beside it: the state up to there is the one last saved, checked
+// by its checksum, so nothing recorded is lost.
+func (f *File) cutAppended(rep *RepairReport) error {
+	data, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading state: %w", err)
+	}
+	var td *statefile.TrailingDataError
+	if _, err := statefile.Decode(bytes.NewReader(data)); !errors.As(err, &td) {
+		return nil // whole, or damaged otherwise: Read says how
+	}
+	if rep.SnapshotRejected, err = writeRejected(f.path, data[td.End:]); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(f.path, 0o600, func(w io.Writer) error { _, err := w.Write(data[:td.End]); return err }); err != nil {
+		return fmt.Errorf("cutting the state file at byte %d (the appended bytes are in %s): %w", td.End, rep.SnapshotRejected, err)
+	}
+	rep.Appended, rep.AppendedAt = td.Size-td.End, td.End
+	return nil
+}
+
 // writeRejected writes the dropped bytes to a new file beside the
 // journal, synced, and returns its path.
 func (f *File) writeRejected(b []byte) (string, error) {
-	base := f.JournalPath() + ".rejected"
+	return writeRejected(f.JournalPath(), b)
+}
+
+// writeRejected writes bytes cut from the file at path to a new file
+// beside it (path.rejected, numbered when that exists), synced, and
+// returns its path.
+func writeRejected(from string, b []byte) (string, error) {
+	base := from + ".rejected"
 	path := base
 	for n := 2; ; n++ {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
@@ -191,7 +233,7 @@ func (f *File) writeRejected(b []byte) (string, error) {
 	}
 	// atomicfile syncs the file and the directory before returning.
 	if err := atomicfile.Write(path, 0o600, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-		return "", fmt.Errorf("saving the lines to drop: %w", err)
+		return "", fmt.Errorf("saving the bytes to drop: %w", err)
 	}
 	return path, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"pushform/internal/testutil"
 	"pushform/state"
 	"pushform/state/local"
 )
@@ -102,7 +103,7 @@ func targets(s *state.State, addr string) int {
 // Unlock takes away every zero that was laid, so the journal ends at its
 // last line.
 func TestFullDiskZerosGoOnUnlock(t *testing.T) {
-	dir := mountTmpfs(t, 64<<10)
+	dir := testutil.SmallDisk(t, 64<<10)
 	f := local.NewFile(filepath.Join(dir, "pushform.state"))
 	mustPersist(t, f, state.New("test"))
 	filler := fill(t, dir)

@@ -21,7 +21,3 @@ func Show(m *Manager, name string) (string, error) {
 	err := m.conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
 	return v, err
 }
-
-// KeptList reports whether m keeps a journaled recipients list's encoding
-// for its next Persist.
-func KeptList(m *Manager) bool { return m.list.Load() != nil }

@@ -150,14 +150,16 @@ func TestOpenTransactionReported(t *testing.T) {
 	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+pgx.Identifier{o.Schema, "states"}.Sanitize()+" WHERE name = $1 FOR UPDATE", o.StateName); err != nil {
 		t.Fatal(err)
 	}
-	pid := conn.PgConn().PID()
+	// The role is the URL's (or libpq's default for a URL without one):
+	// any server and role the tests are pointed at.
+	pid, role := conn.PgConn().PID(), conn.Config().User
 	start := time.Now()
 	err = m.Persist(s)
 	if err == nil {
 		t.Fatal("Persist succeeded while another transaction holds the row")
 	}
 	for _, want := range []string{"waited lock_timeout (300ms) for the state's row, which another transaction holds",
-		fmt.Sprintf("backend pid %d (user pushform_test", pid), fmt.Sprintf("SELECT pg_terminate_backend(%d);", pid)} {
+		fmt.Sprintf("backend pid %d (user %s", pid, role), fmt.Sprintf("SELECT pg_terminate_backend(%d);", pid)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v\nwant it to say %q", err, want)
 		}

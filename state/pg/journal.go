@@ -118,15 +118,7 @@ func (m *Manager) Append(entries ...state.Entry) error {
 	}
 	rows := make([]journalRow, len(entries))
 	for i, e := range entries {
-		if e.Type != state.EntrySnapshot {
-			rows[i] = journalRow{entry: statefile.AppendEntry(nil, e), sync: state.NeedsSync(e)}
-			continue
-		}
-		var r statefile.IDReuse // keeps a recipients list's encoding
-		rows[i] = journalRow{entry: statefile.AppendEntryReusing(nil, e, &r), sync: state.NeedsSync(e)}
-		if l := r.TakeList(); l != nil {
-			m.list.Store(l)
-		}
+		rows[i] = journalRow{entry: statefile.AppendEntry(nil, e), sync: state.NeedsSync(e)}
 	}
 	return m.commit.Do(&m.mu, rows, m.appendLocked)
 }
@@ -222,7 +214,7 @@ func (m *Manager) Persist(s *state.State) error {
 	out.Version = state.FormatVersion
 	out.Serial = s.Serial + 1
 	var buf bytes.Buffer
-	if err := statefile.EncodeWith(&buf, &out, m.list.Swap(nil)); err != nil {
+	if err := statefile.Encode(&buf, &out); err != nil {
 		return fmt.Errorf("%s: encoding the state: %w", m, err)
 	}
 

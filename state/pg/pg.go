@@ -30,7 +30,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -38,7 +37,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"pushform/state"
-	"pushform/state/statefile"
 )
 
 // Defaults of Options.
@@ -158,10 +156,6 @@ type Manager struct {
 	waitFrom, lockedAt time.Time
 
 	commit state.GroupCommit[journalRow]
-	// list is the last recipients list journaled, encoded, for Persist to
-	// copy (statefile.EncodeWith); not under mu, which a database call
-	// holds.
-	list atomic.Pointer[statefile.EncodedList]
 }
 
 var (

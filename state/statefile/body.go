@@ -71,11 +71,8 @@ func (e *encoder) outcomeList(ts []*state.Target) []state.Target {
 func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
 	n := m.TargetCount()
 	if runs, records, ok := m.TargetRuns(); ok {
-		if e.list.runsHold(n, runs) {
-			// The recipients list, as the usual campaign is sent: its
-			// encoding is the same bytes.
-			e.encoded(e.list.enc)
-		} else {
+		switch {
+		case !e.list.holds(n, runs):
 			// The same encoding without a call per target: 40 ns a
 			// target in the final snapshot of an apply became 10.
 			e.uvarint(uint64(n))
@@ -83,6 +80,12 @@ func (e *encoder) targets(m *state.Message) (recsAt int, recs []state.Target) {
 			for ids := range runs {
 				prev = e.idRun(prev, ids)
 			}
+		case e.listLater:
+			e.listAt = append(e.listAt, len(e.b))
+		default:
+			// The recipients list, as the usual campaign is sent: its
+			// encoding is the same bytes.
+			e.encoded(e.list.enc)
 		}
 		recsAt = len(e.b)
 		return recsAt, e.outcomeSeq(func(yield func(*state.Target, int) bool) {
@@ -250,7 +253,7 @@ func (e *encoder) recipientsBody(s *state.State) {
 	e.time(s.Recipients.FetchedAt)
 	e.boolean(s.Recipients.UserIDs != nil)
 	if e.list != nil {
-		e.encoded(e.list.enc) // encodeBody checked it holds the list
+		e.encoded(e.list.enc) // made from these very ids
 		return
 	}
 	e.ids(s.Recipients.UserIDs)
@@ -278,6 +281,9 @@ func (e *encoder) messagesBody(s *state.State) {
 	}
 	if e.snapshot >= 5 {
 		e.ledger(s)
+	}
+	if e.snapshot >= 7 {
+		e.overrides(s)
 	}
 }
 
@@ -427,6 +433,9 @@ func (d *decoder) stateBody(s *state.State) {
 	}
 	if d.snapshot >= 5 {
 		d.ledger(s, recipients)
+	}
+	if d.snapshot >= 7 {
+		d.overrides(s)
 	}
 }
 

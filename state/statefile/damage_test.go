@@ -228,3 +228,51 @@ func TestReadJournalErrors(t *testing.T) {
 		t.Error("a format-1 entry with a year JSON cannot hold was written")
 	}
 }
+
+// TestTrailingData: bytes appended after a whole snapshot are reported as
+// what they are, with where the state ends; a cut snapshot, or a state
+// whose checksum does not match before the marker, is not.
+func TestTrailingData(t *testing.T) {
+	good := encodeStateBytes(t, richState())
+	end := int64(len(good))
+	for _, tt := range []struct {
+		name     string
+		data     []byte
+		trailing bool
+	}{
+		{"garbage appended", append(append([]byte{}, good...), "garbage here\n"...), true},
+		{"one byte appended", append(append([]byte{}, good...), 'x'), true},
+		{"the snapshot twice", append(append([]byte{}, good...), good...), true},
+		{"a newline appended", append(append([]byte{}, good...), '\n'), true},
+		{"cut", good[:len(good)-3], false},
+		{"cut, then garbage", append(append([]byte{}, good[:len(good)-3]...), "garbage"...), false},
+		{"a body byte changed, then garbage", append(flip(good, len(good)/2), "garbage"...), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(bytes.NewReader(tt.data))
+			var td *TrailingDataError
+			switch {
+			case err == nil:
+				t.Fatal("decoded")
+			case errors.As(err, &td) != tt.trailing:
+				t.Fatalf("err = %v", err)
+			case tt.trailing && (td.End != end || td.Size != int64(len(tt.data))):
+				t.Errorf("trailing data at %d of %d, want %d of %d", td.End, td.Size, end, len(tt.data))
+			case tt.trailing && !strings.Contains(err.Error(), fmt.Sprintf("%d bytes of trailing data after the end marker of its state, which ends whole at byte %d", td.Size-td.End, end)) && td.Size-td.End > 1:
+				t.Errorf("message %q", err)
+			case !tt.trailing && !strings.Contains(err.Error(), "truncated") && !strings.Contains(err.Error(), "checksum"):
+				t.Errorf("message %q", err)
+			}
+			if cerr := CheckEnd(bytes.NewReader(tt.data), int64(len(tt.data))); tt.trailing && (cerr == nil || !strings.Contains(cerr.Error(), "data after its end")) && tt.name != "the snapshot twice" {
+				t.Errorf("CheckEnd = %v", cerr)
+			}
+		})
+	}
+}
+
+// flip returns b with the byte at i changed.
+func flip(b []byte, i int) []byte {
+	out := append([]byte{}, b...)
+	out[i] ^= 0x80
+	return out
+}

@@ -14,10 +14,6 @@ import (
 // that store each entry as a record of its own.
 func AppendEntry(dst []byte, e state.Entry) []byte { return appendEntry(dst, e, nil) }
 
-// AppendEntryReusing is AppendEntry keeping in r what IDReuse keeps (a
-// recipients list's encoding among it, see IDReuse.TakeList).
-func AppendEntryReusing(dst []byte, e state.Entry, r *IDReuse) []byte { return appendEntry(dst, e, r) }
-
 // appendEntry is AppendEntry with intents' id lists kept in r for their
 // outcomes (see IDReuse); r may be nil.
 func appendEntry(dst []byte, e state.Entry, r *IDReuse) []byte {
@@ -57,7 +53,7 @@ func (e *encoder) entry(en state.Entry) {
 	e.str(en.RequestID)
 	e.varint(int64(en.Status))
 	e.uvarint(uint64(len(en.Items)))
-	for _, it := range en.Items {
+	for i, it := range en.Items {
 		e.str(it.Address)
 		e.str(string(it.Kind))
 		e.str(string(it.TargetKind))
@@ -66,7 +62,7 @@ func (e *encoder) entry(en state.Entry) {
 		if it.Content != nil {
 			e.content(*it.Content)
 		}
-		e.itemIDs(en.Type, it.Targets)
+		e.itemIDs(&en, i, it.Targets)
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
 			e.outcomeList(it.Outcomes)

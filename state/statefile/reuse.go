@@ -2,48 +2,36 @@ package statefile
 
 import (
 	"slices"
-	"unsafe"
 
 	"pushform/state"
 )
 
+// Two encodings are copied rather than made again, each only where the
+// ids are equal, string for string, to those the copy was made from: the
+// bytes are then the ones encoding them gives (FuzzIDReuse and
+// FuzzSharedList hold each copy to that reference).
+
 // IDReuse lets an outcome's journal line copy the encoded id list of its
 // intent's line instead of front-coding the same ids again: an apply
-// journals every request's ids twice, and the outcome names the very
-// slice the intent did. The zero value is ready; one IDReuse is for one
-// writer at a time. It keeps the encodings of at most reuseMax intents
-// not answered yet.
-//
-// It also keeps the encoding of the last long list a snapshot entry (the
-// recipients list) journaled, for the snapshot that ends the run: see
-// TakeList.
+// journals every request's ids twice. An intent hands its items' ids over
+// under an explicit key, its request (Entry.Batch) and the item's place,
+// and IDReuse keeps a copy of them of its own with their encoding; the
+// outcome of that request copies the encoding when its ids are equal to
+// that copy. The zero value is ready; one IDReuse is for one writer at a
+// time. It keeps at most reuseMax intents not answered yet.
 type IDReuse struct {
-	m    map[*string]encodedIDs
-	free [][]byte     // encodings taken, their memory for the next ones
-	list *EncodedList // see TakeList
+	m    map[reuseKey]*encodedIDs
+	free []*encodedIDs // answered: their memory for the next intents
 }
 
-// EncodedList is a list of ids and its encoding as a snapshot writes it
-// (its count, then the ids front-coded), kept from a journal line: a
-// snapshot whose recipients list, or a message's targets, are the very
-// same strings copies it rather than encoding them again (EncodeWith).
-type EncodedList struct {
-	ids []string
-	enc []byte
-	// sum is headerSum of ids when enc was made: the list changed in
-	// place since (the same slice, so theseIDs cannot tell) is not it.
-	sum uint64
+// reuseKey names an intent's item: its request and its place in it.
+type reuseKey struct {
+	batch int64
+	item  int
 }
 
-// TakeList returns the last long id list a snapshot entry encoded since
-// the last call, or nil, and forgets it.
-func (r *IDReuse) TakeList() *EncodedList {
-	l := r.list
-	r.list = nil
-	return l
-}
-
-// encodedIDs is an intent item's id list and its encoding (ids()).
+// encodedIDs is an intent item's ids, copied (the strings, which nothing
+// can change, are shared), and their encoding (encoder.ids).
 type encodedIDs struct {
 	ids []string
 	enc []byte
@@ -57,30 +45,25 @@ const (
 	// parallelism and one unanswered; intents left over (a run that
 	// stopped) are dropped together when more arrive.
 	reuseMax = 256
-	// listFrom is the shortest recipients list whose encoding is kept for
-	// the snapshot: a million ids take 10 ms to encode.
-	listFrom = 1 << 12
 )
 
-// itemIDs writes ids (ids()) of an item of an entry of type t.
-func (e *encoder) itemIDs(t state.EntryType, ids []string) {
+// itemIDs writes the ids of item i of entry en (encoder.ids, the
+// reference): copied from its intent's line for an outcome whose intent r
+// kept with equal ids, else encoded, and kept for the outcome when en is
+// an intent.
+func (e *encoder) itemIDs(en *state.Entry, i int, ids []string) {
 	r := e.reuse
-	if r != nil && t == state.EntrySnapshot && len(ids) >= listFrom {
-		start := len(e.b)
-		e.ids(ids)
-		r.list = &EncodedList{ids: ids, enc: slices.Clone(e.b[start:]), sum: headerSum(ids)}
-		return
-	}
-	if r == nil || len(ids) < reuseFrom || t != state.EntryIntent && t != state.EntryOutcome {
+	if r == nil || len(ids) < reuseFrom || en.Type != state.EntryIntent && en.Type != state.EntryOutcome {
 		e.ids(ids)
 		return
 	}
-	key := unsafe.SliceData(ids)
-	if t == state.EntryOutcome {
-		if got, ok := r.m[key]; ok && theseIDs(got.ids, ids) {
-			e.b = append(e.b, got.enc...)
+	key := reuseKey{en.Batch, i}
+	if en.Type == state.EntryOutcome {
+		if k := r.m[key]; k != nil && slices.Equal(k.ids, ids) {
+			e.b = append(e.b, k.enc...)
 			delete(r.m, key)
-			r.free = append(r.free, got.enc[:0])
+			clear(k.ids) // holds no strings for the garbage collector
+			r.free = append(r.free, k)
 			return
 		}
 		e.ids(ids)
@@ -89,61 +72,82 @@ func (e *encoder) itemIDs(t state.EntryType, ids []string) {
 	start := len(e.b)
 	e.ids(ids)
 	if r.m == nil || len(r.m) >= reuseMax {
-		r.m = make(map[*string]encodedIDs)
+		r.m = make(map[reuseKey]*encodedIDs)
 	}
-	var enc []byte
-	if k := len(r.free); k > 0 {
-		enc, r.free = r.free[k-1], r.free[:k-1]
+	var k *encodedIDs
+	if n := len(r.free); n > 0 {
+		k, r.free = r.free[n-1], r.free[:n-1]
+	} else {
+		k = &encodedIDs{}
 	}
-	r.m[key] = encodedIDs{ids: ids, enc: append(enc, e.b[start:]...)}
+	k.ids = append(k.ids[:0], ids...)
+	k.enc = append(k.enc[:0], e.b[start:]...)
+	r.m[key] = k
 }
 
-// theseIDs reports whether a and b hold the very same strings: the
-// string headers are compared, so equal ids in other memory are not the
-// same, and a list changed in place since is not either.
-func theseIDs(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// listFrom is the shortest recipients list a snapshot encodes once for
+// the messages sent to exactly its ids (sharedList): a million ids take
+// 10 ms to encode.
+const listFrom = 1 << 12
+
+// encodedList is a snapshot's recipients list and its encoding (its
+// count, then the ids front-coded), made once (encode) for the list and
+// for each message sent to exactly those ids: the usual campaign.
+type encodedList struct {
+	ids []string
+	enc []byte
+}
+
+// sharedList returns s's recipients list, to encode once, when it is long
+// and a message seems sent to exactly its ids (as many, the same first
+// and last, in runs: encoder.targets compares them all); else nil, and
+// each list is encoded where it is written.
+func sharedList(s *state.State) *encodedList {
+	if s.Recipients == nil || len(s.Recipients.UserIDs) < listFrom {
+		return nil
 	}
-	if len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) {
-		return true // the very slice: each header would be compared with itself
-	}
-	for i := range a {
-		if unsafe.StringData(a[i]) != unsafe.StringData(b[i]) || len(a[i]) != len(b[i]) {
-			return false
+	ids := s.Recipients.UserIDs
+	for _, m := range s.Messages {
+		if m == nil || m.TargetCount() != len(ids) {
+			continue
+		}
+		runs, _, ok := m.TargetRuns()
+		if !ok {
+			continue
+		}
+		var first, last string
+		for run := range runs {
+			if first == "" {
+				first = run[0]
+			}
+			last = run[len(run)-1]
+		}
+		if first == ids[0] && last == ids[len(ids)-1] {
+			return &encodedList{ids: ids}
 		}
 	}
-	return true
+	return nil
 }
 
-// holds reports whether ids are the very strings l was encoded from:
-// those of l (theseIDs), unchanged since (headerSum, which alone tells
-// when ids is l's own slice).
-func (l *EncodedList) holds(ids []string) bool {
-	return l != nil && theseIDs(l.ids, ids) && headerSum(ids) == l.sum
-}
-
-// headerSum mixes the string headers of ids (data pointer and length),
-// a millisecond for a million.
-func headerSum(ids []string) uint64 {
-	const prime = 0x100000001b3
-	h := uint64(len(ids))
-	for _, id := range ids {
-		h = (h ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(id))))) * prime
-		h = (h ^ uint64(len(id))) * prime
+// encode makes l's encoding, once.
+func (l *encodedList) encode() {
+	if l.enc != nil {
+		return
 	}
-	return h
+	e := encoder{}
+	e.ids(l.ids)
+	l.enc = e.b
 }
 
-// runsHold reports whether runs, in order, are the very strings of l: a
-// message's targets borrowed from the recipients list, run by run.
-func (l *EncodedList) runsHold(n int, runs func(yield func([]string, []uint32) bool)) bool {
+// holds reports whether runs, n ids in order, are l's ids: a message's
+// targets, run by run.
+func (l *encodedList) holds(n int, runs func(yield func([]string, []uint32) bool)) bool {
 	if l == nil || n != len(l.ids) {
 		return false
 	}
 	k := 0
 	for ids := range runs {
-		if len(ids) > len(l.ids)-k || !theseIDs(l.ids[k:k+len(ids)], ids) {
+		if len(ids) > len(l.ids)-k || !slices.Equal(l.ids[k:k+len(ids)], ids) {
 			return false
 		}
 		k += len(ids)

@@ -40,24 +40,17 @@ func Encode(w io.Writer, s *state.State) error {
 	return encode(w, s, state.FormatVersion)
 }
 
-// EncodeWith is Encode, copying list (from IDReuse.TakeList; nil for
-// none) where the state holds the very strings it was encoded from: as
-// the recipients list, and as the targets of a message sent to exactly
-// that list. The bytes are Encode's.
-func EncodeWith(w io.Writer, s *state.State, list *EncodedList) error {
-	return encodeBody(w, s, state.FormatVersion, inParallel, list)
-}
-
 // encode writes s as a snapshot of format version (2 to 6; tests write
 // older ones to check they are still read).
 func encode(w io.Writer, s *state.State, version int) error {
-	return encodeBody(w, s, version, inParallel, nil)
+	return encodeBody(w, s, version, inParallel, sharedList)
 }
 
 // encodeBody is encode, with the body's two parts on two goroutines when
-// parallel says so, and list copied where it fits (EncodeWith); the bytes
-// are the same either way.
-func encodeBody(w io.Writer, s *state.State, version int, parallel func(*state.State) (targets int, ok bool), list *EncodedList) error {
+// parallel says so, and the recipients list encoded once for the messages
+// sent to exactly it when share returns it; the bytes are the same
+// either way.
+func encodeBody(w io.Writer, s *state.State, version int, parallel func(*state.State) (targets int, ok bool), share func(*state.State) *encodedList) error {
 	hdr, err := json.Marshal(headerOf(s, version))
 	if err != nil {
 		return err
@@ -72,26 +65,39 @@ func encodeBody(w io.Writer, s *state.State, version int, parallel func(*state.S
 		e.sum = crc32.Checksum(hdr, castagnoli)
 	}
 	e.b = make([]byte, 0, spillAt+4<<10)
-	if s.Recipients != nil && list.holds(s.Recipients.UserIDs) {
-		// Copied, the list leaves too little to encode for a second core.
-		e.list = list
-		e.stateBody(s)
-	} else if targets, ok := parallel(s); ok {
+	list := share(s)
+	if targets, ok := parallel(s); ok {
 		// The recipients list and the messages are encoded on two cores:
 		// at the end of an apply both are large, and nothing else runs.
 		// The messages' part is gathered in memory, bounded by inParallel;
-		// a delivered target takes about 2.2 bytes of it.
-		rest := encoder{snapshot: version, b: make([]byte, 0, 3*targets+64<<10)}
+		// a delivered target takes about 2.2 bytes of it. A message sent
+		// to the whole list leaves room for the list's encoding, made
+		// meanwhile.
+		rest := encoder{snapshot: version, b: make([]byte, 0, 3*targets+64<<10), list: list, listLater: true}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			rest.messagesBody(s)
 		}()
+		if list != nil {
+			list.encode()
+			e.list = list
+		}
 		e.recipientsBody(s)
 		<-done
 		e.spill()
-		e.b = rest.b
+		at := 0
+		for _, to := range rest.listAt {
+			e.encoded(rest.b[at:to])
+			e.encoded(list.enc)
+			at = to
+		}
+		e.b = rest.b[at:]
 	} else {
+		if list != nil {
+			list.encode()
+			e.list = list
+		}
 		e.stateBody(s)
 	}
 	e.spill()
@@ -226,18 +232,29 @@ func decodeStateV2(h Header, hdrLine, body []byte, compact bool) (*state.State, 
 	if err := checkVersion(h.Version); err != nil {
 		return nil, err
 	}
-	if len(body) < 4+len(snapshotTrailer) || !bytes.HasSuffix(body, []byte(snapshotTrailer)) {
-		return nil, errors.New("truncated (no end marker)")
+	whole := len(body) >= 4+len(snapshotTrailer) && bytes.HasSuffix(body, []byte(snapshotTrailer))
+	var inner []byte // the body without its checksum and end marker
+	sumOK := false
+	if whole {
+		inner = body[:len(body)-len(snapshotTrailer)-4]
+		sumOK = snapshotSum(h.Version, hdrLine, inner) == binary.LittleEndian.Uint32(body[len(inner):])
 	}
-	body = body[:len(body)-len(snapshotTrailer)]
-	sum := binary.LittleEndian.Uint32(body[len(body)-4:])
-	body = body[:len(body)-4]
-	if snapshotSum(h.Version, hdrLine, body) != sum {
-		if h.Version >= 4 {
+	if !sumOK {
+		// Data appended after a whole snapshot (another snapshot even):
+		// an earlier end marker ends a state whose checksum matches.
+		if end, ok := intactEnd(h.Version, hdrLine, body); ok && end < len(body) {
+			n := int64(len(hdrLine))
+			return nil, &TrailingDataError{End: n + int64(end), Size: n + int64(len(body))}
+		}
+		switch {
+		case !whole:
+			return nil, errors.New("truncated (no end marker)")
+		case h.Version >= 4:
 			return nil, errors.New("checksum mismatch (the header, with serial and lineage, or the body was changed)")
 		}
 		return nil, errors.New("checksum mismatch")
 	}
+	body = inner
 	s := &state.State{Version: h.Version, Lineage: h.Lineage, Serial: h.Serial, Environment: h.Environment, Service: h.Service}
 	d := decoder{b: body, snapshot: h.Version, compact: compact}
 	d.stateBody(s)
@@ -248,6 +265,41 @@ func decodeStateV2(h Header, hdrLine, body []byte, compact bool) (*state.State, 
 		return nil, d.err
 	}
 	return s, nil
+}
+
+// TrailingDataError is a snapshot with data after its end marker: the
+// state up to End (a byte offset in the file) is whole and its checksum
+// matches; Size-End bytes were appended after it.
+type TrailingDataError struct {
+	End, Size int64
+}
+
+func (e *TrailingDataError) Error() string {
+	n := e.Size - e.End
+	unit := "bytes"
+	if n == 1 {
+		unit = "byte"
+	}
+	return fmt.Sprintf("%d %s of trailing data after the end marker of its state, which ends whole at byte %d (its checksum matches)", n, unit, e.End)
+}
+
+// intactEnd finds, in a body that does not end with snapshotTrailer, the
+// first end marker after which the state is whole: a checksum that
+// matches the body before it. It returns the body's length up to the end
+// of that marker.
+func intactEnd(version int, hdrLine, body []byte) (int, bool) {
+	trailer := []byte(snapshotTrailer)
+	for from := 0; ; {
+		i := bytes.Index(body[from:], trailer)
+		if i < 0 {
+			return 0, false
+		}
+		i += from
+		if i >= 4 && snapshotSum(version, hdrLine, body[:i-4]) == binary.LittleEndian.Uint32(body[i-4:i]) {
+			return i + len(trailer), true
+		}
+		from = i + 1
+	}
 }
 
 func checkVersion(v int) error {
@@ -315,7 +367,7 @@ func CheckEnd(r io.ReaderAt, size int64) error {
 	}
 	end = bytes.TrimRight(end, " \t\r\n")
 	if len(end) == 0 || end[len(end)-1] != '}' {
-		return errors.New("truncated (it does not end with a closing brace or the end marker)")
+		return errors.New("it does not end with the end marker (or, in format 1, a closing brace): truncated, or with data after its end")
 	}
 	return nil
 }

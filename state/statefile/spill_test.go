@@ -35,7 +35,7 @@ func TestSnapshotSpillSameBytes(t *testing.T) {
 		t.Fatalf("spilled snapshot differs from the whole one (%d vs %d bytes)", got.Len(), len(want))
 	}
 	var seq bytes.Buffer
-	if err := encodeBody(&seq, st, state.FormatVersion, func(*state.State) (int, bool) { return 0, false }, nil); err != nil {
+	if err := encodeBody(&seq, st, state.FormatVersion, func(*state.State) (int, bool) { return 0, false }, sharedList); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(seq.Bytes(), want) {

@@ -12,8 +12,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 	"time"
-	"unsafe"
 
 	"pushform/message"
 )
@@ -32,10 +32,14 @@ type encoder struct {
 	sum     uint32
 	// reuse, when set, keeps intents' id lists for their outcomes.
 	reuse *IDReuse
-	// list, when set, is the snapshot's recipients list already encoded
-	// (EncodeWith): it is copied for the list and for a message whose
-	// targets are the same strings.
-	list *EncodedList
+	// list, when set, is the snapshot's recipients list encoded once
+	// (sharedList): it is copied for the list and for each message sent
+	// to exactly its ids. With listLater, its encoding is being made on
+	// another goroutine: only its ids are read, and listAt are the offsets
+	// in b it goes at (encodeBody writes it there).
+	list      *encodedList
+	listLater bool
+	listAt    []int
 }
 
 // spillAt is how much of a snapshot's encoding is kept before it is
@@ -285,8 +289,10 @@ func (d *decoder) time() time.Time {
 }
 
 // ids decodes a front-coded list into substrings of one string, so a
-// million ids cost three allocations rather than a million: a first pass
-// sizes the bytes exactly, the second fills them.
+// million ids cost two allocations rather than a million: a first pass
+// sizes the string exactly, the second fills it. The strings.Builder's
+// room is grown once, so every id is a substring of its one buffer, and
+// the next id's prefix is read back from the id before it.
 func (d *decoder) ids() []string {
 	n := d.count(1)
 	if d.err != nil || n == 0 {
@@ -306,20 +312,17 @@ func (d *decoder) ids() []string {
 		total += prevLen
 	}
 	d.off = start
-	arena := make([]byte, 0, total)
+	var all strings.Builder
+	all.Grow(total)
 	out := make([]string, n)
-	prevStart := 0
+	prev := ""
 	for i := range n {
 		p, s := d.idHead()
-		at := len(arena)
-		arena = append(arena, arena[prevStart:prevStart+p]...)
-		arena = append(arena, d.bytes(s)...)
-		prevStart = at
-		// The arena is never written again, so its bytes can back strings
-		// without a copy.
-		if len(arena) > at {
-			out[i] = unsafe.String(&arena[at], len(arena)-at)
-		}
+		at := all.Len()
+		all.WriteString(prev[:p])
+		all.Write(d.bytes(s))
+		prev = all.String()[at:]
+		out[i] = prev
 	}
 	return out
 }

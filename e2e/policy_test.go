@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pushform/internal/testutil"
+	"pushform/plandoc"
+)
+
+// policyCampaign sends to 30 users without a rollout, and to 5 with one
+// tagged notification, under the issue's rollout policy with a small
+// threshold.
+func policyCampaign(threshold int) string {
+	return fmt.Sprintf(`
+notification "big" {
+  user_ids    = %s
+  title       = "Spring sale"
+  body        = "20%% off"
+  open_to_url = "https://shop.example.com/sale"
+  tag         = "spring"
+}
+
+notification "small" {
+  user_ids = ["g0100", "g0101"]
+  title    = "Hello"
+  body     = "Just you two"
+  tag      = "hello"
+}
+
+policy "rollout_for_big_audiences" {
+  for_each_change = true
+  condition       = change.targets.send <= %d || change.rollout != null
+  error_message   = "${change.address} reaches ${change.targets.send} people without a rollout"
+  enforcement     = "deny"
+}
+`, guardUsers(30), threshold)
+}
+
+// TestPolicyDeny: a failed deny policy stops plan (exit 1 after the whole
+// plan, --detailed-exitcode too, no plan saved) and apply (nothing sent);
+// the same with --override-policy sends, and history shows the override
+// with its reason.
+func TestPolicyDeny(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	w := newWorkspace(t, sb, policyCampaign(20))
+
+	r := w.mustRun(1, "plan")
+	for _, want := range []string{
+		"+ notification.big will be created", "+ notification.small will be created", // the whole plan
+		"Policy rollout_for_big_audiences denies this plan (deny, main.hcl:",
+		"notification.big: notification.big reaches 30 people without a rollout",
+		"Reach: 32 users (32 new)",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "notification.small: ") || !strings.Contains(r.stderr, "deny policy rollout_for_big_audiences failed") {
+		t.Errorf("plan:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	w.mustRun(1, "plan", "--detailed-exitcode")
+	r = w.mustRun(1, "plan", "--out", "p.plan")
+	if _, err := os.Stat(filepath.Join(w.dir, "p.plan")); !os.IsNotExist(err) || !strings.Contains(r.stderr, "no plan was saved to p.plan") {
+		t.Errorf("plan --out saved a plan a deny policy stops (%v):\n%s", err, r.stderr)
+	}
+	r = w.mustRun(1, "plan", "--json")
+	testutil.ValidatePlanJSON(t, []byte(r.stdout))
+	var doc plandoc.Document
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Policies) != 1 || doc.Policies[0].Result != plandoc.Deny || doc.Policies[0].Checked != 2 ||
+		*doc.Policies[0].Failures[0].Address != "notification.big" || doc.Summary.Reach == nil || doc.Summary.Reach.Users != 32 {
+		t.Errorf("plan --json policies %+v, reach %+v", doc.Policies, doc.Summary.Reach)
+	}
+
+	r = w.mustRun(1, "apply", "--auto-approve")
+	if !strings.Contains(r.stdout, "notification.big reaches 30 people") || !strings.Contains(r.stderr, "nothing was sent") {
+		t.Errorf("apply:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Fatalf("apply sent %d requests under a failed deny policy", st.SendRequests)
+	}
+
+	// An override is named and reasoned; a typo is refused.
+	if r := w.mustRun(1, "plan", "--override-policy", "rollout_for_big_audience", "--override-reason", "x"); !strings.Contains(r.stderr, "names no policy") {
+		t.Errorf("a misspelt override:\n%s", r.stderr)
+	}
+	if r := w.mustRun(1, "plan", "--override-policy", "rollout_for_big_audiences"); !strings.Contains(r.stderr, "needs --override-reason") {
+		t.Errorf("an override without a reason:\n%s", r.stderr)
+	}
+	const reason = "the spring sale was approved by marketing"
+	r = w.mustRun(0, "plan", "--out", "p.plan", "--override-policy", "rollout_for_big_audiences", "--override-reason", reason)
+	if !strings.Contains(r.stdout, "Policy rollout_for_big_audiences is overridden") {
+		t.Errorf("plan with the override:\n%s", r.stdout)
+	}
+	md := w.mustRun(0, "show", "p.plan", "--markdown").stdout
+	if !strings.Contains(md, "| `rollout_for_big_audiences` | ⏭️ overridden | `notification.big` notification.big reaches 30 people without a rollout — overridden: "+reason+" |") {
+		t.Errorf("the comment's policy table:\n%s", md)
+	}
+	if r := w.mustRun(1, "apply", "p.plan", "--override-policy", "rollout_for_big_audiences", "--override-reason", "y"); !strings.Contains(r.stderr, "Can't set --override-policy when applying a saved plan") {
+		t.Errorf("apply PLANFILE --override-policy:\n%s", r.stderr)
+	}
+	w.mustRun(0, "apply", "p.plan")
+	if st := sb.stats(); st.Targets != 32 {
+		t.Fatalf("the overridden plan sent %d targets, want 32", st.Targets)
+	}
+	h := w.mustRun(0, "history", "notification.big").stdout
+	if !strings.Contains(h, "Deny policies overridden to send under it:") || !strings.Contains(h, `rollout_for_big_audiences: "`+reason+`"`) {
+		t.Errorf("history notification.big:\n%s", h)
+	}
+	if h := w.mustRun(0, "history", "notification.small").stdout; strings.Contains(h, "overridden") {
+		t.Errorf("history of an address the policy passed names the override:\n%s", h)
+	}
+
+	// An apply without a plan file takes the override too; --scheduled
+	// never does.
+	w.write(strings.Replace(policyCampaign(20), `"20% off"`, `"25% off"`, 1), sb)
+	if r := w.mustRun(1, "apply", "--scheduled", "--override-policy", "rollout_for_big_audiences", "--override-reason", "r"); !strings.Contains(r.stderr, "Can't use --override-policy with --scheduled") {
+		t.Errorf("apply --scheduled --override-policy:\n%s", r.stderr)
+	}
+	w.mustRun(0, "apply", "--auto-approve", "--override-policy", "rollout_for_big_audiences", "--override-reason", "second wave")
+	var hj struct {
+		Overrides []struct{ Policy, Reason string } `json:"overrides"`
+	}
+	if err := json.Unmarshal([]byte(w.mustRun(0, "history", "notification.big", "--json").stdout), &hj); err != nil {
+		t.Fatal(err)
+	}
+	if len(hj.Overrides) != 2 || hj.Overrides[0].Reason != reason || hj.Overrides[1].Reason != "second wave" {
+		t.Errorf("history --json overrides: %+v", hj.Overrides)
+	}
+}
+
+// TestPolicyWarnAndDirectories: a warn policy only warns; policies from
+// --policy-dir and PUSHFORM_POLICY_DIRS apply, a policy directory's files
+// hold only policy blocks, and validate checks them.
+func TestPolicyWarnAndDirectories(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	w := newWorkspace(t, sb, strings.Replace(policyCampaign(20), `enforcement     = "deny"`, `enforcement     = "warn"`, 1))
+	org := t.TempDir()
+	testutil.WriteFile(t, org, "https.policy.hcl", `policy "https_only" {
+  for_each_change = true
+  condition       = change.content.open_to_url == null ? true : startswith(change.content.open_to_url, "https://")
+  error_message   = "${change.address} opens ${coalesce(change.content.open_to_url, "")}"
+}
+`)
+	testutil.WriteFile(t, org, "README.md", "Organisation policies.\n")
+
+	// A failed warn is shown; plan succeeds (2: changes).
+	r := w.run("plan", "--detailed-exitcode", "--policy-dir", org)
+	if r.code != 2 || !strings.Contains(r.stdout, "Policy rollout_for_big_audiences warns (warn, main.hcl:") ||
+		!strings.Contains(r.stdout, "Policies: 1 warned, 1 passed.") {
+		t.Errorf("plan with a failed warn: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	w.mustRun(0, "validate", "--policy-dir", org)
+
+	// The organisation's policy applies from --policy-dir and from the
+	// environment; an http:// link is denied.
+	w.write(strings.Replace(strings.Replace(policyCampaign(20), `enforcement     = "deny"`, `enforcement     = "warn"`, 1), "https://shop", "http://shop", 1), sb)
+	r = w.mustRun(1, "plan", "--policy-dir", org)
+	if !strings.Contains(r.stdout, "Policy https_only denies this plan (deny, ") || !strings.Contains(r.stdout, "https.policy.hcl:1)") ||
+		!strings.Contains(r.stdout, "notification.big: notification.big opens http://shop.example.com/sale") {
+		t.Errorf("plan --policy-dir:\n%s", r.stdout)
+	}
+	env := w.env
+	w.env = append(env, "PUSHFORM_POLICY_DIRS="+t.TempDir()+string(os.PathListSeparator)+org)
+	w.mustRun(1, "apply", "--auto-approve")
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Fatalf("apply sent under a policy of PUSHFORM_POLICY_DIRS: %+v", st)
+	}
+	w.env = env
+	// Without the organisation's policy, only the warning: apply sends.
+	r = w.apply()
+	if !strings.Contains(r.stdout, "Policy rollout_for_big_audiences warns") {
+		t.Errorf("apply with a failed warn:\n%s", r.stdout)
+	}
+	if st := sb.stats(); st.Targets != 32 {
+		t.Errorf("apply under a warn sent %d targets, want 32", st.Targets)
+	}
+
+	// A policy directory holds policy blocks only, checked by validate.
+	testutil.WriteFile(t, org, "bad.policy.hcl", "topic \"deals\" {}\n\npolicy \"typo\" {\n  for_each_change = true\n  condition       = change.target.send < 10\n  error_message   = \"x\"\n}\n")
+	r = w.mustRun(1, "validate", "--policy-dir", org)
+	if !strings.Contains(r.stderr, `Blocks of type "topic" are not expected here`) || !strings.Contains(r.stderr, "Unsupported attribute") ||
+		!strings.Contains(r.stderr, "bad.policy.hcl line 5") {
+		t.Errorf("validate of a bad policy directory:\n%s", r.stderr)
+	}
+}
