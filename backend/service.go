@@ -80,8 +80,10 @@ type ServiceOptions struct {
 // in DevicesDir, as the embedded sandbox keeps them between runs.
 type Simulated struct {
 	// Name names the service wherever a run names it: the test file.
-	Name    string
-	Seed    *sandbox.Seed
+	Name string
+	// Seed returns the population of the sandbox for the configuration
+	// cfg (whose service block may name a seed file).
+	Seed    func(cfg *config.Config) (*sandbox.Seed, error)
 	Options sandbox.Options
 	// Wrap, when set, wraps the in-process transport: pushform test
 	// records what the service received.
@@ -132,7 +134,11 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	var seed *sandbox.Seed
 	var opts sandbox.Options
 	if sim := o.Simulated; sim != nil {
-		seed, opts, seedPath = sim.Seed, sim.Options, sim.Name
+		var err error
+		if seed, err = sim.Seed(cfg); err != nil {
+			return nil, err
+		}
+		opts, seedPath = sim.Options, sim.Name
 	} else {
 		var diags hcl.Diagnostics
 		seed, diags = sandbox.LoadSeedFile(seedPath)

@@ -269,6 +269,7 @@ func commands() []command {
 		{name: "plan", summary: "Show what apply would send", run: cmdPlan, main: true},
 		{name: "apply", summary: "Send what the plan says and record it in state", run: cmdApply, main: true},
 		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
+		{name: "test", summary: "Run the test files' runs against a simulated service", run: cmdTest, main: true},
 		{name: "history", summary: "List what a target received, or what an address sent", run: cmdHistory},
 		{name: "test-send", summary: "Send an address's content to test devices only", run: cmdTestSend},
 		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
