@@ -206,11 +206,7 @@ func (fr *fileRun) source(r hcl.Range) string {
 	return string(fr.src[r.Start.Byte:r.End.Byte])
 }
 
-// maxShown bounds a value's rendering: a whole plan would drown the
-// failure.
-const maxShown = 400
-
-// render shows v compactly, as JSON.
+// render shows v compactly, as JSON, whole: a view shortens it.
 func render(v cty.Value) string {
 	switch {
 	case v == cty.NilVal:
@@ -225,11 +221,7 @@ func render(v cty.Value) string {
 	if err != nil {
 		return fmt.Sprintf("(%s)", v.Type().FriendlyName())
 	}
-	s := string(b)
-	if len(s) > maxShown {
-		s = fmt.Sprintf("%s… (%d more bytes)", s[:maxShown], len(s)-maxShown)
-	}
-	return s
+	return string(b)
 }
 
 // diagText is the errors of diags, one sentence each.

@@ -14,6 +14,7 @@ import (
 
 	"pushform/backend"
 	"pushform/config"
+	"pushform/executor"
 	"pushform/operation"
 	"pushform/plandoc"
 	"pushform/planner"
@@ -65,6 +66,9 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 		now = fr.o.clock()()
 	}
 	rec := &recorder{}
+	// The operation's real clock stands still (see simClock): the run
+	// decides and records at now and what its waits add.
+	clk := &simClock{at: fr.o.clock()()}
 	var diags hcl.Diagnostics
 	opts := operation.Options{
 		Operation: r.Command, Dir: fr.o.Dir, Backends: fr.o.Backends, StateBackend: fr.state,
@@ -75,7 +79,7 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 			}, Wrap: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }},
 			DevicesDir: fr.devices, Secrets: fr.o.Secrets, UserAgent: fr.o.UserAgent,
 		},
-		Secrets: fr.o.Secrets, Clock: fr.o.Clock, Now: now, Refresh: true,
+		Secrets: fr.o.Secrets, Clock: clk.now, Now: now, Refresh: true,
 		Diagnostics: func(_ *config.Loader, d hcl.Diagnostics) error { diags = append(diags, d...); return nil },
 	}
 	op, err := operation.Open(ctx, opts)
@@ -90,7 +94,7 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 	}
 	defer op.Close()
 	res.Now = op.Now
-	out, err := fr.command(ctx, op, r)
+	out, err := fr.command(ctx, op, r, clk)
 	fr.clock = op.Clock.Now()
 	if out != nil {
 		res.Plan = out.plan
@@ -163,7 +167,7 @@ type outcome struct {
 }
 
 // command makes the run's plan, or applies.
-func (fr *fileRun) command(ctx context.Context, op *operation.Run, r *testfile.Run) (*outcome, error) {
+func (fr *fileRun) command(ctx context.Context, op *operation.Run, r *testfile.Run, clk *simClock) (*outcome, error) {
 	if r.Command == testfile.Plan {
 		p, err := op.Plan(ctx)
 		if err != nil {
@@ -172,7 +176,7 @@ func (fr *fileRun) command(ctx context.Context, op *operation.Run, r *testfile.R
 		results, err := op.Policies(p, nil)
 		return &outcome{plan: p, policies: results}, err
 	}
-	ar, err := op.Apply(ctx, operation.ApplyOptions{View: discard{}})
+	ar, err := op.Apply(ctx, operation.ApplyOptions{View: discard{}, Executor: executor.Options{Sleep: clk.sleep}})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"pushform/plandoc"
 	"pushform/termtext"
@@ -133,7 +134,7 @@ func (v *TestHuman) failure(f testreport.Failure, run string) {
 		if len(f.Values) > 0 {
 			b.WriteString("│     ├────────────────\n")
 			for _, val := range f.Values {
-				fmt.Fprintf(&b, "│     │ %s is %s\n", termtext.Clean(oneLine(val.Expression)), termtext.Clean(val.Value))
+				fmt.Fprintf(&b, "│     │ %s is %s\n", termtext.Clean(oneLine(val.Expression)), termtext.Clean(shorten(val.Value)))
 			}
 		}
 	}
@@ -145,6 +146,23 @@ func (v *TestHuman) failure(f testreport.Failure, run string) {
 	}
 	b.WriteString("╵\n")
 	io.WriteString(v.w, b.String())
+}
+
+// maxShown bounds a value shown to people: a whole plan would drown the
+// failure (the JSON lines hold it whole).
+const maxShown = 400
+
+// shorten cuts s to maxShown bytes, on a character boundary, saying how
+// much it left out.
+func shorten(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // oneLine joins the lines of an expression with single spaces.
@@ -347,7 +365,7 @@ func failuresText(fs []testreport.Failure) string {
 			fmt.Fprintf(&b, "  %s\n", oneLine(f.Expression))
 		}
 		for _, v := range f.Values {
-			fmt.Fprintf(&b, "    %s is %s\n", oneLine(v.Expression), v.Value)
+			fmt.Fprintf(&b, "    %s is %s\n", oneLine(v.Expression), shorten(v.Value))
 		}
 		if f.Message != "" {
 			fmt.Fprintf(&b, "  %s\n", f.Message)
