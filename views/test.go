@@ -64,7 +64,11 @@ func (v *TestHuman) Run(r testreport.Run) {
 		NewPlanHuman(v.w, v.color).WithWidth(v.width).Plan(r.Plan)
 	}
 	for _, f := range r.Failures {
-		v.failure(f, r.Name)
+		in := ""
+		if f.File == r.File {
+			in = r.Name // the failure is in the run block
+		}
+		v.failure(f, in)
 	}
 }
 
@@ -109,8 +113,8 @@ func (v *TestHuman) paint(s string, ok bool) string {
 	return "\x1b[31m" + s + "\x1b[0m"
 }
 
-// failure writes f in a box: its summary, where, the condition and its
-// values, and its message.
+// failure writes f in a box: its summary, where (in run, when it is in
+// that run's block), the condition and its values, and its message.
 func (v *TestHuman) failure(f testreport.Failure, run string) {
 	var b strings.Builder
 	b.WriteString("╷\n")
