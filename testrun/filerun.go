@@ -229,6 +229,13 @@ func (fr *fileRun) resolveSeed(cfg *config.Config) (*sandbox.Seed, error) {
 
 // errorFailure is an error of the run as its failure, at the run block.
 func (fr *fileRun) errorFailure(r *testfile.Run, err error) testreport.Failure {
+	msg := err.Error()
+	if ce := (*operation.ClockError)(nil); errors.As(err, &ce) && ce.Simulated {
+		// Said in the test file's words: it has no --now nor devices file.
+		msg = fmt.Sprintf("now %s is earlier than the time the file's runs have reached (%s): simulated time never goes backwards, "+
+			"or frequency caps, repeats and rollout waits could be bypassed; nothing was sent. Give this run a later now",
+			ce.At.UTC().Format(time.RFC3339), ce.Floor.UTC().Format(time.RFC3339))
+	}
 	return testreport.Failure{File: r.DeclRange.Filename, Line: r.DeclRange.Start.Line, Summary: "Run failed",
-		Message: strings.TrimSpace(fr.o.Secrets.String(err.Error()))}
+		Message: strings.TrimSpace(fr.o.Secrets.String(msg))}
 }

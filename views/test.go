@@ -273,7 +273,8 @@ func (v *TestJSON) Summary(s testreport.Summary) error {
 // JUnit XML: one testsuite per file, one testcase per run (classname the
 // file), a failure element per failed run and a skipped one per skipped
 // run; a file that could not be run is a testsuite with an error count
-// and its errors in system-err.
+// and its errors in system-err. Control characters are shown escaped, as
+// on a terminal: XML has no place for most of them.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -321,14 +322,15 @@ func WriteJUnit(w io.Writer, files []testreport.File, sum testreport.Summary) er
 		s := junitSuite{Name: f.Name, Time: seconds(f.Duration)}
 		if len(f.Errors) > 0 {
 			s.Errors = 1
-			s.SystemErr = failuresText(f.Errors)
+			s.SystemErr = termtext.Lines(failuresText(f.Errors))
 		}
 		for _, r := range f.Runs {
 			c := junitCase{Name: r.Name, Classname: f.Name, Time: seconds(r.Duration)}
 			switch r.Status {
 			case testreport.Fail:
 				s.Failures++
-				c.Failure = &junitFailure{Message: r.Failures[0].Message, Type: r.Failures[0].Summary, Text: failuresText(r.Failures)}
+				c.Failure = &junitFailure{Message: termtext.Clean(r.Failures[0].Message), Type: termtext.Clean(r.Failures[0].Summary),
+					Text: termtext.Lines(failuresText(r.Failures))}
 			case testreport.Skip:
 				s.Skipped++
 				c.Skipped = &junitSkipped{Message: "an earlier run of the file failed with an error"}
