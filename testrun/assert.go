@@ -3,7 +3,6 @@ package testrun
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -13,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
+	"pushform/backend"
 	"pushform/config"
 	"pushform/executor"
 	"pushform/message"
@@ -126,7 +126,7 @@ func (fr *fileRun) check(a *testfile.Assert, ctx *hcl.EvalContext) *testreport.F
 	f := &testreport.Failure{File: r.Filename, Line: r.Start.Line, Summary: "Test assertion failed", Expression: fr.source(r)}
 	v, diags := a.Condition.Value(ctx)
 	if diags.HasErrors() {
-		f.Summary, f.Message = "Invalid condition", fr.o.Secrets.String(diagText(diags))
+		f.Summary, f.Message = "Invalid condition", fr.o.Secrets.String(backend.DiagError(diags).Error())
 		return f
 	}
 	v, err := convert.Convert(v, cty.Bool)
@@ -181,7 +181,7 @@ func (fr *fileRun) seen(expr hcl.Expression, ctx *hcl.EvalContext, out []testrep
 	v, diags := expr.Value(ctx)
 	shown := render(v)
 	if diags.HasErrors() {
-		shown = "(error: " + diagText(diags) + ")"
+		shown = "(error: " + backend.DiagError(diags).Error() + ")"
 	}
 	return append(out, testreport.Value{Expression: text, Value: fr.o.Secrets.String(shown)})
 }
@@ -222,22 +222,6 @@ func render(v cty.Value) string {
 		return fmt.Sprintf("(%s)", v.Type().FriendlyName())
 	}
 	return string(b)
-}
-
-// diagText is the errors of diags, one sentence each.
-func diagText(diags hcl.Diagnostics) string {
-	var parts []string
-	for _, d := range diags {
-		if d.Severity != hcl.DiagError {
-			continue
-		}
-		s := d.Summary
-		if d.Detail != "" {
-			s += ": " + d.Detail
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, "; ")
 }
 
 // discard is the apply view of a test run: the run's result is the

@@ -241,7 +241,7 @@ run "x" {
 }
 `,
 			statuses: []string{"x=fail"},
-			messages: []string{`x: Invalid condition: Error in function call: Call to function "device" failed: the sandbox has no device "nope".`},
+			messages: []string{`x: Invalid condition: a.pftest.hcl:18: Error in function call: Call to function "device" failed: the sandbox has no device "nope".`},
 		},
 		{
 			name:     "a test file that does not decode",

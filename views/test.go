@@ -62,6 +62,7 @@ func (v *TestHuman) Run(r testreport.Run) {
 	fmt.Fprintf(v.w, "  run %q... %s\n", termtext.Clean(r.Name), v.status(r.Status))
 	if v.verbose && r.Plan != nil {
 		NewPlanHuman(v.w, v.color).WithWidth(v.width).Plan(r.Plan)
+		fmt.Fprintln(v.w)
 	}
 	for _, f := range r.Failures {
 		in := ""
@@ -276,25 +277,29 @@ func (v *TestJSON) Summary(s testreport.Summary) error {
 // and its errors in system-err. Control characters are shown escaped, as
 // on a terminal: XML has no place for most of them.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	junitCounts
+	Suites []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Time      string      `xml:"time,attr"`
+	junitCounts
 	Cases     []junitCase `xml:"testcase"`
 	SystemErr string      `xml:"system-err,omitempty"`
+}
+
+// junitCounts are the attributes testsuites and testsuite share.
+type junitCounts struct {
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Time     string `xml:"time,attr"`
+}
+
+func (c *junitCounts) add(o junitCounts) {
+	c.Tests, c.Failures, c.Skipped, c.Errors = c.Tests+o.Tests, c.Failures+o.Failures, c.Skipped+o.Skipped, c.Errors+o.Errors
 }
 
 type junitCase struct {
@@ -317,9 +322,9 @@ type junitSkipped struct {
 
 // WriteJUnit writes the results of files as JUnit XML.
 func WriteJUnit(w io.Writer, files []testreport.File, sum testreport.Summary) error {
-	out := junitSuites{Name: "pushform test", Time: seconds(sum.Duration), Suites: []junitSuite{}}
+	out := junitSuites{junitCounts: junitCounts{Name: "pushform test", Time: seconds(sum.Duration)}, Suites: []junitSuite{}}
 	for _, f := range files {
-		s := junitSuite{Name: f.Name, Time: seconds(f.Duration)}
+		s := junitSuite{junitCounts: junitCounts{Name: f.Name, Time: seconds(f.Duration)}}
 		if len(f.Errors) > 0 {
 			s.Errors = 1
 			s.SystemErr = termtext.Lines(failuresText(f.Errors))
@@ -338,7 +343,7 @@ func WriteJUnit(w io.Writer, files []testreport.File, sum testreport.Summary) er
 			s.Cases = append(s.Cases, c)
 		}
 		s.Tests = len(s.Cases)
-		out.Tests, out.Failures, out.Skipped, out.Errors = out.Tests+s.Tests, out.Failures+s.Failures, out.Skipped+s.Skipped, out.Errors+s.Errors
+		out.add(s.junitCounts)
 		out.Suites = append(out.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
