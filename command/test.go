@@ -49,7 +49,7 @@ func runTest(ctx context.Context, o *testOptions) int {
 	}
 	view := views.NewTest(o.format(), m.view(false), o.verbose)
 	results, sum := testrun.Run(ctx, testrun.Options{
-		Dir: m.ConfigDir(), Environ: m.Environ, Backends: m.backends(), Secrets: m.secrets, Clock: m.clock(),
+		Dir: m.ConfigDir(), Environ: m.Environ, Backends: m.backends(), Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(),
 		UserAgent: "pushform/" + userAgentVersion(), Reporter: view,
 	}, files)
 	if err := view.Summary(sum); err != nil {

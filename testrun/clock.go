@@ -10,7 +10,8 @@ import (
 // but for the waits it is asked to sleep (send_rate pacing, the backoff
 // between tries), which move it on at once. So a run's times are its now
 // and what its waits add, whatever the machine's speed, and a paced send
-// takes no real time.
+// takes no real time. The waits add up: the run sends one request at a
+// time.
 type simClock struct {
 	mu  sync.Mutex
 	at  time.Time

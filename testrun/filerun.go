@@ -79,7 +79,7 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 			}, Wrap: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }},
 			DevicesDir: fr.devices, Secrets: fr.o.Secrets, UserAgent: fr.o.UserAgent,
 		},
-		Secrets: fr.o.Secrets, Clock: clk.now, Now: now, Refresh: true,
+		Getenv: fr.o.Getenv, Secrets: fr.o.Secrets, Clock: clk.now, Now: now, Refresh: true,
 		Diagnostics: func(_ *config.Loader, d hcl.Diagnostics) error { diags = append(diags, d...); return nil },
 	}
 	op, err := operation.Open(ctx, opts)
@@ -176,7 +176,10 @@ func (fr *fileRun) command(ctx context.Context, op *operation.Run, r *testfile.R
 		results, err := op.Policies(p, nil)
 		return &outcome{plan: p, policies: results}, err
 	}
-	ar, err := op.Apply(ctx, operation.ApplyOptions{View: discard{}, Executor: executor.Options{Sleep: clk.sleep}})
+	// One request at a time, in the plan's order: requests (and the
+	// devices' inboxes) come out the same on every run, and the waits the
+	// clock adds up are those of one sender.
+	ar, err := op.Apply(ctx, operation.ApplyOptions{View: discard{}, Executor: executor.Options{Parallelism: 1, Sleep: clk.sleep}})
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,10 @@ type Options struct {
 	// Backends are the backend types a backend block may name (it is
 	// checked, never opened); nil means backend.Builtins().
 	Backends backend.Registry
+	// Getenv reads the environment, only to learn the secrets the
+	// configuration names (its API key's variable) and keep them out of
+	// what a failure shows: nothing is reached with them.
+	Getenv func(string) string
 	// Secrets are taken out of everything a failure shows.
 	Secrets *secret.Set
 	// Clock is the real clock, which the first run of a file without now
