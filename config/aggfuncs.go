@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-
 	"math/big"
 
 	"github.com/zclconf/go-cty/cty"

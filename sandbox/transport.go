@@ -30,7 +30,7 @@ func (t transport) RoundTrip(r *http.Request) (resp *http.Response, err error) {
 	rec := httptest.NewRecorder()
 	defer func() {
 		if p := recover(); p != nil {
-			if p != http.ErrAbortHandler { //nolint:errorlint // the sentinel itself is panicked
+			if p != http.ErrAbortHandler { // the sentinel itself is what is panicked
 				panic(p)
 			}
 			resp, err = nil, errDropped
