@@ -88,13 +88,14 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 func runApply(ctx context.Context, o *applyOptions) int {
 	m := o.Meta
 	var saved *planner.Plan
+	var madeAt time.Time
 	overrides := o.overrideList()
 	if o.planFile != "" {
 		sp, err := readPlanFile(m.path(o.planFile))
 		if err != nil {
 			return m.fail(err)
 		}
-		saved = sp.Plan
+		saved, madeAt = sp.Plan, sp.MadeAt
 		// The configuration is loaded (for its service and backend) as the
 		// plan was made, and the plan's own choices apply: a plan made with
 		// --now carries its time (see operation.Options.SavedAt).
@@ -116,6 +117,9 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	sess := r.Session
 	if saved != nil {
 		if err := sess.CheckPlan(saved); err != nil { // a stale plan says so first
+			return m.fail(err)
+		}
+		if err := checkPlanAge(o.planFile, madeAt, r.Clock.Real, maxPlanAge(sess.Config)); err != nil {
 			return m.fail(err)
 		}
 	}

@@ -43,11 +43,13 @@ func helpDocs() map[string]helpDoc {
 			text: "Compares the configuration with the state and the recipients list, and prints what apply " +
 				"would send: per address, the targets to create, send to, retry, replace or forget, with word " +
 				"diffs of changed texts. Nothing is sent and the state is not changed. Save the plan with " +
-				"--out to review it and then apply exactly it.",
+				"--out to review it and then apply exactly it. Every plan is checked against the policies " +
+				"(policy blocks, --policy-dir): a failed deny policy exits 1 after the plan and saves no plan.",
 			examples: []string{
 				"pushform plan -out=spring.plan",
 				"pushform plan -var-file=env/test.pfvars -state=env/test.state",
 				"pushform plan -detailed-exitcode -json > plan.json",
+				"pushform plan -policy-dir=../org-policies -out=spring.plan",
 			},
 		},
 		"apply": {
@@ -56,7 +58,9 @@ func helpDocs() map[string]helpDoc {
 				"every request id and every target's outcome in the state, so the next apply sends nothing twice. " +
 				"Without PLANFILE it plans first, prints the plan and asks for 'yes' (--auto-approve skips the " +
 				"question; without a terminal it is required). With PLANFILE it sends exactly that saved plan " +
-				"without asking, and refuses it if the state changed since it was made. A plan that forgets an address " +
+				"without asking, and refuses it if the state changed since it was made or it is older than max_plan_age. " +
+				"A failed deny policy (unless --override-policy) and content require_test_send holds stop it before " +
+				"anything is sent. A plan that forgets an address " +
 				"and sends the same content to the same targets under another (a rename without a moved block) is " +
 				"refused before anything is sent, unless --allow-resend. With --scheduled (a cron job) it sends, " +
 				"without asking, only what a reviewed apply accepted: sends held back by send_after, send_rate, " +

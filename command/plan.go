@@ -65,6 +65,10 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	if err := checkPlanAhead(r.Clock, o.out, maxPlanAge(r.Session.Config)); err != nil {
+		m.closeRun(r)
+		return m.fail(err)
+	}
 	p, err := r.Plan(ctx)
 	var results []plandoc.Policy
 	if err == nil {
@@ -77,7 +81,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	sp := o.saved(p)
-	sp.Policies = results
+	sp.Policies, sp.MadeAt = results, r.Clock.Real
 	if o.out != "" || o.markdown {
 		sp.Audience = planAudience(p, r.Session.State)
 	}

@@ -35,6 +35,9 @@ type savedPlan struct {
 	// results of the policies on the plan, for show.
 	Overrides []plandoc.Override `json:"overrides,omitempty"`
 	Policies  []plandoc.Policy   `json:"policies"`
+	// MadeAt is the real time the plan was made (never --now): apply
+	// refuses the plan once it is older than max_plan_age.
+	MadeAt time.Time `json:"made_at,omitzero"`
 	// Dir (the --chdir directory), ApplyCommand and Audience are for
 	// show --markdown: the plan comment names the directory, the exact
 	// command that applies the plan, and who gets it.

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -188,10 +189,15 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	if err != nil {
 		return nil, err
 	}
-	// An override that names no deny policy is refused before planning.
+	// An override that names no deny policy is refused before planning,
+	// and a reason that holds a secret the state would keep.
 	if err := policy.CheckOverrides(r.Session.Config.Policies, pf.overrideList()); err != nil {
 		m.closeRun(r)
 		return nil, err
+	}
+	if pf.reason != "" && m.secrets.Contains(pf.reason) {
+		m.closeRun(r)
+		return nil, errors.New("--override-reason holds a secret (the API key or a database password), and the state keeps the reason in its history: write the reason without it; nothing was sent")
 	}
 	m.warnStaleLock(r.Session.StaleLock)
 	return r, nil

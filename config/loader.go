@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -236,13 +237,20 @@ const TestFileSuffix = ".pftest.hcl"
 // configFiles lists the regular *.hcl files of dir, sorted, but for test
 // files.
 func configFiles(dir string) ([]string, error) {
+	names, err := regularFiles(dir, ".hcl")
+	return slices.DeleteFunc(names, func(n string) bool { return strings.HasSuffix(n, TestFileSuffix) }), err
+}
+
+// regularFiles lists the regular files of dir whose names end in suffix,
+// sorted.
+func regularFiles(dir, suffix string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".hcl" || strings.HasSuffix(e.Name(), TestFileSuffix) {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), suffix) {
 			continue
 		}
 		if info, err := os.Stat(filepath.Join(dir, e.Name())); err != nil || !info.Mode().IsRegular() {

@@ -2,11 +2,8 @@ package config
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -40,10 +37,7 @@ type Policy struct {
 	// functions, and for a policy of the configuration its variables and
 	// locals (a policy directory's see functions only).
 	Scope *hcl.EvalContext
-	// Dir is the policy directory the block comes from, "" for the
-	// configuration's own.
-	Dir string
-	Pos Pos
+	Pos   Pos
 }
 
 var policySchema = &hcl.BodySchema{
@@ -96,7 +90,7 @@ var policyRoots = []string{"plan", "change", "var", "local"}
 // evalPolicy evaluates the settings of a policy block; ctx is what its
 // expressions see besides plan and change.
 func evalPolicy(pb *policyBlock, ctx *hcl.EvalContext, objs *PolicyObjects) (*Policy, hcl.Diagnostics) {
-	p := &Policy{Name: pb.block.Labels[0], Enforcement: PolicyDeny, Scope: ctx, Dir: pb.dir, Pos: posOf(pb.block.DefRange),
+	p := &Policy{Name: pb.block.Labels[0], Enforcement: PolicyDeny, Scope: ctx, Pos: posOf(pb.block.DefRange),
 		Condition: pb.attrs["condition"].Expr, ErrorMessage: pb.attrs["error_message"].Expr}
 	var diags hcl.Diagnostics
 	if a, ok := pb.attrs["for_each_change"]; ok {
@@ -223,7 +217,7 @@ func (l *Loader) parsePolicyDirs(mod *module, configDir string, dirs []string, f
 			diags = append(diags, errDiag("Invalid policy directory", err.Error(), nil))
 			continue
 		}
-		names, err := policyFiles(abs)
+		names, err := regularFiles(abs, PolicyFileSuffix)
 		if err != nil {
 			diags = append(diags, errDiag("Cannot read policy directory",
 				fmt.Sprintf("%s (a --policy-dir or an entry of PUSHFORM_POLICY_DIRS): %v.", dir, err), nil))
@@ -265,24 +259,4 @@ func (l *Loader) parsePolicyDirs(mod *module, configDir string, dirs []string, f
 		}
 	}
 	return diags
-}
-
-// policyFiles lists the regular *.policy.hcl files of dir, sorted.
-func policyFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), PolicyFileSuffix) {
-			continue
-		}
-		if info, err := os.Stat(filepath.Join(dir, e.Name())); err != nil || !info.Mode().IsRegular() {
-			continue
-		}
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	return names, nil
 }

@@ -47,8 +47,6 @@ type ApplyResult struct {
 	// Plan is the plan applied; nil when a streamed recipients list broke
 	// off (or the run was interrupted) before the plan was whole.
 	Plan *planner.Plan
-	// Policies are the results of the policies on the plan.
-	Policies []plandoc.Policy
 	// Sent says requests may have gone out: Result, Err and PersistErr
 	// describe them. Without it the plan had no changes.
 	Sent   bool
@@ -78,6 +76,9 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 		if err := sess.CheckPlan(p); err != nil {
 			return nil, err
 		}
+		// A test send recorded since would have made the plan stale:
+		// checked again against the state as apply reads it.
+		planner.MarkTestSends(p, sess.Config, sess.State)
 	} else {
 		var err error
 		p, err = r.Plan(ctx)
@@ -99,6 +100,9 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	if denied := policy.Denied(results); len(denied) > 0 {
 		return nil, &policy.DeniedError{Denied: denied, Apply: true, Saved: o.Saved != nil}
 	}
+	if err := p.TestSendGuard(); err != nil {
+		return nil, err
+	}
 	// A rename without a moved block would show the notification again:
 	// refuse it before asking, before anything is sent.
 	if err := p.ResendGuard(); err != nil && !o.AllowResend {
@@ -109,7 +113,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	}
 	if !p.HasChanges() {
 		out.NoChanges()
-		return &ApplyResult{Plan: p, Policies: results}, sess.RecordService()
+		return &ApplyResult{Plan: p}, sess.RecordService()
 	}
 	if o.Confirm != nil {
 		if ok, err := o.Confirm(); !ok {
@@ -137,9 +141,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	// window count.
 	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, r.Clock.Now())
 	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
-	ar := r.finish(o, p, rec, res, applyErr, start)
-	ar.Policies = results
-	return ar, nil
+	return r.finish(o, p, rec, res, applyErr, start), nil
 }
 
 func (r *Run) executorOptions(o ApplyOptions, events func(executor.Event)) executor.Options {

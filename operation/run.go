@@ -120,6 +120,7 @@ func (r *Run) Plan(ctx context.Context) (*planner.Plan, error) {
 	}
 	r.name(p)
 	p.Summary.Reach = planner.CountReach(p, r.Session.State)
+	planner.MarkTestSends(p, cfg, r.Session.State)
 	return p, nil
 }
 
@@ -169,9 +170,11 @@ func (r *Run) resolve(snap *state.Snapshot) (*config.Config, error) {
 // be whole first: also with Refresh false (there is nothing to fetch),
 // and when a block reads the list other than as a bare reference.
 func (r *Run) Stream() *planner.Stream {
-	// A scheduled plan leaves out what awaits review, and policies check
-	// the plan: both need the whole plan before sending.
-	if !r.o.Refresh || r.o.Planner.Scheduled || len(r.Session.Config.Policies) > 0 || !r.Loader.ResolvesByReference(r.Session.Config) {
+	// A scheduled plan leaves out what awaits review, policies check the
+	// plan, and require_test_send its changes: all need the whole plan
+	// before sending.
+	cfg := r.Session.Config
+	if !r.o.Refresh || r.o.Planner.Scheduled || len(cfg.Policies) > 0 || cfg.RequiresAnyTestSend() || !r.Loader.ResolvesByReference(cfg) {
 		return nil
 	}
 	return planner.NewStream(r.Session.Config, r.Session.State, r.planOptions())

@@ -71,6 +71,11 @@ type Change struct {
 	Rollout    *Rollout   `json:"rollout"`
 	Variant    *Variant   `json:"variant"`
 	Accept     bool       `json:"accept"`
+	// NeedsTestSend says require_test_send holds the change back: its
+	// content has no delivered test send; TestSendCommand sends one (nil
+	// otherwise).
+	NeedsTestSend   bool    `json:"needs_test_send"`
+	TestSendCommand *string `json:"test_send_command"`
 }
 
 // Content is what a notification or badge shows; a field it does not set
@@ -350,7 +355,7 @@ func change(c *planner.Change) Change {
 		Sends: planner.SendsNow(c.Action), Targets: TargetCounts(c.Targets), Content: content(c.Content),
 		SendAfter: c.SendAfter, SendBefore: c.SendBefore, MovedFrom: optional(c.MovedFrom),
 		Paces: list(c.Paces), Earlier: make([]Earlier, 0, len(c.Earlier)), Warnings: list(c.Warnings),
-		Accept: c.Accept,
+		Accept: c.Accept, NeedsTestSend: c.TestSendCommand != "", TestSendCommand: optional(c.TestSendCommand),
 	}
 	if c.Prior != nil {
 		p := content(*c.Prior)

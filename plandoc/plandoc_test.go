@@ -2,6 +2,8 @@ package plandoc
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -224,3 +226,34 @@ func asList(v any) []string {
 }
 
 func ctyNum(i int) cty.Value { return cty.NumberIntVal(int64(i)) }
+
+// TestReferencePage: docs/plan-json.md has a section per object of the
+// schema (plan and each of $defs), whose table names every key.
+func TestReferencePage(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(filepath.Dir(testutil.PlanSchemaPath()), "plan-json.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{}
+	for _, part := range strings.Split("\n"+string(page), "\n## ")[1:] {
+		name, body, _ := strings.Cut(part, "\n")
+		sections[name] = body
+	}
+	schema := testutil.ReadPlanSchema(t)
+	objects := map[string]map[string]any{"plan": schema}
+	for name, d := range schema["$defs"].(map[string]any) {
+		objects[name] = d.(map[string]any)
+	}
+	for name, obj := range objects {
+		body, ok := sections[name]
+		if !ok {
+			t.Errorf("docs/plan-json.md has no section %q", "## "+name)
+			continue
+		}
+		for key := range obj["properties"].(map[string]any) {
+			if !strings.Contains(body, "| `"+key+"` |") {
+				t.Errorf("docs/plan-json.md, ## %s: no row for %s", name, key)
+			}
+		}
+	}
+}

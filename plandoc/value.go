@@ -34,6 +34,7 @@ func (c *Change) Value() cty.Value {
 var (
 	timeType = reflect.TypeFor[time.Time]()
 	types    sync.Map // reflect.Type -> cty.Type
+	structs  sync.Map // reflect.Type -> []field
 )
 
 // typeOf is the cty type of values of Go type t: an object per struct
@@ -78,6 +79,9 @@ type field struct {
 
 // fields lists t's fields with their JSON names.
 func fields(t reflect.Type) []field {
+	if fs, ok := structs.Load(t); ok {
+		return fs.([]field)
+	}
 	var out []field
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -87,6 +91,7 @@ func fields(t reflect.Type) []field {
 		}
 		out = append(out, field{name, i})
 	}
+	structs.Store(t, out)
 	return out
 }
 
@@ -124,8 +129,9 @@ func valueOf(v reflect.Value) cty.Value {
 		}
 		return cty.ListVal(elems)
 	case t.Kind() == reflect.Struct:
-		attrs := map[string]cty.Value{}
-		for _, f := range fields(t) {
+		fs := fields(t)
+		attrs := make(map[string]cty.Value, len(fs))
+		for _, f := range fs {
 			attrs[f.name] = valueOf(v.Field(f.index))
 		}
 		return cty.ObjectVal(attrs)

@@ -163,6 +163,10 @@ type Change struct {
 	// Holdout lists the held-out targets apply records (outcome holdout),
 	// those not recorded yet.
 	Holdout []string `json:"holdout,omitempty"`
+	// TestSendCommand is set when require_test_send holds the change
+	// back: its content has no delivered test send, and this command
+	// sends one (see MarkTestSends).
+	TestSendCommand string `json:"test_send_command,omitempty"`
 	// Accept: apply records Content as the address's content with nothing
 	// sent (a notification waiting for send_after or a frequency_cap, a
 	// tag-only change whose targets keep the earlier tag), so the decision

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
@@ -87,7 +86,7 @@ func check(p *config.Policy, plan, change cty.Value) (msg string, ok bool) {
 	}
 	v, diags := p.Condition.Value(ctx)
 	if diags.HasErrors() {
-		return "the condition could not be evaluated: " + diagText(diags), false
+		return "the condition could not be evaluated: " + diags.Error(), false
 	}
 	v, err := convert.Convert(v, cty.Bool)
 	switch {
@@ -102,7 +101,7 @@ func check(p *config.Policy, plan, change cty.Value) (msg string, ok bool) {
 	}
 	m, diags := p.ErrorMessage.Value(ctx)
 	if diags.HasErrors() {
-		return "the condition failed, and the error_message could not be evaluated: " + diagText(diags), false
+		return "the condition failed, and the error_message could not be evaluated: " + diags.Error(), false
 	}
 	m, err = convert.Convert(m, cty.String)
 	if err != nil || m.IsNull() || !m.IsKnown() {
@@ -111,40 +110,21 @@ func check(p *config.Policy, plan, change cty.Value) (msg string, ok bool) {
 	return m.AsString(), false
 }
 
-// diagText is the errors of diags on one line.
-func diagText(diags hcl.Diagnostics) string {
-	var parts []string
-	for _, d := range diags {
-		if d.Severity != hcl.DiagError {
-			continue
-		}
-		s := d.Summary
-		if d.Detail != "" {
-			s += ": " + d.Detail
-		}
-		parts = append(parts, strings.TrimSuffix(s, "."))
-	}
-	return strings.Join(parts, "; ")
-}
-
 // Denied returns the results that stop a plan or an apply: failed deny
 // policies that no override let through.
-func Denied(results []plandoc.Policy) []plandoc.Policy {
-	var out []plandoc.Policy
-	for _, r := range results {
-		if r.Result == plandoc.Deny {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func Denied(results []plandoc.Policy) []plandoc.Policy { return having(results, plandoc.Deny) }
 
 // Overridden returns the results of failed deny policies an override let
 // through: what apply records in the state's history.
 func Overridden(results []plandoc.Policy) []plandoc.Policy {
+	return having(results, plandoc.Overridden)
+}
+
+// having returns the results whose Result is result.
+func having(results []plandoc.Policy, result string) []plandoc.Policy {
 	var out []plandoc.Policy
 	for _, r := range results {
-		if r.Result == plandoc.Overridden {
+		if r.Result == result {
 			out = append(out, r)
 		}
 	}

@@ -115,7 +115,7 @@ policy "stages" {
   for_each_change = true
   condition       = length(change.rollout.stages) > 0
   error_message   = "no stages"
-}`, want: map[string]want{"stages": {plandoc.Deny, 2, []string{"notification.big: the condition could not be evaluated: Attempt to get attribute from null value: This value is null, so it does not have any attributes"}}}},
+}`, want: map[string]want{"stages": {plandoc.Deny, 2, []string{"notification.big: the condition could not be evaluated: main.hcl:7,42-49: Attempt to get attribute from null value; This value is null, so it does not have any attributes."}}}},
 		{name: "can and endswith", policies: `
 policy "titles" {
   for_each_change = true

@@ -183,7 +183,7 @@ func (fr *fileRun) command(ctx context.Context, op *operation.Run, r *testfile.R
 	if err != nil {
 		return nil, err
 	}
-	out := &outcome{plan: ar.Plan, policies: ar.Policies, applied: true, result: ar}
+	out := &outcome{plan: ar.Plan, applied: true, result: ar}
 	switch {
 	case ar.Plan == nil:
 		return out, fmt.Errorf("the apply broke off before its plan was whole: %w", ar.Err)
@@ -192,7 +192,9 @@ func (fr *fileRun) command(ctx context.Context, op *operation.Run, r *testfile.R
 	case ar.PersistErr != nil:
 		return out, fmt.Errorf("saving the state: %w", ar.PersistErr)
 	}
-	return out, nil
+	// What apply checked before sending, for plan.policies.
+	out.policies, err = op.Policies(ar.Plan, nil)
+	return out, err
 }
 
 // resolveSeed is the sandbox's seed for the configuration cfg: the test

@@ -19,8 +19,8 @@ import (
 // the rest are counted.
 const failuresShown = 10
 
-// PolicyTally counts the results: "1 denied, 1 warned, 2 passed".
-func PolicyTally(results []plandoc.Policy) string {
+// policyTally counts the results: "1 denied, 1 warned, 2 passed".
+func policyTally(results []plandoc.Policy) string {
 	n := map[string]int{}
 	for _, r := range results {
 		n[r.Result]++
@@ -37,9 +37,10 @@ func PolicyTally(results []plandoc.Policy) string {
 }
 
 // failureText is one failure as people read it: "ADDRESS: message", or
-// the message of a policy on the plan.
+// the message alone when it names the address (error_message usually
+// does) or is a policy's on the plan.
 func failureText(f plandoc.Failure) string {
-	if f.Address == nil {
+	if f.Address == nil || strings.Contains(f.Message, *f.Address) {
 		return f.Message
 	}
 	return *f.Address + ": " + f.Message
@@ -74,15 +75,15 @@ func writePolicies(b *strings.Builder, results []plandoc.Policy, pal palette) {
 			fmt.Fprintf(b, "  %s\n", termtext.Clean(failureText(f)))
 		}
 	}
-	fmt.Fprintf(b, "%s %s.\n", pal.bold("Policies:"), PolicyTally(results))
+	fmt.Fprintf(b, "%s %s.\n", pal.bold("Policies:"), policyTally(results))
 }
 
 // policyResultWords name the results in the plan comment.
 var policyResultWords = map[string]string{
-	plandoc.Pass:       "✅ pass",
+	plandoc.Pass:       "✓ pass",
 	plandoc.Warn:       "⚠️ warn",
-	plandoc.Deny:       "⛔ deny",
-	plandoc.Overridden: "⏭️ overridden",
+	plandoc.Deny:       "✗ deny",
+	plandoc.Overridden: "↷ overridden",
 }
 
 // writePolicyTable writes the plan comment's policy table: name, result
@@ -92,15 +93,11 @@ func writePolicyTable(b *strings.Builder, results []plandoc.Policy) {
 	if len(results) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "**Policies:** %s\n\n| Policy | Result | Message |\n|---|---|---|\n", PolicyTally(results))
+	fmt.Fprintf(b, "**Policies:** %s\n\n| Policy | Result | Message |\n|---|---|---|\n", policyTally(results))
 	for _, r := range results {
 		msg := ""
 		if len(r.Failures) > 0 {
-			f := r.Failures[0]
-			if f.Address != nil {
-				msg = mdCode(*f.Address) + " "
-			}
-			msg += md(truncateRunes(f.Message, 300))
+			msg = md(truncateRunes(failureText(r.Failures[0]), 300))
 			if n := len(r.Failures) - 1; n > 0 {
 				msg += fmt.Sprintf(" (and %s more)", plural(n, "change", "changes"))
 			}
