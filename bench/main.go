@@ -1,5 +1,6 @@
-// Command bench measures pushform at scale against the goals the README
-// states and prints them as a table: figure, goal, measured, ratio.
+// Command bench measures pushform at scale against the goals that
+// docs/benchmarks.md states and prints them as a table: figure, goal,
+// measured, ratio.
 //
 //	go run ./bench              # the full run: a million users (a few minutes)
 //	go run ./bench -scale 0.1   # a tenth of every size, for a quick look

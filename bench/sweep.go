@@ -182,7 +182,7 @@ func (b *bench) peerProcess(ctx context.Context, self string) (wall, cpu time.Du
 	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
-// WriteSweep prints the sweep as the README's table: per latency, the
+// WriteSweep prints the sweep as docs/benchmarks.md's table: per latency, the
 // whole apply and the bare sender (wall, CPU), the ratio of their wall
 // times (sender / apply: 1 is as fast as the sender) and CPU per target.
 func WriteSweep(w io.Writer, rows []sweepRow) error {

@@ -38,7 +38,7 @@ func info(figure, measured, ratio string) Row {
 }
 
 // WriteTable prints rows as a Markdown table, which reads well in a
-// terminal and pastes into the README.
+// terminal and pastes into docs/benchmarks.md.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "| figure\t| goal\t| measured\t| ratio\t| met\t|")

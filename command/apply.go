@@ -15,6 +15,7 @@ import (
 	"pushform/executor"
 	"pushform/operation"
 	"pushform/planner"
+	"pushform/pushapi"
 	"pushform/views"
 )
 
@@ -33,6 +34,30 @@ type applyOptions struct {
 	// scheduled sends only what a reviewed apply accepted (see
 	// planner.Options.Scheduled).
 	scheduled bool
+}
+
+// applyHelp is the help of apply; its flags come from the flag set it parses.
+func applyHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"apply [options] [PLANFILE]"},
+		text: "Sends what a plan says through the service, in requests of at most 500 targets, and records " +
+			"every request id and every target's outcome in the state, so the next apply sends nothing twice. " +
+			"Without PLANFILE it plans first, prints the plan and asks for 'yes' (--auto-approve skips the " +
+			"question; without a terminal it is required). With PLANFILE it sends exactly that saved plan " +
+			"without asking, and refuses it if the state changed since it was made or it is older than max_plan_age. " +
+			"A failed deny policy (unless --override-policy) and content require_test_send holds stop it before " +
+			"anything is sent. A plan that forgets an address " +
+			"and sends the same content to the same targets under another (a rename without a moved block) is " +
+			"refused before anything is sent, unless --allow-resend. With --scheduled (a cron job) it sends, " +
+			"without asking, only what a reviewed apply accepted: sends held back by send_after, send_rate, " +
+			"a frequency_cap or a window, retries, and new recipients of content the state records; new " +
+			"addresses, changed content, forgets and moves are listed and left for review, with exit code 4.",
+		examples: []string{
+			"pushform apply -auto-approve",
+			"pushform apply spring.plan",
+			"pushform apply --scheduled",
+		},
+	}
 }
 
 func cmdApply(ctx context.Context, m *Meta, args []string) int {
@@ -75,13 +100,15 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		o.planFile = fs.Arg(0)
 	}
 	if o.scheduled {
-		if err := checkScheduledFlags(fs); err != nil {
+		if err := operation.CheckScheduled(fs.Args(), fs.Changed); err != nil {
 			return nil, err
 		}
 	}
 	o.planFlags.allowResend, o.planFlags.scheduled = o.allowResend, o.scheduled
-	// The recipients list a run fetches is retried within the same limits.
+	// The recipients list a run fetches is retried within the same limits,
+	// and waits out 429s within the same budget as the sends.
 	o.planFlags.recipientsMaxAttempts, o.planFlags.maxRetryAfter = o.maxAttempts, o.maxRetryAfter
+	o.planFlags.rateLimit = pushapi.NewRateLimit(o.rateLimitWait, nil)
 	return o, nil
 }
 
@@ -138,7 +165,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		Overrides:   overrides,
 		Executor: executor.Options{
 			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
-			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter,
+			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter, RateLimit: o.planFlags.rateLimit,
 		},
 	}
 	if saved == nil && !o.autoApprove && !o.scheduled {
@@ -170,10 +197,16 @@ func (o *applyOptions) brokenOff(ctx context.Context, sess *backend.Session, res
 		res.Result.Interrupted = true
 		return m.Errorf("%s", interruptedMessage(res.Result, backend.Name(sess.Backend)))
 	}
-	if res.Result.Requests == 0 {
-		return m.fail(res.Err)
+	if res.Result.Sent == 0 {
+		return m.fail(fmt.Errorf("%w; nothing was sent", res.Err))
 	}
-	return m.fail(fmt.Errorf("%w (the %s requests answered before are recorded in %s; apply again to go on)", res.Err, views.Count(res.Result.Requests), sess.Backend))
+	c := res.Result.Counts
+	verb := "were"
+	if c.Total() == 1 {
+		verb = "was"
+	}
+	return m.fail(fmt.Errorf("%w (before that, %s %s sent in %s and recorded in %s: %s; apply again to send the rest)",
+		res.Err, plural(c.Total(), "target"), verb, plural(res.Result.Sent, "request"), sess.Backend, countsText(c)))
 }
 
 // finish reports how an apply that sent went, once the state is saved
@@ -204,10 +237,31 @@ func (o *applyOptions) finish(sess *backend.Session, r *operation.ApplyResult) i
 	return ExitOK
 }
 
+// awaitingReview reports the changes a scheduled plan left for review:
+// listed in JSON (the human plan view listed them), a line on stderr, and
+// ExitReview when the run was otherwise a success.
+func (o *applyOptions) awaitingReview(p *planner.Plan, code int) int {
+	if len(p.AwaitingReview) == 0 {
+		return code
+	}
+	m := o.Meta
+	if o.json {
+		if err := views.AwaitingReviewJSON(m.Stdout, p); err != nil {
+			return m.fail(err)
+		}
+	}
+	m.Warnf("%s", views.AwaitingReviewWarning(p, ExitReview))
+	if code != ExitOK {
+		return code
+	}
+	return ExitReview
+}
+
 // retryFlags are apply's retry limits.
 type retryFlags struct {
 	maxAttempts                        int
 	baseDelay, maxDelay, maxRetryAfter time.Duration
+	rateLimitWait                      time.Duration
 }
 
 func (rf *retryFlags) bind(fs *pflag.FlagSet) {
@@ -216,6 +270,8 @@ func (rf *retryFlags) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&rf.baseDelay, "retry-delay", executor.DefaultBaseDelay, "wait about `D` before the first retry, doubling each time (with jitter)")
 	fs.DurationVar(&rf.maxDelay, "retry-max-delay", executor.DefaultMaxDelay, "wait at most `D` between two tries of a request")
 	fs.DurationVar(&rf.maxRetryAfter, "max-retry-after", executor.DefaultMaxRetryAfter, "honour a Retry-After (429, 503) of at most `D`")
+	fs.DurationVar(&rf.rateLimitWait, "rate-limit-wait", pushapi.DefaultRateLimitWait,
+		"wait out the service's 429s (which use no try) for at most `D` in all, every request pausing together; then what is not sent is recorded not sent, for the next apply")
 }
 
 func (rf *retryFlags) check() error {
@@ -228,6 +284,8 @@ func (rf *retryFlags) check() error {
 		return fmt.Errorf("--retry-max-delay (%s) must not be shorter than --retry-delay (%s)", rf.maxDelay, rf.baseDelay)
 	case rf.maxRetryAfter <= 0:
 		return fmt.Errorf("--max-retry-after must be positive, not %s", rf.maxRetryAfter)
+	case rf.rateLimitWait <= 0:
+		return fmt.Errorf("--rate-limit-wait must be positive, not %s", rf.rateLimitWait)
 	}
 	return nil
 }

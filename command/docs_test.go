@@ -28,7 +28,7 @@ func commandPage(name string) string {
 
 // commandPagesOther are the pages of docs/commands that are not one
 // command's.
-var commandPagesOther = []string{"README.md", "conventions.md", "output.md"}
+var commandPagesOther = []string{"README.md", "apply-json.md", "conventions.md", "output.md"}
 
 // generatedHelp is the block of a page that holds `pushform NAME -h`,
 // between its markers.

@@ -15,8 +15,6 @@ import (
 	"pushform/planner"
 	"pushform/policy"
 	"pushform/pushapi"
-	"pushform/state"
-	"pushform/termtext"
 	"pushform/views"
 )
 
@@ -56,6 +54,9 @@ type serviceFlags struct {
 	// list's retries too; 0 means the client's defaults.
 	recipientsMaxAttempts int
 	maxRetryAfter         time.Duration
+	// rateLimit is the run's budget for waiting out 429s, shared by the
+	// recipients list and the sends (set by apply); nil: the client's own.
+	rateLimit *pushapi.RateLimit
 }
 
 func (sf *serviceFlags) bind(fs *pflag.FlagSet) {
@@ -124,14 +125,6 @@ func (sf *stateFlags) bind(fs *pflag.FlagSet, locks bool) {
 	}
 }
 
-// openState opens the state backend that the configuration's backend
-// block (nil: a local file) and the flags choose.
-func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend) (backend.State, error) {
-	so := m.stateOptions(sf)
-	so.Backend = be
-	return backend.OpenState(ctx, so)
-}
-
 // stateOptions are the state options the flags and the command's
 // environment give; the configuration's backend block is the caller's.
 func (m *Meta) stateOptions(sf stateFlags) backend.StateOptions {
@@ -142,25 +135,25 @@ func (m *Meta) stateOptions(sf stateFlags) backend.StateOptions {
 	return backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Types: m.backends(), Getenv: m.Getenv, Secrets: m.secrets, Log: m.debugLines()}
 }
 
-// stateBackend opens the state backend for commands that do not load the
-// whole configuration: only its backend block is read, so they work on a
-// configuration that does not validate yet (or a directory without one).
-func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, error) {
-	l := m.newLoader()
-	be, diags := l.LoadBackend(m.ConfigDir())
-	if diags.HasErrors() {
-		if err := l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color()); err != nil {
-			return nil, err
-		}
-		return nil, errReported
+// stateOperation are the options of an operation on the state (state
+// list, rm, ..., history, force-unlock) named op, as the flags give them.
+func (m *Meta) stateOperation(op string, sf stateFlags) operation.Options {
+	return operation.Options{
+		Operation: op, Dir: m.ConfigDir(), Backends: m.backends(), State: m.stateOptions(sf), LockTimeout: sf.lockTimeout,
+		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(),
+		Diagnostics: m.writeDiagnostics, Report: func(err error) { m.Errorf("%v", err) }, Warnings: m.warnings(),
 	}
-	return m.openState(ctx, sf, be)
+}
+
+// warnings shows what operations warn about as they go, on stderr.
+func (m *Meta) warnings() *views.Warnings {
+	return views.NewWarnings(m.Stderr)
 }
 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
 	return backend.ServiceOptions{Getenv: m.Getenv, LookupEnv: m.lookupEnv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
-		RecipientsMaxAttempts: sf.recipientsMaxAttempts, MaxRetryAfter: sf.maxRetryAfter,
+		RecipientsMaxAttempts: sf.recipientsMaxAttempts, MaxRetryAfter: sf.maxRetryAfter, RateLimit: sf.rateLimit,
 		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog(), Secrets: m.secrets}
 }
 
@@ -185,6 +178,7 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 		},
 		Diagnostics: m.showDiagnostics(pf.configErrors),
 		Report:      func(err error) { m.Errorf("%v", err) },
+		Warnings:    m.warnings(),
 	})
 	if err != nil {
 		return nil, err
@@ -199,7 +193,6 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 		m.closeRun(r)
 		return nil, errors.New("--override-reason holds a secret (the API key or a database password), and the state keeps the reason in its history: write the reason without it; nothing was sent")
 	}
-	m.warnStaleLock(r.Session.StaleLock)
 	return r, nil
 }
 
@@ -236,17 +229,3 @@ func (m *Meta) showDiagnostics(ce views.ConfigErrors) func(*config.Loader, hcl.D
 
 // errReported means the error was already printed (as diagnostics).
 var errReported = operation.ErrReported
-
-// warnStaleLock reports the lock info a holder that ended without unlocking
-// left behind, once this run holds the lock. The lock died with that
-// holder, so the run goes on: the warning says who it was, and that its
-// journal is read back.
-func (m *Meta) warnStaleLock(info *state.LockInfo) {
-	if info == nil {
-		return
-	}
-	fmt.Fprint(m.Stderr, termtext.Lines(fmt.Sprintf("Warning: the last holder of the state lock ended without releasing it: %s (pid %d) running %s since %s, lock id %s.\n"+
-		"  It was killed or crashed; its lock died with it, so this run goes on, and what it\n"+
-		"  recorded in the journal is read back. (pushform force-unlock %s clears such a record without running anything.)\n",
-		info.Who, info.Pid, info.Operation, info.Created.UTC().Format(time.RFC3339), info.ID, info.ID)))
-}

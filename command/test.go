@@ -20,6 +20,25 @@ type testOptions struct {
 	verbose bool
 }
 
+// testHelp is the help of test; its flags come from the flag set it parses.
+func testHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"test [options]"},
+		text: "Runs every *.pftest.hcl file of the configuration directory and of its tests directory, " +
+			"like terraform test: each file's run blocks in order, each a plan or an apply whose assert blocks " +
+			"check the plan, the apply, the sandbox's devices, the history and the requests the service received. " +
+			"Each file runs against a fresh sandbox in-process, with a simulated clock that a run's now sets, " +
+			"and a fresh state in memory: no base_url is contacted, the configured backend is never opened, and " +
+			"no API key is needed. Prints each run's result, each failed assert with its file, line, condition " +
+			"and the values it saw, and a closing line with the counts; exits 0 when every run passed, 1 otherwise.",
+		examples: []string{
+			"pushform test",
+			"pushform test --filter tests/rollout.pftest.hcl --verbose",
+			"pushform test --junit-xml test-results.xml",
+		},
+	}
+}
+
 func cmdTest(ctx context.Context, m *Meta, args []string) int {
 	o := &testOptions{Meta: m}
 	fs := m.FlagSet("test")

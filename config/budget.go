@@ -120,6 +120,19 @@ func (b *budget) spend(n int) bool {
 	return limit == 0 || used <= limit
 }
 
+// budgetCounts is what a budget has spent, kept aside (see swap).
+type budgetCounts struct{ used, bytes int64 }
+
+// swap exchanges what b has spent with c. The walk of the evaluated
+// configuration (evaluated.go) evaluates what the decoders evaluated once
+// more, with counts of its own and the same limits, so it neither takes
+// their allowance nor is refused where they were not. Nothing may
+// evaluate while it swaps.
+func (b *budget) swap(c *budgetCounts) {
+	c.used = b.used.Swap(c.used)
+	c.bytes = b.bytes.Swap(c.bytes)
+}
+
 // spent reports whether b has gone over its limit.
 func (b *budget) spent() bool {
 	limit := b.limit.Load()

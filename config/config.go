@@ -220,6 +220,10 @@ type Message struct {
 	// to stages (package bucket): salt = "..." when set, else Address, so
 	// a rename keeps its assignments only with the old address as salt.
 	Salt string
+	// Shape is the fingerprint of the message's whole evaluated shape
+	// (see shape.go): what a reviewed apply accepts, and what apply
+	// --scheduled compares with it. "" when the configuration has errors.
+	Shape string
 	// Pos is where the block starts; TargetsPos where its target attribute
 	// is; MaxTargetsPos where max_targets is.
 	Pos           Pos

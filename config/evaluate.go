@@ -28,7 +28,8 @@ type evaluation struct {
 	root *hcl.EvalContext
 	// reported are the diagnostics of the Load.
 	reported map[diagKey]bool
-	// secrets redacts every secret the Load knew of.
+	// known are the secrets the Load knew of; secrets redacts them all.
+	known   []knownSecret
 	secrets *secret.Redactor
 }
 
@@ -83,6 +84,11 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 		diags = append(diags, d...)
 		cfg.Campaigns[name] = c
 	}
+	// The secrets and the walk of the evaluated configuration (see
+	// evaluated.go) need only the service and backend blocks.
+	e.known = knownSecrets(cfg, opts, types)
+	e.secrets = redactorOf(e.known)
+	walk := e.startWalk(e.known, ctx, opts.Recipients != nil)
 	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns,
 		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours}
 	for _, mb := range mod.messages {
@@ -95,8 +101,10 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 		}
 		diags = append(diags, d...)
 		if ok {
-			br.messages, d = expandMessage(br, insts, ctx, sc)
+			contexts := walk.contexts(ctx, len(insts))
+			br.messages, d = expandMessage(br, insts, ctx, sc, contexts)
 			diags = append(diags, d...)
+			walk.messages(br, insts, contexts)
 			if br.dataDependent {
 				br.instances = insts
 			}
@@ -109,9 +117,10 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 
 	diags = append(diags, e.checkAudience(cfg, nil)...)
 	diags = append(diags, e.checkSharedTags(cfg)...)
-	known := knownSecrets(cfg, opts, types)
-	e.secrets = redactorOf(known)
-	diags = append(diags, e.checkSecrets(known)...)
+	diags = append(diags, walk.leaks.diagnostics()...)
+	if opts.Recipients != nil {
+		diags = append(diags, e.checkDataSecrets(ctx)...)
+	}
 	for _, mb := range mod.moved {
 		cfg.Moved = append(cfg.Moved, Moved{From: mb.from.String(), To: mb.to.String(), Pos: posOf(mb.block.DefRange)})
 	}
@@ -147,13 +156,18 @@ func (e *evaluation) readsData(mb *messageBlock) bool {
 	return false
 }
 
-// expandMessage decodes every instance of a message block.
-func expandMessage(br *blockResult, insts []instance, ctx *hcl.EvalContext, sc *scope) ([]*Message, hcl.Diagnostics) {
+// expandMessage decodes every instance of a message block. When keep is
+// not nil (it has a place per instance), it is given the context of each.
+func expandMessage(br *blockResult, insts []instance, ctx *hcl.EvalContext, sc *scope, keep []*hcl.EvalContext) ([]*Message, hcl.Diagnostics) {
 	msgs := make([]*Message, len(insts))
 	instDiags := make([]hcl.Diagnostics, len(insts))
 	decode := func(from, to int) {
 		for i := from; i < to; i++ {
-			msgs[i], instDiags[i] = decodeMessage(br.mb, br.settings, insts[i], instanceContext(ctx, insts[i]), sc)
+			ictx := instanceContext(ctx, insts[i])
+			if keep != nil {
+				keep[i] = ictx
+			}
+			msgs[i], instDiags[i] = decodeMessage(br.mb, br.settings, insts[i], ictx, sc)
 		}
 	}
 	// Instances are independent (the block, the root context and the scope

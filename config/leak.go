@@ -3,16 +3,23 @@ package config
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"pushform/secret"
 )
 
-// A value that holds a secret would be printed in the plan, stored in the
-// state and sent to devices: `title = var.k` with PUSHFORM_VAR_k set to
-// the API key. Load reports every such value as an error, before anything
-// is sent, naming the attribute and never the value.
+// The secret promise: a value that holds a secret would be printed in the
+// plan, stored in the state and sent to devices: `title = var.k` with
+// PUSHFORM_VAR_k set to the API key. One walk over the evaluated
+// configuration (evaluated.go) checks every string of every attribute of
+// every block and nested block, in lists, maps and objects, for the known
+// secrets; Load reports each one found as an error, before anything is
+// sent, naming the attribute and never the value. The walk reads no list
+// of attributes: whatever the language adds is checked.
 
 // knownSecret is a secret Load looks for in evaluated values.
 type knownSecret struct {
@@ -76,83 +83,121 @@ func redactorOf(known []knownSecret) *secret.Redactor {
 	return secret.NewRedactor(all...)
 }
 
-// checkSecrets reports each attribute of each block whose evaluated value
-// holds a known secret, once per block and attribute however many
-// for_each instances share it.
-func (e *evaluation) checkSecrets(known []knownSecret) hcl.Diagnostics {
-	if len(known) == 0 {
-		return nil
+// leaks collects what the walk of the evaluated configuration found
+// (evaluated.go): each attribute of each block whose value holds a known
+// secret, anywhere in it (a list, a map's keys and values, an object),
+// once per block and attribute however many for_each instances share it.
+// Safe for concurrent use.
+type leaks struct {
+	known []knownSecret
+	mu    sync.Mutex
+	found map[string]bool // where and path
+	diags hcl.Diagnostics
+}
+
+func newLeaks(known []knownSecret) *leaks {
+	return &leaks{known: known, found: map[string]bool{}}
+}
+
+// check reports the attribute path of the block where (at rng) when v
+// holds a known secret.
+func (l *leaks) check(where, path string, rng hcl.Range, v cty.Value) {
+	if len(l.known) == 0 {
+		return
 	}
-	var diags hcl.Diagnostics
-	report := func(what, attr, where string, rng *hcl.Range) {
-		diags = append(diags, &hcl.Diagnostic{
+	what := ""
+	eachString(v, func(s string) bool {
+		for _, k := range l.known {
+			if k.red.Contains(s) {
+				what = k.what
+				return false
+			}
+		}
+		return true
+	})
+	if what == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if key := where + "\x00" + path; !l.found[key] {
+		l.found[key] = true
+		l.diags = append(l.diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError,
-			Summary:  fmt.Sprintf("%s appears in %s", upperFirst(what), attr),
+			Summary:  fmt.Sprintf("%s appears in %s", upperFirst(what), path),
 			Detail: fmt.Sprintf("The value of %s in %s holds %s (in some form: as is, in another letter case, encoded or split by invisible characters). "+
-				"It would be shown in plans, stored in the state and sent to devices, so nothing is sent: take the secret out of the value (check the variables it reads).", attr, where, what),
-			Subject: rng,
+				"It would be shown in plans, stored in the state and sent to devices, so nothing is sent: take the secret out of the value (check the variables it reads).", path, where, what),
+			Subject: rng.Ptr(),
 		})
 	}
-	// holds returns the first known secret s holds.
-	holds := func(s string) (string, bool) {
-		for _, k := range known {
-			if k.red.Contains(s) {
-				return k.what, true
+}
+
+// diagnostics returns what check reported.
+func (l *leaks) diagnostics() hcl.Diagnostics {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.diags
+}
+
+// eachString calls f with every known string in v, map keys and object
+// attribute names included, until f returns false.
+func eachString(v cty.Value, f func(string) bool) bool {
+	if v.IsMarked() { // no configuration value is marked
+		v, _ = v.Unmark()
+	}
+	if !v.IsKnown() || v.IsNull() {
+		return true
+	}
+	switch ty := v.Type(); {
+	case ty == cty.String:
+		return f(v.AsString())
+	case ty.IsMapType() || ty.IsObjectType():
+		for it := v.ElementIterator(); it.Next(); {
+			k, e := it.Element()
+			if !f(k.AsString()) || !eachString(e, f) {
+				return false
 			}
 		}
-		return "", false
+	case ty.IsCollectionType() || ty.IsTupleType():
+		for it := v.ElementIterator(); it.Next(); {
+			_, e := it.Element()
+			if !eachString(e, f) {
+				return false
+			}
+		}
 	}
+	return true
+}
+
+// checkDataSecrets checks, once the recipients are known (ctx has them),
+// the attributes of message blocks that read a data source, which the
+// walk of Load saw unknown (a bare data.recipients.NAME.user_ids aside:
+// it holds the service's ids, not the configuration's).
+func (e *evaluation) checkDataSecrets(ctx *hcl.EvalContext) hcl.Diagnostics {
+	if len(e.known) == 0 {
+		return nil
+	}
+	lk := newLeaks(e.known)
 	for _, br := range e.blocks {
-		attrs := br.mb.content.Attributes
-		rangeOf := func(name string) *hcl.Range {
-			if a, ok := attrs[name]; ok {
-				return a.Expr.Range().Ptr()
-			}
-			return br.mb.block.DefRange.Ptr()
+		body, ok := br.mb.block.Body.(*hclsyntax.Body)
+		if !br.dataDependent || !ok {
+			continue
 		}
-		done := map[string]bool{}
-		check := func(attr, where, value string) {
-			if done[attr] || value == "" {
-				return
+		var attrs []*walkAttr
+		layout(body, "", nil).each(func(a *walkAttr) {
+			if _, bare := recipientsRef(a.attr.Expr); !bare && refersToData(a.attr.Expr, e.dataLocals) {
+				attrs = append(attrs, a)
 			}
-			if what, ok := holds(value); ok {
-				done[attr] = true
-				report(what, attr, where, rangeOf(attr))
-			}
-		}
-		for _, m := range br.messages {
-			if m == nil {
-				continue
-			}
-			where := br.mb.address() // never the instance key, which may be what holds it
-			check("for_each", where, m.Key)
-			check("title", where, m.Content.Title)
-			check("body", where, m.Content.Body)
-			check("open_to_url", where, m.Content.OpenToURL)
-			check("tag", where, m.Content.Tag)
-			for _, id := range m.Targets.IDs {
-				if done[string(m.Targets.Kind)] {
-					break
-				}
-				check(string(m.Targets.Kind), where, id)
+		})
+		where := br.mb.address()
+		for _, in := range br.instances {
+			ictx := instanceContext(ctx, in)
+			for _, a := range attrs {
+				lk.check(where, a.path, a.attr.Expr.Range(), evalWalk(a.attr, ictx))
 			}
 		}
 	}
-	for _, name := range e.mod.campaignNames {
-		if what, ok := holds(e.cfg.Campaigns[name].Description); ok {
-			rng := e.mod.campaigns[name].block.DefRange.Ptr()
-			if a, ok := e.mod.campaigns[name].attrs["description"]; ok {
-				rng = a.Expr.Range().Ptr()
-			}
-			report(what, "description", "campaign."+name, rng)
-		}
-	}
-	for name, tb := range e.mod.topics {
-		if what, ok := holds(tb.topic.Description); ok {
-			report(what, "description", "topic."+name, tb.decl.Ptr())
-		}
-	}
-	return diags
+	return lk.diagnostics()
 }
 
 func upperFirst(s string) string {

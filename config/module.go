@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // module is every block of a configuration directory, decoded but not
@@ -30,6 +31,9 @@ type module struct {
 	policies []*policyBlock     // the configuration's, then the policy directories'
 	// policyObjects are the Loader's (nil: policies' attributes unchecked).
 	policyObjects *PolicyObjects
+	// bodies are the files' bodies, in name order, for the walk of the
+	// evaluated configuration (evaluated.go).
+	bodies []*hclsyntax.Body
 	// names maps campaign/kind/name to its first block, to report duplicates.
 	names map[string]*hcl.Block
 }
@@ -116,6 +120,9 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 		m.backend = bb
 	}
 	m.moved = append(m.moved, f.moved...)
+	if f.body != nil {
+		m.bodies = append(m.bodies, f.body)
+	}
 	for _, fb := range f.freqCaps {
 		if m.freqCap != nil {
 			diags = append(diags, duplicateSingle("A configuration", "frequency_cap", m.freqCap.block, fb.block))

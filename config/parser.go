@@ -1,6 +1,9 @@
 package config
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
 
 // rootSchema is the schema of a configuration file. The schemas are
 // constant package-level values, as in Terraform's configs; each block
@@ -39,12 +42,14 @@ type file struct {
 	moved     []*movedBlock
 	local     []*hcl.Block // time_zones and quiet_hours
 	policies  []*policyBlock
+	body      *hclsyntax.Body
 }
 
 // decodeFile splits a file's body into its blocks and decodes each. Every
 // problem is reported; a block that cannot be used is left out.
 func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 	out := &file{}
+	out.body, _ = f.Body.(*hclsyntax.Body)
 	content, diags := f.Body.Content(rootSchema)
 	for _, b := range content.Blocks {
 		switch b.Type {

@@ -59,11 +59,17 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 			ctx, d = e.dataContext(recipients)
 			diags = append(diags, d...)
 		}
-		msgs, d := expandMessage(br, br.instances, ctx, sc)
+		msgs, d := expandMessage(br, br.instances, ctx, sc, nil)
 		diags = append(diags, d...)
 		for i, m := range br.messages {
+			if m != nil && msgs[i] != nil {
+				msgs[i].Shape = m.Shape // as Load walked it: with the data sources unknown
+			}
 			replaced[m] = msgs[i]
 		}
+	}
+	if ctx != nil {
+		diags = append(diags, e.checkDataSecrets(ctx)...)
 	}
 	for i, m := range cfg.Messages {
 		if r, ok := replaced[m]; ok {

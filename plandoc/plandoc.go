@@ -41,6 +41,9 @@ type Document struct {
 	// KindChanges are changes apply refuses without --allow-resend:
 	// their content reached targets of another kind before.
 	KindChanges []KindChange `json:"kind_changes"`
+	// Shapes are the evaluated shapes applying the plan accepts as
+	// reviewed (see planner.Shape).
+	Shapes []Shape `json:"shapes"`
 	// Policies are the results of the policies on this plan, one per
 	// policy; nil (null) in the plan object a condition reads, since the
 	// policies are evaluated on the plan before their results exist.
@@ -255,6 +258,14 @@ type KindChange struct {
 	Targets        int                `json:"targets"`
 }
 
+// Shape is the evaluated shape of an address that applying the plan
+// accepts as reviewed: planner.Shape, Prior null for none.
+type Shape struct {
+	Address     string  `json:"address"`
+	Fingerprint string  `json:"fingerprint"`
+	Prior       *string `json:"prior"`
+}
+
 // Policy is the result of one policy on a plan.
 type Policy struct {
 	Name string `json:"name"`
@@ -321,6 +332,7 @@ func New(p *planner.Plan) *Document {
 		Pacing:         make([]Pace, 0, len(p.Pacing)),
 		AwaitingReview: make([]Review, 0, len(p.AwaitingReview)),
 		KindChanges:    make([]KindChange, 0, len(p.KindChanges)),
+		Shapes:         make([]Shape, 0, len(p.Shapes)),
 	}
 	for _, c := range p.Changes {
 		d.Changes = append(d.Changes, change(c))
@@ -338,6 +350,9 @@ func New(p *planner.Plan) *Document {
 	}
 	for _, pc := range p.Pacing {
 		d.Pacing = append(d.Pacing, Pace{Group: pc.Group, Rate: pc.Rate(), Targets: pc.Targets, Requests: pc.Requests, Seconds: pc.Duration.Seconds()})
+	}
+	for _, s := range p.Shapes {
+		d.Shapes = append(d.Shapes, Shape{Address: s.Address, Fingerprint: s.Fingerprint, Prior: optional(s.Prior)})
 	}
 	for _, k := range p.KindChanges {
 		d.KindChanges = append(d.KindChanges, KindChange(k))

@@ -372,6 +372,7 @@ func (c *Change) AlreadyLine() string {
 // an address of this same plan sends are left out: whether they get it
 // is not known yet, and the next plan sees it in the ledger. A change
 // that accepts its content (Change.Accept) records it with no targets.
+// Last, the shapes the plan accepts (Plan.Shapes).
 func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 	var out []state.Entry
 	for _, c := range p.Changes {
@@ -413,5 +414,5 @@ func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 			out = append(out, state.Entry{Type: state.EntryRecord, Time: at, Items: []state.Item{it}})
 		}
 	}
-	return out
+	return append(out, p.acceptEntries(at)...)
 }

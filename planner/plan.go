@@ -53,8 +53,13 @@ type Plan struct {
 	Pacing []Pace `json:"pacing,omitempty"`
 	// AwaitingReview lists, in a scheduled plan (Options.Scheduled), the
 	// changes it leaves out because no reviewed apply accepted them: new
-	// addresses, changed content, forgets and moves.
+	// addresses, changed shapes (content, targets, settings), forgets and
+	// moves.
 	AwaitingReview []Review `json:"awaiting_review,omitempty"`
+	// Shapes lists, in a plan that is not scheduled, the shapes applying
+	// it accepts (see review.go): those of the addresses whose shape the
+	// state does not record as reviewed.
+	Shapes []Shape `json:"shapes,omitempty"`
 }
 
 // Review is a change a scheduled plan leaves for a reviewed apply.
@@ -62,7 +67,8 @@ type Review struct {
 	Address string `json:"address"`
 	Action  Action `json:"action"`
 	// Why says what makes it a change to review: "new address", "content
-	// changed", "forget", "moved from ADDR".
+	// changed", "changed since the reviewed apply (...)", "not reviewed:
+	// ...", "forget", "moved from ADDR".
 	Why string `json:"why"`
 }
 
@@ -174,8 +180,11 @@ type Change struct {
 	Accept bool `json:"accept,omitempty"`
 
 	// inState and recorded say whether the state holds the address, and
-	// with this content: set while planning, not saved.
+	// with this content; review why a scheduled plan holds it for review
+	// ("" when the state records its shape as accepted): set while
+	// planning, not saved.
 	inState, recorded bool
+	review            string
 }
 
 // noteState sets inState and recorded from prior, the address's state
@@ -287,10 +296,10 @@ type Summary struct {
 }
 
 // HasChanges reports whether applying the plan would send or record
-// anything.
+// anything (a shape to accept included).
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.recordsHoldout() || p.accepts()
+	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.recordsHoldout() || p.accepts() || len(p.Shapes) > 0
 }
 
 // recordsHoldout reports whether apply records held-out targets.

@@ -296,3 +296,34 @@ policy "local" {
 		t.Errorf("org_a: %+v", r)
 	}
 }
+
+// TestPolicyIsNotInShapes: a policy checks plans and sends nothing, so
+// adding or editing one leaves every message's reviewed shape as it was
+// (apply --scheduled still releases what a reviewed apply accepted).
+func TestPolicyIsNotInShapes(t *testing.T) {
+	const msg = `
+notification "n" {
+  user_ids = ["a"]
+  title    = "t"
+  body     = "b"
+}
+`
+	shape := func(policies string) string {
+		t.Helper()
+		dir := testutil.WriteFiles(t, map[string]string{"main.hcl": service + msg + policies})
+		cfg, diags := config.NewLoader().Load(dir, config.Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		return cfg.Messages[0].Shape
+	}
+	before := shape("")
+	if before == "" {
+		t.Fatal("no shape")
+	}
+	for _, p := range []string{issuePolicies, strings.Replace(issuePolicies, "50000", "100", 1)} {
+		if got := shape(p); got != before {
+			t.Errorf("a policy changed the message's shape: %s, want %s", got, before)
+		}
+	}
+}

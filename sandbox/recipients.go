@@ -127,35 +127,16 @@ func (s *Server) recipients(e env, start int, emit func(ord int) bool) int {
 // array of every recipient, or paged (RecipientsShape "object" or a
 // RecipientsPaging) with the next page named as that option says.
 func (s *Server) handleRecipients(x *exchange, e env) {
+	if s.serveSpecPaging(x, e) {
+		return
+	}
 	q := x.r.URL.Query()
 	paging := s.opts.RecipientsPaging
 	if paging == "" && s.opts.RecipientsShape == "object" {
 		paging = PagingCursor
 	}
 	if paging == "" {
-		x.w.Header().Set("Content-Type", "application/json")
-		x.w.WriteHeader(http.StatusOK)
-		// Written in pieces of 64 KiB, not gathered: ten million ids are
-		// 120 MB.
-		ids := newIDLister(s)
-		buf := make([]byte, 0, 64<<10+1<<10)
-		buf = append(buf, '[')
-		n := 0
-		s.recipients(e, 0, func(ord int) bool {
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			n++
-			buf = ids.appendQuoted(buf, ord)
-			if len(buf) >= 64<<10 {
-				x.w.Write(buf)
-				buf = buf[:0]
-			}
-			return true
-		})
-		x.w.Write(append(buf, ']'))
-		x.note = strconv.Itoa(n) + " recipients"
-		x.logLine("200")
+		s.serveAllRecipients(x, e)
 		return
 	}
 	start := 0
@@ -245,6 +226,34 @@ func (s *Server) handleRecipients(x *exchange, e env) {
 	x.send(http.StatusOK, b)
 }
 
+// serveAllRecipients answers with a bare array of every recipient,
+// the whole list at once (RecipientsShape "array", no RecipientsPaging).
+func (s *Server) serveAllRecipients(x *exchange, e env) {
+	x.w.Header().Set("Content-Type", "application/json")
+	x.w.WriteHeader(http.StatusOK)
+	// Written in pieces of 64 KiB, not gathered: ten million ids are
+	// 120 MB.
+	ids := newIDLister(s)
+	buf := make([]byte, 0, 64<<10+1<<10)
+	buf = append(buf, '[')
+	n := 0
+	s.recipients(e, 0, func(ord int) bool {
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		n++
+		buf = ids.appendQuoted(buf, ord)
+		if len(buf) >= 64<<10 {
+			x.w.Write(buf)
+			buf = buf[:0]
+		}
+		return true
+	})
+	x.w.Write(append(buf, ']'))
+	x.note = strconv.Itoa(n) + " recipients"
+	x.logLine("200")
+}
+
 // notePage numbers the page that cursor next asks for: the one after the
 // page cursor asked for.
 func (s *Server) notePage(cursor, next string) {
@@ -261,7 +270,7 @@ func (s *Server) notePage(cursor, next string) {
 	}
 }
 
-// recipientsFault answers the first request for a page that
+// recipientsFault answers the first requests for a page that
 // Options.RecipientsFaults names, and reports whether it did.
 func (s *Server) recipientsFault(x *exchange, cursor string) bool {
 	if len(s.opts.RecipientsFaults) == 0 {
@@ -272,11 +281,22 @@ func (s *Server) recipientsFault(x *exchange, cursor string) bool {
 	if cursor != "" {
 		page = s.recPages[cursor]
 	}
+	s.recMu.Unlock()
+	return s.faultPage(x, page)
+}
+
+// faultPage answers a request for page of the recipients list as
+// Options.RecipientsFaults say, and reports whether it did.
+func (s *Server) faultPage(x *exchange, page int) bool {
+	if len(s.opts.RecipientsFaults) == 0 {
+		return false
+	}
+	s.recMu.Lock()
 	status := 0
 	for _, f := range s.opts.RecipientsFaults {
-		if f.Page == page && !s.recFaulted[page] {
+		if f.Page == page && s.recFaulted[page] < max(f.Times, 1) {
 			status = f.Status
-			s.recFaulted[page] = true
+			s.recFaulted[page]++
 			break
 		}
 	}

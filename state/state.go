@@ -17,7 +17,8 @@ import (
 
 // FormatVersion is the version of the state file format written. Format 7
 // added the policy overrides (State.Overrides); format 6 the service its
-// deliveries went to (State.Service); format 5 the ledger (State.Ledger,
+// deliveries went to (State.Service) and the accepted shapes
+// (State.Accepted); format 5 the ledger (State.Ledger,
 // Message.ForgottenAt); format 4 put the header (serial, lineage,
 // environment) under the checksum; format 3 added
 // Message.EarlierTags and Target.Unanswered; 1 to 6 are still read.
@@ -46,6 +47,10 @@ type State struct {
 	// with Messages it is the ledger of what reached whom (see ledger.go);
 	// its entries are never written once recorded, only replaced.
 	Ledger []*Message `json:"ledger,omitempty"`
+	// Accepted maps each address a reviewed apply accepted to the
+	// fingerprint of its evaluated shape (see accepted.go). Nil in a state
+	// written before pushform recorded them (format 5 and older).
+	Accepted map[string]string `json:"accepted,omitempty"`
 	// Overrides are the deny policies applies overrode, oldest first (see
 	// override.go).
 	Overrides []Override `json:"overrides,omitempty"`
@@ -76,6 +81,7 @@ func (s *State) Fork() *State {
 	f := *s
 	f.Messages = maps.Clone(s.Messages)
 	f.Ledger = slices.Clip(s.Ledger)
+	f.Accepted = maps.Clone(s.Accepted)
 	f.owned = map[string]bool{}
 	f.superseding, f.lastSuperseded = nil, nil
 	return &f
@@ -184,6 +190,10 @@ type Target struct {
 	Reason           string     `json:"reason,omitempty"`
 	Message          string     `json:"message,omitempty"`
 	UnreachableSince *time.Time `json:"unreachable_since,omitempty"`
+	// Unreadable holds the optional fields of the service's result that
+	// could not be read, as served (`unreachableSince: "last Tuesday"`):
+	// the outcome stands without them (pushapi.Result.Unreadable).
+	Unreadable string `json:"unreadable,omitempty"`
 	// Unanswered counts the requests that sent to this target and got no
 	// usable answer (an ambiguous failure, an unreadable 2xx, an unknown
 	// result) since its last known outcome; the planner stops re-sending a
@@ -310,7 +320,12 @@ func (s *State) ApplyEntry(e Entry) error {
 			}
 		}
 	case EntryMove:
-		return s.move(e.Items)
+		if err := s.move(e.Items); err != nil {
+			return err
+		}
+		s.moveAccepted(e.Items)
+	case EntryAccept:
+		return s.accept(e.Items)
 	case EntryTestSend:
 		return s.recordTestSend(e)
 	case EntryOverride:

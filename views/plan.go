@@ -146,6 +146,9 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	for _, warn := range planWarnings(p) {
 		v.note(&b, "Warning:", pal.yellow("Warning:"), termtext.Clean(warn))
 	}
+	if note := ShapesNote(p); note != "" {
+		v.note(&b, "Review:", pal.bold("Review:"), termtext.Clean(note))
+	}
 	if len(p.AwaitingReview) > 0 {
 		fmt.Fprintf(&b, "\n%s (apply --scheduled applies only what a reviewed apply accepted):\n", pal.bold("Awaiting review"))
 		for _, r := range p.AwaitingReview {
@@ -300,6 +303,9 @@ func SummaryLine(p *planner.Plan) string {
 	}
 	if !p.HasChanges() {
 		return "No changes. Devices are up to date with the configuration." + heldBack(p.Summary)
+	}
+	if onlyShapes(p) {
+		return "Nothing to send or record but the reviewed shapes (see Review)." + heldBack(p.Summary)
 	}
 	s := p.Summary
 	var parts []string

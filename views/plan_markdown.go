@@ -79,7 +79,8 @@ func backtickFence(s string, n int) string {
 
 // Lock-screen limits: where iOS and Android cut a notification's title and
 // body on the lock screen, in characters. They are estimates that vary
-// with the device, font and language (the README names their sources):
+// with the device, font and language (docs/automation/plan-comment.md
+// names their sources):
 // iOS shows one line of title (about 50 characters) and up to four lines
 // of body (about 178); Android's collapsed notification shows one line of
 // each (about 65 and 50).
@@ -198,12 +199,7 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	}
 	writePolicyTable(&head, ctx.Policies)
 	fmt.Fprintf(&head, "**%s**\n", md(SummaryLine(p)))
-	if who := pushTotals(p); who != "" {
-		fmt.Fprintf(&head, "\n%s\n", who)
-	}
-	if line := ReachLine(p); line != "" {
-		fmt.Fprintf(&head, "\n%s\n", md(line))
-	}
+	writeTotals(&head, p)
 	head.WriteString("\n" + provenance(p, ctx) + "\n")
 	if note := RecipientsNote(p); note != "" {
 		fmt.Fprintf(&head, "\n**Recipients:** %s\n", md(note))
@@ -218,6 +214,9 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	}
 	for _, line := range pacingLines(p) {
 		fmt.Fprintf(&head, "\n**Pacing:** %s\n", md(line))
+	}
+	if note := ShapesNote(p); note != "" {
+		fmt.Fprintf(&head, "\n**Review:** %s\n", md(note))
 	}
 
 	shown, upToDate := shownChanges(p)

@@ -287,10 +287,10 @@ func TestFormat3Migrated(t *testing.T) {
 	mustPersist(t, f, statetest.Sample())
 	data, _ := os.ReadFile(f.Path())
 	hdr, body := snapshotParts(t, data)
-	hdr = bytes.Replace(hdr, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(`{"version":3,`), 1)
-	// Format 5's empty ledger (no id lists, no entries) and format 7's
-	// empty overrides.
-	body = bytes.TrimSuffix(body, []byte{0, 0, 0})
+	hdr = bytes.Replace(hdr, curVersion, []byte(`{"version":3,`), 1)
+	// Format 5's empty ledger (no id lists, no entries), format 6's empty
+	// accepted shapes and format 7's empty overrides.
+	body = bytes.TrimSuffix(body, []byte{0, 0, 0, 0})
 	sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 	v3 := append(append(append(append([]byte{}, hdr...), body...), sum...), "\n# end of pushform state\n"...)
 	os.WriteFile(f.Path(), v3, 0o600)
@@ -300,7 +300,7 @@ func TestFormat3Migrated(t *testing.T) {
 		t.Fatalf("Read of format 3: %v", err)
 	}
 	mustPersist(t, g, s)
-	if data, _ := os.ReadFile(f.Path()); !bytes.HasPrefix(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))) {
+	if data, _ := os.ReadFile(f.Path()); !bytes.HasPrefix(data, curVersion) {
 		t.Fatalf("not migrated: %.30q", data)
 	}
 }
@@ -334,10 +334,9 @@ func TestNewerFormatNamed(t *testing.T) {
 		f := newFile(t)
 		mustPersist(t, f, statetest.Sample())
 		data, _ := os.ReadFile(f.Path())
-		next := state.FormatVersion + 1
-		os.WriteFile(f.Path(), bytes.Replace(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(fmt.Sprintf(`{"version":%d,`, next)), 1), 0o600)
+		os.WriteFile(f.Path(), bytes.Replace(data, curVersion, nextVersion, 1), 0o600)
 		_, err := local.NewFile(f.Path()).Read()
-		if err == nil || strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), fmt.Sprintf("state file %s was written by a newer pushform (state format %d;", f.Path(), next)) {
+		if err == nil || strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), fmt.Sprintf("state file %s was written by a newer pushform (state format %d;", f.Path(), state.FormatVersion+1)) {
 			t.Fatalf("Read: %v", err)
 		}
 		if err := local.NewFile(f.Path()).Persist(statetest.Sample()); err == nil || strings.Contains(err.Error(), "corrupt") {
@@ -414,3 +413,10 @@ func TestFullDiskAppendLeavesJournalAsItWas(t *testing.T) {
 		t.Fatalf("Read after the full disk: %v; want a and b, not big", err)
 	}
 }
+
+// curVersion and nextVersion start the header of a snapshot of the
+// current format and of the next one.
+var (
+	curVersion  = []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))
+	nextVersion = []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion+1))
+)

@@ -49,7 +49,7 @@ func (m *Manager) checkWritable() error {
 		return nil
 	}
 	m.roErr = fmt.Errorf("%s: the database role %s can only read this state (%s). Plan, show, history and state list/show work with it; "+
-		"apply and the commands that change the state need a role that may write it (the GRANTs are in the README, \"Team state in PostgreSQL\")",
+		"apply and the commands that change the state need a role that may write it (the GRANTs are in docs/backends/pg.md, \"A role that can only read\")",
 		m, m.red.quote(role), why)
 	return nil
 }

@@ -23,7 +23,6 @@ func TestSnapshotHeaderUnderChecksum(t *testing.T) {
 	if _, err := Decode(bytes.NewReader(good)); err != nil {
 		t.Fatal(err)
 	}
-	current := fmt.Sprintf(`{"version":%d,`, state.FormatVersion)
 	lin := []byte(s.Lineage)
 	other := append([]byte(nil), lin...)
 	other[0] ^= 1
@@ -32,7 +31,7 @@ func TestSnapshotHeaderUnderChecksum(t *testing.T) {
 		"serial down": {`"serial":41`, `"serial":4`},
 		"lineage":     {string(lin), string(other)},
 		"environment": {`"environment":"test"`, `"environment":"prod"`},
-		"version":     {current, `{"version":3,`},
+		"version":     {string(curVersion), `{"version":3,`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := bytes.Replace(good, []byte(edit[0]), []byte(edit[1]), 1)
@@ -62,7 +61,7 @@ func TestFormat3StillRead(t *testing.T) {
 	if back.Version != 3 || back.Messages["a"].Targets["u3"].Unanswered != 2 {
 		t.Fatalf("format 3 decoded as %+v", back)
 	}
-	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))) {
+	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, curVersion) {
 		t.Errorf("not migrated: %q", data[:40])
 	}
 }
@@ -71,13 +70,12 @@ func TestFormat3StillRead(t *testing.T) {
 // for snapshots of either shape and for journals (issue 16 item 5).
 func TestNewerFormatIsNotCorrupt(t *testing.T) {
 	good := encodeStateBytes(t, state.New("test"))
-	current, next := fmt.Sprintf(`{"version":%d,`, state.FormatVersion), fmt.Sprintf(`{"version":%d,`, state.FormatVersion+1)
 	journal, _ := AppendJournalLine(nil, JournalHeader{Journal: 4, Lineage: "l", Serial: 1})
 	for name, tc := range map[string]struct {
 		data []byte
 		want string
 	}{
-		"snapshot":       {bytes.Replace(good, []byte(current), []byte(next), 1), fmt.Sprintf("written by a newer pushform (state format %d; this pushform reads formats 1 to %d)", state.FormatVersion+1, state.FormatVersion)},
+		"snapshot":       {bytes.Replace(good, curVersion, nextVersion, 1), fmt.Sprintf("written by a newer pushform (state format %d; this pushform reads formats 1 to %d)", state.FormatVersion+1, state.FormatVersion)},
 		"plain JSON":     {[]byte(`{"version":9,"lineage":"x","serial":1,"messages":{}}`), "written by a newer pushform (state format 9;"},
 		"journal header": {journal, "written by a newer pushform (journal format 4; this pushform reads formats 1 to 3)"},
 	} {
@@ -94,7 +92,7 @@ func TestNewerFormatIsNotCorrupt(t *testing.T) {
 			}
 		})
 	}
-	if _, err := DecodeHeader(bytes.NewReader(bytes.Replace(good, []byte(current), []byte(next), 1))); err == nil || !strings.Contains(err.Error(), "newer pushform") {
+	if _, err := DecodeHeader(bytes.NewReader(bytes.Replace(good, curVersion, nextVersion, 1))); err == nil || !strings.Contains(err.Error(), "newer pushform") {
 		t.Errorf("DecodeHeader: %v", err)
 	}
 }
@@ -243,7 +241,14 @@ func TestFormat4Migrated(t *testing.T) {
 	if h := back.TargetHistory(message.TargetUsers, "bob"); h[0].RequestID != "req-1" {
 		t.Fatalf("request id lost: %+v", h)
 	}
-	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))) {
+	if data := encodeStateBytes(t, back); !bytes.HasPrefix(data, curVersion) {
 		t.Errorf("not migrated: %q", data[:40])
 	}
 }
+
+// curVersion and nextVersion start the header of a snapshot of the
+// current format and of the next one.
+var (
+	curVersion  = []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion))
+	nextVersion = []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion+1))
+)

@@ -126,10 +126,11 @@ func Open(tb testing.TB, o pg.Options) *pg.Manager {
 }
 
 // ReadOnlyRole creates a login role that may only read the tables of
-// schema (USAGE on it, SELECT on its tables, as the README's read-only
-// GRANTs), and returns the test server's URL for it. The schema's tables
-// must exist. The role is dropped when the test ends. It skips the test
-// when the test role may not create roles (CREATEROLE: .ci/run grants it).
+// schema (USAGE on it, SELECT on its tables, as the read-only GRANTs of
+// docs/backends/pg.md), and returns the test server's URL for it. The
+// schema's tables must exist. The role is dropped when the test ends. It
+// skips the test when the test role may not create roles (CREATEROLE:
+// .ci/run grants it).
 func ReadOnlyRole(tb testing.TB, schema string) string {
 	tb.Helper()
 	base := URL(tb)
