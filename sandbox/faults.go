@@ -115,6 +115,18 @@ func (l *limiter) allow(now time.Time) (ok bool, retryAfter int) {
 // or FailIDs.
 const failTargetsMsg = "device rejected the notification (a sandbox fault: --fail-targets or fail_ids)"
 
+// idSet is ids as a set; nil for none.
+func idSet(ids []string) map[string]bool {
+	if len(ids) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set
+}
+
 // failsTarget reports whether Options.FailIDs names target id, or
 // FailTargets fails it: its FNV-1a hash, salted with FaultSeed, falls in
 // the lowest FailTargets of the range.

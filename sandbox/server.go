@@ -309,12 +309,7 @@ func New(seed *Seed, opts Options) *Server {
 		s.now = time.Now
 	}
 	s.log.maxBytes = maxLogBytes
-	if len(opts.FailIDs) > 0 {
-		s.failIDs = make(map[string]bool, len(opts.FailIDs))
-		for _, id := range opts.FailIDs {
-			s.failIDs[id] = true
-		}
-	}
+	s.failIDs = idSet(opts.FailIDs)
 	for _, k := range seed.APIKeys {
 		e := parseEnv(k.Environment)
 		if _, dup := s.keys[k.Key]; dup || e == envNone {
