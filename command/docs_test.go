@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"pushform/config"
 	"pushform/internal/testutil"
 	"pushform/sandbox"
+	"pushform/testfile"
 )
 
 // The documentation cannot drift from the program: every command's page
@@ -169,9 +171,9 @@ func TestDocSnippets(t *testing.T) {
 // checkSnippet checks one hcl block of the given kind.
 func checkSnippet(t *testing.T, kind, body string) error {
 	switch kind {
-	case "", "fragment", "seed", "policy":
+	case "", "fragment", "seed", "policy", "test":
 	default:
-		return fmt.Errorf("unknown kind %q: hcl (a whole configuration), hcl fragment, hcl seed or hcl policy", kind)
+		return fmt.Errorf("unknown kind %q: hcl (a whole configuration), hcl fragment, hcl seed, hcl policy or hcl test", kind)
 	}
 	// fmt parses first: a fragment that does not parse fails here.
 	switch code, out, errOut := runIn(t, t.TempDir(), body, nil, "fmt", "--diff", "-"); {
@@ -212,6 +214,14 @@ func checkSnippet(t *testing.T, kind, body string) error {
 		testutil.WriteFile(t, dir, "org/org.policy.hcl", body)
 		if code, _, errOut := runIn(t, dir, "", nil, "validate", "--no-color", "--policy-dir", "org"); code != ExitOK {
 			return fmt.Errorf("pushform validate --policy-dir refuses it:\n%s", errOut)
+		}
+	case "test":
+		f, diags := config.ParseSource("x.pftest.hcl", []byte(body))
+		if !diags.HasErrors() {
+			_, diags = testfile.Decode("x.pftest.hcl", f, config.Functions(t.TempDir()))
+		}
+		if diags.HasErrors() {
+			return fmt.Errorf("not a test file: %s", diags.Error())
 		}
 	}
 	return nil

@@ -66,7 +66,7 @@ func flagGroup(cmd, name string) string {
 		return "State options"
 	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after", "rate-limit-wait":
 		return "Service and retries"
-	case "out", "json", "json-indent", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
+	case "out", "json", "json-indent", "markdown", "detailed-exitcode", "all", "check", "diff", "write", "junit-xml", "verbose":
 		return "Output"
 	case "addr", "seed", "quiet", "file":
 		return "Sandbox options"

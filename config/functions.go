@@ -16,7 +16,8 @@ import (
 )
 
 // functions builds the function table of one Load: the go-cty stdlib set
-// Terraform users know, Terraform's startswith, endswith, try and can,
+// Terraform users know, Terraform's startswith, endswith, try, can, sum,
+// alltrue, anytrue and one,
 // plus file and templatefile confined to dir.
 func functions(dir string, b *budget) map[string]function.Function {
 	fs := map[string]function.Function{
@@ -84,6 +85,10 @@ func functions(dir string, b *budget) map[string]function.Function {
 		"endswith":        endsWithFunc,
 		"try":             tryfunc.TryFunc,
 		"can":             tryfunc.CanFunc,
+		"sum":             sumFunc,
+		"alltrue":         allTrueFunc,
+		"anytrue":         anyTrueFunc,
+		"one":             oneFunc,
 	}
 	cappedFunctions(fs, b)
 	// templatefile gets the table without itself, so templates cannot recurse.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +34,17 @@ type Options struct {
 	// PolicyDirs are directories whose *.policy.hcl files add policy
 	// blocks (--policy-dir, PUSHFORM_POLICY_DIRS), in order.
 	PolicyDirs []string
+	// Values are variable values a front end evaluated itself (the
+	// variables blocks of pushform test): they win over every other
+	// source.
+	Values map[string]Value
+}
+
+// Value is a variable's value as Options.Values gives it, with where it
+// was written.
+type Value struct {
+	Value cty.Value
+	Range hcl.Range
 }
 
 // Loader loads configuration directories. It keeps the parsed files, so
@@ -218,8 +230,16 @@ func firstNonSeed(names []string, seed string) string {
 	return ""
 }
 
-// configFiles lists the regular *.hcl files of dir, sorted.
-func configFiles(dir string) ([]string, error) { return regularFiles(dir, ".hcl") }
+// TestFileSuffix ends the names of pushform test's files, which are no
+// part of the configuration.
+const TestFileSuffix = ".pftest.hcl"
+
+// configFiles lists the regular *.hcl files of dir, sorted, but for test
+// files.
+func configFiles(dir string) ([]string, error) {
+	names, err := regularFiles(dir, ".hcl")
+	return slices.DeleteFunc(names, func(n string) bool { return strings.HasSuffix(n, TestFileSuffix) }), err
+}
 
 // regularFiles lists the regular files of dir whose names end in suffix,
 // sorted.

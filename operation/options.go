@@ -37,6 +37,10 @@ type Options struct {
 	// State says where the state is; its ConfigDir, Backend and Types are
 	// filled in by Open.
 	State backend.StateOptions
+	// StateBackend, when set, is the state the run uses instead of the
+	// one State names, which is then never opened: pushform test's
+	// in-memory state.
+	StateBackend backend.State
 	// LockTimeout is how long to wait for the state lock.
 	LockTimeout time.Duration
 	// Service says how to reach the service.

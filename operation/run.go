@@ -54,11 +54,13 @@ func Open(ctx context.Context, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	so := o.State
-	so.ConfigDir, so.Backend, so.Types = o.Dir, cfg.Backend, o.backends()
-	be, err := backend.OpenState(ctx, so)
-	if err != nil {
-		return nil, err
+	be := o.StateBackend
+	if be == nil {
+		so := o.State
+		so.ConfigDir, so.Backend, so.Types = o.Dir, cfg.Backend, o.backends()
+		if be, err = backend.OpenState(ctx, so); err != nil {
+			return nil, err
+		}
 	}
 	svcOpts := o.Service
 	if o.Operation != "plan" {
