@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/state"
 	"pushform/state/statefile"
 )
 
@@ -121,13 +122,18 @@ notification "spring" {
 
 // TestScheduledVariantsAwaitReview: new variant weights, or a new
 // holdout share, neither send nor forget anything from apply
-// --scheduled: the devices keep the variant they were shown, and the
-// state keeps every assignment, until a reviewed apply.
+// --scheduled, not even to recipients who joined since (whom the new
+// weights would place): the devices keep the variant they were shown,
+// and the state keeps every assignment, until a reviewed apply.
 func TestScheduledVariantsAwaitReview(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
+	// The audience is read from the data source, so it may grow
+	// unreviewed: each step lets 10 more recipients in.
 	const block = `
+data "recipients" "all" {}
+
 notification "spring" {
-  user_ids = %s
+  user_ids = slice(sort(data.recipients.all.user_ids), 0, %d)
   title    = "Spring"
   body     = "Sale"
   holdout  = "%s"
@@ -142,7 +148,7 @@ notification "spring" {
 }
 `
 	const n = 20
-	w := newWorkspace(t, sb, fmt.Sprintf(block, guardUsers(n), "10%", 50, 50))
+	w := newWorkspace(t, sb, fmt.Sprintf(block, n, "10%", 50, 50))
 	w.apply()
 	assigned := func() map[string]int {
 		out := map[string]int{}
@@ -170,11 +176,11 @@ notification "spring" {
 		return shown, twice
 	}
 	shownBefore, _ := both()
-	for _, step := range []struct {
+	for i, step := range []struct {
 		name, holdout string
 		a, b          int
 	}{{"weights 50/50 -> 5/95", "10%", 5, 95}, {"holdout 10% -> 30%", "30%", 50, 50}} {
-		w.write(fmt.Sprintf(block, guardUsers(n), step.holdout, step.a, step.b), sb)
+		w.write(fmt.Sprintf(block, n+10*(i+1), step.holdout, step.a, step.b), sb)
 		code, requests, _, r := w.scheduled(sb)
 		shown, twice := both()
 		after := assigned()
@@ -341,16 +347,18 @@ func writeFormat5(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	// Format 6 is format 5 and the accepted shapes' count (0) after the
-	// ledger; the checksum covers the header line and the body.
+	// ledger, format 7 the overrides' count (0) after those; the checksum
+	// covers the header line and the body.
 	const trailer = "\n# end of pushform state\n"
 	enc := buf.Bytes()
 	nl := bytes.IndexByte(enc, '\n')
-	hdr := bytes.Replace(enc[:nl+1], []byte(`{"version":6,`), []byte(`{"version":5,`), 1)
+	hdr := bytes.Replace(enc[:nl+1], []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(`{"version":5,`), 1)
 	body := enc[nl+1 : len(enc)-len(trailer)-4]
-	if body[len(body)-1] != 0 || bytes.Equal(hdr, enc[:nl+1]) {
-		t.Fatalf("not a format-6 state without accepted shapes")
+	after := state.FormatVersion - 5 // sections after the ledger, empty
+	if !bytes.HasSuffix(body, make([]byte, after)) || bytes.Equal(hdr, enc[:nl+1]) {
+		t.Fatalf("not a format-%d state without accepted shapes or overrides", state.FormatVersion)
 	}
-	body = body[:len(body)-1]
+	body = body[:len(body)-after]
 	sum := crc32.Update(crc32.Checksum(hdr, crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), body)
 	out := append(append(append([]byte{}, hdr...), body...), binenc.LittleEndian.AppendUint32(nil, sum)...)
 	if err := os.WriteFile(path, append(out, trailer...), 0o600); err != nil {
