@@ -142,7 +142,7 @@ func (l *leaks) checkLabels(where string, b *hclsyntax.Block) {
 		if i < len(b.LabelRanges) {
 			rng = b.LabelRanges[i]
 		}
-		l.check("a "+where+" block", "the label of a "+b.Type+" block", rng, cty.StringVal(label))
+		l.check("a "+where+" block", "the label of the "+b.Type+" block", rng, cty.StringVal(label))
 	}
 	for _, nb := range b.Body.Blocks {
 		l.checkLabels(where, nb)

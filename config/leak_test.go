@@ -111,21 +111,21 @@ variable "b" { default = "" }
   user_ids = ["alice"]
   title    = "t"
   body     = "b"
-}`, "The API key (PF_KEY)", "the label of a notification block"},
-		{"variant label", strings.Replace(variantWith(`title = "t"`), `variant "a"`, `variant "K-TEST-canary-0123456789"`, 1), "The API key (PF_KEY)", "the label of a variant block"},
+}`, "The API key (PF_KEY)", "the label of the notification block"},
+		{"variant label", strings.Replace(variantWith(`title = "t"`), `variant "a"`, `variant "K-TEST-canary-0123456789"`, 1), "The API key (PF_KEY)", "the label of the variant block"},
 		{"campaign label", `campaign "k-test-canary-0123456789" {
   notification "n" {
     user_ids = ["alice"]
     title    = "t"
     body     = "b"
   }
-}`, "The API key (PF_KEY)", "the label of a campaign block"},
+}`, "The API key (PF_KEY)", "the label of the campaign block"},
 		{"label in a campaign", `campaign "c" {
   badge "k-test-canary-0123456789" {
     user_ids    = ["alice"]
     badge_count = 0
   }
-}`, "The API key (PF_KEY)", "the label of a badge block"},
+}`, "The API key (PF_KEY)", "the label of the badge block"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

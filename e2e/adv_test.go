@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"pushform/state/statefile"
 )
 
 // Holes found by trying the promises of issue 37 with features combined
@@ -184,6 +188,47 @@ notification "paced" {
 	for i := range 12 {
 		if n := sb.device(fmt.Sprintf("d%05d", i)).Received; n != 1 {
 			t.Errorf("d%05d received %d, want 1", i, n)
+		}
+	}
+}
+
+// TestPlanWarnsOfAStateFromBefore: a state written before states recorded
+// their service takes the service of its first apply. A rehearsal's state
+// (its deliveries made in the embedded sandbox) planned against a real
+// service said nothing in the plan or its comment: applying it would
+// record the rehearsal's deliveries as real, and the reviewer had no way
+// to see it. The plan now warns, naming the service it would record.
+func TestPlanWarnsOfAStateFromBefore(t *testing.T) {
+	emb := startEmbedded(t, seed)
+	w := newWorkspace(t, emb, weeklyBlock)
+	w.apply()
+	path := filepath.Join(w.dir, "pushform.state")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := statefile.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Service = nil // as an earlier pushform wrote it
+	var buf bytes.Buffer
+	if err := statefile.Encode(&buf, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sb := startSandbox(t, seed, "--quiet")
+	if err := os.Remove(filepath.Join(w.dir, "sandbox.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	w.write(weeklyBlock, sb)
+	want := "records no service (an earlier pushform wrote it): applying this plan records the service at 127.0.0.1 as the service its deliveries went to"
+	for _, args := range [][]string{{"plan"}, {"plan", "--markdown"}} {
+		r := w.mustRun(0, args...)
+		if !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("%s does not warn that applying records the service:\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
 		}
 	}
 }
