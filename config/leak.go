@@ -147,6 +147,24 @@ func (l *leaks) checkLabels(where string, b *hclsyntax.Block) {
 	for _, nb := range b.Body.Blocks {
 		l.checkLabels(where, nb)
 	}
+	// A moved block names addresses by reference, not by a string: its
+	// names are printed by plans and stored in the state too.
+	for _, a := range b.Body.Attributes {
+		for _, t := range a.Expr.Variables() {
+			for _, step := range t {
+				name := ""
+				switch s := step.(type) {
+				case hcl.TraverseRoot:
+					name = s.Name
+				case hcl.TraverseAttr:
+					name = s.Name
+				}
+				if name != "" {
+					l.check("a "+where+" block", a.Name, a.Expr.Range(), cty.StringVal(name))
+				}
+			}
+		}
+	}
 }
 
 // diagnostics returns what check reported.

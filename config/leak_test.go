@@ -174,6 +174,36 @@ variable "b" { default = "" }
 	}
 }
 
+// TestSecretInMovedAddress: a key that is a valid identifier may name an
+// address in a moved block, by reference rather than by a string: plans
+// print it and the state stores it, so it is checked as a label is.
+func TestSecretInMovedAddress(t *testing.T) {
+	const key = "k_test_canary_0123456789"
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": `service {
+  base_url    = "https://push.example.com/v1"
+  api_key_env = "PF_KEY"
+  environment = "test"
+}
+moved {
+  from = notification.K_TEST_canary_0123456789
+  to   = notification.n
+}
+notification "n" {
+  user_ids = ["alice"]
+  title    = "t"
+  body     = "b"
+}
+`})
+	_, diags := NewLoader().Load(dir, Options{Environ: []string{"PF_KEY=" + key}})
+	found := false
+	for _, d := range diags {
+		found = found || d.Summary == "The API key (PF_KEY) appears in from"
+	}
+	if !found {
+		t.Errorf("no diagnostic for the key in a moved block's from:\n%v", diags)
+	}
+}
+
 // variantWith is a notification with variants, a holding attr.
 func variantWith(attr string) string {
 	return `notification "n" {
