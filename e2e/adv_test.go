@@ -232,3 +232,33 @@ func TestPlanWarnsOfAStateFromBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestKindChangeWithAnEdit: notification.coupon reached alice as a user;
+// then the same block, edited ("15%" for "10%"), is planned for her
+// phone by device id. Before: a plain "+ will be created: 1 device", no
+// warning, and her phone showed both versions (exit 0). After: a kind
+// change of the same notification, refused without --allow-resend (exit
+// 1, one copy), sent with it.
+func TestKindChangeWithAnEdit(t *testing.T) {
+	sb := startEmbedded(t, seed)
+	const block = `
+notification "coupon" {
+  %s
+  title = "Coupon"
+  body  = "Your %s coupon"
+}
+`
+	w := newWorkspace(t, sb, fmt.Sprintf(block, `user_ids = ["alice"]`, "10%"))
+	w.apply()
+	w.write(fmt.Sprintf(block, `device_ids = ["alice-phone"]`, "15%"), sb)
+	r := w.run("apply", "--auto-approve")
+	received := sb.device("alice-phone").Received
+	t.Logf("figures: users -> devices with an edit, same address: exit %d, alice-phone shows %d", r.code, received)
+	if r.code != 1 || received != 1 || !strings.Contains(r.stderr, "an earlier version of this notification reached 1 user") {
+		t.Fatalf("exit %d, alice-phone shows %d; want a refusal and one copy:\n%s%s", r.code, received, r.stdout, r.stderr)
+	}
+	w.apply("--allow-resend")
+	if n := sb.device("alice-phone").Received; n != 2 {
+		t.Errorf("with --allow-resend alice-phone shows %d, want 2", n)
+	}
+}

@@ -257,6 +257,7 @@ type KindChange struct {
 	EarlierAddress string             `json:"earlier_address"`
 	EarlierTargets int                `json:"earlier_targets"`
 	Targets        int                `json:"targets"`
+	Edited         bool               `json:"edited"`
 }
 
 // Shape is the evaluated shape of an address that applying the plan
