@@ -262,3 +262,38 @@ notification "coupon" {
 		t.Errorf("with --allow-resend alice-phone shows %d, want 2", n)
 	}
 }
+
+// TestSandboxClockMovesWithNothingSent: in the embedded sandbox, apply
+// --now 2032 found notification.sale expired (send_before 2031-06-01)
+// and sent nothing, so it saved nothing, the clock included; apply --now
+// 2031-02-01 was then allowed and sent the expired sale (before: exit 0,
+// alice-phone 1 copy). An apply moves the simulated clock to its time
+// whether or not it sends: the second run is refused as going back.
+func TestSandboxClockMovesWithNothingSent(t *testing.T) {
+	sb := startEmbedded(t, seed)
+	w := newWorkspace(t, sb, `
+notification "first" {
+  user_ids = ["bob"]
+  title    = "First"
+  body     = "Sets the clock"
+}
+notification "sale" {
+  user_ids    = ["alice"]
+  title       = "Sale"
+  body        = "Ends in June"
+  send_after  = "2031-01-01T00:00:00Z"
+  send_before = "2031-06-01T00:00:00Z"
+}
+`)
+	w.apply("--now", "2030-01-01T00:00:00Z")
+	w.apply("--now", "2032-01-01T00:00:00Z")
+	if at := sb.clock(); at.Before(mustTime(t, "2032-01-01T00:00:00Z")) {
+		t.Errorf("the sandbox's clock is %s after apply --now 2032-01-01", at)
+	}
+	r := w.run("apply", "--auto-approve", "--now", "2031-02-01T00:00:00Z")
+	received := sb.device("alice-phone").Received
+	t.Logf("figures: apply --now 2031-02-01 after apply --now 2032-01-01 sent nothing: exit %d, alice-phone %d", r.code, received)
+	if r.code != 1 || received != 0 || !strings.Contains(r.stderr, "is earlier than the clock of the embedded sandbox") {
+		t.Fatalf("exit %d, alice-phone %d; want a refusal and no copy:\n%s%s", r.code, received, r.stdout, r.stderr)
+	}
+}
