@@ -328,6 +328,13 @@ func (e *evaluation) startWalk(known []knownSecret, ctx *hcl.EvalContext, recipi
 					}
 				}
 				continue
+			case "variable":
+				// Its value, however given (--var, a var file, the
+				// environment), used or not: a saved plan keeps the
+				// --var values.
+				if v, ok := e.vars[b.Labels[0]]; ok {
+					w.leaks.check(where, "var."+b.Labels[0], b.DefRange(), v)
+				}
 			}
 			var skip skipFunc
 			if b.Type == "campaign" {
