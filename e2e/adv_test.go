@@ -297,3 +297,39 @@ notification "sale" {
 		t.Fatalf("exit %d, alice-phone %d; want a refusal and no copy:\n%s%s", r.code, received, r.stdout, r.stderr)
 	}
 }
+
+// TestRolloutNotStarvedByRepeats: a rollout (50%, then 100% after 6h)
+// whose repeat_after (4h) is shorter than its wait. Before: each repeat
+// of stage 1 was the stage's latest send, and the wait ran again from
+// it: stage 2 was due at 06:00, then 11:00, then 16:00..., and its
+// users never got the notification while stage 1's got it every 5 hours
+// (over 10 hours: 51 copies on 17 phones, none on the other 7). The
+// released stages send no repeats while the next stage waits: stage 2
+// goes at 07:00, with stage 1's repeats.
+func TestRolloutNotStarvedByRepeats(t *testing.T) {
+	sb := startEmbedded(t, rangeSeed(24))
+	w := newWorkspace(t, sb, `
+notification "daily" {
+  user_ids     = [for i in range(24) : format("u%05d", i)]
+  title        = "Daily"
+  body         = "News"
+  repeat_after = "4h"
+  rollout {
+    stages = ["50%", "100%"]
+    wait   = "6h"
+  }
+}
+`)
+	for _, h := range []string{"00", "04", "05", "06", "07", "08", "10"} {
+		w.apply("--now", "2030-03-29T"+h+":00:01Z")
+	}
+	received := sb.received()
+	reached, copies := len(received), 0
+	for _, c := range received {
+		copies += c
+	}
+	t.Logf("figures: 10 hours of a 50%%/100%% rollout (wait 6h) with repeat_after 4h: %d of 24 phones reached, %d copies", reached, copies)
+	if reached != 24 {
+		t.Fatalf("%d of 24 phones reached: the second stage never came", reached)
+	}
+}
