@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSavedOverrideCoversWhatWasReviewed: an override recorded in a saved
+// plan lets through the failures its plan showed, not others a changed
+// policy finds when apply checks the policies again.
+func TestSavedOverrideCoversWhatWasReviewed(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	const campaign = `
+notification "a" {
+  user_ids    = ["g0001", "g0002"]
+  title       = "Sale"
+  body        = "Now"
+  open_to_url = "http://shop.example.com/sale"
+}
+
+notification "b" {
+  user_ids = ["g0003"]
+  title    = "TODO title"
+  body     = "Now"
+}
+
+policy "content" {
+  for_each_change = true
+  condition       = CONDITION
+  error_message   = "${change.address} fails the content rules"
+}
+`
+	https := `change.content.open_to_url == null ? true : startswith(change.content.open_to_url, "https://")`
+	w := newWorkspace(t, sb, strings.Replace(campaign, "CONDITION", https, 1))
+	w.mustRun(0, "plan", "--out", "p.plan", "--override-policy", "content", "--override-reason", "the http link of a is fine")
+
+	// The policy is made stricter after the review: b fails it too, and
+	// the override granted for a does not cover b.
+	w.write(strings.Replace(campaign, "CONDITION", `!endswith(change.content.title, "title") && (`+https+`)`, 1), sb)
+	r := w.mustRun(1, "apply", "p.plan")
+	if !strings.Contains(r.stdout, "notification.b fails the content rules") || !strings.Contains(r.stderr, "nothing was sent") ||
+		!strings.Contains(r.stderr, "override of content covers the failures its plan showed") {
+		t.Errorf("apply of a plan whose overridden policy fails anew:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Fatalf("apply sent %d requests beyond what the override was reviewed for", st.SendRequests)
+	}
+
+	// The policy as reviewed: the override holds.
+	w.write(strings.Replace(campaign, "CONDITION", https, 1), sb)
+	w.mustRun(0, "apply", "p.plan")
+	if st := sb.stats(); st.Targets != 3 {
+		t.Errorf("the reviewed plan sent %d targets, want 3", st.Targets)
+	}
+}
