@@ -134,7 +134,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	}
 	sort.Strings(cfg.DataSources)
 	sortMessages(cfg.Messages)
-	return e, varFiles, diags
+	return e, varFiles, dropDependents(mod, diags)
 }
 
 // context is the evaluation context with the given recipients and locals.
