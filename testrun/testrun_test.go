@@ -331,6 +331,25 @@ run "x" {
 	}
 }
 
+// TestSeedInsideTheConfiguration: a test file's seed is a file of the
+// configuration directory, as the service block's is: one outside it is
+// an error at the seed attribute, and is never read.
+func TestSeedInsideTheConfiguration(t *testing.T) {
+	outside := t.TempDir()
+	testutil.WriteFile(t, outside, "seed.hcl", "user \"ann\" {\n}\nAWS_SECRET = \"do-not-show\"\n")
+	for _, seed := range []string{filepath.Join(outside, "seed.hcl"), "../" + filepath.Base(outside) + "/seed.hcl", "nope.hcl"} {
+		t.Run(seed, func(t *testing.T) {
+			f := run(t, "sandbox {\n  seed = \""+filepath.ToSlash(seed)+"\"\n}\nrun \"x\" {}\n")
+			msgs := messages(f)
+			if f.Status != testreport.Fail || len(f.Runs) != 0 || len(f.Errors) != 1 || f.Errors[0].Line != 2 ||
+				!strings.Contains(msgs, "inside the configuration directory") && !strings.Contains(msgs, "does not exist in the configuration directory") ||
+				strings.Contains(msgs, "AWS_SECRET") {
+				t.Errorf("%+v\n%s", f, msgs)
+			}
+		})
+	}
+}
+
 func TestFiles(t *testing.T) {
 	dir := testutil.WriteFiles(t, map[string]string{
 		"main.hcl": campaign, "b.pftest.hcl": "", "a.pftest.hcl": "", "tests/c.pftest.hcl": "", "tests/x.hcl": "", "other/d.pftest.hcl": "",
