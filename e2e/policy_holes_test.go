@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSavedOverrideCoversWhatWasReviewed: an override recorded in a saved
@@ -52,4 +53,34 @@ policy "content" {
 	if st := sb.stats(); st.Targets != 3 {
 		t.Errorf("the reviewed plan sent %d targets, want 3", st.Targets)
 	}
+}
+
+// TestPlanFromAClockAhead: a saved plan that says it was made later than
+// apply's clock (the planning machine's clock was ahead) is refused: its
+// age cannot be told, and it would not expire until that clock's time.
+func TestPlanFromAClockAhead(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	w := newWorkspace(t, sb, `
+notification "sale" {
+  user_ids = ["g0001"]
+  title    = "Spring sale"
+  body     = "20% off"
+}
+`)
+	w.mustRun(0, "plan", "--out", "p.plan")
+	plan := readPlanMap(t, w, "p.plan")
+	made, err := time.Parse(time.RFC3339Nano, plan["made_at"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan["made_at"] = made.AddDate(1, 0, 0).Format(time.RFC3339Nano)
+	writePlanMap(t, w, "ahead.plan", plan)
+	r := w.mustRun(1, "apply", "ahead.plan")
+	if !strings.Contains(r.stderr, "after this machine's clock") || !strings.Contains(r.stderr, "nothing was sent") {
+		t.Errorf("apply of a plan made a year ahead:\n%s", r.stderr)
+	}
+	if st := sb.stats(); st.SendRequests != 0 {
+		t.Fatalf("apply sent %d requests", st.SendRequests)
+	}
+	w.mustRun(0, "apply", "p.plan")
 }
