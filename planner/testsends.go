@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,24 +89,36 @@ func shellWord(s string) string {
 }
 
 // TestSendGuard refuses a plan with changes that need a test send (see
-// MarkTestSends): apply calls it before sending anything.
+// MarkTestSends): apply calls it before sending anything. The error is a
+// *TestSendError.
 func (p *Plan) TestSendGuard() error {
-	var b strings.Builder
-	n := 0
+	var e TestSendError
 	for _, c := range p.Changes {
-		if c.TestSendCommand == "" {
-			continue
+		if c.TestSendCommand != "" {
+			e.Changes = append(e.Changes, c)
 		}
-		n++
-		fmt.Fprintf(&b, "\n  %s: %s", c.Address, c.TestSendCommand)
 	}
-	if n == 0 {
+	if len(e.Changes) == 0 {
 		return nil
 	}
+	return &e
+}
+
+// TestSendError is a plan refused by require_test_send: the changes whose
+// content has no delivered test send.
+type TestSendError struct {
+	Changes []*Change
+}
+
+func (e *TestSendError) Error() string {
+	var b strings.Builder
+	for _, c := range e.Changes {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Address, c.TestSendCommand)
+	}
 	what := "a notification has"
-	if n > 1 {
+	if n := len(e.Changes); n > 1 {
 		what = fmt.Sprintf("%d notifications have", n)
 	}
-	return errors.New("require_test_send: " + what + " no delivered test send of their exact content, so nothing was sent. " +
-		"Send each to a test device, check it on the phone, then plan and apply again:" + b.String())
+	return "require_test_send: " + what + " no delivered test send of their exact content, so nothing was sent. " +
+		"Send each to a test device, check it on the phone, then plan and apply again:" + b.String()
 }
