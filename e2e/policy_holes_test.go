@@ -84,3 +84,39 @@ notification "sale" {
 	}
 	w.mustRun(0, "apply", "p.plan")
 }
+
+// TestPolicyOverALocalOfTheRecipients: a policy's condition over a local
+// that reads the recipients list sees the list, on plan and on the apply
+// of the saved plan (it was "not known", so such a policy always denied).
+func TestPolicyOverALocalOfTheRecipients(t *testing.T) {
+	sb := startSandbox(t, guardsSeed, "--quiet")
+	const campaign = `
+data "recipients" "all" {}
+
+locals {
+  everyone = data.recipients.all.user_ids
+}
+
+notification "all" {
+  user_ids = local.everyone
+  title    = "Hello"
+  body     = "Everyone"
+}
+
+policy "audience" {
+  condition     = length(local.everyone) <= LIMIT
+  error_message = "${length(local.everyone)} recipients, more than LIMIT"
+}
+`
+	w := newWorkspace(t, sb, strings.Replace(campaign, "LIMIT", "1000", 2))
+	r := w.mustRun(1, "plan")
+	if !strings.Contains(r.stdout, "1500 recipients, more than 1000") {
+		t.Errorf("plan:\n%s\n%s", r.stdout, r.stderr)
+	}
+	w.write(strings.Replace(campaign, "LIMIT", "2000", 2), sb)
+	w.mustRun(0, "plan", "--out", "p.plan")
+	w.mustRun(0, "apply", "p.plan")
+	if st := sb.stats(); st.Targets != 1500 {
+		t.Errorf("sent %d targets, want 1500", st.Targets)
+	}
+}

@@ -418,6 +418,41 @@ run "tested" {
 	}
 }
 
+// TestConditionsReadTheRecipients: a condition over a local that reads the
+// recipients list sees the list the run fetched (it was "not known").
+func TestConditionsReadTheRecipients(t *testing.T) {
+	dir := testutil.WriteFiles(t, map[string]string{
+		"main.hcl": `service {
+  base_url    = "http://127.0.0.1:1/v1"
+  environment = "test"
+}
+
+data "recipients" "all" {}
+
+locals {
+  everyone = data.recipients.all.user_ids
+}
+
+notification "n" {
+  user_ids = local.everyone
+  title    = "t"
+  body     = "b"
+}
+`,
+		"a.pftest.hcl": seed + `run "x" {
+  assert {
+    condition     = toset(local.everyone) == toset(["u0", "u1", "u2"]) && length(data.recipients.all.user_ids) == 3
+    error_message = "the run's recipients"
+  }
+}
+`,
+	})
+	results, sum := Run(context.Background(), Options{Dir: dir, Clock: func() time.Time { return realNow }}, []string{"a.pftest.hcl"})
+	if sum.Passed != 1 {
+		t.Errorf("%+v\n%s", sum, messages(results[0]))
+	}
+}
+
 func TestFiles(t *testing.T) {
 	dir := testutil.WriteFiles(t, map[string]string{
 		"main.hcl": campaign, "b.pftest.hcl": "", "a.pftest.hcl": "", "tests/c.pftest.hcl": "", "tests/x.hcl": "", "other/d.pftest.hcl": "",
