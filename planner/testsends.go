@@ -19,7 +19,10 @@ import (
 // MarkTestSends sets TestSendCommand on the changes of p that send a
 // notification whose content cfg requires a test send of and st's ledger
 // records none delivered (st nil: none). It clears it on the others, so a
-// saved plan is checked again against the state apply reads.
+// saved plan is checked again against the state apply reads; a change the
+// saved plan marked stays marked until its content has a delivered test
+// send, even when the configuration no longer requires one: the plan was
+// reviewed as needing it.
 func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 	byAddr := make(map[string]*config.Message, len(cfg.Messages))
 	for _, m := range cfg.Messages {
@@ -27,6 +30,7 @@ func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 	}
 	tested := map[string]bool{} // by fingerprint
 	for _, c := range p.Changes {
+		marked := c.TestSendCommand
 		c.TestSendCommand = ""
 		if !SendsNow(c.Action) || c.Kind != message.KindNotification {
 			continue
@@ -35,7 +39,8 @@ func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 		if m == nil && c.Variant != nil {
 			m = byAddr[c.Variant.Of]
 		}
-		if m == nil || !cfg.RequiresTestSend(m) {
+		required := m != nil && cfg.RequiresTestSend(m)
+		if !required && marked == "" {
 			continue
 		}
 		ok, seen := tested[c.Fingerprint]
@@ -43,8 +48,12 @@ func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 			ok = deliveredTestSend(st, c.Fingerprint)
 			tested[c.Fingerprint] = ok
 		}
-		if !ok {
+		switch {
+		case ok:
+		case m != nil:
 			c.TestSendCommand = testSendCommand(c.Address, len(cfg.TestDevices(m)) > 0)
+		default:
+			c.TestSendCommand = marked
 		}
 	}
 }
