@@ -104,7 +104,7 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 	out, err := fr.command(ctx, op, r, clk)
 	fr.clock = op.Clock.Now()
 	if out != nil {
-		res.Plan = out.plan
+		res.Plan, res.Policies = out.plan, out.policies
 	}
 	if err != nil {
 		res.Failures = append(res.Failures, fr.errorFailure(r, err))
