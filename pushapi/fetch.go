@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Recipients fetches the user ids that can receive a push now (spec 4.2),
@@ -466,11 +465,9 @@ func (f *recipientsFetch) add(id []byte) error {
 	f.buf = append(f.buf, id...)
 	f.ends = append(f.ends, len(f.buf))
 	if len(f.ends) == recipientsChunk {
-		size := len(f.buf)
 		if err := f.flush(); err != nil {
 			return &stopped{err}
 		}
-		f.buf = make([]byte, 0, size+size/8) // the next chunk's ids are about as long
 	}
 	return nil
 }
@@ -528,10 +525,11 @@ func greater(a, b []byte) bool {
 // order.
 func (f *recipientsFetch) index() error {
 	s := newIDSet()
+	var id []byte
 	for _, chunk := range f.handed {
-		for _, id := range chunk {
-			// add reads id and keeps a copy: the string is not written.
-			if _, err := s.add(unsafe.Slice(unsafe.StringData(id), len(id))); err != nil {
+		for _, str := range chunk {
+			id = append(id[:0], str...)
+			if _, err := s.add(id); err != nil {
 				return err
 			}
 		}
@@ -552,21 +550,22 @@ type stopped struct{ err error }
 
 func (s *stopped) Error() string { return s.err.Error() }
 
-// flush hands the chunk to fn (or holds it, see hold): its ids share one
-// string, which is the buffer they were gathered in, not a copy (a million
-// ids are 16 MB); the buffer is then left to them, never written again.
+// flush hands the chunk to fn (or holds it, see hold): its ids are
+// substrings of one string copied from the buffer they were gathered in
+// (one allocation a chunk, not one an id), and the buffer gathers the next
+// chunk.
 func (f *recipientsFetch) flush() error {
 	if len(f.ends) == 0 {
 		return nil
 	}
-	all := unsafe.String(unsafe.SliceData(f.buf), len(f.buf))
+	all := string(f.buf)
 	chunk := make([]string, len(f.ends))
 	start := 0
 	for i, end := range f.ends {
 		chunk[i] = all[start:end]
 		start = end
 	}
-	f.buf, f.ends = nil, f.ends[:0]
+	f.buf, f.ends = f.buf[:0], f.ends[:0]
 	if f.seen == nil {
 		f.handed = append(f.handed, chunk)
 	}
