@@ -2,13 +2,9 @@ package pushapi
 
 import (
 	"strconv"
-	"sync"
 
 	"pushform/internal/jsonstr"
 )
-
-// maxPooledBody keeps one huge request from pinning its buffer in the pool.
-const maxPooledBody = 4 << 20
 
 // appendBatch appends the JSON array of batch to dst: what encoding/json
 // would produce for []Notification (the same fields, omitted when empty),
@@ -74,22 +70,4 @@ func appendNotification(dst []byte, n *Notification) []byte {
 	}
 	str("tag", n.Tag)
 	return append(dst, '}')
-}
-
-// bufPool recycles byte slices for request and response bodies.
-type bufPool struct{ p sync.Pool }
-
-func (p *bufPool) get() *[]byte {
-	if b, ok := p.p.Get().(*[]byte); ok {
-		*b = (*b)[:0]
-		return b
-	}
-	b := make([]byte, 0, 64<<10)
-	return &b
-}
-
-func (p *bufPool) put(b *[]byte) {
-	if cap(*b) <= maxPooledBody {
-		p.p.Put(b)
-	}
 }
