@@ -77,7 +77,7 @@ func (c *Client) RecipientsFunc(ctx context.Context, fn func(ids []string) error
 	ctx, cancel := c.recDeadline(ctx)
 	defer cancel()
 	start := time.Now()
-	f := &recipientsFetch{c: c, fn: fn}
+	f := &recipientsFetch{c: c, fn: fn, size: recipientsChunk}
 	w := &walk{total: -1, firstPage: -1}
 	target := c.base + RecipientsPath
 	fetched := map[string]struct{}{target: {}}
@@ -428,6 +428,7 @@ func count(n int) string {
 type recipientsFetch struct {
 	c      *Client
 	fn     func([]string) error
+	size   int        // ids a chunk: recipientsChunk (a test's fewer)
 	seen   *idSet     // nil while the ids come in order
 	handed [][]string // while in order: every chunk handed to fn
 	buf    []byte     // the chunk's ids, one after another
@@ -464,7 +465,7 @@ func (f *recipientsFetch) add(id []byte) error {
 	f.taken++
 	f.buf = append(f.buf, id...)
 	f.ends = append(f.ends, len(f.buf))
-	if len(f.ends) == recipientsChunk {
+	if len(f.ends) == f.size {
 		if err := f.flush(); err != nil {
 			return &stopped{err}
 		}
