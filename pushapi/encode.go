@@ -8,8 +8,8 @@ import (
 
 // appendBatch appends the JSON array of batch to dst: what encoding/json
 // would produce for []Notification (the same fields, omitted when empty),
-// without reflection; strings are quoted as jsontext quotes them, the
-// sandbox's library (jsonstr).
+// without reflection, its strings quoted by jsonstr as jsontext (the
+// sandbox's library) quotes them.
 func appendBatch(dst []byte, batch []Notification) []byte {
 	dst = append(dst, '[')
 	for i := range batch {
