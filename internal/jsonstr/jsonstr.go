@@ -12,14 +12,21 @@ import (
 )
 
 // Plain reports whether s is quoted as it is: valid UTF-8 without '"',
-// '\\' or a control character (below 0x20). It skips eight plain ASCII
-// bytes at a time (an id of 11 bytes took 8 ns a byte at a time, 5 so),
-// then looks a byte at a time from the first word with another.
+// '\\' or a control character (below 0x20). It looks at eight bytes at a
+// time, the last eight overlapping the word before, so a plain ASCII
+// string of eight bytes or more takes no byte loop (pushapi's
+// BenchmarkEncodeBatch: 3.4 us of CPU a request of 500 ids, 5.0 a byte at
+// a time); from a word with another byte on, it looks a byte at a time.
 func Plain[T string | []byte](s T) bool {
-	for len(s) >= 8 { // one load a word, no bounds checks
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		if special(w) {
+	for len(s) >= 8 {
+		if special(word(s)) {
+			break
+		}
+		if len(s) < 16 {
+			if !special(word(s[len(s)-8:])) {
+				return true
+			}
+			s = s[8:]
 			break
 		}
 		s = s[8:]
@@ -33,6 +40,13 @@ func Plain[T string | []byte](s T) bool {
 		}
 	}
 	return true
+}
+
+// word is the first eight bytes of s, little endian (one load).
+func word[T string | []byte](s T) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // special reports whether the word w holds a byte Plain does not copy
