@@ -14,6 +14,7 @@ type validateOptions struct {
 	*Meta
 	configFlags
 	jsonFlags
+	policyFlags
 }
 
 // validateHelp is the help of validate; its flags come from the flag set it parses.
@@ -37,6 +38,7 @@ func cmdValidate(ctx context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("validate")
 	o.jsonFlags.bind(fs, "the result")
 	o.configFlags.bind(fs)
+	o.policyFlags.bindDirs(fs)
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("validate", err)
 	}
@@ -52,11 +54,13 @@ func runValidate(_ context.Context, o *validateOptions) int {
 	m, cf := o.Meta, o.configFlags
 	l := m.newLoader()
 	var diags hcl.Diagnostics
+	opts := m.configOptions(cf, nil)
+	opts.PolicyDirs = m.policyDirs(o.policyFlags)
 	if o.enabled() {
 		// The diagnostics are in the document, not on stderr.
-		_, diags = l.Load(m.ConfigDir(), m.configOptions(cf, nil))
+		_, diags = l.Load(m.ConfigDir(), opts)
 	} else {
-		_, diags = m.loadConfig(l, cf, nil)
+		_, diags = m.loadConfigWith(l, opts)
 	}
 	if err := views.NewValidate(o.format(), m.view(o.indent)).Validate(diags); err != nil {
 		return m.Errorf("%v", err)

@@ -14,6 +14,7 @@ var campaignSchema = &hcl.BodySchema{
 		{Name: "repeat_after"},
 		{Name: "deliver_at_local"},
 		{Name: "test_devices"},
+		{Name: "require_test_send"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "notification", LabelNames: []string{"name"}},
@@ -120,6 +121,8 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		diags = append(diags, d...)
 		c.TestDevices = devs
 	}
+	c.RequireTestSend, d = evalRequireTestSend(cb.attrs, ctx)
+	diags = append(diags, d...)
 	if cb.rollout != nil {
 		r, d := evalRollout(cb.rollout, ctx)
 		diags = append(diags, d...)

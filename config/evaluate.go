@@ -24,6 +24,8 @@ type evaluation struct {
 	dataLocals map[string]bool
 	blocks     []*blockResult
 	cfg        *Config
+	// root is the context every block is evaluated in (Loader.Scope).
+	root *hcl.EvalContext
 	// reported are the diagnostics of the Load.
 	reported map[diagKey]bool
 	// known are the secrets the Load knew of; secrets redacts them all.
@@ -50,6 +52,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
 	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir, mod.budget), dataLocals: dataLocals(mod.locals)}
 	vars, varFiles, diags := variableValues(mod, opts)
+	diags = append(diags, checkValidations(mod, vars, e.funcs)...)
 	e.vars = vars
 	for name, tb := range mod.topics {
 		cfg.Topics[name] = tb.topic
@@ -59,6 +62,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	diags = append(diags, d...)
 	e.locals = locals
 	ctx := e.context(recipients, locals)
+	e.root = ctx
 
 	if mod.service != nil {
 		cfg.Service, d = evalService(mod.service, ctx, mod.dir)
@@ -72,6 +76,8 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 		diags = append(diags, d...)
 	}
 	cfg.TimeZones, cfg.QuietHours, d = mod.local.eval(ctx)
+	diags = append(diags, d...)
+	cfg.Policies, d = mod.evalPolicies(ctx)
 	diags = append(diags, d...)
 	for _, name := range mod.campaignNames {
 		c, d := evalCampaign(mod.campaigns[name], ctx)

@@ -23,6 +23,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "moved"},
 		{Type: "time_zones"},
 		{Type: "quiet_hours"},
+		{Type: "policy", LabelNames: []string{"name"}},
 	},
 }
 
@@ -40,6 +41,7 @@ type file struct {
 	backends  []*backendBlock
 	moved     []*movedBlock
 	local     []*hcl.Block // time_zones and quiet_hours
+	policies  []*policyBlock
 	body      *hclsyntax.Body
 }
 
@@ -73,6 +75,8 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			keep(&out.moved, &diags)(decodeMovedBlock(b))
 		case "time_zones", "quiet_hours":
 			out.local = append(out.local, b)
+		case "policy":
+			keep(&out.policies, &diags)(decodePolicyBlock(b))
 		case "notification", "badge":
 			keep(&out.messages, &diags)(decodeMessageBlock(b, ""))
 		}
