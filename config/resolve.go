@@ -130,7 +130,8 @@ func (e *evaluation) resolvedScope() *hcl.EvalContext {
 // Loader's last Load) with the configuration's own reading the recipients:
 // a condition over a local of the list sees the list, as the messages
 // Resolve completes do (a policy directory's reads no local). Without
-// recipients, or a data source, they are cfg's.
+// recipients, or a data source, they are cfg's, and so is a policy that
+// reads no data source.
 func (l *Loader) ResolvedPolicies(cfg *Config, recipients map[string][]string) []*Policy {
 	e := l.last
 	if e == nil || cfg != e.cfg || recipients == nil || len(cfg.DataSources) == 0 {
@@ -139,7 +140,9 @@ func (l *Loader) ResolvedPolicies(cfg *Config, recipients map[string][]string) [
 	var scope *hcl.EvalContext
 	out := make([]*Policy, len(cfg.Policies))
 	for i, p := range cfg.Policies {
-		if p.Scope == e.root {
+		// Only a policy that reads the list gets it: a list of millions
+		// is not made into a value for the others.
+		if p.Scope == e.root && (refersToData(p.Condition, e.dataLocals) || refersToData(p.ErrorMessage, e.dataLocals)) {
 			if scope == nil {
 				scope, _ = e.dataContext(recipients) // what the list makes of the locals, Resolve reports
 			}

@@ -224,6 +224,10 @@ policy "small" {
   condition     = length(local.audience) <= 2
   error_message = "too many"
 }
+policy "plain" {
+  condition     = local.greeting == "hi"
+  error_message = "no list"
+}
 ` + blocks})
 		l := NewLoader()
 		cfg, diags := l.Load(dir, Options{})
@@ -244,6 +248,9 @@ policy "small" {
 		}
 		if cfg.Policies[0].Scope == policies[0].Scope || resolved.Policies[0].Scope != cfg.Policies[0].Scope {
 			t.Error("ResolvedPolicies changed the policies of the loaded configuration")
+		}
+		if policies[1] != cfg.Policies[1] {
+			t.Error("a policy that reads no data source was given the list")
 		}
 	}
 }
