@@ -85,7 +85,9 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 	}
 	if len(r.TestSends) > 0 {
 		if err := fr.testSends(ctx, r, opts); err != nil {
-			res.Failures = append(res.Failures, fr.errorFailure(r, err))
+			f := fr.errorFailure(r, err)
+			f.Line = r.TestSendsRange.Start.Line // at test_sends
+			res.Failures = append(res.Failures, f)
 			return res, true
 		}
 	}

@@ -413,6 +413,9 @@ run "tested" {
 	if msg := messages(results[0]); !strings.Contains(msg, `list them in the run's test_sends: test_sends = ["notification.hello"]`) {
 		t.Errorf("the refused apply:\n%s", msg)
 	}
+	if f := results[2].Runs[0].Failures; len(f) != 1 || f[0].Line != 2 {
+		t.Errorf("a test send of an unknown address fails at test_sends: %+v", f)
+	}
 	if msg := messages(results[2]); !strings.Contains(msg, "notification.helo is not a notification or badge of the configuration") {
 		t.Errorf("a test send of an unknown address:\n%s", msg)
 	}
