@@ -26,6 +26,10 @@ type evaluation struct {
 	cfg        *Config
 	// root is the context every block is evaluated in (Loader.Scope).
 	root *hcl.EvalContext
+	// resolved are the recipients of the last Resolve (nil before one),
+	// and scope the root context with them (see resolvedScope).
+	resolved map[string][]string
+	scope    *hcl.EvalContext
 	// reported are the diagnostics of the Load.
 	reported map[diagKey]bool
 	// known are the secrets the Load knew of; secrets redacts them all.
@@ -134,7 +138,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	}
 	sort.Strings(cfg.DataSources)
 	sortMessages(cfg.Messages)
-	return e, varFiles, diags
+	return e, varFiles, dropDependents(mod, diags)
 }
 
 // context is the evaluation context with the given recipients and locals.

@@ -282,8 +282,8 @@ type planDoc struct {
 		Action  string         `json:"action"`
 		Targets map[string]int `json:"targets"`
 	} `json:"changes"`
-	Summary  counts         `json:"summary"`
-	Warnings []string       `json:"warnings"`
+	Summary  counts   `json:"summary"`
+	Warnings []string `json:"warnings"`
 }
 
 func (p planDoc) action(addr string) (string, map[string]int) {
