@@ -32,6 +32,11 @@ func checkService(name string, st *state.State, run state.Service, cfg *config.C
 		keep = "; or unset " + BaseURLVar + " to go on rehearsing in the sandbox"
 	case run.Kind == state.KindSandbox:
 		keep = "; or set " + BaseURLVar + " to the service's base URL to go on with the real service"
+	default:
+		// Two real services: a fresh state is right only for one whose
+		// users never got what this state records.
+		fresh = "if it is another service (other users and devices), " + fresh +
+			". If it is the same service at a new address, do not: a fresh state holds no record of what was sent, and every notification would go out again to everyone it reached"
 	}
 	return fmt.Errorf("%s, but this run talks to %s. A state records the deliveries of one service, so nothing was sent: %s%s",
 		what, run, fresh, keep)

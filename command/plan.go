@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"pushform/plandoc"
 	"pushform/planner"
@@ -128,6 +129,9 @@ func runPlan(ctx context.Context, o *planOptions) int {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s, but apply will refuse it:\n%s\n", o.out, why)
 		} else {
 			fmt.Fprintf(m.Stdout, "\nSaved the plan to %s. %s\n  %s\n", o.out, views.ApplyLead(p), o.applyCommand())
+		}
+		if until := p.DecidedUntil(); until != nil {
+			fmt.Fprintf(m.Stdout, "Applied from %s, when quiet_hours begin for targets it sends, it holds those targets for the next apply after their window.\n", until.UTC().Format(time.RFC3339))
 		}
 	}
 	if o.detailed && p.HasChanges() {

@@ -290,3 +290,48 @@ func TestStatePushForceKeepsDeliveries(t *testing.T) {
 		t.Errorf("stdout %q; want %q", out, want)
 	}
 }
+
+// TestStatePushKeepsOneService: a state records the deliveries of one
+// service, so a state of another is never merged into it, --force or
+// not (before, push --force of a rehearsal's state into a real service's
+// relabelled the real deliveries as the sandbox's, and the sandbox's as
+// real: those users would never get the campaign). A state from before
+// states recorded a service keeps the stored one's record.
+func TestStatePushKeepsOneService(t *testing.T) {
+	real := &state.ServiceRecord{Kind: state.KindBaseURL, Host: "push.example.com"}
+	cases := []struct {
+		name          string
+		stored, owned *state.ServiceRecord
+		code          int
+		want          *state.ServiceRecord
+	}{
+		{"sandbox into real", real, &state.ServiceRecord{Kind: state.KindSandbox}, 1, real},
+		{"real into sandbox", &state.ServiceRecord{Kind: state.KindSandbox}, real, 1, &state.ServiceRecord{Kind: state.KindSandbox}},
+		{"another host", real, &state.ServiceRecord{Kind: state.KindBaseURL, Host: "push.other.example"}, 1, real},
+		{"the same service", real, &state.ServiceRecord{Kind: state.KindBaseURL, Host: "push.example.com"}, 0, real},
+		{"from before, into real", real, nil, 0, real},
+		{"real, into one from before", nil, real, 0, real},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, _, errb := stateTestMeta(t)
+			dst := filepath.Join(m.Dir, "pushform.state")
+			stored := readStateAt(t, dst)
+			stored.Service = c.stored
+			writeStateFile(t, m.Dir, "pushform.state", stored)
+			other := statetest.Sample()
+			other.Lineage, other.Service = "another-lineage", c.owned
+			src, _ := writeStateFile(t, t.TempDir(), "other.state", other)
+			code := runState(context.Background(), m, []string{"push", "--force", src})
+			if code != c.code {
+				t.Fatalf("push --force: exit %d, want %d: %s", code, c.code, errb)
+			}
+			if code == 1 && !strings.Contains(errb.String(), "cannot be merged, --force or not; nothing was pushed") {
+				t.Errorf("stderr %q", errb)
+			}
+			if got := readStateAt(t, dst).Service; !got.Same(c.want) {
+				t.Errorf("the state records %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -115,19 +115,20 @@ type blockWalk struct {
 	where string // the block, as diagnostics name it: notification.n, campaign.c
 	root  *node
 	leaks *leaks
+	e     *evaluation
 }
 
 // newBlockWalk lays out body and evaluates, hashes and checks the
 // attributes every instance shares (all of them when keyed is false).
 func (cw *configWalk) newBlockWalk(where string, body *hclsyntax.Body, skip skipFunc, keyed bool) *blockWalk {
-	w := &blockWalk{where: where, root: layout(body, "", skip), leaks: cw.leaks}
+	w := &blockWalk{where: where, root: layout(body, "", skip), leaks: cw.leaks, e: cw.e}
 	w.root.each(func(a *walkAttr) {
 		a.sources = cw.e.dataSources(a.attr.Expr)
 		if keyed && usesEach(a.attr.Expr) {
 			return
 		}
 		v := evalWalk(a.attr, cw.ctx)
-		a.shared, a.digest = true, valueDigest(v)
+		a.shared, a.digest = true, cw.e.attrDigest(a, v, cw.ctx)
 		w.leaks.check(where, a.path, a.attr.Expr.Range(), v)
 	})
 	return w
@@ -145,6 +146,9 @@ func (w *blockWalk) shape(ctx *hcl.EvalContext, s *walkScratch, prefix func(*sha
 		}
 		v := evalWalk(a.attr, ctx)
 		w.leaks.check(w.where, a.path, a.attr.Expr.Range(), v)
+		if len(a.sources) > 0 {
+			return w.e.attrDigest(a, v, ctx)
+		}
 		s.val.value(v)
 		return s.val.sum()
 	})

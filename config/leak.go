@@ -132,6 +132,41 @@ func (l *leaks) check(where, path string, rng hcl.Range, v cty.Value) {
 	}
 }
 
+// checkLabels checks the labels of b and of every block nested in it: a
+// label names an address (notification.NAME, its variant "NAME"), shown
+// in plans and stored in the state as it is. where is the top-level
+// block's type: its labels may be what holds the secret.
+func (l *leaks) checkLabels(where string, b *hclsyntax.Block) {
+	for i, label := range b.Labels {
+		rng := b.DefRange()
+		if i < len(b.LabelRanges) {
+			rng = b.LabelRanges[i]
+		}
+		l.check("a "+where+" block", "the label of the "+b.Type+" block", rng, cty.StringVal(label))
+	}
+	for _, nb := range b.Body.Blocks {
+		l.checkLabels(where, nb)
+	}
+	// A moved block names addresses by reference, not by a string: its
+	// names are printed by plans and stored in the state too.
+	for _, a := range b.Body.Attributes {
+		for _, t := range a.Expr.Variables() {
+			for _, step := range t {
+				name := ""
+				switch s := step.(type) {
+				case hcl.TraverseRoot:
+					name = s.Name
+				case hcl.TraverseAttr:
+					name = s.Name
+				}
+				if name != "" {
+					l.check("a "+where+" block", a.Name, a.Expr.Range(), cty.StringVal(name))
+				}
+			}
+		}
+	}
+}
+
 // diagnostics returns what check reported.
 func (l *leaks) diagnostics() hcl.Diagnostics {
 	l.mu.Lock()

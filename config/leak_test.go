@@ -26,7 +26,7 @@ backend "pg" {}
 variable "k" { default = "" }
 variable "b" { default = "" }
 `
-	environ := []string{"PF_KEY=" + key, "PUSHFORM_VAR_k=" + key, "PUSHFORM_VAR_b=" + base64.URLEncoding.EncodeToString([]byte("\x00"+key)), "PUSHFORM_PG_CONN_STR=postgres://u:" + strings.ReplaceAll(pw, ":", "%3A") + "@db/app"}
+	environ := []string{"PF_KEY=" + key, "PUSHFORM_VAR_k=" + key, "PUSHFORM_VAR_unused=" + key, "PUSHFORM_VAR_b=" + base64.URLEncoding.EncodeToString([]byte("\x00"+key)), "PUSHFORM_PG_CONN_STR=postgres://u:" + strings.ReplaceAll(pw, ":", "%3A") + "@db/app"}
 	cases := []struct{ name, block, what, attr string }{
 		{"title", `notification "n" {
   user_ids = ["alice"]
@@ -99,12 +99,34 @@ variable "b" { default = "" }
 }`, "The API key (PF_KEY)", "by_user"},
 		{"topic description", `topic "deals" { description = "x${var.k}" }`, "The API key (PF_KEY)", "description"},
 		{"local", `locals { joined = join(",", ["a", var.k]) }`, "The API key (PF_KEY)", "joined"},
+		{"a variable's value, used nowhere", `variable "unused" { default = "" }`, "The API key (PF_KEY)", "var.unused"},
 		{"each.value", `notification "n" {
   for_each = { a = var.k }
   user_ids = ["alice"]
   title    = "t"
   body     = "b"
 }`, "The API key (PF_KEY)", "for_each"},
+		// A label is written in the file, never evaluated: it names an
+		// address, printed in plans and stored in the state as it is.
+		{"notification label", `notification "k-test-canary-0123456789" {
+  user_ids = ["alice"]
+  title    = "t"
+  body     = "b"
+}`, "The API key (PF_KEY)", "the label of the notification block"},
+		{"variant label", strings.Replace(variantWith(`title = "t"`), `variant "a"`, `variant "K-TEST-canary-0123456789"`, 1), "The API key (PF_KEY)", "the label of the variant block"},
+		{"campaign label", `campaign "k-test-canary-0123456789" {
+  notification "n" {
+    user_ids = ["alice"]
+    title    = "t"
+    body     = "b"
+  }
+}`, "The API key (PF_KEY)", "the label of the campaign block"},
+		{"label in a campaign", `campaign "c" {
+  badge "k-test-canary-0123456789" {
+    user_ids    = ["alice"]
+    badge_count = 0
+  }
+}`, "The API key (PF_KEY)", "the label of the badge block"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,7 +162,9 @@ variable "b" { default = "" }
 			}
 		})
 	}
-	// The same configuration without the secret in a value loads.
+	// The same configuration without the secret in a value loads (its
+	// variables hold none).
+	environ = []string{"PF_KEY=" + key}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(service+`notification "n" {
   user_ids = ["alice"]
@@ -150,6 +174,36 @@ variable "b" { default = "" }
 `), 0o644)
 	if _, diags := NewLoader().Load(dir, Options{Environ: environ}); diags.HasErrors() {
 		t.Errorf("a configuration without the key fails: %v", diags)
+	}
+}
+
+// TestSecretInMovedAddress: a key that is a valid identifier may name an
+// address in a moved block, by reference rather than by a string: plans
+// print it and the state stores it, so it is checked as a label is.
+func TestSecretInMovedAddress(t *testing.T) {
+	const key = "k_test_canary_0123456789"
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": `service {
+  base_url    = "https://push.example.com/v1"
+  api_key_env = "PF_KEY"
+  environment = "test"
+}
+moved {
+  from = notification.K_TEST_canary_0123456789
+  to   = notification.n
+}
+notification "n" {
+  user_ids = ["alice"]
+  title    = "t"
+  body     = "b"
+}
+`})
+	_, diags := NewLoader().Load(dir, Options{Environ: []string{"PF_KEY=" + key}})
+	found := false
+	for _, d := range diags {
+		found = found || d.Summary == "The API key (PF_KEY) appears in from"
+	}
+	if !found {
+		t.Errorf("no diagnostic for the key in a moved block's from:\n%v", diags)
 	}
 }
 
@@ -233,7 +287,9 @@ service {
 // recipients are fetched (Resolve).
 func TestSecretReadThroughDataSource(t *testing.T) {
 	const key = "k-test-CANARY-0123456789"
-	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": `variable "k" { default = "" }
+	// Two halves, neither the key alone: only the body joins them.
+	dir := testutil.WriteFiles(t, map[string]string{"main.hcl": `variable "k1" { default = "" }
+variable "k2" { default = "" }
 service {
   api_key_env = "PF_KEY"
   environment = "test"
@@ -242,16 +298,16 @@ data "recipients" "all" {}
 notification "n" {
   user_ids = data.recipients.all.user_ids
   title    = "t"
-  body     = "${var.k} for ${length(data.recipients.all.user_ids)} people"
+  body     = "${var.k1}${var.k2} for ${length(data.recipients.all.user_ids)} people"
 }
 `})
 	l := NewLoader()
-	cfg, diags := l.Load(dir, Options{Environ: []string{"PF_KEY=" + key, "PUSHFORM_VAR_k=" + key}})
+	cfg, diags := l.Load(dir, Options{Environ: []string{"PF_KEY=" + key, "PUSHFORM_VAR_k1=" + key[:12], "PUSHFORM_VAR_k2=" + key[12:]}})
 	if diags.HasErrors() {
 		t.Fatalf("Load: %v", diags)
 	}
 	_, diags = l.Resolve(cfg, map[string][]string{"all": {"alice"}})
-	if !hasSecretDiag(diags, "The API key (PF_KEY) appears in body", 10) {
+	if !hasSecretDiag(diags, "The API key (PF_KEY) appears in body", 11) {
 		t.Errorf("Resolve: %v", diags)
 	}
 }

@@ -32,10 +32,12 @@ import (
 //     in shapeContext, where every data source is unknown, and each
 //     attribute's part of it names the sources it reads (dataSources): a
 //     value computed from one is fingerprinted as "unknown, read from
-//     data.recipients.NAME", never as the ids it holds. So an audience
-//     read from a data source may grow (or shrink) unreviewed, and only
-//     such an audience: switching it to another source changes the shape,
-//     and a static list is in the shape id by id.
+//     data.recipients.NAME", never as the ids it holds, together with how
+//     it is computed (exprShape: every part that reads no data source by
+//     its value). So what a data source holds may change unreviewed (an
+//     audience may grow or shrink), and only that: switching to another
+//     source, or editing a literal beside it, changes the shape; a static
+//     list is in the shape id by id.
 //   - The meta-arguments in metaArguments: for_each says which instances
 //     exist, and each instance is an address of its own, with a shape of
 //     its own (a new one awaits review as a new address). Its each.value
@@ -313,6 +315,7 @@ func (e *evaluation) startWalk(known []knownSecret, ctx *hcl.EvalContext, recipi
 	var settings []setting
 	for _, body := range e.mod.bodies {
 		for _, b := range body.Blocks {
+			w.leaks.checkLabels(b.Type, b)
 			where := topBlockName(b)
 			switch b.Type {
 			case "notification", "badge":
@@ -325,6 +328,13 @@ func (e *evaluation) startWalk(known []knownSecret, ctx *hcl.EvalContext, recipi
 					}
 				}
 				continue
+			case "variable":
+				// Its value, however given (--var, a var file, the
+				// environment), used or not: a saved plan keeps the
+				// --var values.
+				if v, ok := e.vars[b.Labels[0]]; ok {
+					w.leaks.check(where, "var."+b.Labels[0], b.DefRange(), v)
+				}
 			}
 			var skip skipFunc
 			if b.Type == "campaign" {

@@ -279,3 +279,65 @@ notification "n" {
 		t.Error("the walk ran out of the budget the decoders used: the static list is not in the shape")
 	}
 }
+
+// TestShapeOfAValueReadFromData: an attribute that reads a data source is
+// in the shape by how it is computed, with every part that reads none by
+// its value: a literal, a variable, a local or a template beside the data
+// source is reviewed, while what the source holds is not.
+func TestShapeOfAValueReadFromData(t *testing.T) {
+	const addr = "notification.n"
+	const base = `
+data "recipients" "all" {}
+variable "long" { default = "7d" }
+locals {
+  all   = data.recipients.all.user_ids
+  every = length(local.all) >= 0 ? var.long : "1d"
+}
+notification "n" {
+  user_ids     = concat(data.recipients.all.user_ids, ["vip-1"])
+  title        = "Hello"
+  body         = templatefile("body.tmpl", { n = length(local.all) })
+  repeat_after = length(data.recipients.all.user_ids) >= 0 ? "7d" : "1d"
+  salt         = local.every
+}
+`
+	files := func(main, tmpl string) map[string]string {
+		return map[string]string{"main.hcl": svc + main, "body.tmpl": tmpl}
+	}
+	want := shapesOf(t, files(base, "Hi ${n}"), Options{})[addr]
+	cases := []struct {
+		name, old, new, tmpl string
+		changes              bool
+	}{
+		{"a literal beside the data source", `? "7d" : "1d"`, `? "1h" : "1d"`, "", true},
+		{"the other branch", `? "7d" : "1d"`, `? "7d" : "2d"`, "", true},
+		{"a comparison", `) >= 0 ? "7d"`, `) >= 1 ? "7d"`, "", true},
+		{"a static id in a concat", `["vip-1"]`, `["vip-1", "vip-2"]`, "", true},
+		{"a variable beside data", `default = "7d"`, `default = "1h"`, "", true},
+		{"a local that reads data", `: "1d"
+}`, `: "2d"
+}`, "", true},
+		{"the template read with data", "", "", "Hi ${n}!", true},
+		{"a comment and layout", `repeat_after = length(`, "repeat_after = length( # how often\n", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			main := strings.Replace(base, c.old, c.new, 1)
+			if main == base && c.old != "" {
+				t.Fatalf("%q is not in the configuration", c.old)
+			}
+			tmpl := "Hi ${n}"
+			if c.tmpl != "" {
+				tmpl = c.tmpl
+			}
+			got := shapesOf(t, files(main, tmpl), Options{})[addr]
+			if (got != want) != c.changes {
+				t.Errorf("shape changed: %v, want %v", got != want, c.changes)
+			}
+		})
+	}
+	grown := shapesOf(t, files(base, "Hi ${n}"), Options{Recipients: map[string][]string{"all": {"a", "b", "c"}}})[addr]
+	if grown != want {
+		t.Error("the shape follows what the data source holds")
+	}
+}

@@ -92,6 +92,9 @@ const (
 	// EventWait: the service answered a batch 429; every request of the
 	// run waits Delay (Status 429). Not a try: the request is sent again.
 	EventWait EventType = "wait"
+	// EventQuiet: a request's targets entered their quiet_hours (At)
+	// before it could start: held for the next apply after the window.
+	EventQuiet EventType = "quiet"
 )
 
 // Event reports progress of an apply run.
@@ -121,6 +124,8 @@ type Event struct {
 	// Unrecorded is set on a response or error whose outcome could not be
 	// written to the state journal.
 	Unrecorded bool `json:"unrecorded,omitempty"`
+	// At is when the quiet_hours of a quiet event began (RFC 3339).
+	At string `json:"at,omitempty"`
 }
 
 // Counts tallies target outcomes.
@@ -160,6 +165,10 @@ type Result struct {
 	Interrupted bool `json:"interrupted"`
 	// NotStarted counts the targets of batches never sent.
 	NotStarted int `json:"not_started"`
+	// Quiet counts the targets not sent because their quiet_hours began
+	// during the run (a paced run, a saved plan): the next apply after
+	// the window sends them. Not a failure.
+	Quiet int `json:"quiet"`
 	// JournalError is the first failure to write the state journal (a
 	// full disk, an I/O error), after which the run stopped; "" when none.
 	JournalError string `json:"journal_error,omitempty"`
@@ -297,13 +306,22 @@ func (st streamed) final() (*planner.Plan, error)                          { ret
 func (st streamed) known() int                                             { return 1 << 30 }
 
 // beforeIntents returns what a streamed run journals before its first
-// intent, once: that the recipients list recorded last no longer holds.
+// intent, once: that the recipients list recorded last no longer holds,
+// and the shapes the apply accepts.
 func (r *run) beforeIntents() []state.Entry {
 	if !r.streaming || r.cleared || r.preluded {
 		return nil
 	}
 	r.cleared = true
-	return []state.Entry{{Type: state.EntrySnapshot, Time: r.opts.Now().UTC()}}
+	now := r.opts.Now().UTC()
+	out := []state.Entry{{Type: state.EntrySnapshot, Time: now}}
+	if st, ok := r.src.(streamed); ok {
+		// The shapes the reviewed apply accepts, before anything is
+		// sent, as Apply records them: a list that breaks off leaves
+		// what was sent reviewed.
+		out = append(out, st.s.AcceptEntries(now)...)
+	}
+	return out
 }
 
 // planned records, once the plan being streamed is whole, what Apply

@@ -122,21 +122,72 @@ func (e *WindowClosedError) Error() string {
 	return s
 }
 
+// quietBegan holds back the items of gone, whose targets' quiet_hours
+// began before a try could start: a request never journaled is left as it
+// was (its targets unsent, for the next apply after the window); one
+// journaled (a retry) is recorded not sent, or unknown when an earlier
+// try may have gone through. Not an error: the plan's time of day ran
+// out (Result.Quiet).
+func (r *run) quietBegan(gone *prepared, last, maybe error) error {
+	at := gone.windows[0].UTC().Format(time.RFC3339)
+	if gone.journaled {
+		now := r.opts.Now().UTC()
+		requestID, status := answerOf(last)
+		var e state.Entry
+		if maybe != nil {
+			requestID, status = answerOf(maybe)
+			e = outcomeEntry(gone.intent, now, requestID, status, func(int) state.Target {
+				return state.Target{Outcome: state.Unknown, Message: fmt.Sprintf("no usable answer: %v; not tried again: quiet_hours began at %s", maybe, at)}
+			})
+		} else {
+			e = failedEntry(gone.intent, now, requestID, status, func(int) string {
+				return "not sent: quiet_hours began at " + at + "; the next apply after the window sends it"
+			})
+		}
+		if err := r.record(e); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gone.journaled && maybe != nil {
+		r.res.Counts.Unknown += gone.targets
+	} else {
+		r.res.Quiet += gone.targets
+	}
+	r.emit(Event{Type: EventQuiet, Batch: gone.b, Addresses: gone.addrs, Targets: gone.targets, At: at})
+	return nil
+}
+
 // closeWindows records the items of pb whose delivery window has closed at
 // t, and returns pb without them: nil when none is left. last is the error
 // of the try before, if any; maybe that of a try that may have been
 // processed, whose targets are then unknown rather than failed.
 func (r *run) closeWindows(pb *prepared, t time.Time, last, maybe error) (*prepared, error) {
-	var closed, open []int
+	var closed, quiet, open []int
 	for i, w := range pb.windows {
-		if w != nil && !t.Before(*w) {
-			closed = append(closed, i)
-		} else {
+		switch {
+		case w == nil || t.Before(*w):
 			open = append(open, i)
+		case pb.quiet[i]:
+			quiet = append(quiet, i)
+		default:
+			closed = append(closed, i)
+		}
+	}
+	if len(closed) == 0 && len(quiet) == 0 {
+		return pb, nil
+	}
+	if len(quiet) > 0 {
+		if err := r.quietBegan(pb.subset(quiet), last, maybe); err != nil {
+			return nil, err
 		}
 	}
 	if len(closed) == 0 {
-		return pb, nil
+		if len(open) == 0 {
+			return nil, nil
+		}
+		return pb.subset(open), nil
 	}
 	gone := pb.subset(closed)
 	now := r.opts.Now().UTC()
@@ -188,6 +239,7 @@ func (pb *prepared) subset(idx []int) *prepared {
 		sub.intent.Items = append(sub.intent.Items, it)
 		sub.addrs = append(sub.addrs, pb.addrs[i])
 		sub.windows = append(sub.windows, pb.windows[i])
+		sub.quiet = append(sub.quiet, pb.quiet[i])
 		sub.targets += len(it.Targets)
 		if it.Content == nil || !it.Content.Idempotent(it.Kind) {
 			sub.idempotent = false

@@ -29,8 +29,10 @@ type prepared struct {
 	// paces are the send_rate groups of the request (planner.Pace.Group).
 	paces []string
 	// windows are the items' send_before, nil for none: no try starts
-	// for an item from then on.
+	// for an item from then on. An item whose targets enter their
+	// quiet_hours first has that time instead, and quiet set.
 	windows []*time.Time
+	quiet   []bool
 	// bisect budgets the bisection of a 400 the service did not
 	// attribute, shared by the parts of one plan batch; nil until the
 	// first such 400.
@@ -274,12 +276,17 @@ func requestTargets(req planner.Request) int {
 func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 	parts := req.Parts
 	pb := &prepared{b: b, req: make([]pushapi.Notification, len(parts)), addrs: make([]string, len(parts)),
-		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, len(parts)),
+		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, len(parts)), quiet: make([]bool, len(parts)),
 		paces:  parts[0].Change.Paces,
 		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, len(parts))}}
 	for i, pt := range parts {
 		c := pt.Change
 		pb.windows[i] = c.SendBefore
+		if q := c.QuietFrom(); q != nil && (c.SendBefore == nil || q.Before(*c.SendBefore)) {
+			// The plan decided its targets were outside their quiet
+			// hours: that holds until the first window begins.
+			pb.windows[i], pb.quiet[i] = q, true
+		}
 		ids := pt.Targets
 		pb.req[i] = notification(c, ids)
 		content := c.Content

@@ -203,6 +203,7 @@ func (r *run) partOf(pb *prepared, pieces []piece) *prepared {
 			}
 		}
 		sub.windows = append(sub.windows, pb.windows[pc.i])
+		sub.quiet = append(sub.quiet, pb.quiet[pc.i])
 		sub.req = append(sub.req, n)
 		sub.intent.Items = append(sub.intent.Items, it)
 		sub.addrs = append(sub.addrs, pb.addrs[pc.i])

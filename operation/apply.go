@@ -121,7 +121,7 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	}
 	if !p.HasChanges() {
 		out.NoChanges()
-		return &ApplyResult{Plan: p}, sess.RecordService()
+		return &ApplyResult{Plan: p}, errors.Join(sess.RecordService(), r.advanceClock())
 	}
 	if o.Confirm != nil {
 		if ok, err := o.Confirm(); !ok {
@@ -150,6 +150,16 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	opts.PaceFrom = planner.ResumePacing(sess.State, p.Pacing, r.Clock.Now())
 	res, applyErr := executor.Apply(ctx, p, rec, svc.Client, opts)
 	return r.finish(o, p, rec, res, applyErr, start), nil
+}
+
+// advanceClock moves the embedded sandbox's clock to the run's time
+// after an apply that sent nothing: the time it decided at was reached
+// (what expired then stays expired), as after one that sent.
+func (r *Run) advanceClock() error {
+	if !r.Clock.Simulated {
+		return nil
+	}
+	return r.Session.AdvanceSandboxClock(r.Clock.Now())
 }
 
 func (r *Run) executorOptions(o ApplyOptions, events func(executor.Event)) executor.Options {
@@ -229,7 +239,7 @@ func (r *Run) applyStream(ctx context.Context, o ApplyOptions, s *planner.Stream
 		// The state read lent the fork its recipients list: a run that
 		// records nothing saves nothing, its service included.
 		out.NoChanges()
-		return &ApplyResult{Plan: p}, nil
+		return &ApplyResult{Plan: p}, r.advanceClock()
 	}
 	return r.finish(o, p, rec.opened(), rs.res, rs.err, start), nil
 }

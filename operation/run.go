@@ -27,6 +27,9 @@ type Run struct {
 	// Now is the time the plan is made at: Clock.At.
 	Now time.Time
 	o   Options
+	// unrecorded is set when the state read records no service (an
+	// earlier pushform wrote it): the first apply records this run's.
+	unrecorded bool
 }
 
 // Open loads and validates the configuration, names the service it talks
@@ -77,6 +80,7 @@ func Open(ctx context.Context, o Options) (*Run, error) {
 	if err := r.chooseClock(which); err != nil {
 		return nil, errors.Join(err, r.Close())
 	}
+	r.unrecorded = r.Session.State != nil && r.Session.State.Service == nil
 	o.Warnings.StaleLock(r.Session.StaleLock)
 	return r, nil
 }
@@ -130,6 +134,13 @@ func (r *Run) Plan(ctx context.Context) (*planner.Plan, error) {
 // refuses the plan with another.
 func (r *Run) name(p *planner.Plan) {
 	p.Service = r.Session.Which
+	// A state from before states recorded their service takes the
+	// service of its first apply: the reviewer is told which, before.
+	if r.unrecorded && p.Service != nil && !r.o.Planner.Scheduled {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s records no service (an earlier pushform wrote it): applying this plan records %s as the service "+
+			"its deliveries went to, and refuses any other from then on. If they went elsewhere (a rehearsal in a sandbox, or the real service), "+
+			"start a fresh state instead: they would count as deliveries through this one", backend.Name(r.Session.Backend), p.Service.Record()))
+	}
 }
 
 func (r *Run) planOptions() planner.Options {

@@ -57,6 +57,13 @@ func (o *Options) push(sess *backend.Session, src *state.State, file string, for
 		case same:
 			res.Same = true
 			return res, nil
+		case cur.Service != nil && src.Service != nil && !cur.Service.Same(src.Service):
+			// Never merged, --force or not: the merged ledger would hold
+			// deliveries of two services under the record of one.
+			return nil, fmt.Errorf("%s holds deliveries made through %s, but %s holds deliveries made through %s: "+
+				"a state records the deliveries of one service, so the two cannot be merged, --force or not; nothing was pushed. "+
+				"Push it to a state of its own (another --state file, or another state_name)",
+				sess.Backend, cur.Service, file, src.Service)
 		case cur.Lineage == src.Lineage && cur.Serial == src.Serial && !force:
 			return nil, fmt.Errorf("%s holds serial %d of this state, as %s does, but with other content: the two copies went their own ways; pass --force to replace the backend's.%s",
 				sess.Backend, cur.Serial, file, keep)
@@ -68,6 +75,11 @@ func (o *Options) push(sess *backend.Session, src *state.State, file string, for
 		// A ledger only grows: what the backend's state recorded reached
 		// whom stays, whichever addresses the pushed one holds.
 		res.Added = out.MergeLedger(cur, o.clock()().UTC())
+		if out.Service == nil {
+			// A state from before states recorded their service: the
+			// stored one's record stays.
+			out.Service = cur.Service
+		}
 	}
 	sess.State = &out
 	if err := sess.Persist(); err != nil {

@@ -169,6 +169,7 @@ type Local struct {
 	Waves          []Wave     `json:"waves"`
 	NextWave       *time.Time `json:"next_wave"`
 	QuietOpens     *time.Time `json:"quiet_opens"`
+	QuietFrom      *time.Time `json:"quiet_from"`
 	DefaultZone    int        `json:"default_zone"`
 	Zones          int        `json:"zones"`
 }
@@ -259,6 +260,7 @@ type KindChange struct {
 	EarlierAddress string             `json:"earlier_address"`
 	EarlierTargets int                `json:"earlier_targets"`
 	Targets        int                `json:"targets"`
+	Edited         bool               `json:"edited"`
 }
 
 // Shape is the evaluated shape of an address that applying the plan
@@ -389,7 +391,7 @@ func change(c *planner.Change) Change {
 	}
 	if l := c.Local; l != nil {
 		out.Local = &Local{DeliverAtLocal: optional(l.DeliverAtLocal), QuietHours: optional(l.QuietHours), Waves: make([]Wave, 0, len(l.Waves)),
-			NextWave: l.NextWave, QuietOpens: l.QuietOpens, DefaultZone: l.DefaultZone, Zones: l.Zones}
+			NextWave: l.NextWave, QuietOpens: l.QuietOpens, QuietFrom: l.QuietFrom, DefaultZone: l.DefaultZone, Zones: l.Zones}
 		for _, w := range l.Waves {
 			out.Local.Waves = append(out.Local.Waves, Wave(w))
 		}

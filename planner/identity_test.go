@@ -335,6 +335,51 @@ func TestKindChange(t *testing.T) {
 	}
 }
 
+// TestKindChangeEdited: an address that sent its content to users, then
+// edited and planned for devices, sent the edit as a new address would,
+// with no warning: the phones showed both versions. It is a kind change
+// of the same notification, refused without --allow-resend; another
+// address with other content is not.
+func TestKindChangeEdited(t *testing.T) {
+	users := note("notification.coupon", "Coupon", "Your 10% coupon", "", "u1", "u2")
+	edited := msg("notification.coupon", config.KindNotification, config.TargetDevices, []string{"d1"}, config.Content{Title: "Coupon", Body: "Your 15% coupon"})
+	other := msg("notification.other", config.KindNotification, config.TargetDevices, []string{"d1"}, config.Content{Title: "Other", Body: "Text"})
+	for _, tc := range []struct {
+		name string
+		next []*config.Message
+		want bool
+	}{
+		{"same address, edited, devices", []*config.Message{edited}, true},
+		{"another address, other content", []*config.Message{users, other}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := state.New("test")
+			p, err := Make(Input{Config: cfgOf(users), State: st}, Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			applied(t, st, p, now, delivered)
+			p, err = Make(Input{Config: cfgOf(tc.next...), State: st}, Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.ResendGuard()
+			if got := len(p.KindChanges) > 0; got != tc.want || (err != nil) != tc.want {
+				t.Fatalf("kind changes %+v, guard %v; want %t", p.KindChanges, err, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			if kc := p.KindChanges[0]; !kc.Edited || kc.Earlier != config.TargetUsers || kc.EarlierTargets != 2 || kc.Targets != 1 {
+				t.Errorf("%+v", kc)
+			}
+			if !strings.Contains(err.Error(), "an earlier version of this notification reached 2 users") || !strings.Contains(err.Error(), "devices may show both") {
+				t.Errorf("guard %v", err)
+			}
+		})
+	}
+}
+
 // TestKindChangeStreams: a plan that may hold a kind change is not
 // streamed: the whole plan is checked before anything is sent.
 func TestKindChangeStreams(t *testing.T) {

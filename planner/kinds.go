@@ -30,6 +30,9 @@ type KindChange struct {
 	EarlierTargets int                `json:"earlier_targets"`
 	// Targets is how many targets the change sends to.
 	Targets int `json:"targets"`
+	// Edited is set when what reached the other kind is an earlier
+	// version of this address's content: devices may show both.
+	Edited bool `json:"edited"`
 }
 
 // detectKindChanges returns the changes of notifications that send
@@ -45,9 +48,11 @@ func detectKindChanges(ix *ledgerIndex, st *state.State, changes []*Change) []Ki
 			continue
 		}
 		v := visibleOf(c.Kind, c.Content)
-		if own := st.Messages[c.Address]; own != nil && own.TargetKind == c.TargetKind && visibleOf(own.Kind, own.Content) == v {
+		own := st.Messages[c.Address]
+		if own != nil && own.TargetKind == c.TargetKind && visibleOf(own.Kind, own.Content) == v {
 			continue // this address sent it to its kind before
 		}
+		found := false
 		for _, k := range targetKinds {
 			if k == c.TargetKind {
 				continue
@@ -59,6 +64,24 @@ func detectKindChanges(ix *ledgerIndex, st *state.State, changes []*Change) []Ki
 			kc := KindChange{Address: c.Address, TargetKind: c.TargetKind, Earlier: k, EarlierAddress: addr, EarlierTargets: n, Targets: len(c.Send)}
 			out = append(out, kc)
 			c.Warnings = append(c.Warnings, kc.warning())
+			found = true
+		}
+		// The address itself (or the one a move renames) sent an earlier
+		// version to another kind: the same notification, edited, to
+		// devices that may already show it.
+		if !found && own != nil && own.Kind == message.KindNotification && own.TargetKind != c.TargetKind {
+			n := 0
+			for _, t := range own.AllTargets() {
+				if received(t) {
+					n++
+				}
+			}
+			if n > 0 {
+				kc := KindChange{Address: c.Address, TargetKind: c.TargetKind, Earlier: own.TargetKind, EarlierAddress: c.Address,
+					EarlierTargets: n, Targets: len(c.Send), Edited: true}
+				out = append(out, kc)
+				c.Warnings = append(c.Warnings, kc.warning())
+			}
 		}
 	}
 	return out
@@ -104,6 +127,10 @@ func (kc KindChange) warning() string {
 
 // risk says what the change risks.
 func (kc KindChange) risk() string {
+	if kc.Edited {
+		return fmt.Sprintf("an earlier version of this notification reached %s (under %s), and its content, changed, is planned here for %s: devices may show both (the service gives no map from %s to %s, so no plan can tell which)",
+			countOf(kc.EarlierTargets, kc.Earlier), kc.EarlierAddress, countOf(kc.Targets, kc.TargetKind), targetNoun(kc.Earlier), targetNoun(kc.TargetKind))
+	}
 	return fmt.Sprintf("this content reached %s before (under %s), and is planned here for %s: devices may show it twice (the service gives no map from %s to %s, so no plan can tell which)",
 		countOf(kc.EarlierTargets, kc.Earlier), kc.EarlierAddress, countOf(kc.Targets, kc.TargetKind), targetNoun(kc.Earlier), targetNoun(kc.TargetKind))
 }

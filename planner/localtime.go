@@ -51,6 +51,10 @@ type Local struct {
 	NextWave *time.Time `json:"next_wave,omitempty"`
 	// QuietOpens is when the first quiet window of the held targets ends.
 	QuietOpens *time.Time `json:"quiet_opens,omitempty"`
+	// QuietFrom is when the first quiet window of the targets this plan
+	// sends begins: the plan's decision to send them holds until then
+	// (Plan.DecidedUntil). Nil without quiet hours or targets to send.
+	QuietFrom *time.Time `json:"quiet_from,omitempty"`
 	// DefaultZone counts the targets looked at whose zone is time_zones'
 	// default (not listed in by_user or by_device, or a topic).
 	DefaultZone int `json:"default_zone"`
@@ -152,6 +156,23 @@ func (r *localRule) quietEnd(t time.Time, loc *time.Location) time.Time {
 		end = wallTime(l.Year(), l.Month(), l.Day()+1, r.quiet.To, loc)
 	}
 	return end
+}
+
+// quietStart is the start of the first quiet window at or after t in loc
+// (t when t is in one); zero without quiet hours.
+func (r *localRule) quietStart(t time.Time, loc *time.Location) time.Time {
+	if r.quiet == nil {
+		return time.Time{}
+	}
+	l := t.In(loc)
+	if r.quiet.Contains(config.ClockTime(l.Hour()*60 + l.Minute())) {
+		return t
+	}
+	start := wallTime(l.Year(), l.Month(), l.Day(), r.quiet.From, loc)
+	if !start.After(t) {
+		start = wallTime(l.Year(), l.Month(), l.Day()+1, r.quiet.From, loc)
+	}
+	return start
 }
 
 // decide is the verdict for the targets in loc.
@@ -328,6 +349,9 @@ func applyLocalRule(c *Change, r *localRule, zones *config.TimeZones, kind messa
 		switch v.what {
 		case vSend:
 			wv.Send += n
+			if q := r.quietStart(r.now, zones.Zones[i]); !q.IsZero() {
+				l.QuietFrom = earliest(l.QuietFrom, q)
+			}
 		case vWait:
 			wv.Waiting += n
 			t.Waiting += n

@@ -306,6 +306,34 @@ func TestQuietHours(t *testing.T) {
 	}
 }
 
+// TestDecidedUntil: a plan's decision to send a target holds until the
+// target's quiet window begins: the earliest such start among the zones
+// it sends (Berlin's 21:00, 20:00Z), none of those it holds (Tokyo's),
+// and none for a plan that sends nobody under quiet hours.
+func TestDecidedUntil(t *testing.T) {
+	tokyo, berlin := zone(t, "Asia/Tokyo"), zone(t, "Europe/Berlin")
+	quiet := &config.QuietHours{From: 21 * 60, To: 8 * 60}
+	at := time.Date(2026, 12, 1, 14, 0, 0, 0, time.UTC) // 23:00 in Tokyo, 15:00 in Berlin
+	p, err := Make(Input{Config: cfgOf(localMsg(2, []*time.Location{tokyo, berlin}, nil, quiet))}, Options{Now: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	if got := p.DecidedUntil(); got == nil || !got.Equal(want) {
+		t.Errorf("decided until %v, want %s", got, want)
+	}
+	p, _ = Make(Input{Config: cfgOf(localMsg(2, []*time.Location{tokyo}, nil, quiet))}, Options{Now: at})
+	if got := p.DecidedUntil(); got != nil {
+		t.Errorf("a plan that holds every target is decided until %v, want no end", got)
+	}
+	m := localMsg(2, []*time.Location{tokyo, berlin}, nil, quiet)
+	m.IgnoreQuietHours = true
+	p, _ = Make(Input{Config: cfgOf(m)}, Options{Now: at})
+	if got := p.DecidedUntil(); got != nil {
+		t.Errorf("ignore_quiet_hours: decided until %v, want no end", got)
+	}
+}
+
 // TestLocalTimeInQuietHours: a deliver_at_local moment inside quiet hours
 // waits for the window's end; the default zone is counted.
 func TestLocalTimeInQuietHours(t *testing.T) {

@@ -297,6 +297,29 @@ type Summary struct {
 
 // HasChanges reports whether applying the plan would send or record
 // anything (a shape to accept included).
+// QuietFrom is when the first quiet window of a target c sends begins
+// (Local.QuietFrom): its targets are sent before then, or not at all.
+func (c *Change) QuietFrom() *time.Time {
+	if c.Local == nil {
+		return nil
+	}
+	return c.Local.QuietFrom
+}
+
+// DecidedUntil is when the plan's decisions of the time of day stop
+// holding: the first quiet window of a target it sends begins (Local.
+// QuietFrom); apply starts no request for a change after its own. Nil
+// when no target it sends has quiet hours.
+func (p *Plan) DecidedUntil() *time.Time {
+	var until *time.Time
+	for _, c := range p.Changes {
+		if c.Local != nil && c.Local.QuietFrom != nil && len(c.Send) > 0 {
+			until = earliest(until, *c.Local.QuietFrom)
+		}
+	}
+	return until
+}
+
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
 	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.recordsHoldout() || p.accepts() || len(p.Shapes) > 0

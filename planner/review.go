@@ -75,12 +75,15 @@ func reviewAddress(addr string, vi *VariantInfo) string {
 }
 
 // acceptEntries returns the entry that records the plan's Shapes.
-func (p *Plan) acceptEntries(at time.Time) []state.Entry {
-	if len(p.Shapes) == 0 {
+func (p *Plan) acceptEntries(at time.Time) []state.Entry { return acceptEntries(p.Shapes, at) }
+
+// acceptEntries returns the entry that records shapes as accepted.
+func acceptEntries(shapes []Shape, at time.Time) []state.Entry {
+	if len(shapes) == 0 {
 		return nil
 	}
-	e := state.Entry{Type: state.EntryAccept, Time: at, Items: make([]state.Item, len(p.Shapes))}
-	for i, s := range p.Shapes {
+	e := state.Entry{Type: state.EntryAccept, Time: at, Items: make([]state.Item, len(shapes))}
+	for i, s := range shapes {
 		e.Items[i] = state.Item{Address: s.Address, Fingerprint: s.Fingerprint}
 	}
 	return []state.Entry{e}

@@ -211,6 +211,18 @@ func (pl *planning) keepStages(c *Change, ids []string, stageOf []uint8, allowed
 	keep := c.Send[:0:0]
 	j := 0
 	held := 0
+	// While the next stage waits, the stages released send no repeats:
+	// a repeat would be their latest send, and the wait, which runs from
+	// it, would start again (a repeat_after shorter than the wait kept
+	// the next stage from ever coming). They go with the next stage.
+	waiting := rs.NextDue != nil
+	repeat := func(id string) bool {
+		if !waiting || find == nil {
+			return false
+		}
+		t := find.Find(id)
+		return t != nil && t.Fingerprint == c.Fingerprint && t.Outcome == state.Delivered
+	}
 	if len(c.Send) == len(ids) && len(ids) > 0 && &c.Send[0] == &ids[0] {
 		// Every target is sent (a first plan): the list is the ids.
 		for i, s := range stageOf {
@@ -232,7 +244,7 @@ func (pl *planning) keepStages(c *Change, ids []string, stageOf []uint8, allowed
 		}
 		j++
 		s := int(stageOf[i])
-		if s <= allowed {
+		if s <= allowed && !repeat(id) {
 			keep = append(keep, id)
 			rs.Stages[s].Send++
 			continue
@@ -242,7 +254,7 @@ func (pl *planning) keepStages(c *Change, ids []string, stageOf []uint8, allowed
 	}
 	if j < len(c.Send) { // not a subsequence: place the rest by hashing
 		for _, id := range c.Send[j:] {
-			if s := sg.of(id); s <= allowed {
+			if s := sg.of(id); s <= allowed && !repeat(id) {
 				keep = append(keep, id)
 				rs.Stages[s].Send++
 			} else {

@@ -117,6 +117,29 @@ func TestRolloutStages(t *testing.T) {
 	}
 }
 
+// TestRolloutRepeatsWaitForTheNextStage: with repeat_after (4h) shorter
+// than the wait (6h), a repeat of stage 1 would be its latest send and
+// start the wait again, so stage 2 never came. While the next stage
+// waits, the released stages send no repeats; stage 2 is due 6h after
+// stage 1 and its plan sends stage 1's repeats with it.
+func TestRolloutRepeatsWaitForTheNextStage(t *testing.T) {
+	r := &config.Rollout{Stages: []float64{0.5, 1}, Wait: 6 * time.Hour, MaxFailureRate: -1}
+	m := rolloutNote(200, r)
+	m.RepeatAfter = 4 * time.Hour
+	st := state.New("test")
+	c := mustPlan(t, m, st, Options{Now: now})
+	first := len(c.Send)
+	record(st, m, &Plan{Changes: []*Change{c}}, now, delivered)
+	c = mustPlan(t, m, st, Options{Now: now.Add(5 * time.Hour)})
+	if len(c.Send) != 0 || c.Rollout.State != RolloutWaiting || !c.Rollout.NextDue.Equal(now.Add(6*time.Hour)) {
+		t.Fatalf("5h in: sends %d, %s, next due %v; want nothing sent, stage 2 due at 6h", len(c.Send), c.Rollout.State, c.Rollout.NextDue)
+	}
+	c = mustPlan(t, m, st, Options{Now: now.Add(6 * time.Hour)})
+	if len(c.Send) != 200 || c.Rollout.Sends != 1 || c.Targets.Repeat != first {
+		t.Fatalf("6h in: sends %d (%d repeats), stage %d; want every target, stage 1's %d repeated", len(c.Send), c.Targets.Repeat, c.Rollout.Sends, first)
+	}
+}
+
 // TestRolloutSizes: the stages hold about their share, and their sizes
 // add up to the audience.
 func TestRolloutSizes(t *testing.T) {

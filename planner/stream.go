@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"pushform/config"
 	"pushform/message"
@@ -45,6 +46,8 @@ type Stream struct {
 	cur []RequestPart
 	n   int
 	in  addressed // what cur addresses
+
+	shapes []Shape // accepted with the first request (startShapes)
 
 	mu      sync.Mutex
 	ready   []Request // requests handed out, in order
@@ -157,7 +160,35 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	for i, c := range before {
 		s.pack(c, i, c.Send)
 	}
+	if !opts.Scheduled {
+		s.shapes = startShapes(cfg, st, opts.Targets, append(before, s.tmpl))
+	}
 	return s
+}
+
+// startShapes are the shapes a streamed apply accepts with its first
+// request, before the plan is whole: those of the messages that may send
+// by then (changes: the streamed one and those before it), so that a list
+// that breaks off leaves what was sent reviewed. The whole plan accepts
+// them again, with the rest (Plan.Shapes).
+func startShapes(cfg *config.Config, st *state.State, targets []string, changes []*Change) []Shape {
+	sending := map[string]bool{}
+	for _, c := range changes {
+		sending[reviewAddress(c.Address, c.Variant)] = true
+	}
+	var out []Shape
+	for _, sh := range shapesToAccept(cfg, st, targets, changes) {
+		if sh.Fingerprint != "" && sending[sh.Address] {
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// AcceptEntries returns what a streamed apply journals with its first
+// request: the shapes it accepts (see startShapes); nil for none.
+func (s *Stream) AcceptEntries(at time.Time) []state.Entry {
+	return acceptEntries(s.shapes, at)
 }
 
 // streamed returns the message a Stream can plan while the recipients

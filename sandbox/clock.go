@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"sync"
 	"time"
+
+	"pushform/atomicfile"
 )
 
 // The simulated clock of an embedded sandbox. pushform runs the sandbox
@@ -73,4 +77,28 @@ func ReadClock(path string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return f.Clock.UTC(), nil
+}
+
+// AdvanceClock moves the simulated time the devices file at path records
+// to t, when t is later: what a run that sent nothing (so never started
+// the sandbox, whose SaveDevices records it) reached. A missing file is
+// created holding the clock alone.
+func AdvanceClock(path string, t time.Time) error {
+	f, err := readDevicesFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f = &devicesFile{Version: devicesFileVersion, Messages: []savedMessage{}, Devices: []savedDevice{}}
+	case err != nil:
+		return err
+	}
+	if f.Clock != nil && !t.After(*f.Clock) {
+		return nil
+	}
+	at := t.UTC()
+	f.Clock = &at
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(f)
+	})
 }

@@ -108,6 +108,9 @@ func (v *ApplyHuman) Event(e executor.Event) {
 			break
 		}
 		v.println(fmt.Sprintf("  request %d was refused (%s): sending its other notifications again in %s", e.Batch+1, termtext.Clean(e.Error), plural(len(e.Parts), "request", "requests")))
+	case executor.EventQuiet:
+		io.WriteString(v.w, v.prog.advance(e.Targets))
+		v.println(fmt.Sprintf("  request %d: quiet_hours began at %s for its targets: held, the next apply after the window sends them", e.Batch+1, e.At))
 	case executor.EventWait:
 		v.println(fmt.Sprintf("  request %d: the service asks to slow down (429, request id %s): every request waits %s", e.Batch+1, termtext.Clean(e.RequestID), e.Delay.Round(time.Millisecond)))
 	}
@@ -154,6 +157,9 @@ func (v *ApplyHuman) Finish(p *planner.Plan, res *executor.Result, took time.Dur
 	}
 	if c.Unknown > 0 {
 		fmt.Fprintf(v.w, "  %s unknown: a request's answer was lost; the next plan shows them\n", plural(c.Unknown, "target", "targets"))
+	}
+	if res.Quiet > 0 {
+		fmt.Fprintf(v.w, "  %s held: their quiet_hours began during the run; the next apply after the window sends them\n", plural(res.Quiet, "target", "targets"))
 	}
 }
 

@@ -88,6 +88,9 @@ type applySummary struct {
 	Skipped     map[string]int     `json:"skipped"`
 	Interrupted bool               `json:"interrupted"`
 	NotStarted  int                `json:"not_started"`
+	// Quiet counts the targets held because their quiet_hours began
+	// during the run.
+	Quiet int `json:"quiet"`
 	// JournalError and Unrecorded say what a failed journal write left
 	// unrecorded ("" and zeros when every outcome was recorded).
 	JournalError string              `json:"journal_error"`
@@ -101,7 +104,7 @@ type applySummary struct {
 func newApplySummary(changes bool, res *executor.Result, errs []string, took time.Duration, svc *plandoc.Service) applySummary {
 	s := applySummary{
 		Type: "summary", Changes: changes, Counts: res.Counts, Requests: res.Requests, Sent: res.Sent, Retries: res.Retries,
-		Failures: res.Failures, Skipped: res.Skipped, Interrupted: res.Interrupted, NotStarted: res.NotStarted,
+		Failures: res.Failures, Skipped: res.Skipped, Interrupted: res.Interrupted, NotStarted: res.NotStarted, Quiet: res.Quiet,
 		JournalError: res.JournalError, Errors: errs, Seconds: took.Seconds(), Service: svc,
 	}
 	if res.Unrecorded != nil {

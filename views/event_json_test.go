@@ -45,6 +45,7 @@ func TestApplyJSONEventsGolden(t *testing.T) {
 		executor.Event{Type: executor.EventForget, Addresses: []string{"notification.old"}},
 		executor.Event{Type: executor.EventMove, Addresses: []string{"notification.new", "notification.café"}, MovedFrom: []string{"notification.old", "notification.cafe"}},
 		executor.Event{Type: executor.EventRequest, Addresses: []string{}, Parts: []int{}, MovedFrom: []string{}},
+		executor.Event{Type: executor.EventQuiet, Batch: 9, Addresses: []string{"notification.night"}, Targets: 40, At: "2026-12-01T20:00:00Z"},
 	)
 	testutil.Golden(t, filepath.Join("testdata", "apply-events.jsonl"), got)
 }
