@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
@@ -15,7 +16,8 @@ import (
 )
 
 // functions builds the function table of one Load: the go-cty stdlib set
-// Terraform users know, plus file and templatefile confined to dir.
+// Terraform users know, Terraform's try and can, plus file and
+// templatefile confined to dir.
 func functions(dir string, b *budget) map[string]function.Function {
 	fs := map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
@@ -78,6 +80,8 @@ func functions(dir string, b *budget) map[string]function.Function {
 		"toset":           toCollectionFunc(cty.Set),
 		"tomap":           toCollectionFunc(cty.Map),
 		"file":            fileFunc(dir),
+		"try":             tryfunc.TryFunc,
+		"can":             tryfunc.CanFunc,
 	}
 	cappedFunctions(fs, b)
 	// templatefile gets the table without itself, so templates cannot recurse.

@@ -1,0 +1,178 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+const usersCSV = "user_id,first_name,locale,city\n" +
+	"u1,ann,fr-CA,Montréal\n" +
+	"u2,bob,fr,Paris\n" +
+	"u3,carla,de_de,Berlin\n" +
+	"u4,dan,,Leeds\n" +
+	"u5,,en,York\n"
+
+func personalFiles(extra string) map[string]string {
+	return map[string]string{
+		"users.csv": usersCSV,
+		"main.hcl": svc + `
+user_data {
+  attributes = { for r in csvdecode(file("users.csv")) : r.user_id => r }
+  locale     = "locale"
+}
+variable "greeting" { default = "Hi" }
+` + extra,
+	}
+}
+
+func TestRenderPerPerson(t *testing.T) {
+	cfg := mustLoad(t, personalFiles(`
+notification "n" {
+  user_ids = ["u1", "u2", "u3", "u4", "u5", "u9"]
+  title    = "${var.greeting} ${ title( user.first_name ) }"
+  body     = "Your order ships to ${user.city}"
+  tag      = "order-${user.id}"
+  translation "fr" {
+    title = "Salut ${title(user.first_name)}"
+  }
+  translation "fr-CA" {
+    body = "Votre commande part pour ${user.city}"
+  }
+}
+`), Options{})
+	m := findMessage(t, cfg, "notification.n")
+	if m.Template == nil {
+		t.Fatal("no template")
+	}
+	if got, want := m.Content.Title, "Hi ${title(user.first_name)}"; got != want {
+		t.Errorf("canonical title = %q, want %q", got, want)
+	}
+	if got, want := m.Content.Tag, "order-${user.id}"; got != want {
+		t.Errorf("canonical tag = %q, want %q", got, want)
+	}
+	if !strings.Contains(m.Content.Template, `translation "fr-CA"`) {
+		t.Errorf("template %q lacks the translations", m.Content.Template)
+	}
+	tests := []struct {
+		id, title, body, tr, held string
+	}{
+		{"u1", "Salut Ann", "Votre commande part pour Montréal", "fr-CA", ""},
+		{"u2", "Salut Bob", "Your order ships to Paris", "fr", ""},
+		{"u3", "Hi Carla", "Your order ships to Berlin", "", ""},
+		{"u4", "Hi Dan", "Your order ships to Leeds", "", ""},
+		{"u5", "Hi ", "Your order ships to York", "", ""},
+		{"u9", "", "", "", "not in user_data"},
+	}
+	for _, tt := range tests {
+		r, err := m.Template.Render(tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Held != tt.held || r.Content.Title != tt.title || r.Content.Body != tt.body || r.Translation != tt.tr {
+			t.Errorf("%s: got %+v", tt.id, r)
+		}
+		if tt.held == "" && r.Content.Tag != "order-"+tt.id {
+			t.Errorf("%s: tag %q", tt.id, r.Content.Tag)
+		}
+	}
+}
+
+func TestCanonicalTemplateIgnoresFormatting(t *testing.T) {
+	a := findMessage(t, mustLoad(t, personalFiles(`
+notification "n" {
+  user_ids = ["u1"]
+  title    = "Hi ${title(user.first_name)}"
+  body     = "x"
+}`), Options{}), "notification.n")
+	b := findMessage(t, mustLoad(t, personalFiles(`
+notification "n" {
+  user_ids = ["u1"]
+  # a comment
+  title    = "${var.greeting} ${ title( (user.first_name) ) }"
+  body     = "x"
+}`), Options{}), "notification.n")
+	if a.Content != b.Content {
+		t.Errorf("contents differ:\n%+v\n%+v", a.Content, b.Content)
+	}
+	if a.Shape != b.Shape {
+		t.Errorf("shapes differ")
+	}
+	c := findMessage(t, mustLoad(t, personalFiles(`
+notification "n" {
+  user_ids = ["u1"]
+  title    = "Hello ${title(user.first_name)}"
+  body     = "x"
+}`), Options{}), "notification.n")
+	if a.Content == c.Content || a.Shape == c.Shape {
+		t.Errorf("an edited template has the same content or shape")
+	}
+}
+
+func TestTemplateDiagnostics(t *testing.T) {
+	tests := []struct {
+		name, hcl, want string
+	}{
+		{"topics", `
+topic "t" {}
+notification "n" {
+  topics = ["t"]
+  title  = "Hi ${user.first_name}"
+  body   = "x"
+}`, "Invalid reference to user"},
+		{"device in users", `
+notification "n" {
+  user_ids = ["u1"]
+  title    = "Hi ${device.model}"
+  body     = "x"
+}`, "Invalid reference to device"},
+		{"unknown function", `
+notification "n" {
+  user_ids = ["u1"]
+  title    = "Hi ${nope(user.first_name)}"
+  body     = "x"
+}`, "Call to unknown function"},
+		{"on_missing", `
+notification "n" {
+  user_ids   = ["u1"]
+  title      = "Hi ${user.first_name}"
+  body       = "x"
+  on_missing = "ignore"
+}`, "Invalid on_missing"},
+		{"required", `
+locales {
+  required = ["fr", "de"]
+  default  = "en"
+}
+notification "n" {
+  user_ids = ["u1"]
+  title    = "Hi"
+  body     = "x"
+  translation "fr" { title = "Salut" }
+}`, `no translation for "de"`},
+		{"bad locale", `
+notification "n" {
+  user_ids = ["u1"]
+  title    = "Hi"
+  body     = "x"
+  translation "f r" { title = "Salut" }
+}`, "Invalid locale"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, diags := load(t, personalFiles(tt.hcl), Options{})
+			if !strings.Contains(diagText(diags), tt.want) {
+				t.Errorf("diagnostics %s lack %q", diagText(diags), tt.want)
+			}
+		})
+	}
+}
+
+func diagText(diags hcl.Diagnostics) string {
+	var b strings.Builder
+	for _, d := range diags {
+		b.WriteString(d.Summary + ": " + d.Detail + "\n")
+	}
+	return b.String()
+}
