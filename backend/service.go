@@ -57,6 +57,9 @@ type ServiceOptions struct {
 	// client's defaults.
 	RecipientsMaxAttempts int
 	MaxRetryAfter         time.Duration
+	// RateLimit is the run's budget for waiting out 429s, shared with
+	// apply's sends (pushapi.Options.RateLimit); nil: the client's own.
+	RateLimit *pushapi.RateLimit
 	// UserAgent names pushform and its version.
 	UserAgent string
 	// DevicesDir is where an embedded sandbox keeps its devices between
@@ -73,7 +76,7 @@ type ServiceOptions struct {
 // clientOptions are the client's options for the service at base.
 func (o ServiceOptions) clientOptions(base, key, keyEnv string) pushapi.Options {
 	return pushapi.Options{BaseURL: base, APIKey: key, APIKeyEnv: keyEnv, UserAgent: o.UserAgent, Timeout: o.RequestTimeout,
-		RecipientsTimeout: o.RecipientsTimeout, RecipientsMaxAttempts: o.RecipientsMaxAttempts, MaxRetryAfter: o.MaxRetryAfter, Log: o.Log}
+		RecipientsTimeout: o.RecipientsTimeout, RecipientsMaxAttempts: o.RecipientsMaxAttempts, MaxRetryAfter: o.MaxRetryAfter, RateLimit: o.RateLimit, Log: o.Log}
 }
 
 // Connect opens the service the configuration names (see Which).

@@ -15,6 +15,7 @@ import (
 	"pushform/executor"
 	"pushform/operation"
 	"pushform/planner"
+	"pushform/pushapi"
 	"pushform/views"
 )
 
@@ -80,8 +81,10 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		}
 	}
 	o.planFlags.allowResend, o.planFlags.scheduled = o.allowResend, o.scheduled
-	// The recipients list a run fetches is retried within the same limits.
+	// The recipients list a run fetches is retried within the same limits,
+	// and waits out 429s within the same budget as the sends.
 	o.planFlags.recipientsMaxAttempts, o.planFlags.maxRetryAfter = o.maxAttempts, o.maxRetryAfter
+	o.planFlags.rateLimit = pushapi.NewRateLimit(o.rateLimitWait, nil)
 	return o, nil
 }
 
@@ -131,7 +134,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		AllowResend: o.allowResend,
 		Executor: executor.Options{
 			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
-			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter,
+			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter, RateLimit: o.planFlags.rateLimit,
 		},
 	}
 	if saved == nil && !o.autoApprove && !o.scheduled {
@@ -163,10 +166,16 @@ func (o *applyOptions) brokenOff(ctx context.Context, sess *backend.Session, res
 		res.Result.Interrupted = true
 		return m.Errorf("%s", interruptedMessage(res.Result, backend.Name(sess.Backend)))
 	}
-	if res.Result.Requests == 0 {
-		return m.fail(res.Err)
+	if res.Result.Sent == 0 {
+		return m.fail(fmt.Errorf("%w; nothing was sent", res.Err))
 	}
-	return m.fail(fmt.Errorf("%w (the %s requests answered before are recorded in %s; apply again to go on)", res.Err, views.Count(res.Result.Requests), sess.Backend))
+	c := res.Result.Counts
+	verb := "were"
+	if c.Total() == 1 {
+		verb = "was"
+	}
+	return m.fail(fmt.Errorf("%w (before that, %s %s sent in %s and recorded in %s: %s; apply again to send the rest)",
+		res.Err, plural(c.Total(), "target"), verb, plural(res.Result.Sent, "request"), sess.Backend, countsText(c)))
 }
 
 // finish reports how an apply that sent went, once the state is saved
@@ -201,6 +210,7 @@ func (o *applyOptions) finish(sess *backend.Session, r *operation.ApplyResult) i
 type retryFlags struct {
 	maxAttempts                        int
 	baseDelay, maxDelay, maxRetryAfter time.Duration
+	rateLimitWait                      time.Duration
 }
 
 func (rf *retryFlags) bind(fs *pflag.FlagSet) {
@@ -209,6 +219,8 @@ func (rf *retryFlags) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&rf.baseDelay, "retry-delay", executor.DefaultBaseDelay, "wait about `D` before the first retry, doubling each time (with jitter)")
 	fs.DurationVar(&rf.maxDelay, "retry-max-delay", executor.DefaultMaxDelay, "wait at most `D` between two tries of a request")
 	fs.DurationVar(&rf.maxRetryAfter, "max-retry-after", executor.DefaultMaxRetryAfter, "honour a Retry-After (429, 503) of at most `D`")
+	fs.DurationVar(&rf.rateLimitWait, "rate-limit-wait", pushapi.DefaultRateLimitWait,
+		"wait out the service's 429s (which use no try) for at most `D` in all, every request pausing together; then what is not sent is recorded not sent, for the next apply")
 }
 
 func (rf *retryFlags) check() error {
@@ -221,6 +233,8 @@ func (rf *retryFlags) check() error {
 		return fmt.Errorf("--retry-max-delay (%s) must not be shorter than --retry-delay (%s)", rf.maxDelay, rf.baseDelay)
 	case rf.maxRetryAfter <= 0:
 		return fmt.Errorf("--max-retry-after must be positive, not %s", rf.maxRetryAfter)
+	case rf.rateLimitWait <= 0:
+		return fmt.Errorf("--rate-limit-wait must be positive, not %s", rf.rateLimitWait)
 	}
 	return nil
 }

@@ -85,6 +85,9 @@ func (m *Meta) debugLog() func(pushapi.RequestLog) {
 			fmt.Fprintf(&b, " ids_sent=%d", r.IDsSent)
 		}
 		fmt.Fprintf(&b, " ids_received=%d", r.IDsReceived)
+		if r.Unreadable > 0 {
+			fmt.Fprintf(&b, " unreadable_fields=%d", r.Unreadable) // results kept with optional fields as served
+		}
 		if r.Error != "" {
 			fmt.Fprintf(&b, " error=%q", r.Error)
 		}

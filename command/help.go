@@ -281,13 +281,14 @@ func flagGroup(cmd, name string) string {
 		return "History options"
 	case "state", "lock-timeout":
 		return "State options"
-	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after":
+	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after", "rate-limit-wait":
 		return "Service and retries"
 	case "out", "json", "json-indent", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
 		return "Output"
 	case "addr", "seed", "quiet", "file":
 		return "Sandbox options"
-	case "latency", "fail-rate", "fail-targets", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "issues-shape", "topic-results", "fault-seed":
+	case "latency", "fail-rate", "fail-targets", "drop-rate", "rate-limit", "empty-200", "max-length", "recipients-shape", "issues-shape", "topic-results", "fault-seed",
+		"max-body-bytes", "send-fault":
 		return "Fault injection"
 	case "chdir", "no-color", "version":
 		return "Global options"

@@ -53,6 +53,9 @@ type serviceFlags struct {
 	// list's retries too; 0 means the client's defaults.
 	recipientsMaxAttempts int
 	maxRetryAfter         time.Duration
+	// rateLimit is the run's budget for waiting out 429s, shared by the
+	// recipients list and the sends (set by apply); nil: the client's own.
+	rateLimit *pushapi.RateLimit
 }
 
 func (sf *serviceFlags) bind(fs *pflag.FlagSet) {
@@ -152,7 +155,7 @@ func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, 
 // serviceOptions says how commands reach the service.
 func (m *Meta) serviceOptions(sf serviceFlags) backend.ServiceOptions {
 	return backend.ServiceOptions{Getenv: m.Getenv, LookupEnv: m.lookupEnv, RequestTimeout: sf.requestTimeout, RecipientsTimeout: sf.recipientsTimeout,
-		RecipientsMaxAttempts: sf.recipientsMaxAttempts, MaxRetryAfter: sf.maxRetryAfter,
+		RecipientsMaxAttempts: sf.recipientsMaxAttempts, MaxRetryAfter: sf.maxRetryAfter, RateLimit: sf.rateLimit,
 		UserAgent: "pushform/" + userAgentVersion(), Log: m.debugLog(), Secrets: m.secrets}
 }
 

@@ -41,11 +41,13 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	fs.StringVar(&opts.RecipientsShape, "recipients-shape", "array", "recipients body: `array` (all at once) or object (paged with a next cursor)")
 	fs.StringVar(&opts.IssuesShape, "issues-shape", sandbox.IssuesPath, "how a 400 locates each issue: `path` ([index, \"field\"]), index (index and field), pointer (\"/1/title\") or message (\"[1] title: ...\")")
 	fs.StringVar(&opts.TopicResults, "topic-results", sandbox.TopicResultsEcho, "results for a topics object: `echo` (one entry echoing its array) or per-topic (one entry per topic)")
-	fs.StringVar(&opts.RecipientsPaging, "recipients-paging", "", "page the recipients list and name the next page by: `cursor` (next in the body), link (a Link header) or links-next (links.next in the body, an absolute URL)")
-	recFaults := fs.StringArray("recipients-fault", nil, "answer the first request for recipients page N with STATUS (429 or 503, Retry-After: 1): `STATUS@N`, repeatable")
+	fs.StringVar(&opts.RecipientsPaging, "recipients-paging", "", "page the recipients list and name the next page by: `cursor` (next in the body), link (a Link header), links-next (links.next in the body, an absolute URL), "+
+		"header (X-Next-Cursor and X-Total-Count), has-more (hasMore, false on the last page beside a stale nextCursor), offset (offset, limit, total), page (page, per_page, total_count), or total-only (X-Total-Count and no way on)")
+	recFaults := fs.StringArray("recipients-fault", nil, "answer the first request (or TIMES requests) for recipients page N with STATUS (429 or 503, Retry-After: 1): `STATUS[xTIMES]@N`, repeatable")
+	checkShapes := bindSpecShapes(fs, &opts.SpecShapes)
 	fs.StringVar(&opts.ResultsOrder, "results-order", sandbox.OrderRequest, "order of a send answer's results: `request`, reverse or shuffle")
 	fs.StringVar(&opts.OKBody, "ok-body", sandbox.OKBodyFull, "body of a fully delivered 200: `full` (the results), empty, object ({}) or results ({\"results\":[]})")
-	fs.StringVar(&opts.SinceFormat, "since-format", sandbox.SinceRFC3339, "how unreachableSince is written: `rfc3339`, epoch-s or epoch-ms")
+	fs.StringVar(&opts.SinceFormat, "since-format", sandbox.SinceRFC3339, "how unreachableSince is written: `rfc3339`, epoch-s, epoch-ms, pg (\"2026-11-01 11:00:00+00\"), space-z (\"2026-11-01 11:00:00Z\") or words (no time a client reads)")
 	fs.StringVar(&opts.MaxLengthAnswer, "max-length-answer", "400", "answer to a notification over --max-length: `400` (the request refused) or 207 (its targets failed, the rest delivered)")
 	fs.Int64Var(&opts.FaultSeed, "fault-seed", 1, "seed `N` of the fault draws, for reproducible runs")
 	quiet := fs.Bool("quiet", false, "do not log requests to stderr")
@@ -76,27 +78,36 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 		return usage("--recipients-shape must be array or object, not %q", opts.RecipientsShape)
 	case !slices.Contains([]string{sandbox.IssuesPath, sandbox.IssuesIndex, sandbox.IssuesPointer, sandbox.IssuesPointerDetail, sandbox.IssuesMessage}, opts.IssuesShape):
 		return usage("--issues-shape must be path, index, pointer, pointer-detail or message, not %q", opts.IssuesShape)
-	case !slices.Contains([]string{"", sandbox.PagingCursor, sandbox.PagingLink, sandbox.PagingLinksNext}, opts.RecipientsPaging):
-		return usage("--recipients-paging must be cursor, link or links-next, not %q", opts.RecipientsPaging)
+	case !slices.Contains([]string{"", sandbox.PagingCursor, sandbox.PagingLink, sandbox.PagingLinksNext, sandbox.PagingHeader, sandbox.PagingHasMore,
+		sandbox.PagingOffset, sandbox.PagingPage, sandbox.PagingTotalOnly}, opts.RecipientsPaging):
+		return usage("--recipients-paging must be cursor, link, links-next, header, has-more, offset, page or total-only, not %q", opts.RecipientsPaging)
 	case !slices.Contains([]string{sandbox.OrderRequest, sandbox.OrderReverse, sandbox.OrderShuffle}, opts.ResultsOrder):
 		return usage("--results-order must be request, reverse or shuffle, not %q", opts.ResultsOrder)
 	case !slices.Contains([]string{sandbox.OKBodyFull, sandbox.OKBodyEmpty, sandbox.OKBodyObject, sandbox.OKBodyResults}, opts.OKBody):
 		return usage("--ok-body must be full, empty, object or results, not %q", opts.OKBody)
-	case !slices.Contains([]string{sandbox.SinceRFC3339, sandbox.SinceEpochS, sandbox.SinceEpochMS}, opts.SinceFormat):
-		return usage("--since-format must be rfc3339, epoch-s or epoch-ms, not %q", opts.SinceFormat)
+	case !slices.Contains([]string{sandbox.SinceRFC3339, sandbox.SinceEpochS, sandbox.SinceEpochMS, sandbox.SincePG, sandbox.SinceSpaceZ, sandbox.SinceWords}, opts.SinceFormat):
+		return usage("--since-format must be rfc3339, epoch-s, epoch-ms, pg, space-z or words, not %q", opts.SinceFormat)
 	case opts.MaxLengthAnswer != "400" && opts.MaxLengthAnswer != "207":
 		return usage("--max-length-answer must be 400 or 207, not %q", opts.MaxLengthAnswer)
 	case opts.TopicResults != sandbox.TopicResultsEcho && opts.TopicResults != sandbox.TopicResultsPerTopic:
 		return usage("--topic-results must be echo or per-topic, not %q", opts.TopicResults)
 	}
+	if err := checkShapes(); err != nil {
+		return usage("%s", err)
+	}
 	for _, f := range *recFaults {
 		status, page, ok := strings.Cut(f, "@")
+		status, times, many := strings.Cut(status, "x")
 		st, err1 := strconv.Atoi(status)
 		pg, err2 := strconv.Atoi(page)
-		if !ok || err1 != nil || err2 != nil || pg < 1 || st != http.StatusTooManyRequests && st != http.StatusServiceUnavailable {
-			return usage("--recipients-fault takes STATUS@PAGE with STATUS 429 or 503 and PAGE from 1 (e.g. 429@2), not %q", f)
+		n, err3 := 1, error(nil)
+		if many {
+			n, err3 = strconv.Atoi(times)
 		}
-		opts.RecipientsFaults = append(opts.RecipientsFaults, sandbox.RecipientsFault{Page: pg, Status: st})
+		if !ok || err1 != nil || err2 != nil || err3 != nil || pg < 1 || n < 1 || st != http.StatusTooManyRequests && st != http.StatusServiceUnavailable {
+			return usage("--recipients-fault takes STATUS[xTIMES]@PAGE with STATUS 429 or 503 and PAGE from 1 (e.g. 429@2, 503x5@3), not %q", f)
+		}
+		opts.RecipientsFaults = append(opts.RecipientsFaults, sandbox.RecipientsFault{Page: pg, Status: st, Times: n})
 	}
 	path := *seedPath
 	if !filepath.IsAbs(path) {

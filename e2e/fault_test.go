@@ -56,7 +56,7 @@ func TestFaultyService(t *testing.T) {
 	var summary map[string]any
 	for _, e := range jsonEvents(t, first.stdout) {
 		switch e["type"] {
-		case "retry":
+		case "retry", "wait": // a wait: a 429, which uses no try
 			retries++
 			if e["error"] == nil || e["error"] == "" || e["delay"] == nil || e["attempt"] == nil {
 				t.Errorf("retry event without error, delay or attempt: %v", e)
@@ -105,7 +105,7 @@ func TestFaultyService(t *testing.T) {
 		if r.code != 0 && r.code != 1 {
 			t.Fatalf("apply exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
-		shown, failed := strings.Count(r.stdout, "failed, retrying in"), strings.Count(r.stderr, "Error: request ")
+		shown, failed := strings.Count(r.stdout, "failed, retrying in")+strings.Count(r.stdout, "asks to slow down (429"), strings.Count(r.stderr, "Error: request ")
 		if refused := refusals() - before; refused != shown+failed {
 			t.Errorf("run %d: the sandbox faulted or refused %d tries, but apply printed %d retries and %d failed requests:\n%s\n%s", runs, refused, shown, failed, r.stdout, r.stderr)
 		}
@@ -191,7 +191,7 @@ func TestFaultyService(t *testing.T) {
 // TestRetriesAreVisible checks that every retry is shown, in the human
 // output and as a JSON event, and that the retry limits are flags. A gate
 // in front of the sandbox refuses the second and third of the three
-// requests of each run with 429 and Retry-After: 1, whatever their timing
+// requests of each run with 503 and Retry-After: 1, whatever their timing
 // or order.
 func TestRetriesAreVisible(t *testing.T) {
 	sb := startSandbox(t, seed+`
@@ -245,7 +245,7 @@ notification "` + name + `" {
 	refuseFirstTries()
 	r := w.apply("--parallelism", "3")
 	if n := strings.Count(r.stdout, "failed, retrying in"); n != 2 ||
-		!strings.Contains(r.stdout, "429 Too Many Requests (request id req-gate-") || !strings.Contains(r.stdout, "retry after 1s") {
+		!strings.Contains(r.stdout, "503 Service Unavailable (request id req-gate-") || !strings.Contains(r.stdout, "retry after 1s") {
 		t.Fatalf("want the 2 retries shown (%d lines):\n%s", n, r.stdout)
 	}
 	if sends := len(g.reset()); sends != 5 {
@@ -265,7 +265,7 @@ notification "` + name + `" {
 		switch e["type"] {
 		case "retry":
 			retries++
-			if a, _ := e["attempt"].(float64); a != 1 || e["delay"] == nil || !strings.Contains(fmt.Sprint(e["error"]), "429") {
+			if a, _ := e["attempt"].(float64); a != 1 || e["delay"] == nil || !strings.Contains(fmt.Sprint(e["error"]), "503") {
 				t.Errorf("retry event: %v", e)
 			}
 		case "summary":
@@ -297,14 +297,14 @@ notification "` + name + `" {
 		t.Errorf("%d devices show the notification after --max-attempts 1, want the 500 of the one request let through", n)
 	}
 
-	for _, bad := range [][]string{{"--max-attempts", "0"}, {"--retry-delay", "0s"}, {"--retry-max-delay", "1ms"}, {"--max-retry-after", "-1s"}, {"--request-timeout", "0s"}} {
+	for _, bad := range [][]string{{"--max-attempts", "0"}, {"--retry-delay", "0s"}, {"--retry-max-delay", "1ms"}, {"--max-retry-after", "-1s"}, {"--request-timeout", "0s"}, {"--rate-limit-wait", "0s"}} {
 		r := w.mustRun(1, append([]string{"apply", "--auto-approve"}, bad...)...)
 		if !strings.Contains(r.stderr, bad[0]) {
 			t.Errorf("%v: %s", bad, r.stderr)
 		}
 	}
 	r = w.mustRun(0, "apply", "--help")
-	for _, flag := range []string{"--max-attempts", "--retry-delay", "--retry-max-delay", "--max-retry-after", "--request-timeout"} {
+	for _, flag := range []string{"--max-attempts", "--retry-delay", "--retry-max-delay", "--max-retry-after", "--request-timeout", "--rate-limit-wait"} {
 		if !strings.Contains(r.stderr+r.stdout, flag) {
 			t.Errorf("apply --help does not list %s", flag)
 		}

@@ -129,12 +129,12 @@ notification "long" {
 }
 
 // TestRecipientsRetriesFollowApplyFlags: apply's --max-attempts bounds the
-// recipients pages' retries too: with 1, a 429 on page 2 ends the run
+// recipients pages' retries too: with 1, a 503 on page 2 ends the run
 // there, naming it (the streamed apply has sent the first page's users);
 // the next apply, with the default, asks for the page again and sends the
 // rest: every device gets the campaign once.
 func TestRecipientsRetriesFollowApplyFlags(t *testing.T) {
-	sb := startSandbox(t, rangeSeed(1500), "--recipients-paging", "link", "--recipients-fault", "429@2")
+	sb := startSandbox(t, rangeSeed(1500), "--recipients-paging", "link", "--recipients-fault", "503@2")
 	w := newWorkspace(t, sb, `
 data "recipients" "all" {}
 
@@ -145,8 +145,8 @@ notification "launch" {
 }
 `)
 	r := w.mustRun(1, "apply", "--auto-approve", "--max-attempts", "1")
-	if !strings.Contains(r.stderr, "429") {
-		t.Fatalf("--max-attempts 1: the 429 on page 2 is not named:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "503") {
+		t.Fatalf("--max-attempts 1: the 503 on page 2 is not named:\n%s", r.stderr)
 	}
 	if st := sb.stats(); st.Deliveries >= 1500 {
 		t.Fatalf("--max-attempts 1: %d delivered, as if page 2 had been asked for again", st.Deliveries)

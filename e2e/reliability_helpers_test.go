@@ -329,7 +329,7 @@ func jsonEvents(t *testing.T, out string) []map[string]any {
 // the progress of send requests into events a test waits for, instead of
 // latencies it races against: it reports each send as it arrives, can hold
 // sends until the test releases them, and can refuse chosen sends itself
-// with a 429 (chosen by body, so whatever order they arrive in). Held sends are forwarded even when pushform has died
+// with a 503 (chosen by body, so whatever order they arrive in). Held sends are forwarded even when pushform has died
 // meanwhile, as a request already on the wire would be processed.
 type gate struct {
 	*httptest.Server
@@ -340,7 +340,7 @@ type gate struct {
 	n       int                    // sends seen
 	hold    bool                   // hold new sends until release closes
 	release chan struct{}          // closed: held sends go on
-	refuse  func(body []byte) bool // answer this send 429 itself
+	refuse  func(body []byte) bool // answer this send 503 itself
 	log     []*gateSend            // sends since the last reset
 	pending int                    // sends not yet done with
 	idle    *sync.Cond             // on mu: signalled when pending drops to 0
@@ -513,7 +513,7 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("x-request-id", fmt.Sprintf("req-gate-%d", s.N))
 			w.Header().Set("Retry-After", "1")
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusTooManyRequests)
+			w.WriteHeader(http.StatusServiceUnavailable) // a 429 would be a wait, not a try
 			io.WriteString(w, `{"message":"refused by the test gate"}`)
 			g.markAnswered(s, w)
 			return

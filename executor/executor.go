@@ -63,6 +63,13 @@ type Options struct {
 	// Sleep waits between tries and for send rates; default a timer
 	// honouring ctx. Tests pass a fake clock's, so pacing needs no real time.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// RateLimit is the run's budget for waiting out 429s, shared with the
+	// client's recipients pages (see pushapi.RateLimit); nil: one of
+	// pushapi.DefaultRateLimitWait on Now. A 429 is a wait, never a try:
+	// every worker pauses as long as it asks (Retry-After, within
+	// MaxRetryAfter); once the budget is spent, the request is recorded
+	// not sent and the run stops (a *RateLimitedError).
+	RateLimit *pushapi.RateLimit
 }
 
 // EventType names an Event.
@@ -82,6 +89,9 @@ const (
 	EventPacing EventType = "pacing"
 	// EventMove: addresses renamed in state (MovedFrom[i] to Addresses[i]).
 	EventMove EventType = "move"
+	// EventWait: the service answered a batch 429; every request of the
+	// run waits Delay (Status 429). Not a try: the request is sent again.
+	EventWait EventType = "wait"
 )
 
 // Event reports progress of an apply run.
@@ -99,6 +109,9 @@ type Event struct {
 	// Parts are the batch numbers of the requests a split batch's
 	// notifications are sent again in (numbered after the plan's batches).
 	Parts []int `json:"parts,omitempty"`
+	// TooLarge is set on a split of a request too large for the service
+	// (Error says why): all of it is sent again, in Parts.
+	TooLarge bool `json:"too_large,omitempty"`
 	// Group and Rate say which send rate a pacing event waits for:
 	// "campaign.black_friday", "600/minute".
 	Group string `json:"group,omitempty"`
@@ -360,6 +373,9 @@ func (o *Options) defaults() {
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
+	if o.RateLimit == nil {
+		o.RateLimit = pushapi.NewRateLimit(pushapi.DefaultRateLimitWait, o.Now)
+	}
 }
 
 type run struct {
@@ -383,6 +399,12 @@ type run struct {
 	// the number partsOnce sets.
 	nextBatch atomic.Int64
 	partsOnce sync.Once
+	// sizes are the request sizes the service took after refusing larger
+	// ones as too large.
+	sizes sizeLimits
+	// notSentWhy, when set, says why the batches not started were not
+	// sent (the rate limit outlasted the run); guarded by mu.
+	notSentWhy string
 }
 
 // record journals entries and folds them into the state. The first

@@ -465,7 +465,8 @@ func TestRefusedPackedRequest(t *testing.T) {
 }
 
 // TestRefusedWithoutAttribution: a service that refuses any request of more
-// than three notifications and never says which: bisection stops at its
+// than three notifications, never says which and not that it is too large
+// (then it would be split to fit: TestTooLarge): bisection stops at its
 // budget, the rest is recorded not sent without blaming a block, and
 // nothing is lost.
 func TestRefusedWithoutAttribution(t *testing.T) {
@@ -475,7 +476,7 @@ func TestRefusedWithoutAttribution(t *testing.T) {
 	}
 	reply := func(call int, batch []pushapi.Notification) (*pushapi.SendResponse, error) {
 		if len(batch) > 3 {
-			return nil, &pushapi.ValidationError{RequestID: fmt.Sprintf("req-%d", call), Issues: []pushapi.Issue{{Index: -1, Message: "too many notifications"}}}
+			return nil, &pushapi.ValidationError{RequestID: fmt.Sprintf("req-%d", call), Issues: []pushapi.Issue{{Index: -1, Message: "the request is invalid"}}}
 		}
 		return deliverAll(nil, nil)(call, batch)
 	}

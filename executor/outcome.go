@@ -128,7 +128,7 @@ func sameResult(a, b *pushapi.Result) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Outcome == b.Outcome && a.Reason == b.Reason && a.Message == b.Message &&
+	return a.Outcome == b.Outcome && a.Reason == b.Reason && a.Message == b.Message && a.Unreadable == b.Unreadable &&
 		(a.DeviceCount == nil) == (b.DeviceCount == nil) && (a.DeviceCount == nil || *a.DeviceCount == *b.DeviceCount) &&
 		(a.UnreachableSince == b.UnreachableSince || a.UnreachableSince != nil && b.UnreachableSince != nil && *a.UnreachableSince == *b.UnreachableSince)
 }
@@ -139,6 +139,7 @@ func toTarget(res *pushapi.Result, fp, requestID string, now time.Time) state.Ta
 		t.Outcome = state.Unknown
 		return t
 	}
+	t.Unreadable = res.Unreadable
 	switch res.Outcome {
 	case pushapi.OutcomeDelivered:
 		t.Outcome = state.Delivered

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"time"
 
@@ -34,6 +35,10 @@ type prepared struct {
 	// attribute, shared by the parts of one plan batch; nil until the
 	// first such 400.
 	bisect *bisection
+	// sized says how a part came from a split for size (splitObjects,
+	// splitIDs), 0 for any other: the service taking it says that size
+	// fits (see sizeLimits).
+	sized byte
 }
 
 // sendAll runs the pipeline: the dispatcher journals intents ahead, in
@@ -60,8 +65,8 @@ func (r *run) sendAll(ctx context.Context) error {
 	defer abort(nil)
 	fatal := func(err error) {
 		stopRun(err)
-		je, pe, ae := (*journalError)(nil), (*planError)(nil), (*pushapi.AuthError)(nil)
-		if !errors.As(err, &je) && !errors.As(err, &pe) && !errors.As(err, &ae) {
+		je, pe, ae, rl := (*journalError)(nil), (*planError)(nil), (*pushapi.AuthError)(nil), (*RateLimitedError)(nil)
+		if !errors.As(err, &je) && !errors.As(err, &pe) && !errors.As(err, &ae) && !errors.As(err, &rl) {
 			abort(err)
 		}
 	}
@@ -116,6 +121,9 @@ func (r *run) sendAll(ctx context.Context) error {
 	}
 	r.res.Interrupted = ctx.Err() != nil
 	if err := context.Cause(fatalCtx); err != nil && !errors.Is(err, context.Canceled) {
+		if rl := (*RateLimitedError)(nil); errors.As(err, &rl) {
+			rl.NotSent = r.res.NotStarted // every target not sent was held back by it
+		}
 		// Journal writes fail in several goroutines: report the first.
 		if je := (*journalError)(nil); errors.As(err, &je) && r.journalErr != nil {
 			return r.journalErr
@@ -297,14 +305,25 @@ func processed(err error) bool {
 // notSent records a batch that was never sent, after a stop: a journaled
 // one's targets are failed "not sent", so the next plan sends them; those
 // of one never journaled are as they were.
-func (r *run) notSent(pb *prepared) error {
+func (r *run) notSent(pb *prepared) error { return r.notSentBecause(pb, "") }
+
+// notSentBecause is notSent saying why ("" for the run's reason).
+func (r *run) notSentBecause(pb *prepared, why string) error {
 	if !pb.journaled {
 		r.mu.Lock()
 		r.res.NotStarted += pb.targets
 		r.mu.Unlock()
 		return nil
 	}
-	e := failedEntry(pb.intent, r.opts.Now().UTC(), "", 0, func(int) string { return "not sent: apply stopped before this request" })
+	if why == "" {
+		r.mu.Lock()
+		why = r.notSentWhy
+		r.mu.Unlock()
+	}
+	if why == "" {
+		why = "not sent: apply stopped before this request"
+	}
+	e := failedEntry(pb.intent, r.opts.Now().UTC(), "", 0, func(int) string { return why })
 	err := r.record(e)
 	r.mu.Lock()
 	r.res.NotStarted += pb.targets
@@ -323,11 +342,22 @@ func (r *run) notSent(pb *prepared) error {
 // only when the run must stop at once); stop is the interrupt, which lets
 // the request in flight finish but starts no retry: a retry is a new request.
 func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders *recorders, fatal context.CancelCauseFunc) error {
+	if parts := r.fitted(stop, pb); parts != nil {
+		return r.resend(ctx, stop, pb, parts, nil, recorders, fatal)
+	}
 	var resp *pushapi.SendResponse
 	var err error
 	var maybe error    // the last try that may have been processed
 	var next time.Time // when the next try would start, after a backoff
+	limited := 0       // 429s answered
 	for attempt := 1; ; attempt++ {
+		// A 429 to any request pauses them all.
+		if r.opts.RateLimit.Pause(stop, r.opts.Sleep) != nil {
+			if attempt == 1 {
+				return r.notSent(pb)
+			}
+			break // interrupted while waiting: err stays the last try's
+		}
 		// Every try waits for its send rates, and starts only within the
 		// delivery windows: a retry is a new request.
 		at := next
@@ -351,7 +381,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 			}
 			pb.journaled = true
 		}
-		if attempt == 1 {
+		if attempt == 1 && limited == 0 {
 			r.mu.Lock()
 			r.res.Sent++
 			r.emit(Event{Type: EventRequest, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets})
@@ -359,7 +389,32 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		}
 		resp, err = r.sender.Send(ctx, pb.req)
 		if err == nil {
+			r.sizes.took(pb)
 			break
+		}
+		if is, after := pushapi.RateLimited(err); is && ctx.Err() == nil && stop.Err() == nil {
+			// A wait, not a try: the request is sent again once the
+			// service's pause is over, as long as the run's budget lasts.
+			limited++
+			delay := r.backoff(limited, after)
+			if next = r.opts.Now().Add(delay); pb.allClosedBy(next) {
+				attempt--
+				continue // the window closes first: record it without waiting
+			}
+			r.mu.Lock()
+			r.res.Retries++
+			r.emit(Event{Type: EventWait, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay,
+				RequestID: pushapi.RequestID(err), Status: http.StatusTooManyRequests, Error: err.Error()})
+			r.mu.Unlock()
+			werr := r.opts.RateLimit.Wait(stop, delay, r.opts.Sleep)
+			if spent := (*pushapi.RateLimitSpentError)(nil); errors.As(werr, &spent) {
+				return r.rateLimited(pb, err, maybe, spent)
+			}
+			if werr != nil {
+				break // interrupted while waiting: err stays the last try's
+			}
+			attempt--
+			continue
 		}
 		class, after := pushapi.Classify(err)
 		if class == pushapi.Ambiguous {
@@ -382,6 +437,13 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		if r.opts.Sleep(stop, delay) != nil {
 			break // interrupted while waiting: err stays the last try's
 		}
+	}
+	if is, _ := pushapi.RateLimited(err); is && maybe == nil {
+		// Interrupted while the service asked to wait: nothing was processed.
+		return r.notSentBecause(pb, "not sent: apply was interrupted while the service asked to wait: "+err.Error())
+	}
+	if pushapi.TooLarge(err) {
+		return r.tooLarge(ctx, stop, pb, err, recorders, fatal)
 	}
 	var ve *pushapi.ValidationError
 	if errors.As(err, &ve) {

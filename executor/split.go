@@ -125,10 +125,15 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 			Error: ve.Error(), Parts: numbers})
 	}
 	r.mu.Unlock()
+	return r.sendParts(ctx, stop, subs, recorders, fatal)
+}
 
+// sendParts sends the parts of a request split after it was recorded not
+// sent, one after another, each with its own intent and outcome.
+func (r *run) sendParts(ctx, stop context.Context, subs []*prepared, recorders *recorders, fatal context.CancelCauseFunc) error {
 	for i, sub := range subs {
 		if stop.Err() != nil || ctx.Err() != nil {
-			// Recorded not sent above; the next plan sends them.
+			// Recorded not sent; the next plan sends them.
 			r.mu.Lock()
 			r.res.NotStarted += sub.targets
 			r.mu.Unlock()
@@ -136,7 +141,7 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 		}
 		sub.intent.Time = r.opts.Now().UTC()
 		if err := r.record(sub.intent); err != nil {
-			// Recorded not sent above, as are the parts after it.
+			// Recorded not sent, as are the parts after it.
 			r.mu.Lock()
 			for _, rest := range subs[i:] {
 				r.res.NotStarted += rest.targets
@@ -169,15 +174,38 @@ func bisectBudget(k int) int {
 // part builds the request of pb's notifications idx, numbered after every
 // request of the run so far; its intent is not journaled yet.
 func (r *run) part(pb *prepared, idx []int) *prepared {
+	pieces := make([]piece, len(idx))
+	for j, i := range idx {
+		pieces[j] = piece{i: i, to: -1}
+	}
+	return r.partOf(pb, pieces)
+}
+
+// piece is notification i of a request, or with to >= 0 its targets
+// from to to (user or device ids).
+type piece struct{ i, from, to int }
+
+// partOf builds the request of pb's pieces, numbered after every request
+// of the run so far; its intent is not journaled yet.
+func (r *run) partOf(pb *prepared, pieces []piece) *prepared {
 	b := int(r.nextBatch.Add(1) - 1)
 	sub := &prepared{b: b, idempotent: true, bisect: pb.bisect, paces: pb.paces,
 		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b)}}
-	for _, i := range idx {
-		it := pb.intent.Items[i]
-		sub.windows = append(sub.windows, pb.windows[i])
-		sub.req = append(sub.req, pb.req[i])
+	for _, pc := range pieces {
+		it, n := pb.intent.Items[pc.i], pb.req[pc.i]
+		if pc.to >= 0 {
+			it.Targets = it.Targets[pc.from:pc.to:pc.to]
+			switch {
+			case n.UserIDs != nil:
+				n.UserIDs = it.Targets
+			case n.DeviceIDs != nil:
+				n.DeviceIDs = it.Targets
+			}
+		}
+		sub.windows = append(sub.windows, pb.windows[pc.i])
+		sub.req = append(sub.req, n)
 		sub.intent.Items = append(sub.intent.Items, it)
-		sub.addrs = append(sub.addrs, pb.addrs[i])
+		sub.addrs = append(sub.addrs, pb.addrs[pc.i])
 		sub.targets += len(it.Targets)
 		if it.Content == nil || !it.Content.Idempotent(it.Kind) {
 			sub.idempotent = false

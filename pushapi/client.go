@@ -21,22 +21,16 @@ package pushapi
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
-	"unsafe"
 
 	"pushform/secret"
 )
@@ -97,6 +91,10 @@ type Options struct {
 	// MaxRetryAfter caps the wait a Retry-After on a recipients page can
 	// impose; default DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
+	// RateLimit is the run's budget for waiting out 429s on recipients
+	// pages, shared with the run's sends (see RateLimit); nil: a budget
+	// of DefaultRateLimitWait of the client's own.
+	RateLimit *RateLimit
 	// Log, when set, is called once per HTTP exchange (each send, each
 	// recipients page) when it is over, for a debug log. It gets no key,
 	// no ids and no body text: see RequestLog. It must be safe for
@@ -117,6 +115,10 @@ type RequestLog struct {
 	// IDsReceived counts result entries of a send answer (one per target)
 	// or user ids of a recipients page, as served.
 	IDsReceived int
+	// Unreadable counts the result entries of a send answer with an
+	// optional field that could not be read (Result.Unreadable): their
+	// outcomes stand, the fields are kept as served.
+	Unreadable int
 	// Error says what went wrong in fixed words ("timeout", "cancelled",
 	// "connection failed", "unreadable answer", "rejected", "key rejected",
 	// "refused"); empty when the exchange succeeded.
@@ -198,6 +200,7 @@ type Client struct {
 	recAttempts   int
 	maxRetryAfter time.Duration
 	sleep         func(context.Context, time.Duration) error
+	rate          *RateLimit
 }
 
 // New checks opts and returns a client.
@@ -230,6 +233,10 @@ func New(opts Options) (*Client, error) {
 		recAttempts:   opts.RecipientsMaxAttempts,
 		maxRetryAfter: opts.MaxRetryAfter,
 		sleep:         sleepCtx,
+		rate:          opts.RateLimit,
+	}
+	if c.rate == nil {
+		c.rate = NewRateLimit(DefaultRateLimitWait, nil)
 	}
 	if c.recAttempts <= 0 {
 		c.recAttempts = DefaultRecipientsMaxAttempts
@@ -525,6 +532,11 @@ func (c *Client) Send(ctx context.Context, batch []Notification) (*SendResponse,
 		l.Status, l.RequestID = res.StatusCode, res.RequestID
 		for _, rs := range res.Results {
 			l.IDsReceived += len(rs)
+			for i := range rs {
+				if rs[i].Unreadable != "" {
+					l.Unreadable++
+				}
+			}
 		}
 	} else {
 		l.Status, l.RequestID = statusOf(err), RequestID(err)
@@ -560,439 +572,4 @@ func (c *Client) send(ctx context.Context, batch []Notification) (*SendResponse,
 		return nil, c.decodeError(http.MethodPost, r, err)
 	}
 	return &SendResponse{RequestID: r.requestID, StatusCode: r.status, Results: results, mem: mem, pool: &c.scratch}, nil
-}
-
-// Recipients fetches the user ids that can receive a push now (spec 4.2),
-// following paging to the last page. It is RecipientsFunc collecting every
-// id.
-func (c *Client) Recipients(ctx context.Context) (*RecipientsResponse, error) {
-	out := &RecipientsResponse{}
-	ids, err := c.RecipientsFunc(ctx, func(chunk []string) error {
-		out.UserIDs = append(out.UserIDs, chunk...)
-		return nil
-	})
-	out.RequestIDs = ids
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// recipientsChunk is how many ids RecipientsFunc hands over at a time.
-const recipientsChunk = 4096
-
-// RecipientsFunc fetches the recipient list (spec 4.2), following its
-// paging, and calls fn with the user ids in chunks in the order served,
-// each id once (duplicates within and across pages are dropped). fn may
-// keep the slice and its strings; an error from fn stops the fetch and is
-// returned. The request ids of the pages fetched are returned, also with
-// an error.
-//
-// The next page is named by a Link header with rel="next" (RFC 8288), or
-// in the body by next (also nextCursor, nextPageToken...), links.next,
-// paging.next (any of links, _links, paging, pagination, meta, pageInfo)
-// or cursor: an absolute URL, a relative one, or a cursor value sent back
-// as ?cursor=. A link is followed only on the base URL's scheme and host
-// (the API key goes nowhere else). A page that says more follows (a
-// hasMore flag, a total above the ids served, a page number below the
-// page count, a next field of another form) but names no next page it
-// can follow is an error naming the page, never the silent end of the
-// list. A page answered 429, 503 or another status that certainly changed
-// nothing is asked for again, up to Options.RecipientsMaxAttempts tries,
-// waiting as apply's retries do (Retry-After honoured, up to
-// Options.MaxRetryAfter).
-//
-// The whole list is bounded by Options.RecipientsTimeout, each cursor or
-// link by MaxCursorBytes and each id by MaxUserIDBytes; the API key in an
-// id (in any escaping) is redacted like everywhere else.
-func (c *Client) RecipientsFunc(ctx context.Context, fn func(ids []string) error) (requestIDs []string, err error) {
-	parent := ctx
-	ctx, cancel := c.recDeadline(ctx)
-	defer cancel()
-	start := time.Now()
-	f := &recipientsFetch{c: c, fn: fn}
-	target := c.base + RecipientsPath
-	fetched := map[string]struct{}{target: {}}
-	for page := 1; ; page++ {
-		if page > maxPages {
-			return requestIDs, fmt.Errorf("the recipient list did not end after %d pages (%s user ids): the service keeps sending a next page; ask its operators why its paging does not end", maxPages, count(f.total))
-		}
-		pg, err := c.recipientsPageRetry(ctx, target, page, f, &requestIDs)
-		if err == nil {
-			err = f.flush()
-		}
-		if err != nil {
-			if ctx.Err() != nil && parent.Err() == nil {
-				return requestIDs, fmt.Errorf("the recipient list was not complete after %s (%d pages, %s user ids so far): raise the recipients time limit (--recipients-timeout) if the list is that long: %w",
-					time.Since(start).Round(time.Second), page, count(f.total), err)
-			}
-			if page > 1 {
-				err = fmt.Errorf("recipients page %d: %w", page, err)
-			}
-			return requestIDs, err
-		}
-		next, err := c.nextPage(target, pg, f)
-		if err != nil {
-			return requestIDs, &DecodeError{Method: http.MethodGet, StatusCode: http.StatusOK, RequestID: pg.requestID,
-				Err: c.red.Error(fmt.Errorf("recipients page %d: %w", page, err))}
-		}
-		if next == "" {
-			return requestIDs, nil
-		}
-		if _, again := fetched[next]; again {
-			return requestIDs, &DecodeError{Method: http.MethodGet, StatusCode: http.StatusOK, RequestID: pg.requestID,
-				Err: c.red.Error(fmt.Errorf("paging loops: recipients page %d names a page already fetched as its next (%s)", page, sanitize(pg.nextRaw, 80)))}
-		}
-		fetched[next] = struct{}{}
-		target = next
-	}
-}
-
-// recipientsPageRetry fetches one page, asking again while the answer
-// says nothing was done (429, 503...) and no id of the page was read.
-func (c *Client) recipientsPageRetry(ctx context.Context, target string, page int, f *recipientsFetch, requestIDs *[]string) (*pageAnswer, error) {
-	for attempt := 1; ; attempt++ {
-		pageStart, before := time.Now(), f.served
-		pg, err := c.recipientsPage(ctx, target, f)
-		reqID := pg.requestID
-		if c.log != nil {
-			status := http.StatusOK
-			if err != nil {
-				status = statusOf(err)
-			}
-			c.log(RequestLog{Method: http.MethodGet, Path: RecipientsPath, Page: page, Status: status, RequestID: reqID,
-				Duration: time.Since(pageStart), IDsReceived: f.served - before, Error: logWord(err)})
-		}
-		if reqID != "" {
-			*requestIDs = append(*requestIDs, reqID)
-		}
-		if err == nil || attempt >= c.recAttempts || f.served != before || ctx.Err() != nil {
-			return pg, err
-		}
-		class, after := Classify(err)
-		var se *StatusError
-		var te *TransportError
-		if class != Safe || !errors.As(err, &se) && !(errors.As(err, &te) && !te.Sent) {
-			return pg, err
-		}
-		if c.sleep(ctx, c.recBackoff(attempt, after)) != nil {
-			return pg, err
-		}
-	}
-}
-
-// recBackoff is the wait before asking for a page again: apply's policy,
-// capped exponential backoff with jitter, never shorter than the
-// Retry-After the service asked for (within MaxRetryAfter).
-func (c *Client) recBackoff(attempt int, after time.Duration) time.Duration {
-	const base, most = 250 * time.Millisecond, 30 * time.Second
-	d := base << min(attempt-1, 16)
-	if d > most || d <= 0 {
-		d = most
-	}
-	d = d/2 + rand.N(d/2+1)
-	return max(d, min(after, c.maxRetryAfter))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	select {
-	case <-time.After(d): // collected once unreferenced (Go 1.23)
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// nextPage works out the URL of the page after the one fetched from
-// target: "" when it was the last.
-func (c *Client) nextPage(target string, pg *pageAnswer, f *recipientsFetch) (string, error) {
-	if pg.linkErr != nil {
-		return "", fmt.Errorf("its Link header cannot be read (%v), so the next page cannot be found", pg.linkErr)
-	}
-	raw, from, isLink := pg.link, `the Link header's rel="next"`, true
-	if raw == "" {
-		raw, from = pg.info.nextPage()
-		isLink = false
-	}
-	pg.nextRaw = raw
-	if raw == "" {
-		return "", c.unfollowed(&pg.info, f)
-	}
-	if !isLink && !c.looksLikeLink(raw) {
-		return c.base + RecipientsPath + "?cursor=" + url.QueryEscape(raw), nil
-	}
-	cur, err := url.Parse(target)
-	if err != nil {
-		return "", err
-	}
-	ref, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("the next page in %s is not a URL: %q", from, sanitize(raw, 80))
-	}
-	u := cur.ResolveReference(ref)
-	u.Fragment, u.RawFragment = "", ""
-	base, _ := url.Parse(c.base)
-	if u.User != nil || !strings.EqualFold(u.Scheme, base.Scheme) || !sameHost(u, base) {
-		return "", fmt.Errorf("the next page in %s is on another host (%s): it is not followed, the API key is sent only to the base URL's host (%s)",
-			from, sanitize(u.Scheme+"://"+u.Host, 80), sanitize(base.Host, 80))
-	}
-	return u.String(), nil
-}
-
-// unfollowed checks a page that names no next page: when it says more
-// follows anyway, the list would be cut short without a word.
-func (c *Client) unfollowed(p *pageInfo, f *recipientsFetch) error {
-	const how = `a Link header with rel="next", or next, links.next, paging.next or cursor in the body`
-	switch {
-	case p.more != "":
-		return fmt.Errorf("the answer says more pages follow (%s: true) but names no next page (%s): the list would be incomplete", sanitize(p.more, 40), how)
-	case p.total > int64(f.served):
-		return fmt.Errorf("the answer says the list holds %s user ids (%s) but %s were served and it names no next page (%s): the list would be incomplete",
-			count(int(min(p.total, 1<<53))), sanitize(p.totalKey, 40), count(f.served), how)
-	case p.pages > 0 && p.page >= 0 && p.page+1 < p.pages:
-		return fmt.Errorf("the answer is page %d of %d but names no next page (%s): the list would be incomplete", p.page, p.pages, how)
-	case p.nextish != "":
-		return fmt.Errorf("the answer names its next page under %q, which pushform cannot follow (it follows %s): the list would be incomplete", sanitize(p.nextish, 40), how)
-	}
-	return nil
-}
-
-// looksLikeLink tells a next link in a body from a cursor value: an
-// absolute URL, a query or dot-relative reference, or a path under the
-// base URL's path (a cursor may start with "/" too: base64 does).
-func (c *Client) looksLikeLink(v string) bool {
-	switch {
-	case strings.Contains(v, "://"), strings.HasPrefix(v, "?"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"):
-		return true
-	case strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//"):
-		base, err := url.Parse(c.base)
-		if err != nil {
-			return false
-		}
-		p := v
-		if i := strings.IndexAny(p, "?#"); i >= 0 {
-			p = p[:i]
-		}
-		bp := strings.TrimSuffix(base.Path, "/")
-		return bp == "" || p == bp || strings.HasPrefix(p, bp+"/")
-	}
-	return false
-}
-
-// sameHost compares hosts without regard to case, with default ports.
-func sameHost(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if strings.EqualFold(u.Scheme, "https") {
-			return "443"
-		}
-		return "80"
-	}
-	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-// count formats n with thousands separators, as pushform prints numbers.
-func count(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// recipientsFetch gathers the ids of a recipient list into chunks.
-//
-// Lists usually come sorted (a database's index order): while every id is
-// greater than the one before, none can repeat, and no set is kept: the
-// ids are only compared with the one before. At the first id out of
-// order, seen is built from the chunks handed over so far (kept in
-// handed until the list ends: fn may keep a chunk but never changes it)
-// and the one being gathered. In an apply's profile, the set took 37 ns
-// an id even on its sorted path, and copied 9 MB a million.
-type recipientsFetch struct {
-	c      *Client
-	fn     func([]string) error
-	seen   *idSet     // nil while the ids come in order
-	handed [][]string // while in order: every chunk handed to fn
-	buf    []byte     // the chunk's ids, one after another
-	ends   []int      // where each ends in buf
-	total  int        // ids handed over
-	served int        // ids read, duplicates included
-}
-
-// add takes one id as served (valid until the call returns).
-func (f *recipientsFetch) add(id []byte) error {
-	f.served++
-	if !isASCII(id) && !utf8.Valid(id) {
-		id = []byte(validUTF8(id))
-	}
-	if f.c.red.ContainsBytes(id) { // an echo of the key: it must not reach a plan or the state
-		id = []byte(f.c.red.String(string(id)))
-	}
-	if f.seen == nil && !f.inOrder(id) {
-		if err := f.index(); err != nil {
-			return err
-		}
-	}
-	if f.seen != nil {
-		if added, err := f.seen.add(id); !added {
-			return err
-		}
-	}
-	f.buf = append(f.buf, id...)
-	f.ends = append(f.ends, len(f.buf))
-	if len(f.ends) == recipientsChunk {
-		size := len(f.buf)
-		if err := f.flush(); err != nil {
-			return &stopped{err}
-		}
-		f.buf = make([]byte, 0, size+size/8) // the next chunk's ids are about as long
-	}
-	return nil
-}
-
-// inOrder reports whether id is greater than every id taken before.
-func (f *recipientsFetch) inOrder(id []byte) bool {
-	if k := len(f.ends); k > 0 {
-		start := 0
-		if k > 1 {
-			start = f.ends[k-2]
-		}
-		return greater(id, f.buf[start:f.ends[k-1]])
-	}
-	if k := len(f.handed); k > 0 {
-		last := f.handed[k-1]
-		return string(id) > last[len(last)-1]
-	}
-	return true
-}
-
-// isASCII reports whether b is all ASCII, eight bytes at a time: most ids
-// are, and need no UTF-8 check (utf8.Valid took 7 ns an id).
-func isASCII(b []byte) bool {
-	for ; len(b) >= 8; b = b[8:] {
-		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
-			return false
-		}
-	}
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// greater reports whether a sorts after b, comparing eight bytes at a
-// time (bytes.Compare took 9 ns for two short ids).
-func greater(a, b []byte) bool {
-	for len(a) >= 8 && len(b) >= 8 {
-		if x, y := binary.BigEndian.Uint64(a), binary.BigEndian.Uint64(b); x != y {
-			return x > y
-		}
-		a, b = a[8:], b[8:]
-	}
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] > b[i]
-		}
-	}
-	return len(a) > len(b)
-}
-
-// index builds seen from every id taken so far, when one comes out of
-// order.
-func (f *recipientsFetch) index() error {
-	s := newIDSet()
-	for _, chunk := range f.handed {
-		for _, id := range chunk {
-			// add reads id and keeps a copy: the string is not written.
-			if _, err := s.add(unsafe.Slice(unsafe.StringData(id), len(id))); err != nil {
-				return err
-			}
-		}
-	}
-	start := 0
-	for _, end := range f.ends {
-		if _, err := s.add(f.buf[start:end]); err != nil {
-			return err
-		}
-		start = end
-	}
-	f.seen, f.handed = s, nil
-	return nil
-}
-
-// stopped carries the caller's error out of the decoder untouched.
-type stopped struct{ err error }
-
-func (s *stopped) Error() string { return s.err.Error() }
-
-// flush hands the chunk to fn: its ids share one string, which is the
-// buffer they were gathered in, not a copy (a million ids are 16 MB); the
-// buffer is then left to them, never written again.
-func (f *recipientsFetch) flush() error {
-	if len(f.ends) == 0 {
-		return nil
-	}
-	all := unsafe.String(unsafe.SliceData(f.buf), len(f.buf))
-	chunk := make([]string, len(f.ends))
-	start := 0
-	for i, end := range f.ends {
-		chunk[i] = all[start:end]
-		start = end
-	}
-	f.buf, f.ends = nil, f.ends[:0]
-	f.total += len(chunk)
-	if f.seen == nil {
-		f.handed = append(f.handed, chunk)
-	}
-	return f.fn(chunk)
-}
-
-// pageAnswer is what one recipients page said about paging.
-type pageAnswer struct {
-	requestID string
-	info      pageInfo
-	link      string // the Link header's rel="next" target, "" when none
-	linkErr   error  // a Link header that cannot be parsed
-	nextRaw   string // the next page as named, for messages
-}
-
-// recipientsPage fetches one page and passes its ids to f as they
-// arrive; it returns what the page says about the next one.
-func (c *Client) recipientsPage(ctx context.Context, target string, f *recipientsFetch) (*pageAnswer, error) {
-	pg := &pageAnswer{}
-	r, err := c.do(ctx, http.MethodGet, target, nil, true)
-	if err != nil {
-		pg.requestID = RequestID(err)
-		return pg, err
-	}
-	defer r.release(c)
-	pg.requestID = r.requestID
-	if r.status != http.StatusOK {
-		return pg, c.errorFor(http.MethodGet, r, 0)
-	}
-	if v := r.header.Values("Link"); len(v) > 0 {
-		pg.link, pg.linkErr = nextLink(v)
-	}
-	s, info, err := readRecipientsPage(r.stream, 64<<10, f.add)
-	pg.info = info
-	if err != nil {
-		var stop *stopped
-		if errors.As(err, &stop) {
-			return pg, stop.err
-		}
-		if rerr := s.readErr(); rerr != nil { // the answer broke off: not its content's fault
-			return pg, r.readError(c, rerr)
-		}
-		// The excerpt is what the window still holds: the start of the
-		// answer when it went wrong early.
-		window := s.start()
-		return pg, &DecodeError{Method: http.MethodGet, StatusCode: r.status, RequestID: r.requestID,
-			Err: c.red.Error(err), Excerpt: excerpt(c.red.Bytes(window), r.header.Get("Content-Type"))}
-	}
-	return pg, nil
 }

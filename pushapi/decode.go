@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // target is one expected result of a send, in request order: a user id, a
@@ -377,16 +379,18 @@ func (rd *resultsReader) finish(batch []Notification, red *secret.Redactor) ([][
 	return split(flat, rd.ts, len(batch)), nil
 }
 
-// redactTexts redacts the messages and reasons of es together, in the
-// order served, so a key split across them is found too.
+// redactTexts redacts the messages, reasons and unreadable fields of es
+// together, in the order served, so a key split across them is found too;
+// then it cuts unreadable fields to MaxUnreadableBytes.
 func redactTexts(es []entry, red *secret.Redactor) {
 	if !red.Active() {
+		cutUnreadable(es)
 		return
 	}
 	// Most answers hold no text to redact: find the first entry with one
 	// (taking the pair apart for every entry cost 14 ns an entry).
 	first := slices.IndexFunc(es, func(e entry) bool {
-		return e.Message != "" || e.Reason != "" && e.Reason != ReasonNoActiveDevice
+		return e.Message != "" || e.Reason != "" && e.Reason != ReasonNoActiveDevice || e.Unreadable != ""
 	})
 	if first < 0 {
 		return
@@ -394,26 +398,36 @@ func redactTexts(es []entry, red *secret.Redactor) {
 	var fields []*string
 	for i := first; i < len(es); i++ {
 		e := &es[i]
-		pair := [2]*string{&e.Message, &e.Reason}
+		triple := [3]*string{&e.Message, &e.Reason, &e.Unreadable}
 		if e.reasonFirst {
-			pair[0], pair[1] = pair[1], pair[0]
+			triple[0], triple[1] = triple[1], triple[0]
 		}
-		for _, f := range pair {
+		for _, f := range triple {
 			if *f != "" && *f != ReasonNoActiveDevice {
 				fields = append(fields, f)
 			}
 		}
 	}
-	if len(fields) == 0 {
-		return
+	if len(fields) > 0 {
+		parts := make([]string, len(fields))
+		for i, f := range fields {
+			parts[i] = *f
+		}
+		red.Join(parts)
+		for i, f := range fields {
+			*f = parts[i]
+		}
 	}
-	parts := make([]string, len(fields))
-	for i, f := range fields {
-		parts[i] = *f
-	}
-	red.Join(parts)
-	for i, f := range fields {
-		*f = parts[i]
+	cutUnreadable(es[first:])
+}
+
+// cutUnreadable bounds the unreadable fields kept of es: they are the
+// service's text, stored with every target that has them.
+func cutUnreadable(es []entry) {
+	for i := range es {
+		if u := es[i].Unreadable; len(u) > MaxUnreadableBytes {
+			es[i].Unreadable = strings.ToValidUTF8(u[:MaxUnreadableBytes-len("…")], "") + "…"
+		}
 	}
 }
 
@@ -510,7 +524,8 @@ func sameOutcome(a, b *Result) bool {
 		}
 		return *r.UnreachableSince
 	}
-	return a.Outcome == b.Outcome && count(a) == count(b) && a.Reason == b.Reason && a.Message == b.Message && since(a).Equal(since(b))
+	return a.Outcome == b.Outcome && count(a) == count(b) && a.Reason == b.Reason && a.Message == b.Message && since(a).Equal(since(b)) &&
+		a.Unreadable == b.Unreadable
 }
 
 // match places the n entries es decoded from an answer on the targets ts
@@ -690,17 +705,24 @@ func mergeTopics(group []entry) Result {
 			}
 		}
 	}
+	// What could not be read of any topic is kept.
+	unread := ""
+	for i := range group {
+		if u := group[i].Unreadable; u != "" && !strings.Contains(unread, u) {
+			unread = strings.TrimPrefix(unread+"; "+u, "; ")
+		}
+	}
 	switch {
 	case delivered:
-		out := Result{Outcome: OutcomeDelivered}
+		out := Result{Outcome: OutcomeDelivered, Unreadable: unread}
 		if known {
 			out.DeviceCount = &sum
 		}
 		return out
 	case failed != nil:
-		return Result{Outcome: OutcomeFailed, Message: failed.Message}
+		return Result{Outcome: OutcomeFailed, Message: failed.Message, Unreadable: unread}
 	}
-	out := Result{Outcome: OutcomeSkipped, Reason: skipped.Reason}
+	out := Result{Outcome: OutcomeSkipped, Reason: skipped.Reason, Unreadable: unread}
 	for i := range group {
 		if u := group[i].UnreachableSince; u != nil {
 			out.UnreachableSince = u
@@ -803,11 +825,15 @@ func entryKey(key []byte) (int, string) {
 
 // entry decodes one result object into e. exp is the target expected at
 // this position (nil past the end), used to share its strings instead of
-// copying the echo; count is where a device count is stored.
+// copying the echo; count is where a device count is stored. The echo and
+// the outcome must be readable; each optional field is read on its own,
+// and one that cannot be (a deviceCount that is no count, an
+// unreachableSince that is no time) is kept as served in
+// Result.Unreadable, never failing the entry.
 func (s *scanner) entry(e *entry, exp *target, count *int) error {
 	r := e.Result
 	var outcome Outcome
-	hasOutcome := false
+	hasOutcome, countSeen := false, false
 	err := s.object(func(key []byte) error {
 		id, name := entryKey(key)
 		var err error
@@ -829,23 +855,34 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 				}
 				outcome, hasOutcome = o, true
 			}
-		case keyDeviceCount:
-			var n int
-			var ok bool
-			if n, ok, err = s.count(); ok {
-				if count == nil {
-					count = new(int)
+		case keyDeviceCount, keyUnreachableSince:
+			v, verr := s.value()
+			if verr != nil {
+				return verr // the JSON itself is broken
+			}
+			if id == keyDeviceCount {
+				countSeen = true
+				n, ok, perr := countOf(v, &s.scratch)
+				switch {
+				case perr != nil:
+					e.unread(name, v)
+				case ok:
+					if count == nil {
+						count = new(int)
+					}
+					*count = n
+					r.DeviceCount = count
 				}
-				*count = n
-				r.DeviceCount = count
+			} else if t, perr := timeOf(v, &s.scratch); perr != nil {
+				e.unread(name, v)
+			} else {
+				r.UnreachableSince = t
 			}
 		case keyReason:
 			r.Reason, err = s.text()
 			e.reasonFirst = r.Message == ""
 		case keyMessage:
 			r.Message, err = s.text()
-		case keyUnreachableSince:
-			r.UnreachableSince, err = s.timestamp()
 		default:
 			return s.skip(1)
 		}
@@ -858,7 +895,7 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 		return err
 	}
 	if !hasOutcome {
-		if outcome, err = inferOutcome(r); err != nil {
+		if outcome, err = inferOutcome(r, countSeen); err != nil {
 			return err
 		}
 	}
@@ -866,16 +903,26 @@ func (s *scanner) entry(e *entry, exp *target, count *int) error {
 	return nil
 }
 
+// unread keeps optional field name, whose value v could not be read, as
+// served.
+func (e *entry) unread(name string, v []byte) {
+	if e.Unreadable != "" {
+		e.Unreadable += "; "
+	}
+	e.Unreadable += name + ": " + validUTF8(v)
+}
+
 // inferOutcome is the outcome of an entry without one: the field name is
 // not in the spec, so it is inferred from what is present, the failure
-// signal first so a failure is never taken for success.
-func inferOutcome(r *Result) (Outcome, error) {
+// signal first so a failure is never taken for success. countSeen says a
+// deviceCount was there, readable or not.
+func inferOutcome(r *Result, countSeen bool) (Outcome, error) {
 	switch {
 	case r.Message != "":
 		return OutcomeFailed, nil
 	case r.Reason != "":
 		return OutcomeSkipped, nil
-	case r.DeviceCount != nil:
+	case r.DeviceCount != nil || countSeen:
 		return OutcomeDelivered, nil
 	}
 	return "", errors.New("no outcome: none of status, outcome, result, deviceCount, reason, message")
@@ -981,20 +1028,21 @@ func validUTF8(b []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// count reads a non-negative integer given as a number or numeric string;
-// ok is false for null.
-func (s *scanner) count() (n int, ok bool, err error) {
-	if s.null() {
+// countOf reads a device count from the JSON value v: a non-negative
+// integer given as a number or numeric string; ok is false for null (or
+// a blank string). buf holds an unescaped string.
+func countOf(v jsontext.Value, buf *[]byte) (n int, ok bool, err error) {
+	switch v.Kind() {
+	case 'n':
 		return 0, false, nil
-	}
-	var v []byte
-	if s.peek() == '"' {
-		if v, err = s.str(); err != nil {
-			return 0, false, err
+	case '"':
+		v = bytes.TrimSpace(unquoted(buf, v))
+		if len(v) == 0 {
+			return 0, false, nil
 		}
-		v = bytes.TrimSpace(v)
-	} else if v, err = s.number(); err != nil {
-		return 0, false, err
+	case '0':
+	default:
+		return 0, false, fmt.Errorf("not a count: %s", v.Kind())
 	}
 	if n, ok := smallUint(v); ok {
 		return n, true, nil
@@ -1032,36 +1080,82 @@ func smallUint(v []byte) (int, bool) {
 // for milliseconds rather than seconds.
 const epochMillisFrom = 1e11
 
-// timestamp reads an RFC 3339 string or epoch seconds or milliseconds (a
-// number or a numeric string, told apart by magnitude); nil for null.
-func (s *scanner) timestamp() (*time.Time, error) {
-	if s.null() {
+// timeOf reads a timestamp from the JSON value v (see strTime and
+// epochTime); nil for null or a blank string.
+func timeOf(v jsontext.Value, buf *[]byte) (*time.Time, error) {
+	switch v.Kind() {
+	case 'n':
 		return nil, nil
+	case '"':
+		return strTime(unquoted(buf, v))
+	case '0':
+		return epochTime(v)
 	}
-	var v []byte
-	var err error
-	if s.peek() == '"' {
-		if v, err = s.str(); err != nil {
-			return nil, err
-		}
-		return strTime(v)
-	}
-	if v, err = s.number(); err != nil {
-		return nil, err
-	}
-	return epochTime(v)
+	return nil, fmt.Errorf("not a time: %s", v.Kind())
 }
 
-// strTime reads the content of a timestamp string; nil when blank.
+// strTime reads the content of a timestamp string: RFC 3339 and the
+// forms databases print, told apart from epoch seconds or milliseconds
+// (see rfc3339ish); nil when blank.
 func strTime(v []byte) (*time.Time, error) {
 	v = bytes.TrimSpace(v)
 	if len(v) == 0 {
 		return nil, nil
 	}
-	if t, err := time.Parse(time.RFC3339Nano, string(v)); err == nil {
+	if t, ok := rfc3339ish(v); ok {
 		return &t, nil
 	}
 	return epochTime(v)
+}
+
+// rfc3339ish parses RFC 3339 (time.RFC3339Nano) and the forms around it
+// a service may print: a space or a lower-case t between date and time,
+// a lower-case z, and a numeric offset of hours only (+00, PostgreSQL's
+// text form) or without a colon (+0000). A time without an offset is not
+// read: its zone is not known.
+func rfc3339ish(v []byte) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, string(v)); err == nil {
+		return t, true
+	}
+	// yyyy-mm-ddThh:mm:ss is 19 bytes; the offset is at least one.
+	if len(v) < 20 || len(v) > 64 || v[4] != '-' || v[7] != '-' {
+		return time.Time{}, false
+	}
+	var b [64]byte
+	n := copy(b[:], v)
+	s := b[:n]
+	if c := s[10]; c == ' ' || c == 't' {
+		s[10] = 'T'
+	}
+	if c := s[n-1]; c == 'z' {
+		s[n-1] = 'Z'
+	}
+	// The offset: the last '+' or '-' after the time of day.
+	if i := bytes.LastIndexAny(s[19:], "+-"); i >= 0 {
+		i += 19
+		off := s[i+1:]
+		var fixed []byte
+		switch {
+		case len(off) == 2 && digits(off):
+			fixed = append(append(s[:i+1:i+1], off...), ":00"...)
+		case len(off) == 4 && digits(off):
+			fixed = append(append(append(s[:i+1:i+1], off[:2]...), ':'), off[2:]...)
+		}
+		if fixed != nil {
+			s = fixed
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(s))
+	return t, err == nil
+}
+
+func digits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 // epochTime reads epoch seconds or milliseconds from the text of a number

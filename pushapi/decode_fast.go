@@ -179,7 +179,7 @@ func fastEntry(b []byte, p int, e *entry, exp *target, count *int) (int, bool) {
 	}
 	if !hasOutcome {
 		var err error
-		if outcome, err = inferOutcome(r); err != nil {
+		if outcome, err = inferOutcome(r, false); err != nil {
 			return 0, false
 		}
 	}

@@ -80,7 +80,7 @@ func FuzzDecodeRecipients(f *testing.F) {
 			}
 			whole = append(whole, string(id))
 			return nil
-		})
+		}, nil)
 		// Read as a stream, a byte at a time through the smallest window,
 		// the body decodes the same.
 		var streamed []string
@@ -88,7 +88,7 @@ func FuzzDecodeRecipients(f *testing.F) {
 		cursor2, err2 := ss.recipientsPage(func(id []byte) error {
 			streamed = append(streamed, string(id))
 			return nil
-		})
+		}, nil)
 		if (err == nil) != (err2 == nil) || cursor != cursor2 || !slices.Equal(whole, streamed) {
 			t.Fatalf("whole: %q %+v %v\nstream: %q %+v %v", whole, cursor, err, streamed, cursor2, err2)
 		}
@@ -162,7 +162,7 @@ func FuzzRecipientsFastPath(f *testing.F) {
 		general := func(r io.Reader, head int) result {
 			var res result
 			s := newStreamScanner(r, head)
-			info, err := s.recipientsPage(func(id []byte) error { res.ids = append(res.ids, string(id)); return nil })
+			info, err := s.recipientsPage(func(id []byte) error { res.ids = append(res.ids, string(id)); return nil }, nil)
 			res.info, res.head = info, string(s.start())
 			if err != nil {
 				res.err = err.Error()
@@ -171,7 +171,7 @@ func FuzzRecipientsFastPath(f *testing.F) {
 		}
 		fast := func(r io.Reader, head int) result {
 			var res result
-			s, info, err := readRecipientsPage(r, head, func(id []byte) error { res.ids = append(res.ids, string(id)); return nil })
+			s, info, err := readRecipientsPage(r, head, func(id []byte) error { res.ids = append(res.ids, string(id)); return nil }, nil)
 			res.info, res.head = info, string(s.start())
 			if err != nil {
 				res.err = err.Error()

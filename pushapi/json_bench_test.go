@@ -131,7 +131,7 @@ func decodeRecipientsBody(body []byte) ([]string, error) {
 	_, err := s.recipientsPage(func(id []byte) error {
 		ids = append(ids, string(id))
 		return nil
-	})
+	}, nil)
 	return ids, err
 }
 

@@ -97,13 +97,15 @@ func TestRecipientsPaging(t *testing.T) {
 		}, nil, nil, "paging loops"},
 		{"hasMore without a next page", map[string][]page{
 			p1: {{body: `{"data":["a"],"hasMore":true}`}},
-		}, nil, nil, "recipients page 1: the answer says more pages follow (hasMore: true) but names no next page"},
+		}, nil, nil, "recipients page 1: the answer says the list goes on (hasMore: true) but names no next page pushform can follow"},
 		{"a total above what was served", map[string][]page{
 			p1: {{body: `{"data":["a","b"],"meta":{"total":5028}}`}},
-		}, nil, nil, "recipients page 1: the answer says the list holds 5,028 user ids (meta.total) but 2 were served"},
-		{"page 1 of 3 without a next page", map[string][]page{
-			p1: {{body: `{"data":["a"],"pagination":{"page":1,"totalPages":3}}`}},
-		}, nil, nil, "the answer is page 1 of 3 but names no next page"},
+		}, nil, nil, "recipients page 1: the answer says the list goes on (the list holds 5,028 user ids (meta.total) and 2 were served) but names no next page"},
+		{"page 1 of 3 without a next page: page paging", map[string][]page{
+			p1:                            {{body: `{"data":["a"],"pagination":{"page":1,"totalPages":3}}`}},
+			recURI + "?page=2&per_page=1": {{body: `{"data":["b"],"pagination":{"page":2,"totalPages":3}}`}},
+			recURI + "?page=3&per_page=1": {{body: `{"data":["c"],"pagination":{"page":3,"totalPages":3}}`}},
+		}, []string{"a", "b", "c"}, nil, ""},
 		{"a field about something else next", map[string][]page{
 			p1: {{body: `{"data":["a"],"nextRefreshAt":"2026-11-25T00:00:00Z"}`}},
 		}, []string{"a"}, nil, ""},
@@ -138,14 +140,16 @@ func TestRecipientsPaging(t *testing.T) {
 		}, nil, slices.Repeat([]string{p1}, DefaultRecipientsMaxAttempts), "503 Service Unavailable"},
 		{"404 is not asked again", map[string][]page{
 			p1: {{link: `</v1/push-notifications/recipients?page=2>; rel="next"`, body: `["a"]`}},
-		}, nil, []string{p1, recURI + "?page=2"}, "recipients page 2: the service answered 404"},
+		}, nil, []string{p1, recURI + "?page=2"}, "recipients page 2, after 1 user id listed: the service answered 404"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, asked := pagedServer(t, tc.pages)
 			c := newClient(t, srv.URL)
 			var waits []time.Duration
-			c.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+			now := time.Now()
+			c.rate = NewRateLimit(time.Minute, func() time.Time { return now })
+			c.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); now = now.Add(d); return nil }
 			res, err := c.Recipients(context.Background())
 			if tc.asked != nil && !slices.Equal(asked(), tc.asked) {
 				t.Errorf("asked %q, want %q", asked(), tc.asked)

@@ -19,93 +19,17 @@ const (
 	MaxUserIDBytes = 64 << 10
 )
 
-// Keys of a recipients page object, matched without regard to case.
-const (
-	pageOther = iota
-	pageList
-	pageNext    // a link or cursor to the next page
-	pageCursor  // "cursor": the next page's cursor, unless a next key says otherwise
-	pageNest    // an object holding paging fields: links, paging, meta...
-	pageTotal   // how many ids the whole list holds
-	pageMore    // a flag that more pages follow
-	pageNumber  // this page's number
-	pagePages   // how many pages there are
-	pageNextish // another key naming a next page (nextPageUri...): a scheme not understood
-)
-
-var pageKeys = map[string]int{
-	"userids": pageList, "recipients": pageList, "data": pageList,
-	"next": pageNext, "nextcursor": pageNext, "next_cursor": pageNext, "nextpagetoken": pageNext,
-	"next_page_token": pageNext, "nextpage": pageNext, "next_page": pageNext, "nexturl": pageNext,
-	"next_url": pageNext, "nextlink": pageNext, "next_link": pageNext, "nextpageurl": pageNext,
-	"next_page_url": pageNext, "@odata.nextlink": pageNext,
-	"cursor": pageCursor,
-	"links":  pageNest, "_links": pageNest, "paging": pageNest, "pagination": pageNest, "meta": pageNest,
-	"pageinfo": pageNest, "page_info": pageNest,
-	"total": pageTotal, "totalcount": pageTotal, "total_count": pageTotal, "totalitems": pageTotal,
-	"total_items": pageTotal, "totalresults": pageTotal, "total_results": pageTotal, "count": pageTotal,
-	"hasmore": pageMore, "has_more": pageMore, "hasnext": pageMore, "has_next": pageMore,
-	"hasnextpage": pageMore, "has_next_page": pageMore, "more": pageMore,
-	"page": pageNumber, "currentpage": pageNumber, "current_page": pageNumber, "page_number": pageNumber,
-	"pagenumber": pageNumber,
-	"pages":      pagePages, "totalpages": pagePages, "total_pages": pagePages, "pagecount": pagePages,
-	"page_count": pagePages,
-}
-
-func pageKey(key []byte) int {
-	if len(key) > 20 {
-		return pageOther
-	}
-	var buf [20]byte
-	lower := buf[:len(key)]
-	for i, c := range key {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower[i] = c
-	}
-	if k, ok := pageKeys[string(lower)]; ok {
-		return k
-	}
-	if bytes.Contains(lower, []byte("next")) {
-		for _, w := range [...]string{"page", "cursor", "url", "uri", "link", "token", "href", "offset", "key"} {
-			if bytes.Contains(lower, []byte(w)) {
-				return pageNextish
-			}
-		}
-	}
-	return pageOther
-}
-
-// pageInfo is what a recipients page body says about paging.
-type pageInfo struct {
-	next, nextKey     string // the next page (a URL, a relative reference or a cursor) and where it was
-	cursor, cursorKey string // a "cursor" field: the next page's, when no next key is given
-	total             int64  // ids in the whole list; -1 when not said
-	totalKey          string
-	more              string // the key of a true "more pages follow" flag; "" when none
-	page, pages       int64  // this page's number and the number of pages; -1 when not said
-	nextish           string // a key naming a next page in a way not understood
-}
-
-// nextPage returns the next page the body names and the key it is under.
-func (p *pageInfo) nextPage() (string, string) {
-	if p.next != "" {
-		return p.next, p.nextKey
-	}
-	return p.cursor, p.cursorKey
-}
-
 // recipientsPage decodes one page of the recipient list from s: a bare
-// array of user ids, or an object holding the list under userIds,
-// recipients or data, with paging fields beside it or nested one level
-// (links.next, paging.next, meta.total...). Elements may be strings or
-// objects with a userId (or id). Each id is passed to emit (the slice is
-// valid during the call only); what the body says about paging is
-// returned. body is the start of the answer, for saying what it is when
-// it is not JSON.
-func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err error) {
-	info = pageInfo{total: -1, page: -1, pages: -1}
+// array of user ids, or an object holding the list under a sigList key
+// (userIds, recipients, data...), with paging signals beside it or nested
+// one level (links.next, meta.total...; see signals). Elements may be
+// strings or objects with a userId (or id). Each id is passed to emit
+// (the slice is valid during the call only); what the body says about
+// paging is returned. onObject, when set, is called when the answer turns
+// out to be an object, before any id: its paging signals may follow the
+// list.
+func (s *scanner) recipientsPage(emit func(id []byte) error, onObject func()) (info pageInfo, err error) {
+	info = newPageInfo()
 	k := s.before
 	list := func() error {
 		if s.peek() != '[' {
@@ -125,65 +49,49 @@ func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err
 			return info, err
 		}
 	case '{':
+		if onObject != nil {
+			onObject()
+		}
 		found := false
 		var member func(prefix string, depth int) func(key []byte) error
 		member = func(prefix string, depth int) func(key []byte) error {
 			return func(key []byte) error {
-				kind := pageKey(key)
+				m := bodySignal(key)
 				name := prefix + string(key)
-				switch kind {
-				case pageList:
+				switch m {
+				case sigList:
 					if found || depth > 0 {
 						return s.skip(1)
 					}
 					found = true
 					return list()
-				case pageNext, pageCursor:
+				case sigNext, sigCursor:
 					c, err := s.nextValue()
 					if err != nil {
 						return fmt.Errorf("the next cursor %w", err)
 					}
-					switch {
-					case c == "":
-					case kind == pageNext && info.next == "":
-						info.next, info.nextKey = c, name
-					case kind == pageCursor && info.cursor == "":
-						info.cursor, info.cursorKey = c, name
-					}
+					info.setNext(m, c, name)
 					return nil
-				case pageNest:
+				case sigNest:
 					if depth > 1 || s.peek() != '{' {
 						return s.skip(1)
 					}
 					return s.object(member(name+".", depth+1))
-				case pageTotal, pageNumber, pagePages:
+				case sigTotal, sigPage, sigPages, sigPerPage, sigOffset, sigLimit:
 					n, ok, err := s.pageCount()
 					if err != nil || !ok {
 						return err
 					}
-					switch {
-					case kind == pageTotal && info.total < 0:
-						info.total, info.totalKey = n, name
-					case kind == pageNumber && info.page < 0:
-						info.page = n
-					case kind == pagePages && info.pages < 0:
-						info.pages = n
-					}
+					info.count(m, n, name)
 					return nil
-				case pageMore:
-					if s.peek() == 't' {
-						if info.more == "" {
-							info.more = name
-						}
-						return s.literal("true")
-					}
-					return s.skip(1)
-				case pageNextish:
+				case sigMore, sigLast:
+					return s.flagValue(m, &info, name)
+				case sigNextish:
 					if c := s.peek(); c == 'n' || c == 'f' {
 						return s.skip(1) // null or false: nothing follows
 					}
 					if info.nextish == "" {
-						info.nextish = name
+						info.nextish, info.any = name, true
 					}
 					return s.skip(1)
 				}
@@ -194,7 +102,7 @@ func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err
 			return info, err
 		}
 		if !found {
-			return info, errors.New(`the answer is an object without a user id list (userIds, recipients or data)`)
+			return info, errors.New(`the answer is an object without a user id list (userIds, recipients, data, items or results)`)
 		}
 	default:
 		return info, notJSON(s, s.start(), "an array or object")
@@ -212,7 +120,7 @@ func (s *scanner) recipientsPage(emit func(id []byte) error) (info pageInfo, err
 // over where they end: the bytes left, after a '[' put back in front, are
 // the rest of the same array, so what is accepted and refused, and the
 // errors with their byte offsets, stay the general path's.
-func readRecipientsPage(r io.Reader, headMax int, emit func(id []byte) error) (*scanner, pageInfo, error) {
+func readRecipientsPage(r io.Reader, headMax int, emit func(id []byte) error, onObject func()) (*scanner, pageInfo, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	read, head, ids, err := fastRecipients(br, headMax, emit)
 	var s *scanner
@@ -225,7 +133,7 @@ func readRecipientsPage(r io.Reader, headMax int, emit func(id []byte) error) (*
 	if err != nil {
 		return s, pageInfo{}, fmt.Errorf("recipient %d: %w", ids, err)
 	}
-	info, err := s.recipientsPage(emit)
+	info, err := s.recipientsPage(emit, onObject)
 	return s, info, err
 }
 

@@ -156,7 +156,7 @@ func TestRecipientsCursorBound(t *testing.T) {
 		canned{status: 200, body: `{"userIds":["a"],"next":"p2"}`},
 		canned{status: 200, body: `{"userIds":["b"],"next":"` + long + `"}`})
 	_, err := newClient(t, srv.URL).Recipients(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "recipients page 2:") || !strings.Contains(err.Error(), "the next cursor is longer than 8192 bytes") {
+	if err == nil || !strings.Contains(err.Error(), "recipients page 2, after 1 user id listed:") || !strings.Contains(err.Error(), "the next cursor is longer than 8192 bytes") {
 		t.Fatalf("got %v", err)
 	}
 	if len(err.Error()) > 2000 {

@@ -339,6 +339,19 @@ func (s *scanner) raw() (string, error) {
 	return validUTF8(v), nil
 }
 
+// value reads any value and returns its JSON text, valid until the next
+// call: for a caller that decides afterwards whether it can read it.
+func (s *scanner) value() (jsontext.Value, error) {
+	if k := s.peek(); k == 0 {
+		return nil, s.unexpected(k, "a value")
+	}
+	v, err := s.dec.ReadValue()
+	if err != nil {
+		return nil, s.fail(err, "a value")
+	}
+	return v, nil
+}
+
 // object reads an object, calling fn for each member with the scanner at
 // the value; fn must consume the value. key is valid only until fn calls
 // the scanner: look at it first.

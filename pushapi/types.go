@@ -53,7 +53,16 @@ type Result struct {
 	Reason           string // skipped: currently always no_active_device
 	Message          string // failed: the underlying error
 	UnreachableSince *time.Time
+	// Unreadable holds the optional fields of the entry that could not be
+	// read (a deviceCount that is no count, an unreachableSince that is no
+	// time), as served: `unreachableSince: "last Tuesday"`, several joined
+	// by "; ", redacted and cut to MaxUnreadableBytes. Such a field never
+	// makes the answer unreadable: the outcome stands without it.
+	Unreadable string
 }
+
+// MaxUnreadableBytes bounds Result.Unreadable.
+const MaxUnreadableBytes = 512
 
 // SendResponse is the decoded answer to a send request.
 type SendResponse struct {

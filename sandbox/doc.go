@@ -51,6 +51,13 @@
 //     rel="next" URL ("link", the body a bare array) or an absolute URL
 //     under links.next ("links-next", {"data":[...],"links":{...}});
 //     Options.RecipientsFaults answer a page 429 or 503 once.
+//   - Options.SpecShapes and the RecipientsPaging schemes of
+//     specshapes.go give the shapes of issue 38: paging in headers
+//     (X-Next-Cursor, X-Total-Count), by an explicit end (hasMore false
+//     beside a stale cursor), by offset or page number, or a total with no
+//     way on; a body size limit answered 413 (or a request-level 400);
+//     bursts of 429 and 503 on the first send requests; unreachableSince
+//     and deviceCount in forms a client may not read.
 //   - Options.ResultsOrder, OKBody, SinceFormat and MaxLengthAnswer give
 //     the other answers a service may give: results reversed or shuffled,
 //     a fully delivered 200 as nothing, {} or {"results":[]},

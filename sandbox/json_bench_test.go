@@ -73,7 +73,7 @@ func sandboxResults(b []byte, ids []string, as []attempt) []byte {
 		}
 		b = append(b, `{"userId":`...)
 		b = appendJSONString(b, id)
-		b = appendOutcome(b, &as[i], "")
+		b = appendOutcome(b, &as[i], "", "")
 	}
 	return append(b, "]}"...)
 }

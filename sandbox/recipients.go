@@ -127,6 +127,9 @@ func (s *Server) recipients(e env, start int, emit func(ord int) bool) int {
 // array of every recipient, or paged (RecipientsShape "object" or a
 // RecipientsPaging) with the next page named as that option says.
 func (s *Server) handleRecipients(x *exchange, e env) {
+	if s.serveSpecPaging(x, e) {
+		return
+	}
 	q := x.r.URL.Query()
 	paging := s.opts.RecipientsPaging
 	if paging == "" && s.opts.RecipientsShape == "object" {
@@ -261,7 +264,7 @@ func (s *Server) notePage(cursor, next string) {
 	}
 }
 
-// recipientsFault answers the first request for a page that
+// recipientsFault answers the first requests for a page that
 // Options.RecipientsFaults names, and reports whether it did.
 func (s *Server) recipientsFault(x *exchange, cursor string) bool {
 	if len(s.opts.RecipientsFaults) == 0 {
@@ -272,11 +275,22 @@ func (s *Server) recipientsFault(x *exchange, cursor string) bool {
 	if cursor != "" {
 		page = s.recPages[cursor]
 	}
+	s.recMu.Unlock()
+	return s.faultPage(x, page)
+}
+
+// faultPage answers a request for page of the recipients list as
+// Options.RecipientsFaults say, and reports whether it did.
+func (s *Server) faultPage(x *exchange, page int) bool {
+	if len(s.opts.RecipientsFaults) == 0 {
+		return false
+	}
+	s.recMu.Lock()
 	status := 0
 	for _, f := range s.opts.RecipientsFaults {
-		if f.Page == page && !s.recFaulted[page] {
+		if f.Page == page && s.recFaulted[page] < max(f.Times, 1) {
 			status = f.Status
-			s.recFaulted[page] = true
+			s.recFaulted[page]++
 			break
 		}
 	}

@@ -201,7 +201,7 @@ func (s *Server) process(ns []notification, e env, requestID string) *sendResult
 	var spans [][2]int // each entry's bytes, for ResultsOrder
 	start := 0
 	entry := func(a *attempt) {
-		b = appendOutcome(b, a, s.opts.SinceFormat)
+		b = appendOutcome(b, a, s.opts.SinceFormat, s.opts.DeviceCountFormat)
 		spans = append(spans, [2]int{start, len(b)})
 		res.targets++
 		res.deliveries += a.delivered
@@ -371,12 +371,12 @@ func (s *Server) reorder(body []byte, spans [][2]int) []byte {
 }
 
 // appendOutcome appends the outcome fields of a result entry and closes
-// it; since is Options.SinceFormat.
-func appendOutcome(b []byte, a *attempt, since string) []byte {
+// it; since is Options.SinceFormat, count Options.DeviceCountFormat.
+func appendOutcome(b []byte, a *attempt, since, count string) []byte {
 	switch {
 	case a.delivered > 0:
 		b = append(b, `,"status":"delivered","deviceCount":`...)
-		b = strconv.AppendInt(b, int64(a.delivered), 10)
+		b = appendCount(b, a.delivered, count)
 	case a.attempted > 0:
 		b = append(b, `,"status":"failed","message":`...)
 		b = appendJSONString(b, a.failMsg)
@@ -389,6 +389,8 @@ func appendOutcome(b []byte, a *attempt, since string) []byte {
 				b = strconv.AppendInt(b, a.lastSeen/int64(time.Second), 10)
 			case SinceEpochMS:
 				b = strconv.AppendInt(b, a.lastSeen/int64(time.Millisecond), 10)
+			case SincePG, SinceSpaceZ, SinceWords:
+				b = appendSince(b, a.lastSeen, since)
 			default:
 				b = appendTime(b, a.lastSeen)
 			}
@@ -398,6 +400,9 @@ func appendOutcome(b []byte, a *attempt, since string) []byte {
 }
 
 func (s *Server) handleSend(x *exchange, e env) {
+	if s.refuseSize(x) || s.sendFault(x) {
+		return
+	}
 	f := s.faults.draw()
 	switch f {
 	case faultFailBefore:

@@ -92,12 +92,15 @@ type Options struct {
 	Now func() time.Time
 	// Logf, when set, receives one line per request and any server error.
 	Logf func(format string, args ...any)
+	// SpecShapes are the shapes of issue 38 (specshapes.go).
+	SpecShapes
 }
 
 // RecipientsFault is a status answered to the first request for page
-// Page (from 1) of the recipients list.
+// Page (from 1) of the recipients list, or to the first Times.
 type RecipientsFault struct {
 	Page, Status int
+	Times        int
 }
 
 // Values of Options.RecipientsPaging, ResultsOrder, OKBody and SinceFormat.
@@ -247,7 +250,8 @@ type Server struct {
 	// them, and recFaulted the pages a RecipientsFault has hit.
 	recMu      sync.Mutex
 	recPages   map[string]int
-	recFaulted map[int]bool
+	recFaulted map[int]int
+	specFaults sendFaults
 	// order shuffles results for ResultsOrder "shuffle".
 	orderMu sync.Mutex
 	order   *rand.Rand
@@ -294,7 +298,7 @@ func New(seed *Seed, opts Options) *Server {
 		wait:     sleep,
 
 		recPages:   map[string]int{},
-		recFaulted: map[int]bool{},
+		recFaulted: map[int]int{},
 		order:      rand.New(rand.NewPCG(uint64(opts.FaultSeed), 0x0dde)),
 	}
 	if s.now == nil {

@@ -242,6 +242,9 @@ type Delivery struct {
 	DeviceCount  int             `json:"device_count,omitempty"`
 	Reason       string          `json:"reason,omitempty"`
 	Message      string          `json:"message,omitempty"`
+	// Unreadable: the optional fields of the answer that could not be
+	// read, as served (Target.Unreadable).
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // LedgerMessages yields every message of the ledger: the addresses' view
@@ -314,7 +317,7 @@ func (s *State) TargetHistory(kind message.TargetKind, id string) []Delivery {
 func (s *State) delivery(m *Message, id string, t *Target, contents map[string]message.Content, forgot map[string]time.Time) Delivery {
 	d := Delivery{TargetKind: m.TargetKind, Target: id, Address: m.Address, Kind: m.Kind,
 		Fingerprint: t.Fingerprint, Outcome: t.Outcome, RequestID: t.RequestID, Time: t.Time,
-		DeviceCount: t.DeviceCount, Reason: t.Reason, Message: t.Message}
+		DeviceCount: t.DeviceCount, Reason: t.Reason, Message: t.Message, Unreadable: t.Unreadable}
 	d.Current = s.Messages[m.Address] == m
 	switch {
 	case !m.ForgottenAt.IsZero():

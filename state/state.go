@@ -186,6 +186,10 @@ type Target struct {
 	Reason           string     `json:"reason,omitempty"`
 	Message          string     `json:"message,omitempty"`
 	UnreachableSince *time.Time `json:"unreachable_since,omitempty"`
+	// Unreadable holds the optional fields of the service's result that
+	// could not be read, as served (`unreachableSince: "last Tuesday"`):
+	// the outcome stands without them (pushapi.Result.Unreadable).
+	Unreadable string `json:"unreadable,omitempty"`
 	// Unanswered counts the requests that sent to this target and got no
 	// usable answer (an ambiguous failure, an unreadable 2xx, an unknown
 	// result) since its last known outcome; the planner stops re-sending a

@@ -103,7 +103,13 @@ func (v *ApplyHuman) Event(e executor.Event) {
 		// The bar says the run is paced; a line per wait would be noise.
 		io.WriteString(v.w, v.prog.advance(0))
 	case executor.EventSplit:
+		if e.TooLarge {
+			v.println(fmt.Sprintf("  request %d is too large for the service (%s): sending it again in %s", e.Batch+1, termtext.Clean(e.Error), plural(len(e.Parts), "request", "requests")))
+			break
+		}
 		v.println(fmt.Sprintf("  request %d was refused (%s): sending its other notifications again in %s", e.Batch+1, termtext.Clean(e.Error), plural(len(e.Parts), "request", "requests")))
+	case executor.EventWait:
+		v.println(fmt.Sprintf("  request %d: the service asks to slow down (429, request id %s): every request waits %s", e.Batch+1, termtext.Clean(e.RequestID), e.Delay.Round(time.Millisecond)))
 	}
 }
 

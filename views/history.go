@@ -71,6 +71,9 @@ type Delivery struct {
 	DeviceCount int
 	Reason      string
 	Message     string
+	// Unreadable: the optional fields of the service's answer that could
+	// not be read, as served.
+	Unreadable string
 }
 
 // AddressHistory is one address's history: its applies and forgettings
@@ -163,7 +166,7 @@ func (v *HistoryHuman) Target(h TargetHistory) error {
 			addr += " (forgotten)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stateTime(d.Time), addr, termtext.Clean(string(d.Kind)),
-			contentTitle(d.Kind, d.Content), orDash(d.Content.Tag, termtext.Quote), outcomeText(d),
+			contentTitle(d.Kind, d.Content), orDash(d.Content.Tag, termtext.Quote), outcomeText(d)+unreadableNote(d.Unreadable),
 			orDash(d.RequestID, termtext.Clean))
 	}
 	if err := tw.Flush(); err != nil {
@@ -180,6 +183,15 @@ func (v *HistoryHuman) Target(h TargetHistory) error {
 		return err
 	}
 	return nil
+}
+
+// unreadableNote shows the optional fields of an answer that could not be
+// read, as served; "" when there are none.
+func unreadableNote(u string) string {
+	if u == "" {
+		return ""
+	}
+	return ", unreadable: " + termtext.Quote(u)
 }
 
 // outcomeText is a delivery's outcome with why, when there is a why:
@@ -369,6 +381,7 @@ type jsonDelivery struct {
 	DeviceCount int             `json:"device_count,omitempty"`
 	Reason      string          `json:"reason,omitempty"`
 	Message     string          `json:"message,omitempty"`
+	Unreadable  string          `json:"unreadable,omitempty"`
 }
 
 // Target writes {"format_version","target_kind","target","known",
@@ -387,7 +400,7 @@ func (v *HistoryJSON) Target(h TargetHistory) error {
 		out.Deliveries = append(out.Deliveries, jsonDelivery{Time: d.Time.UTC(), Address: d.Address,
 			Forgotten: !d.ForgottenAt.IsZero(), ForgottenAt: timePtr(d.ForgottenAt), Kind: d.Kind,
 			Fingerprint: d.Fingerprint, Content: d.Content, Outcome: d.Outcome, RequestID: d.RequestID,
-			DeviceCount: d.DeviceCount, Reason: d.Reason, Message: d.Message})
+			DeviceCount: d.DeviceCount, Reason: d.Reason, Message: d.Message, Unreadable: d.Unreadable})
 	}
 	return writeJSON(v.w, out, v.indent)
 }

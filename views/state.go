@@ -137,7 +137,7 @@ func (v *StateHuman) Show(msg *state.Message) error {
 		if req == "" {
 			req = "-"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", termtext.Clean(id), termtext.Clean(string(t.Outcome)), targetDetail(*t), req, stateTime(t.Time))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", termtext.Clean(id), termtext.Clean(string(t.Outcome)), targetDetail(*t)+unreadableNote(t.Unreadable), req, stateTime(t.Time))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

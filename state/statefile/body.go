@@ -173,7 +173,7 @@ func (e *encoder) outcomeSeq(seq iter.Seq2[*state.Target, int]) []state.Target {
 				idx(t.Fingerprint)
 				idx(t.RequestID)
 				idx(t.Reason)
-				idx(t.Message)
+				idx(storedMessage(t))
 				if outcomeCode(t.Outcome) == outcomeOther {
 					idx(string(t.Outcome))
 				}
@@ -202,7 +202,7 @@ func (e *encoder) outcomeSeq(seq iter.Seq2[*state.Target, int]) []state.Target {
 		e.time(t.Time)
 		e.varint(int64(t.DeviceCount))
 		e.uvarint(strs[t.Reason])
-		e.uvarint(strs[t.Message])
+		e.uvarint(strs[storedMessage(t)])
 		e.boolean(t.UnreachableSince != nil)
 		if t.UnreachableSince != nil {
 			e.time(*t.UnreachableSince)
@@ -217,6 +217,40 @@ func (e *encoder) outcomeSeq(seq iter.Seq2[*state.Target, int]) []state.Target {
 		e.uvarint(r.n)
 	}
 	return recList
+}
+
+// A record's message string may hold, after the message, the unreadable
+// fields of its answer (state.Target.Unreadable): message, unreadableSep,
+// the fields, unreadableSep and the message's length in decimal. 0xFF is
+// never in UTF-8 text, so no format change was needed (a reader of before
+// sees it all as the message), and the length makes the split exact
+// whatever either string holds.
+const unreadableSep = "\xff"
+
+// storedMessage is the message string stored for t: its message alone
+// when it has no unreadable fields and holds no unreadableSep itself.
+func storedMessage(t state.Target) string {
+	if t.Unreadable == "" && !strings.Contains(t.Message, unreadableSep) {
+		return t.Message
+	}
+	return t.Message + unreadableSep + t.Unreadable + unreadableSep + strconv.Itoa(len(t.Message))
+}
+
+// splitMessage undoes storedMessage.
+func splitMessage(s string) (message, unreadable string) {
+	end := strings.LastIndex(s, unreadableSep)
+	if end < 0 {
+		return s, ""
+	}
+	n, err := strconv.Atoi(s[end+1:])
+	if err != nil || n < 0 || n >= end || s[n:n+1] != unreadableSep || strconv.Itoa(n) != s[end+1:] {
+		return s, ""
+	}
+	message, unreadable = s[:n], s[n+1:end]
+	if unreadable == "" && !strings.Contains(message, unreadableSep) {
+		return s, "" // not what storedMessage writes: a message of before
+	}
+	return message, unreadable
 }
 
 func outcomeCode(o state.Outcome) byte {
@@ -343,7 +377,7 @@ func (d *decoder) outcomes(n int, set func(i int, t *state.Target)) {
 		t.Time = d.time()
 		t.DeviceCount = d.int()
 		t.Reason = str()
-		t.Message = str()
+		t.Message, t.Unreadable = splitMessage(str())
 		if d.boolean() {
 			u := d.time()
 			t.UnreachableSince = &u

@@ -228,6 +228,9 @@ func (g *gen) target() state.Target {
 		since := g.time()
 		t.UnreachableSince = &since
 	}
+	if g.r.IntN(4) == 0 {
+		t.Unreadable = g.str()
+	}
 	return t
 }
 
