@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"pushform/message"
-	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/state"
 )
@@ -40,7 +39,7 @@ func outcomeEntry(intent state.Entry, now time.Time, requestID string, status in
 }
 
 func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
-	b, intent, addrs, targets := pb.b, pb.intent, pb.addrs, pb.targets
+	b, intent, addrs, targets := pb.b, pb.intent, pb.names, pb.targets
 	now := r.opts.Now().UTC()
 	out := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, RequestID: resp.RequestID, Status: resp.StatusCode,
 		Items: make([]state.Item, len(intent.Items))}
@@ -171,7 +170,7 @@ func (r *run) failed(pb *prepared, err, maybe error) error {
 	class, _ := pushapi.Classify(err)
 	var auth *pushapi.AuthError
 	isAuth := errors.As(err, &auth)
-	be := &BatchError{Batch: pb.b, Addresses: pb.addrs, Err: err, Unknown: class == pushapi.Ambiguous || maybe != nil}
+	be := &BatchError{Batch: pb.b, Addresses: pb.names, Err: err, Unknown: class == pushapi.Ambiguous || maybe != nil}
 	requestID, status := answerOf(err)
 	now := r.opts.Now().UTC()
 	var counts Counts
@@ -202,7 +201,7 @@ func (r *run) failed(pb *prepared, err, maybe error) error {
 	if !isAuth {
 		r.res.Errors = append(r.res.Errors, be)
 	}
-	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: requestID, Status: status, Counts: counts, Error: err.Error(),
+	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, RequestID: requestID, Status: status, Counts: counts, Error: err.Error(),
 		Unrecorded: jerr != nil})
 	switch {
 	case jerr != nil:
@@ -239,16 +238,16 @@ func answerOf(err error) (requestID string, status int) {
 }
 
 // notification builds the request object of change c for ids.
-func notification(c *planner.Change, ids []string) pushapi.Notification {
+func notification(c message.Content, kind message.TargetKind, ids []string) pushapi.Notification {
 	n := pushapi.Notification{
-		Title:              c.Content.Title,
-		Body:               c.Content.Body,
-		OpenToURL:          c.Content.OpenToURL,
-		BadgeCount:         c.Content.BadgeCount,
-		SilentInForeground: c.Content.SilentInForeground,
-		Tag:                c.Content.Tag,
+		Title:              c.Title,
+		Body:               c.Body,
+		OpenToURL:          c.OpenToURL,
+		BadgeCount:         c.BadgeCount,
+		SilentInForeground: c.SilentInForeground,
+		Tag:                c.Tag,
 	}
-	switch c.TargetKind {
+	switch kind {
 	case message.TargetDevices:
 		n.DeviceIDs = ids
 	case message.TargetTopics:

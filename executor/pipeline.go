@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
+	"pushform/message"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/state"
@@ -19,13 +21,15 @@ import (
 // paced batch, is journaled right before it is sent (a batch that waits for
 // its send rate is not recorded as sent while it waits).
 type prepared struct {
-	b          int // the request's number in the run (see BatchError)
-	req        []pushapi.Notification
-	intent     state.Entry
-	journaled  bool // intent is recorded
-	addrs      []string
-	targets    int
-	idempotent bool // every part may be repeated without a visible duplicate
+	b         int // the request's number in the run (see BatchError)
+	req       []pushapi.Notification
+	intent    state.Entry
+	journaled bool // intent is recorded
+	// addrs are the addresses of the notifications (parallel to req);
+	// names those of the request, each run of one address once.
+	addrs, names []string
+	targets      int
+	idempotent   bool // every part may be repeated without a visible duplicate
 	// paces are the send_rate groups of the request (planner.Pace.Group).
 	paces []string
 	// windows are the items' send_before, nil for none: no try starts
@@ -270,27 +274,58 @@ func requestTargets(req planner.Request) int {
 	return n
 }
 
-// prepare builds request b's notifications and intent.
+// prepare builds request b's notifications and intent: a notification
+// object and an intent item per part, or, for a personalised change, per
+// text its targets in the part get (the planner puts targets of one text
+// next to each other), each item with that text for the state.
 func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 	parts := req.Parts
-	pb := &prepared{b: b, req: make([]pushapi.Notification, len(parts)), addrs: make([]string, len(parts)),
-		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, len(parts)),
+	pb := &prepared{b: b, req: make([]pushapi.Notification, 0, len(parts)), addrs: make([]string, 0, len(parts)),
+		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, 0, len(parts)),
 		paces:  parts[0].Change.Paces,
-		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, len(parts))}}
-	for i, pt := range parts {
+		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, 0, len(parts))}}
+	for _, pt := range parts {
 		c := pt.Change
-		pb.windows[i] = c.SendBefore
-		ids := pt.Targets
-		pb.req[i] = notification(c, ids)
 		content := c.Content
-		pb.intent.Items[i] = state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,
-			Fingerprint: c.Fingerprint, Content: &content, Targets: ids}
-		pb.addrs[i] = c.Address
+		add := func(ids []string, n pushapi.Notification, text *message.Text) {
+			pb.windows = append(pb.windows, c.SendBefore)
+			pb.req = append(pb.req, n)
+			pb.intent.Items = append(pb.intent.Items, state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,
+				Fingerprint: c.Fingerprint, Content: &content, Targets: ids, Text: text})
+			pb.addrs = append(pb.addrs, c.Address)
+		}
 		if !c.Content.Idempotent(c.Kind) {
 			pb.idempotent = false
 		}
+		if pt.Texts == nil {
+			add(pt.Targets, notification(c.Content, c.TargetKind, pt.Targets), nil)
+			continue
+		}
+		for from := 0; from < len(pt.Targets); {
+			to := from + 1
+			for to < len(pt.Targets) && pt.Texts[to] == pt.Texts[from] {
+				to++
+			}
+			text := c.Personal.Texts[pt.Texts[from]]
+			add(pt.Targets[from:to], notification(c.Content.Filled(text), c.TargetKind, pt.Targets[from:to]), &text)
+			from = to
+		}
 	}
+	pb.names = distinctRuns(pb.addrs)
 	return pb
+}
+
+// distinctRuns is addrs with each run of one address once: the
+// addresses of a request, for events.
+func distinctRuns(addrs []string) []string {
+	out := addrs
+	for i := 1; i < len(addrs); i++ {
+		if addrs[i] == addrs[i-1] {
+			out = slices.Compact(slices.Clone(addrs))
+			break
+		}
+	}
+	return out
 }
 
 // processed reports whether a failed send was certainly processed: a 2xx
@@ -384,7 +419,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		if attempt == 1 && limited == 0 {
 			r.mu.Lock()
 			r.res.Sent++
-			r.emit(Event{Type: EventRequest, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets})
+			r.emit(Event{Type: EventRequest, Batch: pb.b, Addresses: pb.names, Targets: pb.targets})
 			r.mu.Unlock()
 		}
 		resp, err = r.sender.Send(ctx, pb.req)
@@ -403,7 +438,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 			}
 			r.mu.Lock()
 			r.res.Retries++
-			r.emit(Event{Type: EventWait, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay,
+			r.emit(Event{Type: EventWait, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, Attempt: attempt, Delay: delay,
 				RequestID: pushapi.RequestID(err), Status: http.StatusTooManyRequests, Error: err.Error()})
 			r.mu.Unlock()
 			werr := r.opts.RateLimit.Wait(stop, delay, r.opts.Sleep)
@@ -432,7 +467,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		}
 		r.mu.Lock()
 		r.res.Retries++
-		r.emit(Event{Type: EventRetry, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay, Error: err.Error()})
+		r.emit(Event{Type: EventRetry, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, Attempt: attempt, Delay: delay, Error: err.Error()})
 		r.mu.Unlock()
 		if r.opts.Sleep(stop, delay) != nil {
 			break // interrupted while waiting: err stays the last try's

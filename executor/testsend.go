@@ -17,6 +17,10 @@ type TestSend struct {
 	Address string
 	Kind    message.Kind
 	Content message.Content
+	// Text is, when Content is a template (message.Content.Personal),
+	// the text filled in that the test sends; the ledger records the
+	// test under the template's fingerprint.
+	Text    *message.Text
 	Users   []string
 	Devices []string
 }
@@ -47,8 +51,11 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 	if len(ts.Users)+len(ts.Devices) == 0 {
 		return nil, fmt.Errorf("a test send needs at least one target")
 	}
-	c := &planner.Change{Address: ts.Address, Kind: ts.Kind, Content: ts.Content}
 	fp := planner.Fingerprint(ts.Kind, ts.Content)
+	sent := ts.Content
+	if ts.Text != nil {
+		sent = sent.Filled(*ts.Text)
+	}
 	type part struct {
 		kind message.TargetKind
 		ids  []string
@@ -59,9 +66,8 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 		if len(p.ids) == 0 {
 			continue
 		}
-		c.TargetKind = p.kind
 		parts = append(parts, p)
-		batch = append(batch, notification(c, p.ids))
+		batch = append(batch, notification(sent, p.kind, p.ids))
 	}
 	resp, err := s.Send(ctx, batch)
 	if err != nil {
@@ -76,7 +82,7 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 			results = resp.Results[i]
 		}
 		it := state.Item{Address: ts.Address, Kind: ts.Kind, TargetKind: p.kind, Fingerprint: fp, Content: &content,
-			Targets: p.ids, Outcomes: make([]*state.Target, len(p.ids))}
+			Targets: p.ids, Outcomes: make([]*state.Target, len(p.ids)), Text: ts.Text}
 		for j, id := range p.ids {
 			t := toTarget(resultFor(results, j, p.kind), fp, resp.RequestID, now)
 			detail := t.Reason

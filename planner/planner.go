@@ -171,6 +171,9 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		} else {
 			c = pl.change(m, prior)
 			holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
+			if err := pl.personalise(c, m, prior); err != nil {
+				return nil, err
+			}
 		}
 		c.Variant = variants[m.Address]
 		c.review = shapeReview(in.State, reviewAddress(m.Address, c.Variant), m.Shape, c)
@@ -644,7 +647,9 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 		var count *int
 		changed, dupAt := false, -1
 		switch {
-		case !ok:
+		case !ok, t.Outcome == state.Unfilled:
+			// Held before because their text could not be filled in:
+			// it is filled in again, and sent if it can be now.
 			count = &n.New
 		case cc.force:
 			count, changed = &n.Replace, true
@@ -916,6 +921,7 @@ func summarize(p *Plan) Summary {
 			s.QuietTargets += c.Targets.Quiet
 		}
 		s.StagedTargets += c.Targets.Staged
+		s.UnfilledTargets += c.Targets.Unfilled
 		s.HoldoutTargets += c.Targets.Holdout
 		if c.Rollout != nil && c.Rollout.State == RolloutHalted {
 			s.Halted++

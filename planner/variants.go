@@ -92,7 +92,7 @@ func expandVariants(msgs []*config.Message, fams *familyIndex) (out []*config.Me
 			default:
 				v := m.Variants[i-1]
 				c.Address = VariantAddress(m.Address, v.Name)
-				c.Content = v.Content
+				c.Content, c.Template = v.Content, v.Template
 				vi.Name, vi.Weight = v.Name, v.Weight
 			}
 			if vi != nil {

@@ -462,6 +462,7 @@ func (s *State) Prune(before time.Time) (dropped int) {
 	}
 	s.Ledger = out
 	s.superseding, s.lastSuperseded = nil, nil
+	s.pruneTexts()
 	return dropped
 }
 
@@ -553,6 +554,7 @@ func (s *State) MergeLedger(other *State, at time.Time) (added int) {
 		added += len(ids)
 	}
 	s.Ledger = append(slices.Clip(s.Ledger), entries...)
+	s.mergeTexts(other)
 	return added
 }
 
@@ -585,6 +587,9 @@ func (s *State) recordTestSend(e Entry) error {
 		}
 		m.setTargets(s.Compact, ids, recs)
 		s.Ledger = append(s.Ledger, m)
+		if it.Text != nil {
+			s.recordText(it.Fingerprint, it.TargetKind, ids, *it.Text)
+		}
 	}
 	return nil
 }

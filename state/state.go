@@ -15,13 +15,15 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of the state file format written. Format 6
+// FormatVersion is the version of the state file format written. Format 7
+// added what personalised notifications sent each target (texts.go) and
+// the templates of their content; format 6
 // added the service its deliveries went to (State.Service) and the
 // accepted shapes (State.Accepted); format 5 the ledger (State.Ledger,
 // Message.ForgottenAt); format 4 put the header (serial, lineage,
 // environment) under the checksum; format 3 added
 // Message.EarlierTags and Target.Unanswered; 1 to 5 are still read.
-const FormatVersion = 6
+const FormatVersion = 7
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -67,6 +69,9 @@ type State struct {
 	// lastFP.
 	lastSuperseded *Message
 	lastFP         string
+	// texts are what personalised notifications sent each target (see
+	// texts.go); nil until one is recorded or read.
+	texts *stateTexts
 }
 
 // Fork returns a state equal to s that ApplyEntry may change while s is
@@ -80,6 +85,7 @@ func (s *State) Fork() *State {
 	f.Accepted = maps.Clone(s.Accepted)
 	f.owned = map[string]bool{}
 	f.superseding, f.lastSuperseded = nil, nil
+	s.forkTexts(&f)
 	return &f
 }
 
@@ -171,6 +177,11 @@ const (
 	// from the notification on purpose (Reason names the address), so
 	// the brand can compare. Not a delivery.
 	Holdout Outcome = "holdout"
+	// Unfilled records a person of a personalised notification whose text
+	// could not be filled in (an attribute missing from their data):
+	// nothing was sent, and Reason says why. Not a delivery: once their
+	// data allows, the next plan sends them their text.
+	Unfilled Outcome = "unfilled"
 )
 
 // Target is the last outcome recorded for one target of a message.
@@ -288,6 +299,10 @@ type Item struct {
 	Outcomes []*Target `json:"outcomes,omitempty"`
 	// To is the new address of a move entry.
 	To string `json:"to,omitempty"`
+	// Text is, on an intent of a personalised notification (Content is
+	// its template), the text every target of the item is sent; the
+	// state keeps it (see texts.go).
+	Text *message.Text `json:"text,omitempty"`
 }
 
 // ApplyEntry folds one journal entry into the state. Replaying a journal
@@ -366,6 +381,9 @@ func (s *State) applySend(e Entry) error {
 		}
 		if it.TargetKind != "" {
 			m.TargetKind = it.TargetKind
+		}
+		if it.Text != nil && e.Type == EntryIntent {
+			s.recordText(it.Fingerprint, m.TargetKind, it.Targets, *it.Text)
 		}
 		oldFP, oldContent := m.Fingerprint, m.Content
 		if m.Fingerprint != it.Fingerprint {

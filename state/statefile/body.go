@@ -319,6 +319,9 @@ func (e *encoder) messagesBody(s *state.State) {
 	if e.snapshot >= 6 {
 		e.accepted(s)
 	}
+	if e.snapshot >= 7 {
+		e.texts(s)
+	}
 }
 
 // earlierTags writes the tags of the earlier fingerprints some record still
@@ -470,6 +473,9 @@ func (d *decoder) stateBody(s *state.State) {
 	}
 	if d.snapshot >= 6 {
 		d.accepted(s)
+	}
+	if d.snapshot >= 7 {
+		d.texts(s)
 	}
 }
 

@@ -58,9 +58,21 @@ func (e *encoder) entry(en state.Entry) {
 		e.str(string(it.Kind))
 		e.str(string(it.TargetKind))
 		e.str(it.Fingerprint)
-		e.boolean(it.Content != nil)
+		// A byte of flags, which was the content's boolean before texts:
+		// 1 a content follows, 2 a text.
+		var flags byte
+		if it.Content != nil {
+			flags |= 1
+		}
+		if it.Text != nil {
+			flags |= 2
+		}
+		e.b = append(e.b, flags)
 		if it.Content != nil {
 			e.content(*it.Content)
+		}
+		if it.Text != nil {
+			e.text(*it.Text)
 		}
 		e.itemIDs(&en, i, it.Targets)
 		e.uvarint(uint64(len(it.Outcomes)))
@@ -93,9 +105,17 @@ func (d *decoder) entry() state.Entry {
 	}
 	for i := range e.Items {
 		it := state.Item{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str()}
-		if d.boolean() {
+		flags := d.byte()
+		if flags > 3 {
+			d.fail("bad item flags")
+		}
+		if flags&1 != 0 {
 			c := d.content()
 			it.Content = &c
+		}
+		if flags&2 != 0 {
+			t := d.text()
+			it.Text = &t
 		}
 		it.Targets = d.ids()
 		// Outcomes are run-length coded, so their count is not bounded by

@@ -157,6 +157,9 @@ func diffEntry(want, got state.Entry) string {
 		if (gi.Content == nil) != (wi.Content == nil) || wi.Content != nil && !sameContent(*gi.Content, *wi.Content) {
 			return fmt.Sprintf("item %d: content %+v, want %+v", i, gi.Content, wi.Content)
 		}
+		if (gi.Text == nil) != (wi.Text == nil) || wi.Text != nil && *gi.Text != *wi.Text {
+			return fmt.Sprintf("item %d: text %+v, want %+v", i, gi.Text, wi.Text)
+		}
 		if !sameIDs(gi.Targets, wi.Targets) {
 			return fmt.Sprintf("item %d: targets %q, want %q", i, gi.Targets, wi.Targets)
 		}
@@ -216,6 +219,9 @@ func (g *gen) content() message.Content {
 	if g.r.IntN(2) == 0 {
 		n := g.r.IntN(1000) - 10
 		c.BadgeCount = &n
+	}
+	if g.r.IntN(3) == 0 {
+		c.Template = "user" + g.str()
 	}
 	return c
 }
@@ -307,6 +313,9 @@ func (g *gen) entry() state.Entry {
 		if g.r.IntN(2) == 0 {
 			c := g.content()
 			it.Content = &c
+		}
+		if g.r.IntN(3) == 0 {
+			it.Text = &message.Text{Title: g.str(), Body: g.str(), OpenToURL: g.str(), Tag: g.str(), Locale: g.str()}
 		}
 		if len(it.Targets) > 0 && g.r.IntN(2) == 0 {
 			it.Outcomes = make([]*state.Target, len(it.Targets))

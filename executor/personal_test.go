@@ -1,0 +1,57 @@
+package executor
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"pushform/message"
+	"pushform/planner"
+	"pushform/state"
+)
+
+// TestApplyPersonal: targets of one text share one notification object,
+// each text is an object of its own in the same request, and the state
+// keeps the text each target was sent, under the template's fingerprint.
+func TestApplyPersonal(t *testing.T) {
+	tmpl := message.Content{Title: "Hi ${user.first_name}", Body: "B", Template: "user"}
+	ann := message.Text{Title: "Hi Ann", Body: "B"}
+	bob := message.Text{Title: "Salut Bob", Body: "B", Locale: "fr"}
+	c := &planner.Change{Address: "notification.n", Action: planner.ActionCreate, Kind: message.KindNotification, TargetKind: message.TargetUsers,
+		Fingerprint: planner.Fingerprint(message.KindNotification, tmpl), Content: tmpl, Send: []string{"u1", "u3", "u2"},
+		Personal: &planner.Personal{Texts: []message.Text{ann, bob}, TextOf: []int32{0, 0, 1}}}
+	plain := &planner.Change{Address: "notification.p", Action: planner.ActionCreate, Kind: message.KindNotification, TargetKind: message.TargetUsers,
+		Fingerprint: "fpP", Content: message.Content{Title: "T", Body: "B"}, Send: []string{"u9"}}
+	p := &planner.Plan{Changes: []*planner.Change{c, plain}, Batches: []planner.Batch{{Parts: []planner.Part{{Change: 0, From: 0, To: 3}, {Change: 1, From: 0, To: 1}}}}}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	st := state.New("test")
+	s := &fakeSender{reply: deliverAll(nil, nil)}
+	var events []Event
+	res, err := Apply(context.Background(), p, state.NewRecorder(&memJournal{}, st), s, Options{Parallelism: 1, Sleep: noSleep,
+		Now: func() time.Time { return now }, Events: func(e Event) { events = append(events, e) }})
+	if err != nil || res.Counts.Delivered != 4 {
+		t.Fatalf("apply: %v, %+v", err, res.Counts)
+	}
+	if len(s.requests) != 1 || len(s.requests[0]) != 3 {
+		t.Fatalf("requests %+v: want one request of three objects", s.requests)
+	}
+	req := s.requests[0]
+	if req[0].Title != "Hi Ann" || !slices.Equal(req[0].UserIDs, []string{"u1", "u3"}) || req[1].Title != "Salut Bob" || !slices.Equal(req[1].UserIDs, []string{"u2"}) || req[2].Title != "T" {
+		t.Errorf("objects %+v", req)
+	}
+	if !slices.Equal(events[0].Addresses, []string{"notification.n", "notification.p"}) {
+		t.Errorf("request event names %q", events[0].Addresses)
+	}
+	m := st.Messages["notification.n"]
+	if m.Content != tmpl || m.Target("u2").Fingerprint != c.Fingerprint || m.Target("u2").Outcome != state.Delivered {
+		t.Errorf("recorded %+v, u2 %+v", m.Content, m.Target("u2"))
+	}
+	for id, want := range map[string]message.Text{"u1": ann, "u2": bob, "u3": ann} {
+		if got, ok := st.TextOf(c.Fingerprint, message.TargetUsers, id); !ok || got != want {
+			t.Errorf("text of %s: %+v, %v", id, got, ok)
+		}
+	}
+}
