@@ -51,7 +51,7 @@ const (
 	// ActionUnfilled: the text of every target apply would send could not
 	// be filled in (personal.go): they are held, and apply records why.
 	ActionUnfilled Action = "unfilled"
-	ActionNoOp    Action = "no-op"
+	ActionNoOp     Action = "no-op"
 )
 
 // Colour is the colour of an action's symbol on a terminal.

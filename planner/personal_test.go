@@ -200,4 +200,3 @@ notification "n" {
 		}
 	}
 }
-
