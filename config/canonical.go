@@ -258,7 +258,7 @@ func (p *canonPrinter) expr(e hclsyntax.Expression) {
 		p.b.WriteString(e.Traversal.RootName())
 		p.traversal(e.Traversal[1:])
 	case *hclsyntax.RelativeTraversalExpr:
-		p.expr(e.Source)
+		p.operand(e.Source)
 		p.traversal(e.Traversal)
 	case *hclsyntax.FunctionCallExpr:
 		p.b.WriteString(e.Name)
@@ -274,25 +274,25 @@ func (p *canonPrinter) expr(e hclsyntax.Expression) {
 		}
 		p.b.WriteByte(')')
 	case *hclsyntax.ConditionalExpr:
-		p.b.WriteByte('(')
-		p.expr(e.Condition)
-		p.b.WriteString(" ? ")
-		p.expr(e.TrueResult)
-		p.b.WriteString(" : ")
-		p.expr(e.FalseResult)
-		p.b.WriteByte(')')
+		for i, part := range []hclsyntax.Expression{e.Condition, e.TrueResult, e.FalseResult} {
+			if i > 0 {
+				p.b.WriteString([]string{"", " ? ", " : "}[i])
+			}
+			if _, nested := unwrapExpr(part).(*hclsyntax.ConditionalExpr); nested {
+				p.operand(part)
+			} else {
+				p.expr(part)
+			}
+		}
 	case *hclsyntax.BinaryOpExpr:
-		p.b.WriteByte('(')
-		p.expr(e.LHS)
+		p.operand(e.LHS)
 		p.b.WriteString(" " + ops[e.Op] + " ")
-		p.expr(e.RHS)
-		p.b.WriteByte(')')
+		p.operand(e.RHS)
 	case *hclsyntax.UnaryOpExpr:
-		p.b.WriteString("(" + ops[e.Op])
-		p.expr(e.Val)
-		p.b.WriteByte(')')
+		p.b.WriteString(ops[e.Op])
+		p.operand(e.Val)
 	case *hclsyntax.IndexExpr:
-		p.expr(e.Collection)
+		p.operand(e.Collection)
 		p.b.WriteByte('[')
 		p.expr(e.Key)
 		p.b.WriteByte(']')
@@ -329,7 +329,7 @@ func (p *canonPrinter) expr(e hclsyntax.Expression) {
 	case *hclsyntax.ForExpr:
 		p.forExpr(e)
 	case *hclsyntax.SplatExpr:
-		p.expr(e.Source)
+		p.operand(e.Source)
 		p.b.WriteString("[*]")
 		p.anon++
 		p.expr(e.Each)
@@ -345,6 +345,22 @@ func (p *canonPrinter) expr(e hclsyntax.Expression) {
 		p.diags = append(p.diags, errDiag("Unsupported template",
 			fmt.Sprintf("This kind of expression (%T) cannot be part of a per-person template.", e), e.Range().Ptr()))
 	}
+}
+
+// operand writes e as the operand of an operator (or the source of a
+// traversal): in parentheses when it is an operation itself, so that the
+// text is unambiguous whatever the operators' precedence.
+func (p *canonPrinter) operand(e hclsyntax.Expression) {
+	switch unwrapExpr(e).(type) {
+	case *hclsyntax.BinaryOpExpr, *hclsyntax.UnaryOpExpr, *hclsyntax.ConditionalExpr:
+		if !p.free(unwrapExpr(e)) {
+			p.b.WriteByte('(')
+			p.expr(e)
+			p.b.WriteByte(')')
+			return
+		}
+	}
+	p.expr(e)
 }
 
 func (p *canonPrinter) forExpr(e *hclsyntax.ForExpr) {

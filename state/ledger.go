@@ -236,12 +236,15 @@ type Delivery struct {
 	Fingerprint  string          `json:"fingerprint"`
 	Content      message.Content `json:"content"`
 	ContentKnown bool            `json:"content_known"`
-	Outcome      Outcome         `json:"outcome"`
-	RequestID    string          `json:"request_id,omitempty"`
-	Time         time.Time       `json:"time"`
-	DeviceCount  int             `json:"device_count,omitempty"`
-	Reason       string          `json:"reason,omitempty"`
-	Message      string          `json:"message,omitempty"`
+	// Text is, for a personalised notification (Content is its template),
+	// the text this target was sent, when the state knows it.
+	Text        *message.Text `json:"text,omitempty"`
+	Outcome     Outcome       `json:"outcome"`
+	RequestID   string        `json:"request_id,omitempty"`
+	Time        time.Time     `json:"time"`
+	DeviceCount int           `json:"device_count,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	Message     string        `json:"message,omitempty"`
 	// Unreadable: the optional fields of the answer that could not be
 	// read, as served (Target.Unreadable).
 	Unreadable string `json:"unreadable,omitempty"`
@@ -331,6 +334,9 @@ func (s *State) delivery(m *Message, id string, t *Target, contents map[string]m
 		d.Content, d.ContentKnown = c, true
 	} else if tag, ok := m.TagOf(t.Fingerprint); ok {
 		d.Content.Tag = tag
+	}
+	if tx, ok := s.TextOf(t.Fingerprint, m.TargetKind, id); ok {
+		d.Text = &tx
 	}
 	return d
 }

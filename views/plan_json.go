@@ -69,17 +69,22 @@ type jsonPace struct {
 }
 
 type jsonChange struct {
-	Address    string               `json:"address"`
-	Action     planner.Action       `json:"action"`
-	Kind       message.Kind         `json:"kind"`
-	TargetKind message.TargetKind   `json:"target_kind"`
-	Targets    planner.TargetCounts `json:"targets"`
-	Content    message.Content      `json:"content"`
-	Prior      *message.Content     `json:"prior,omitempty"`
-	SendAfter  *time.Time           `json:"send_after,omitempty"`
-	SendBefore *time.Time           `json:"send_before,omitempty"`
-	MovedFrom  string               `json:"moved_from,omitempty"`
-	Paces      []string             `json:"paces,omitempty"`
+	Address    string             `json:"address"`
+	Action     planner.Action     `json:"action"`
+	Kind       message.Kind       `json:"kind"`
+	TargetKind message.TargetKind `json:"target_kind"`
+	Targets    jsonTargets        `json:"targets"`
+	// Locales counts, for a personalised notification, the targets it
+	// sends by the translation they get (left out otherwise); Samples
+	// are texts filled in for a few, when the data block asks for them.
+	Locales    map[string]int   `json:"locales,omitempty"`
+	Samples    []planner.Sample `json:"samples,omitempty"`
+	Content    message.Content  `json:"content"`
+	Prior      *message.Content `json:"prior,omitempty"`
+	SendAfter  *time.Time       `json:"send_after,omitempty"`
+	SendBefore *time.Time       `json:"send_before,omitempty"`
+	MovedFrom  string           `json:"moved_from,omitempty"`
+	Paces      []string         `json:"paces,omitempty"`
 	// Earlier lists the deliveries that make targets already delivered.
 	Earlier  []planner.EarlierDelivery `json:"earlier,omitempty"`
 	Warnings []string                  `json:"warnings,omitempty"`
@@ -94,6 +99,13 @@ type jsonChange struct {
 	// Accept: apply records the content with nothing sent (see
 	// planner.Change.Accept).
 	Accept bool `json:"accept,omitempty"`
+}
+
+// jsonTargets are a change's target counts, and the targets held because
+// their text could not be filled in, by reason (left out when none).
+type jsonTargets struct {
+	planner.TargetCounts
+	HeldByReason map[string]int `json:"held_by_reason,omitempty"`
 }
 
 type jsonRequestRef struct {
@@ -122,9 +134,13 @@ func (v *PlanJSON) Plan(p *planner.Plan) error {
 		out.Warnings = []string{}
 	}
 	for _, c := range p.Changes {
-		out.Changes = append(out.Changes, jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
-			Targets: c.Targets, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, SendBefore: c.SendBefore,
-			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings, Local: c.Local, Rollout: c.Rollout, Variant: c.Variant, Accept: c.Accept})
+		jc := jsonChange{Address: c.Address, Action: c.Action, Kind: c.Kind, TargetKind: c.TargetKind,
+			Targets: jsonTargets{c.Targets, c.HeldByReason}, Locales: c.Locales, Content: c.Content, Prior: c.Prior, SendAfter: c.SendAfter, SendBefore: c.SendBefore,
+			MovedFrom: c.MovedFrom, Paces: c.Paces, Earlier: c.Earlier, Warnings: c.Warnings, Local: c.Local, Rollout: c.Rollout, Variant: c.Variant, Accept: c.Accept}
+		if c.Personal != nil {
+			jc.Samples = c.Personal.Samples
+		}
+		out.Changes = append(out.Changes, jc)
 	}
 	for _, r := range p.Renames {
 		out.Renames = append(out.Renames, jsonRename{From: r.From, To: r.To, Targets: r.Targets, MovedBlock: r.MovedBlock()})
