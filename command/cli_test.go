@@ -34,6 +34,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"show", "--state", []string{"--json=2"}, single{[]string{"-json", "-markdown", "x.plan"}, 1, "--json and --markdown cannot be combined"}},
 		{"history", "--since", []string{"--since", "yesterday"}, single{[]string{"-user=alice", "-json"}, 0, `"known":false`}},
 		{"test-send", "--device", []string{"--lock-timeout", "soon"}, single{[]string{"-device=x", "notification.nope"}, 1, "notification.nope is not a notification or badge of the configuration"}},
+		{"render", "--user", []string{"--json=maybe"}, single{[]string{"-user=alice", "notification.beta_invite"}, 0, `title:`}},
 		{"fmt", "--chdir", []string{"--check=yes"}, single{[]string{"-check", "-recursive"}, 0, ""}},
 		{"state list", "--state", []string{"--no-color=x"}, single{[]string{"-state=none.state"}, 0, "No state at " + filepath.Join("DIR", "none.state")}},
 		{"state show", "--state", []string{"--all=x"}, single{[]string{"-state=none.state", "badge.reset"}, 1, "no state at " + filepath.Join("DIR", "none.state")}},
@@ -227,6 +228,8 @@ func TestHelpGroups(t *testing.T) {
 	for _, tt := range []struct{ cmd, flag, group string }{
 		{"test-send", "--device", "Targets"},
 		{"test-send", "--user", "Targets"},
+		{"test-send", "--as-user", "Targets"},
+		{"render", "--user", "Targets"},
 		{"history", "--device", "History options"},
 		{"history", "--user", "History options"},
 		{"plan", "--allow-resend", "Plan options"},

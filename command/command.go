@@ -271,6 +271,7 @@ func commands() []command {
 		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
 		{name: "history", summary: "List what a target received, or what an address sent", run: cmdHistory},
 		{name: "test-send", summary: "Send an address's content to test devices only", run: cmdTestSend},
+		{name: "render", summary: "Show what each person would receive of a notification", run: cmdRender},
 		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
 		{name: "state", summary: "Inspect or edit the state", run: runState, subs: []subcommand{
 			{"list", "List the addresses in the state, with target counts"},

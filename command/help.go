@@ -97,14 +97,19 @@ func helpDocs() map[string]helpDoc {
 			usage: []string{"test-send [options] ADDR --device ID...", "test-send [options] ADDR --user ID..."},
 			text: "Sends the content of one notification or badge to the given devices or users only, after the same " +
 				"validation as apply, and prints each target's outcome and the request id. Without --device or --user " +
-				"it sends to test_devices (the campaign's, else the service block's). It is recorded in the state's " +
+				"it sends to test_devices (the campaign's, else the service block's). A notification filled in per person " +
+				"(user.* in its text, or translations) sends, with --as-user ID, the text that user would get (their " +
+				"variant, locale and attributes), and with --locale LOCALE that translation (filled in from --as-user's " +
+				"attributes when it reads a person; refused without one). It is recorded in the state's " +
 				"ledger and in history as a test send, not a delivery: apply still sends the address to those targets. " +
 				"Exit 1 when a target was not delivered.",
 			examples: []string{
 				"pushform test-send notification.spring --device my-phone",
 				"pushform test-send campaign.spring_sale.notification.announce",
+				"pushform test-send campaign.shipping.notification.shipped --device my-phone --as-user chloe --locale de",
 			},
 		},
+		"render": renderHelp(),
 		"fmt": {
 			usage: []string{"fmt [options] [PATH...]"},
 			text: "Rewrites configuration files in the canonical format: indentation, spacing and aligned " +
@@ -267,8 +272,8 @@ func flagGroup(cmd, name string) string {
 	if cmd == "plan" && name == "allow-resend" {
 		return "Plan options" // recorded in the saved plan for apply
 	}
-	if cmd == "test-send" && (name == "user" || name == "device") {
-		return "Targets" // whom it sends to; history's filter the same names
+	if (cmd == "test-send" || cmd == "render") && (name == "user" || name == "device" || name == "as-user" || name == "locale") {
+		return "Targets" // whom it sends to (or shows); history's filter the same names
 	}
 	switch name {
 	case "target", "replace", "resume", "refresh", "now", "retry-unknown", "max-unknown-resends":

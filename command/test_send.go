@@ -19,6 +19,7 @@ type testSendOptions struct {
 	planFlags
 	users, devices []string
 	address        string
+	asUser, locale string
 }
 
 func cmdTestSend(ctx context.Context, m *Meta, args []string) int {
@@ -29,6 +30,8 @@ func cmdTestSend(ctx context.Context, m *Meta, args []string) int {
 	o.serviceFlags.bind(fs)
 	fs.StringArrayVar(&o.devices, "device", nil, "send to device `ID` (repeatable; default: test_devices)")
 	fs.StringArrayVar(&o.users, "user", nil, "send to user `ID` (repeatable)")
+	fs.StringVar(&o.asUser, "as-user", "", "send the text user `ID` would get of a personalised notification (their variant, locale and attributes)")
+	fs.StringVar(&o.locale, "locale", "", "send the translation of `LOCALE` (fr, fr-CA), filled in from --as-user's attributes when it reads a person")
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("test-send", err)
 	}
@@ -58,12 +61,18 @@ func runTestSend(ctx context.Context, m *Meta, o *testSendOptions) int {
 		return m.fail(err)
 	}
 	defer m.closeRun(r)
-	msg, res, err := r.TestSend(ctx, operation.TestSendOptions{Address: o.address, Users: o.users, Devices: o.devices})
+	msg, res, err := r.TestSend(ctx, operation.TestSendOptions{Address: o.address, Users: o.users, Devices: o.devices, AsUser: o.asUser, Locale: o.locale})
 	if err != nil {
 		return m.fail(err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Test send of %s, request id %s:\n", termtext.Clean(msg.Address), termtext.Clean(res.RequestID))
+	if o.asUser != "" {
+		fmt.Fprintf(&b, "  the text user %s would get\n", termtext.Quote(o.asUser))
+	}
+	if o.locale != "" {
+		fmt.Fprintf(&b, "  the %s translation\n", termtext.Clean(o.locale))
+	}
 	failed := false
 	for _, t := range res.Targets {
 		noun := "user"

@@ -118,6 +118,30 @@ func (e *LeakError) Error() string {
 // LeakError only: a template that fails for the person holds them
 // (Rendering.Held).
 func (t *Template) Render(id string) (Rendering, error) {
+	return t.render(id, "", false)
+}
+
+// RenderAs is Render with the translation of locale l chosen, whatever
+// the person's own locale (a test send of one translation).
+func (t *Template) RenderAs(id, l string) (Rendering, error) {
+	return t.render(id, l, true)
+}
+
+// NeedsPerson reports whether the text a person of locale l gets reads
+// the person (user.* or device.*): it cannot be filled in without one.
+func (t *Template) NeedsPerson(l string) bool {
+	fields := t.own
+	t.translate(l, &fields)
+	for _, f := range fields {
+		if f.expr != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// render is Render, with the translation of locale l when as is set.
+func (t *Template) render(id, l string, as bool) (Rendering, error) {
 	t.once.Do(func() {
 		if t.lift != nil {
 			t.lift()
@@ -137,6 +161,9 @@ func (t *Template) Render(id string) (Rendering, error) {
 		if v, ok := attrs[t.Data.LocaleAttr]; ok && !v.IsNull() && v.Type() == cty.String {
 			r.Locale, _ = NormalizeLocale(v.AsString())
 		}
+	}
+	if as {
+		r.Locale = l
 	}
 	attrs["id"] = cty.StringVal(id)
 	if r.Locale != "" {

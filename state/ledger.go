@@ -335,7 +335,11 @@ func (s *State) delivery(m *Message, id string, t *Target, contents map[string]m
 	} else if tag, ok := m.TagOf(t.Fingerprint); ok {
 		d.Content.Tag = tag
 	}
-	if tx, ok := s.TextOf(t.Fingerprint, m.TargetKind, id); ok {
+	fp := t.Fingerprint
+	if t.Outcome == TestSend {
+		fp = testTextKey(fp, t.RequestID)
+	}
+	if tx, ok := s.TextOf(fp, m.TargetKind, id); ok {
 		d.Text = &tx
 	}
 	return d
@@ -594,7 +598,9 @@ func (s *State) recordTestSend(e Entry) error {
 		m.setTargets(s.Compact, ids, recs)
 		s.Ledger = append(s.Ledger, m)
 		if it.Text != nil {
-			s.recordText(it.Fingerprint, it.TargetKind, ids, *it.Text)
+			// Kept apart from what deliveries sent, by request: a device
+			// may be sent several people's texts as tests.
+			s.recordText(testTextKey(it.Fingerprint, e.RequestID), it.TargetKind, ids, *it.Text)
 		}
 	}
 	return nil

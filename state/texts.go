@@ -18,6 +18,10 @@ import (
 // after the person's data changed keeps the later text). A state read
 // from a file decodes them only when asked (SetLazyTexts).
 
+// testTextKey is what the texts of a test send are kept under: the
+// template's fingerprint and the request id.
+func testTextKey(fp, requestID string) string { return fp + "@" + requestID }
+
 // TextGroup is the texts of one template for one kind of target: IDs
 // sorted and distinct, and Of[i] the index in Texts of IDs[i]'s.
 type TextGroup struct {
@@ -308,6 +312,11 @@ func (s *State) pruneTexts() {
 	for m := range s.LedgerMessages() {
 		for _, fp := range m.Fingerprints() {
 			held[fp] = true
+		}
+		for _, t := range m.AllTargets() {
+			if t.Outcome == TestSend {
+				held[testTextKey(t.Fingerprint, t.RequestID)] = true
+			}
 		}
 	}
 	st.mu.Lock()
