@@ -36,6 +36,28 @@ type applyOptions struct {
 	scheduled bool
 }
 
+// applyHelp is the help of apply; its flags come from the flag set it parses.
+func applyHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"apply [options] [PLANFILE]"},
+		text: "Sends what a plan says through the service, in requests of at most 500 targets, and records " +
+			"every request id and every target's outcome in the state, so the next apply sends nothing twice. " +
+			"Without PLANFILE it plans first, prints the plan and asks for 'yes' (--auto-approve skips the " +
+			"question; without a terminal it is required). With PLANFILE it sends exactly that saved plan " +
+			"without asking, and refuses it if the state changed since it was made. A plan that forgets an address " +
+			"and sends the same content to the same targets under another (a rename without a moved block) is " +
+			"refused before anything is sent, unless --allow-resend. With --scheduled (a cron job) it sends, " +
+			"without asking, only what a reviewed apply accepted: sends held back by send_after, send_rate, " +
+			"a frequency_cap or a window, retries, and new recipients of content the state records; new " +
+			"addresses, changed content, forgets and moves are listed and left for review, with exit code 4.",
+		examples: []string{
+			"pushform apply -auto-approve",
+			"pushform apply spring.plan",
+			"pushform apply --scheduled",
+		},
+	}
+}
+
 func cmdApply(ctx context.Context, m *Meta, args []string) int {
 	o, err := parseApply(m, args)
 	if err != nil {
@@ -76,7 +98,7 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 		o.planFile = fs.Arg(0)
 	}
 	if o.scheduled {
-		if err := checkScheduledFlags(fs); err != nil {
+		if err := operation.CheckScheduled(fs.Args(), fs.Changed); err != nil {
 			return nil, err
 		}
 	}
@@ -204,6 +226,26 @@ func (o *applyOptions) finish(sess *backend.Session, r *operation.ApplyResult) i
 		return ExitError
 	}
 	return ExitOK
+}
+
+// awaitingReview reports the changes a scheduled plan left for review:
+// listed in JSON (the human plan view listed them), a line on stderr, and
+// ExitReview when the run was otherwise a success.
+func (o *applyOptions) awaitingReview(p *planner.Plan, code int) int {
+	if len(p.AwaitingReview) == 0 {
+		return code
+	}
+	m := o.Meta
+	if o.json {
+		if err := views.AwaitingReviewJSON(m.Stdout, p); err != nil {
+			return m.fail(err)
+		}
+	}
+	m.Warnf("%s", views.AwaitingReviewWarning(p, ExitReview))
+	if code != ExitOK {
+		return code
+	}
+	return ExitReview
 }
 
 // retryFlags are apply's retry limits.

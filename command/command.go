@@ -246,10 +246,12 @@ func bindGlobals(fs *pflag.FlagSet, g *Globals) {
 	fs.BoolVar(&g.NoColor, "no-color", g.NoColor, "disable colour in output (so does NO_COLOR)")
 }
 
-// command is one entry of the dispatch table.
+// command is one entry of the dispatch table. A command's help and its run
+// (which makes its flag set) live in its own file.
 type command struct {
 	name    string
 	summary string
+	help    func() helpDoc
 	run     func(ctx context.Context, m *Meta, args []string) int
 	// subs are the subcommands, each dispatched by run.
 	subs []subcommand
@@ -260,37 +262,38 @@ type command struct {
 // subcommand is a word after a command that selects what it does.
 type subcommand struct {
 	name, summary string
+	help          func() helpDoc
 }
 
 // commands is the dispatch table, in the order help lists it.
 func commands() []command {
 	return []command{
-		{name: "validate", summary: "Check the configuration files", run: cmdValidate, main: true},
-		{name: "plan", summary: "Show what apply would send", run: cmdPlan, main: true},
-		{name: "apply", summary: "Send what the plan says and record it in state", run: cmdApply, main: true},
-		{name: "show", summary: "Show a saved plan, or the state", run: cmdShow, main: true},
-		{name: "history", summary: "List what a target received, or what an address sent", run: cmdHistory},
-		{name: "test-send", summary: "Send an address's content to test devices only", run: cmdTestSend},
-		{name: "render", summary: "Show what each person would receive of a notification", run: cmdRender},
-		{name: "fmt", summary: "Rewrite configuration files in canonical format", run: runFmt},
-		{name: "state", summary: "Inspect or edit the state", run: runState, subs: []subcommand{
-			{"list", "List the addresses in the state, with target counts"},
-			{"show", "Show one address: content and every target's last outcome"},
-			{"rm", "Remove addresses from the state (nothing is sent)"},
-			{"mv", "Move an address in the state, as a moved block does (nothing is sent)"},
-			{"pull", "Print the backend's state in the local file format"},
-			{"push", "Store a local state file in the configured backend"},
-			{"repair", "Cut a damaged state journal after its last intact line"},
-			{"prune", "Drop delivery ledger records older than a date"},
+		{name: "validate", summary: "Check the configuration files", help: validateHelp, run: cmdValidate, main: true},
+		{name: "plan", summary: "Show what apply would send", help: planHelp, run: cmdPlan, main: true},
+		{name: "apply", summary: "Send what the plan says and record it in state", help: applyHelp, run: cmdApply, main: true},
+		{name: "show", summary: "Show a saved plan, or the state", help: showHelp, run: cmdShow, main: true},
+		{name: "history", summary: "List what a target received, or what an address sent", help: historyHelp, run: cmdHistory},
+		{name: "test-send", summary: "Send an address's content to test devices only", help: testSendHelp, run: cmdTestSend},
+		{name: "render", summary: "Show what each person would receive of a notification", help: renderHelp, run: cmdRender},
+		{name: "fmt", summary: "Rewrite configuration files in canonical format", help: fmtHelp, run: runFmt},
+		{name: "state", summary: "Inspect or edit the state", help: stateHelp, run: runState, subs: []subcommand{
+			{"list", "List the addresses in the state, with target counts", stateListHelp},
+			{"show", "Show one address: content and every target's last outcome", stateShowHelp},
+			{"rm", "Remove addresses from the state (nothing is sent)", stateRmHelp},
+			{"mv", "Move an address in the state, as a moved block does (nothing is sent)", stateMvHelp},
+			{"pull", "Print the backend's state in the local file format", statePullHelp},
+			{"push", "Store a local state file in the configured backend", statePushHelp},
+			{"repair", "Cut a damaged state journal after its last intact line", stateRepairHelp},
+			{"prune", "Drop delivery ledger records older than a date", statePruneHelp},
 		}},
-		{name: "force-unlock", summary: "Remove a stale state lock", run: cmdForceUnlock},
-		{name: "recipients", summary: "List the users who can receive a push right now", run: cmdRecipients},
-		{name: "sandbox", summary: "Run the local Push Notification Service sandbox", run: runSandbox, subs: []subcommand{
-			{"show", "Show what a sandbox device has received"},
+		{name: "force-unlock", summary: "Remove a stale state lock", help: forceUnlockHelp, run: cmdForceUnlock},
+		{name: "recipients", summary: "List the users who can receive a push right now", help: recipientsHelp, run: cmdRecipients},
+		{name: "sandbox", summary: "Run the local Push Notification Service sandbox", help: sandboxHelp, run: runSandbox, subs: []subcommand{
+			{"show", "Show what a sandbox device has received", sandboxShowHelp},
 		}},
-		{name: "version", summary: "Print the pushform version and commit", run: runVersion},
-		{name: "completion", summary: "Print a shell completion script (bash, zsh, fish)", run: runCompletion},
-		{name: "help", summary: "Show the help of pushform or of a command", run: runHelp},
+		{name: "version", summary: "Print the pushform version and commit", help: versionHelp, run: runVersion},
+		{name: "completion", summary: "Print a shell completion script (bash, zsh, fish)", help: completionHelp, run: runCompletion},
+		{name: "help", summary: "Show the help of pushform or of a command", help: helpHelp, run: runHelp},
 	}
 }
 

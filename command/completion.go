@@ -70,6 +70,20 @@ func complFlags(fs *pflag.FlagSet) []complFlag {
 	return out
 }
 
+// completionHelp is the help of completion; its flags come from the flag set it parses.
+func completionHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"completion bash|zsh|fish"},
+		text: "Prints a script that completes pushform's commands, subcommands and flags in the shell. " +
+			"Load it from the shell's start-up file.",
+		examples: []string{
+			"source <(pushform completion bash)            # ~/.bashrc",
+			"source <(pushform completion zsh)             # ~/.zshrc, after compinit",
+			"pushform completion fish > ~/.config/fish/completions/pushform.fish",
+		},
+	}
+}
+
 func runCompletion(ctx context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("completion")
 	if err := m.parse(fs, args); err != nil {

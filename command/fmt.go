@@ -23,6 +23,21 @@ type fmtOptions struct {
 	check, diff, recursive, write bool
 }
 
+// fmtHelp is the help of fmt; its flags come from the flag set it parses.
+func fmtHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"fmt [options] [PATH...]"},
+		text: "Rewrites configuration files in the canonical format: indentation, spacing and aligned " +
+			"equals signs. PATH is a file, a directory (its *.hcl files) or - for standard input; the " +
+			"default is the configuration directory. A file that does not parse is refused with its " +
+			"diagnostics and left untouched. --check exits 3 when a file would change.",
+		examples: []string{
+			"pushform fmt",
+			"pushform fmt -check -diff",
+		},
+	}
+}
+
 // runFmt rewrites configuration files in canonical format. Files that do
 // not parse are refused with diagnostics and left untouched.
 func runFmt(_ context.Context, m *Meta, args []string) int {

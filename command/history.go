@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"pushform/backend"
 	"pushform/message"
-	"pushform/planner"
-	"pushform/state"
+	"pushform/operation"
 	"pushform/termtext"
 	"pushform/views"
 )
@@ -28,11 +24,25 @@ type historyOptions struct {
 	variants            bool
 }
 
-// historyApplyGap is the longest pause between two requests of one
-// content under one address that history still shows as one apply: the
-// ledger records requests, not runs, and one run sends an address one
-// content in requests that follow each other closely.
-const historyApplyGap = 10 * time.Minute
+// historyHelp is the help of history; its flags come from the flag set it parses.
+func historyHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"history [options] --user ID", "history [options] --device ID", "history [options] --topic NAME", "history [options] ADDR"},
+		text: "Answers \"what did this user receive, and why?\" from the state's delivery ledger, which keeps every " +
+			"delivery record, forgotten addresses' included, until 'pushform state prune' drops it. With --user, " +
+			"--device or --topic it lists what that target was sent, oldest first: time, address (and whether it " +
+			"was forgotten), kind, title, tag, outcome and request id. With an address it lists what the address " +
+			"sent, one line per apply (requests of one content, with the delivered, failed, skipped and unknown " +
+			"counts and request ids), and when it was forgotten. --since and --until take an RFC 3339 time or a " +
+			"date (a whole UTC day). It reads the state without locking it; an id the ledger has never seen is " +
+			"said so, with exit 0.",
+		examples: []string{
+			"pushform history --user alice",
+			"pushform history --device alice-phone --since 2026-11-01 --json",
+			"pushform history campaign.spring_sale.notification.announce",
+		},
+	}
+}
 
 func cmdHistory(ctx context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("history")
@@ -59,28 +69,24 @@ func cmdHistory(ctx context.Context, m *Meta, args []string) int {
 	if o.variants && (o.address == "" || !o.jsonFlags.enabled()) {
 		return m.usageError("history", errors.New("--variants exports the variants of an address as JSON: give ADDR and --json"))
 	}
-	s, err := m.readLedger(ctx, o.stateFlags)
+	res, err := operation.History(ctx, m.stateOperation("history", o.stateFlags),
+		operation.HistoryQuery{TargetKind: kind, ID: id, Address: o.address, Window: window, Variants: o.variants})
 	if err != nil {
 		return m.fail(err)
 	}
-	if o.variants {
-		if err := views.WriteVariantsJSON(m.Stdout, variantExport(s, o.address), o.indent); err != nil {
-			return m.fail(err)
-		}
-		return ExitOK
-	}
 	v := views.NewHistory(o.jsonFlags.format(), m.view(o.indent))
-	if o.address != "" {
-		h := addressHistory(s, o.address, window)
-		if err := v.Address(h); err != nil {
-			return m.fail(err)
+	switch {
+	case res.Variants != nil:
+		err = views.WriteVariantsJSON(m.Stdout, *res.Variants, o.indent)
+	case res.Address != nil:
+		err = v.Address(*res.Address)
+		if err == nil && res.Hint != nil && !o.jsonFlags.enabled() {
+			m.hintTarget(res.Hint, o.address)
 		}
-		if !h.Known && !o.jsonFlags.enabled() {
-			m.hintTarget(s, o.address)
-		}
-		return ExitOK
+	default:
+		err = v.Target(*res.Target)
 	}
-	if err := v.Target(targetHistory(s, kind, id, window)); err != nil {
+	if err != nil {
 		return m.fail(err)
 	}
 	return ExitOK
@@ -161,118 +167,19 @@ func parseHistoryTime(flag, v string, end bool) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%s %s is neither an RFC 3339 time (2026-11-24T09:00:00Z) nor a date (2026-11-24)", flag, quoteArg(v))
 }
 
-// readLedger reads the state for history, without locking (it only
-// looks), compact when the backend can: one target's history out of ten
-// million targets then needs no map. No state reads as an empty ledger.
-func (m *Meta) readLedger(ctx context.Context, sf stateFlags) (*state.State, error) {
-	be, err := m.stateBackend(ctx, sf)
-	if err != nil {
-		return nil, err
-	}
-	defer be.Close()
-	s, err := readCompact(be)
-	if err != nil {
-		return nil, err
-	}
-	if s == nil {
-		s = &state.State{}
-	}
-	return s, nil
-}
-
-// readCompact reads the state compact when the backend can.
-func readCompact(be backend.State) (*state.State, error) {
-	if cr, ok := be.(interface{ ReadCompact() (*state.State, error) }); ok {
-		return cr.ReadCompact()
-	}
-	return be.Read()
-}
-
-// targetHistory gathers one target's deliveries in the window.
-func targetHistory(s *state.State, kind message.TargetKind, id string, w views.Window) views.TargetHistory {
-	all := s.TargetHistory(kind, id)
-	h := views.TargetHistory{TargetKind: kind, ID: id, Window: w, Known: len(all) > 0}
-	for _, d := range all {
-		if !w.Contains(d.Time) {
-			continue
+// hintTarget follows an unknown address with what would find the word,
+// for "history alice" meant as "--user alice".
+func (m *Meta) hintTarget(h *operation.HistoryHint, word string) {
+	switch {
+	case h.TargetFlag != "":
+		fmt.Fprintf(m.Stderr, "The ledger does know %s %s: 'pushform history %s %s' lists what it received.\n",
+			h.TargetFlag[2:], quoteArg(word), h.TargetFlag, quoteArg(word))
+	case h.Variant != "":
+		fmt.Fprintf(m.Stderr, "%s has variants: each is recorded under its own address (%s, ...); 'pushform history %s --variants --json' lists who got which.\n",
+			termtext.Clean(word), termtext.Clean(h.Variant), quoteArg(word))
+	default:
+		if addr := suggest(word, h.Addresses); addr != "" {
+			fmt.Fprintf(m.Stderr, "Did you mean %s?\n", termtext.Clean(addr))
 		}
-		vd := views.Delivery{Time: d.Time, Address: d.Address, Kind: d.Kind, Fingerprint: d.Fingerprint,
-			Content: d.Content, Text: d.Text, Outcome: d.Outcome, RequestID: d.RequestID,
-			DeviceCount: d.DeviceCount, Reason: d.Reason, Message: d.Message, Unreadable: d.Unreadable}
-		if d.Forgotten {
-			vd.ForgottenAt = d.ForgottenAt
-		}
-		h.Deliveries = append(h.Deliveries, vd)
-	}
-	return h
-}
-
-// addressHistory gathers an address's applies in the window: the ledger's
-// request events of one content that follow each other within
-// historyApplyGap, with no forgetting between them, make one apply.
-func addressHistory(s *state.State, addr string, w views.Window) views.AddressHistory {
-	events, current := s.AddressHistory(addr)
-	h := views.AddressHistory{Address: addr, Window: w, Known: len(events) > 0 || current}
-	var last *views.ApplyRecord
-	for _, ev := range events {
-		if ev.Forgot {
-			// The latest forgetting is the one that holds, unless the
-			// address is back in the configuration's view since.
-			if !current && ev.Time.After(h.ForgottenAt) {
-				h.ForgottenAt = ev.Time
-			}
-			if w.Contains(ev.Time) {
-				h.Forgets = append(h.Forgets, views.ForgetRecord{Time: ev.Time, Targets: ev.Targets})
-			}
-			last = nil
-			continue
-		}
-		if !w.Contains(ev.Time) {
-			continue
-		}
-		if last == nil || last.Fingerprint != ev.Fingerprint || ev.Time.Sub(last.End) > historyApplyGap {
-			h.Applies = append(h.Applies, views.ApplyRecord{Start: ev.Time, End: ev.Time, Kind: ev.Kind,
-				Fingerprint: ev.Fingerprint, Content: ev.Content, Outcomes: map[state.Outcome]int{}})
-			last = &h.Applies[len(h.Applies)-1]
-		}
-		last.End = ev.Time
-		if ev.RequestID != "" { // one event per request and content
-			last.RequestIDs = append(last.RequestIDs, ev.RequestID)
-		}
-		for o, n := range ev.Outcomes {
-			last.Outcomes[o] += n
-		}
-	}
-	return h
-}
-
-// hintTarget follows an unknown address with the target options that
-// would find the word, for "history alice" meant as "--user alice".
-func (m *Meta) hintTarget(s *state.State, word string) {
-	for _, f := range []struct {
-		flag string
-		kind message.TargetKind
-	}{{"--user", message.TargetUsers}, {"--device", message.TargetDevices}, {"--topic", message.TargetTopics}} {
-		if len(s.TargetHistory(f.kind, word)) > 0 {
-			fmt.Fprintf(m.Stderr, "The ledger does know %s %s: 'pushform history %s %s' lists what it received.\n",
-				f.flag[2:], quoteArg(word), f.flag, quoteArg(word))
-			return
-		}
-	}
-	var addrs []string
-	for msg := range s.LedgerMessages() {
-		if !slices.Contains(addrs, msg.Address) {
-			addrs = append(addrs, msg.Address)
-		}
-	}
-	for _, a := range addrs {
-		if strings.HasPrefix(a, word+planner.VariantInfix) || a == word+planner.HoldoutSuffix {
-			fmt.Fprintf(m.Stderr, "%s has variants: each is recorded under its own address (%s, ...); 'pushform history %s --variants --json' lists who got which.\n",
-				termtext.Clean(word), termtext.Clean(a), quoteArg(word))
-			return
-		}
-	}
-	if addr := suggest(word, addrs); addr != "" {
-		fmt.Fprintf(m.Stderr, "Did you mean %s?\n", termtext.Clean(addr))
 	}
 }

@@ -22,6 +22,22 @@ type planOptions struct {
 	allowResend bool
 }
 
+// planHelp is the help of plan; its flags come from the flag set it parses.
+func planHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"plan [options]"},
+		text: "Compares the configuration with the state and the recipients list, and prints what apply " +
+			"would send: per address, the targets to create, send to, retry, replace or forget, with word " +
+			"diffs of changed texts. Nothing is sent and the state is not changed. Save the plan with " +
+			"--out to review it and then apply exactly it.",
+		examples: []string{
+			"pushform plan -out=spring.plan",
+			"pushform plan -var-file=env/test.pfvars -state=env/test.state",
+			"pushform plan -detailed-exitcode -json > plan.json",
+		},
+	}
+}
+
 func cmdPlan(ctx context.Context, m *Meta, args []string) int {
 	o, err := parsePlan(m, args)
 	if err != nil {
@@ -72,7 +88,7 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	}
 	sp := o.saved(p)
 	if o.out != "" || o.markdown {
-		sp.Audience = planAudience(p, r.Session.State)
+		sp.Audience = r.Audience(p)
 	}
 	if o.out != "" {
 		if err := writePlanFile(m.path(o.out), sp); err != nil {

@@ -13,8 +13,6 @@ import (
 	"pushform/operation"
 	"pushform/planner"
 	"pushform/pushapi"
-	"pushform/state"
-	"pushform/termtext"
 	"pushform/views"
 )
 
@@ -119,14 +117,6 @@ func (sf *stateFlags) bind(fs *pflag.FlagSet, locks bool) {
 	}
 }
 
-// openState opens the state backend that the configuration's backend
-// block (nil: a local file) and the flags choose.
-func (m *Meta) openState(ctx context.Context, sf stateFlags, be *config.Backend) (backend.State, error) {
-	so := m.stateOptions(sf)
-	so.Backend = be
-	return backend.OpenState(ctx, so)
-}
-
 // stateOptions are the state options the flags and the command's
 // environment give; the configuration's backend block is the caller's.
 func (m *Meta) stateOptions(sf stateFlags) backend.StateOptions {
@@ -137,19 +127,19 @@ func (m *Meta) stateOptions(sf stateFlags) backend.StateOptions {
 	return backend.StateOptions{ConfigDir: m.ConfigDir(), Path: path, Types: m.backends(), Getenv: m.Getenv, Secrets: m.secrets, Log: m.debugLines()}
 }
 
-// stateBackend opens the state backend for commands that do not load the
-// whole configuration: only its backend block is read, so they work on a
-// configuration that does not validate yet (or a directory without one).
-func (m *Meta) stateBackend(ctx context.Context, sf stateFlags) (backend.State, error) {
-	l := m.newLoader()
-	be, diags := l.LoadBackend(m.ConfigDir())
-	if diags.HasErrors() {
-		if err := l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color()); err != nil {
-			return nil, err
-		}
-		return nil, errReported
+// stateOperation are the options of an operation on the state (state
+// list, rm, ..., history, force-unlock) named op, as the flags give them.
+func (m *Meta) stateOperation(op string, sf stateFlags) operation.Options {
+	return operation.Options{
+		Operation: op, Dir: m.ConfigDir(), Backends: m.backends(), State: m.stateOptions(sf), LockTimeout: sf.lockTimeout,
+		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(),
+		Diagnostics: m.writeDiagnostics, Report: func(err error) { m.Errorf("%v", err) }, Warnings: m.warnings(),
 	}
-	return m.openState(ctx, sf, be)
+}
+
+// warnings shows what operations warn about as they go, on stderr.
+func (m *Meta) warnings() *views.Warnings {
+	return views.NewWarnings(m.Stderr)
 }
 
 // serviceOptions says how commands reach the service.
@@ -178,11 +168,11 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 		},
 		Diagnostics: m.showDiagnostics(pf.configErrors),
 		Report:      func(err error) { m.Errorf("%v", err) },
+		Warnings:    m.warnings(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.warnStaleLock(r.Session.StaleLock)
 	return r, nil
 }
 
@@ -219,17 +209,3 @@ func (m *Meta) showDiagnostics(ce views.ConfigErrors) func(*config.Loader, hcl.D
 
 // errReported means the error was already printed (as diagnostics).
 var errReported = operation.ErrReported
-
-// warnStaleLock reports the lock info a holder that ended without unlocking
-// left behind, once this run holds the lock. The lock died with that
-// holder, so the run goes on: the warning says who it was, and that its
-// journal is read back.
-func (m *Meta) warnStaleLock(info *state.LockInfo) {
-	if info == nil {
-		return
-	}
-	fmt.Fprint(m.Stderr, termtext.Lines(fmt.Sprintf("Warning: the last holder of the state lock ended without releasing it: %s (pid %d) running %s since %s, lock id %s.\n"+
-		"  It was killed or crashed; its lock died with it, so this run goes on, and what it\n"+
-		"  recorded in the journal is read back. (pushform force-unlock %s clears such a record without running anything.)\n",
-		info.Who, info.Pid, info.Operation, info.Created.UTC().Format(time.RFC3339), info.ID, info.ID)))
-}

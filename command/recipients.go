@@ -18,6 +18,19 @@ type recipientsOptions struct {
 	serviceFlags
 }
 
+// recipientsHelp is the help of recipients; its flags come from the flag set it parses.
+func recipientsHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"recipients [options]"},
+		text: "Asks the service which users can receive a push right now (the list data \"recipients\" " +
+			"blocks use) and prints them one per line, or as a JSON array; the count goes to stderr.",
+		examples: []string{
+			"pushform recipients",
+			"pushform recipients -json",
+		},
+	}
+}
+
 func cmdRecipients(ctx context.Context, m *Meta, args []string) int {
 	o := &recipientsOptions{Meta: m}
 	fs := m.FlagSet("recipients")

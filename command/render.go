@@ -73,11 +73,7 @@ func runRender(ctx context.Context, m *Meta, o *renderOptions) int {
 	if diags.HasErrors() {
 		return ExitError
 	}
-	st, err := m.readLedger(ctx, o.stateFlags)
-	if err != nil {
-		return m.fail(err)
-	}
-	rs, err := operation.Render(cfg, st, operation.RenderOptions{Address: o.address, Users: o.users, Devices: o.devices})
+	rs, err := operation.Render(ctx, m.stateOperation("render", o.stateFlags), cfg, operation.RenderOptions{Address: o.address, Users: o.users, Devices: o.devices})
 	if err != nil {
 		return m.fail(err)
 	}

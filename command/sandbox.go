@@ -23,6 +23,23 @@ import (
 	"pushform/views"
 )
 
+// sandboxHelp is the help of sandbox; its flags come from the flag set it parses.
+func sandboxHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"sandbox --seed FILE [options]", "sandbox show [options] DEVICE_ID"},
+		text: "Serves a local Push Notification Service under http://ADDR/v1, seeded with API keys, users, " +
+			"devices and topics from an HCL file, and prints \"listening on http://ADDR/v1\" once it accepts " +
+			"connections. It runs until interrupted. Inspection endpoints (no key): /_sandbox/devices[/ID], " +
+			"/_sandbox/log/REQUEST_ID, /_sandbox/stats. Point a configuration at it with PUSHFORM_BASE_URL.\n\n" +
+			"A configuration whose service block says sandbox = \"FILE\" runs the same sandbox in-process " +
+			"instead; 'pushform sandbox show' prints what one of its devices received.",
+		examples: []string{
+			"pushform sandbox -seed=examples/quickstart/sandbox.hcl -addr=127.0.0.1:8787",
+			"pushform sandbox -seed=sandbox.hcl -fail-rate=0.2 -latency=50ms",
+		},
+	}
+}
+
 func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	if len(args) > 0 && args[0] == "show" {
 		return runSandboxShow(ctx, m, args[1:])
@@ -95,20 +112,11 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	if err := checkShapes(); err != nil {
 		return usage("%s", err)
 	}
-	for _, f := range *recFaults {
-		status, page, ok := strings.Cut(f, "@")
-		status, times, many := strings.Cut(status, "x")
-		st, err1 := strconv.Atoi(status)
-		pg, err2 := strconv.Atoi(page)
-		n, err3 := 1, error(nil)
-		if many {
-			n, err3 = strconv.Atoi(times)
-		}
-		if !ok || err1 != nil || err2 != nil || err3 != nil || pg < 1 || n < 1 || st != http.StatusTooManyRequests && st != http.StatusServiceUnavailable {
-			return usage("--recipients-fault takes STATUS[xTIMES]@PAGE with STATUS 429 or 503 and PAGE from 1 (e.g. 429@2, 503x5@3), not %q", f)
-		}
-		opts.RecipientsFaults = append(opts.RecipientsFaults, sandbox.RecipientsFault{Page: pg, Status: st, Times: n})
+	faults, err := parseRecipientsFaults(*recFaults)
+	if err != nil {
+		return usage("%s", err)
 	}
+	opts.RecipientsFaults = faults
 	path := *seedPath
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(m.ConfigDir(), path)
@@ -149,6 +157,27 @@ func runSandbox(ctx context.Context, m *Meta, args []string) int {
 	return ExitOK
 }
 
+// parseRecipientsFaults reads the --recipients-fault values:
+// STATUS[xTIMES]@PAGE.
+func parseRecipientsFaults(values []string) ([]sandbox.RecipientsFault, error) {
+	var out []sandbox.RecipientsFault
+	for _, f := range values {
+		status, page, ok := strings.Cut(f, "@")
+		status, times, many := strings.Cut(status, "x")
+		st, err1 := strconv.Atoi(status)
+		pg, err2 := strconv.Atoi(page)
+		n, err3 := 1, error(nil)
+		if many {
+			n, err3 = strconv.Atoi(times)
+		}
+		if !ok || err1 != nil || err2 != nil || err3 != nil || pg < 1 || n < 1 || st != http.StatusTooManyRequests && st != http.StatusServiceUnavailable {
+			return nil, fmt.Errorf("--recipients-fault takes STATUS[xTIMES]@PAGE with STATUS 429 or 503 and PAGE from 1 (e.g. 429@2, 503x5@3), not %q", f)
+		}
+		out = append(out, sandbox.RecipientsFault{Page: pg, Status: st, Times: n})
+	}
+	return out, nil
+}
+
 // seedKeySummary names the environments the seed has keys for, never a key.
 func seedKeySummary(seed *sandbox.Seed) string {
 	n := map[string]int{}
@@ -156,6 +185,21 @@ func seedKeySummary(seed *sandbox.Seed) string {
 		n[k.Environment]++
 	}
 	return fmt.Sprintf("%d test, %d production", n[sandbox.EnvTest], n[sandbox.EnvProduction])
+}
+
+// sandboxShowHelp is the help of sandbox show; its flags come from the flag set it parses.
+func sandboxShowHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"sandbox show [options] DEVICE_ID"},
+		text: "Prints what a sandbox device has shown: badge, received count and inbox. It reads the file " +
+			"the embedded sandbox saves next to the state (pushform.sandbox.json in the configuration " +
+			"directory, or --file when --state puts the state elsewhere) or, with --addr, asks a running " +
+			"'pushform sandbox'.",
+		examples: []string{
+			"pushform -chdir=examples/quickstart sandbox show alice-phone",
+			"pushform sandbox show kiosk-1 -addr=127.0.0.1:8787 -json",
+		},
+	}
 }
 
 func runSandboxShow(ctx context.Context, m *Meta, args []string) int {

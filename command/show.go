@@ -14,6 +14,19 @@ type showOptions struct {
 	markdown bool
 }
 
+// showHelp is the help of show; its flags come from the flag set it parses.
+func showHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"show [options] [PLANFILE]"},
+		text: "With a saved plan file, prints that plan: as plan would, as JSON, or as markdown for a " +
+			"pull-request comment. Without one, lists the addresses in the state with their targets' outcomes.",
+		examples: []string{
+			"pushform show spring.plan -markdown > plan.md",
+			"pushform show",
+		},
+	}
+}
+
 func cmdShow(ctx context.Context, m *Meta, args []string) int {
 	o := &showOptions{Meta: m}
 	fs := m.FlagSet("show")

@@ -3,26 +3,28 @@ package command
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
-
-	"pushform/backend"
-	"pushform/message"
-	"pushform/planner"
-	"pushform/state"
-	"pushform/termtext"
+	"pushform/operation"
 	"pushform/views"
 )
 
+// stateMvHelp is the help of state mv; its flags come from the flag set it parses.
+func stateMvHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"state mv [options] FROM TO"},
+		text: "Moves the state recorded under FROM to TO, under the state lock, as a moved block in the " +
+			"configuration would: the next plan sees TO as already sent, so renaming a block sends nothing again. " +
+			"Without instance keys, every instance of a for_each block moves with its key. Nothing is sent. " +
+			"Refuses a FROM not in the state, a TO that already has state, and a move between a notification and a badge.",
+		examples: []string{
+			"pushform state mv notification.welcome campaign.onboarding.notification.welcome",
+			"pushform state mv 'notification.order[\"A-1\"]' 'notification.shipping[\"A-1\"]'",
+		},
+	}
+}
+
 // stateMv is `pushform state mv FROM TO`: what a moved block does, without
-// one. It renames addresses in the state under the lock; nothing is sent.
+// one (see operation.StateMove).
 func (m *Meta) stateMv(ctx context.Context, args []string) int {
 	fs := m.FlagSet("state mv")
 	var sf stateFlags
@@ -33,144 +35,12 @@ func (m *Meta) stateMv(ctx context.Context, args []string) int {
 	if fs.NArg() != 2 {
 		return m.usageError("state mv", errors.New("state mv takes two addresses, FROM and TO"))
 	}
-	from, to := fs.Arg(0), fs.Arg(1)
-	be, err := m.stateBackend(ctx, sf)
+	res, err := operation.StateMove(ctx, m.stateOperation("state mv", sf), fs.Arg(0), fs.Arg(1))
+	if res != nil {
+		views.StateMoved(m.Stdout, res.Items, res.Serial)
+	}
 	if err != nil {
 		return m.fail(err)
 	}
-	sess, err := backend.Open(ctx, nil, be, backend.SessionOptions{Operation: "state mv", LockTimeout: sf.lockTimeout})
-	if err != nil {
-		return m.fail(err)
-	}
-	m.warnStaleLock(sess.StaleLock)
-	code := m.stateMove(sess, from, to)
-	if err := sess.Close(); err != nil {
-		return m.fail(err)
-	}
-	return code
-}
-
-func (m *Meta) stateMove(sess *backend.Session, from, to string) int {
-	s := sess.State
-	if s == nil {
-		return m.Errorf("no state at %s", sess.Backend)
-	}
-	items, err := planMove(s, from, to)
-	if err != nil {
-		return m.Errorf("%v; nothing was moved", err)
-	}
-	e := state.Entry{Type: state.EntryMove, Time: time.Now().UTC(), Items: items}
-	if err := s.ApplyEntry(e); err != nil {
-		return m.Errorf("%v", err)
-	}
-	if err := sess.Persist(); err != nil {
-		return m.Errorf("%v", err)
-	}
-	for _, it := range items {
-		fmt.Fprintf(m.Stdout, "Moved %s to %s\n", termtext.Clean(it.Address), termtext.Clean(it.To))
-	}
-	what := "1 address"
-	if len(items) > 1 {
-		what = views.Count(len(items)) + " addresses"
-	}
-	fmt.Fprintf(m.Stdout, "Moved %s in the state (serial %d). Nothing was sent.\n", what, s.Serial)
 	return ExitOK
-}
-
-// planMove works out the moves of state mv FROM TO: FROM recorded as
-// given, or, when neither has an instance key, every recorded instance of
-// the block FROM (notification.a["k"] to notification.b["k"]), as a moved
-// block moves them, with their variants and holdout. It refuses an
-// address not recorded, a new address already recorded or not an address
-// of a notification or badge, and a move across kinds.
-func planMove(s *state.State, from, to string) ([]state.Item, error) {
-	fromAddr, err := parseAddress(from)
-	if err != nil {
-		return nil, fmt.Errorf("FROM: %w", err)
-	}
-	toAddr, err := parseAddress(to)
-	if err != nil {
-		return nil, fmt.Errorf("TO: %w", err)
-	}
-	if fromAddr.String() == toAddr.String() {
-		return nil, fmt.Errorf("%s and %s are the same address", from, to)
-	}
-	var items []state.Item
-	if s.Messages[fromAddr.String()] != nil {
-		items = []state.Item{{Address: fromAddr.String(), To: toAddr.String()}}
-	} else if fromAddr.key == "" && toAddr.key == "" {
-		for addr := range s.Messages {
-			if rest, ok := strings.CutPrefix(addr, fromAddr.block+"["); ok {
-				items = append(items, state.Item{Address: addr, To: toAddr.block + "[" + rest})
-			}
-		}
-	}
-	// The variants and the holdout of a notification move with it.
-	for addr := range s.Messages {
-		base, ok := planner.NotificationOf(addr)
-		switch {
-		case !ok:
-		case base == fromAddr.String():
-			items = append(items, state.Item{Address: addr, To: toAddr.String() + addr[len(base):]})
-		case fromAddr.key == "" && toAddr.key == "" && strings.HasPrefix(base, fromAddr.block+"["):
-			items = append(items, state.Item{Address: addr, To: toAddr.block + addr[len(fromAddr.block):]})
-		}
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].Address < items[j].Address })
-	if len(items) == 0 {
-		return nil, fmt.Errorf("no address %s in the state; 'pushform state list' lists them", from)
-	}
-	for _, it := range items {
-		if k := s.Messages[it.Address].Kind; k != "" && k != toAddr.kind {
-			return nil, fmt.Errorf("%s is a %s and %s names a %s: a notification moves to a notification, a badge to a badge", it.Address, k, it.To, toAddr.kind)
-		}
-		if s.Messages[it.To] != nil {
-			return nil, fmt.Errorf("%s already has state: a move cannot merge two addresses (remove one first with 'pushform state rm %s')", it.To, it.To)
-		}
-	}
-	return items, nil
-}
-
-// address is a message address: block and optional instance key.
-type address struct {
-	block string // notification.a, campaign.c.badge.b
-	kind  message.Kind
-	key   string // `["k"]`, or ""
-}
-
-func (a address) String() string { return a.block + a.key }
-
-// parseAddress reads a notification or badge address as plan shows it:
-// notification.welcome, campaign.onboarding.notification.welcome,
-// notification.order["A-1"].
-func parseAddress(s string) (address, error) {
-	bad := fmt.Errorf("%s is not the address of a notification or badge, such as notification.welcome, campaign.onboarding.notification.welcome or notification.order[\"A-1\"]", strconv.Quote(s))
-	t, diags := hclsyntax.ParseTraversalAbs([]byte(s), "", hcl.InitialPos)
-	if diags.HasErrors() {
-		return address{}, bad
-	}
-	var names []string
-	key := ""
-	for i, step := range t {
-		switch st := step.(type) {
-		case hcl.TraverseRoot:
-			names = append(names, st.Name)
-		case hcl.TraverseAttr:
-			names = append(names, st.Name)
-		case hcl.TraverseIndex:
-			if i != len(t)-1 || st.Key.IsNull() || !st.Key.IsKnown() || st.Key.Type() != cty.String {
-				return address{}, bad
-			}
-			key = "[" + strconv.Quote(st.Key.AsString()) + "]"
-		default:
-			return address{}, bad
-		}
-	}
-	switch {
-	case len(names) == 2 && (names[0] == "notification" || names[0] == "badge"):
-		return address{block: strings.Join(names, "."), kind: message.Kind(names[0]), key: key}, nil
-	case len(names) == 4 && names[0] == "campaign" && (names[2] == "notification" || names[2] == "badge"):
-		return address{block: strings.Join(names, "."), kind: message.Kind(names[2]), key: key}, nil
-	}
-	return address{}, bad
 }

@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,10 +21,19 @@ import (
 	"pushform/views"
 )
 
-// pgOpen opens the PostgreSQL state o, as a backend "pg" block would.
-func pgOpen(o pg.Options) func(context.Context) (backend.State, error) {
-	return func(ctx context.Context) (backend.State, error) {
-		return backend.OpenPG(ctx, o)
+// usePG points m at the PostgreSQL state o: a configuration whose backend
+// "pg" block names it, with its connection string in the environment.
+func usePG(t *testing.T, m *Meta, o pg.Options) {
+	t.Helper()
+	block := fmt.Sprintf("backend \"pg\" {\n  schema_name = %q\n  state_name  = %q\n}\n", o.Schema, o.StateName)
+	if err := os.WriteFile(filepath.Join(m.Dir, "main.hcl"), []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m.Getenv = func(k string) string {
+		if k == "PUSHFORM_PG_CONN_STR" {
+			return o.ConnString
+		}
+		return ""
 	}
 }
 
@@ -124,7 +134,12 @@ func writeBytes(t *testing.T, data []byte) string {
 
 func readStateAt(t *testing.T, path string) *state.State {
 	t.Helper()
-	s, err := readLocalState(context.Background(), path)
+	be, err := backend.OpenState(context.Background(), backend.StateOptions{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	s, err := be.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,15 +152,20 @@ func TestStatePushPullPG(t *testing.T) {
 	ctx := context.Background()
 	m, out, errb := stateTestMeta(t)
 	o := pgtest.Options(t)
+	usePG(t, m, o)
 	reset := func() { out.Reset(); errb.Reset() }
 	pull := func() (int, []byte) {
 		reset()
-		code := runStatePull(ctx, &statePullOptions{Meta: m, open: pgOpen(o)})
+		code := runState(ctx, m, []string{"pull"})
 		return code, append([]byte(nil), out.Bytes()...)
 	}
 	push := func(file string, force bool) int {
 		reset()
-		return runStatePush(ctx, &statePushOptions{Meta: m, open: pgOpen(o), file: file, force: force})
+		args := []string{"push", file}
+		if force {
+			args = append(args, "--force")
+		}
+		return runState(ctx, m, args)
 	}
 
 	if code, _ := pull(); code != 1 || !strings.Contains(errb.String(), "no state in PostgreSQL state \"test\"") {

@@ -121,7 +121,8 @@ func TestStateRepairPG(t *testing.T) {
 	t.Parallel()
 	m, out, errb := stateTestMeta(t)
 	o := pgtest.Options(t)
-	code := runStateRepair(context.Background(), &stateRepairOptions{Meta: m, open: pgOpen(o)})
+	usePG(t, m, o)
+	code := runState(context.Background(), m, []string{"repair"})
 	want := fmt.Sprintf("PostgreSQL state %q (schema %s) keeps each journal entry as a row of its own", o.StateName, o.Schema)
 	if code != ExitOK || !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "nothing to repair") || errb.Len() != 0 {
 		t.Fatalf("exit %d, stdout %q (want %q...), stderr %q", code, out, want, errb)

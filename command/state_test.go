@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/backend"
 	"pushform/state"
 	"pushform/state/local"
 	"pushform/state/statetest"
@@ -43,7 +44,7 @@ func TestStatePath(t *testing.T) {
 		{"cfg", "/abs/s", "/abs/s"},
 	} {
 		m.Globals.Chdir = c.chdir
-		be, err := m.openState(context.Background(), stateFlags{file: c.flag}, nil)
+		be, err := backend.OpenState(context.Background(), m.stateOptions(stateFlags{file: c.flag}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,22 @@ type validateOptions struct {
 	jsonFlags
 }
 
+// validateHelp is the help of validate; its flags come from the flag set it parses.
+func validateHelp() helpDoc {
+	return helpDoc{
+		usage: []string{"validate [options]"},
+		text: "Loads every *.hcl file of the configuration directory and checks it as the service would: " +
+			"syntax, blocks and attributes, references, variables, and every rule of a notification " +
+			"(exactly one of user_ids, device_ids and topics; title and body together; ...). " +
+			"Nothing is contacted: recipients lists stay unknown. Exits 1 with every diagnostic, " +
+			"each with its file, line and source snippet.",
+		examples: []string{
+			"pushform validate",
+			"pushform -chdir=campaigns/spring validate -json",
+		},
+	}
+}
+
 func cmdValidate(ctx context.Context, m *Meta, args []string) int {
 	o := &validateOptions{Meta: m}
 	fs := m.FlagSet("validate")

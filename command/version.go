@@ -48,6 +48,15 @@ func userAgentVersion() string {
 	return v
 }
 
+// versionHelp is the help of version; its flags come from the flag set it parses.
+func versionHelp() helpDoc {
+	return helpDoc{
+		usage:    []string{"version [options]"},
+		text:     "Prints the pushform version and the commit it was built from, as Go recorded them in the binary, and the Go version and platform.",
+		examples: []string{"pushform version", "pushform version -json"},
+	}
+}
+
 func runVersion(_ context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("version")
 	var jf jsonFlags

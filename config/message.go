@@ -370,48 +370,64 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 	}
 
 	if mb.kind == KindNotification {
-		v, a, ok, d := present(attrs, "open_to_url", tctx, cty.String)
-		diags = append(diags, d...)
-		if ok && v.IsKnown() {
-			if u, err := url.Parse(v.AsString()); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-				diags = append(diags, errDiag("Invalid open_to_url",
-					fmt.Sprintf("open_to_url must be an absolute http or https URL, such as \"https://shop.example.com/sale\"; got %q.", v.AsString()), a.Expr.Range().Ptr()))
-			} else {
-				m.Content.OpenToURL = v.AsString()
-			}
-		}
-		v, a, ok, d = present(attrs, "tag", tctx, cty.String)
-		diags = append(diags, d...)
-		if ok && v.IsKnown() {
-			if strings.TrimSpace(v.AsString()) == "" {
-				diags = append(diags, errDiag("Empty tag",
-					"tag labels the thing announced, so a later send with the same tag replaces this one; omit it rather than leave it empty.", a.Expr.Range().Ptr()))
-			} else {
-				m.Content.Tag = v.AsString()
-			}
-		}
-		v, _, ok, d = present(attrs, "silent_in_foreground", ctx, cty.Bool)
-		diags = append(diags, d...)
-		if ok && v.IsKnown() {
-			m.Content.SilentInForeground = v.True()
-		}
-	}
-	if mb.kind == KindNotification {
-		v, a, ok, d := present(attrs, "shared_tag", ctx, cty.Bool)
-		diags = append(diags, d...)
-		if ok && v.IsKnown() && v.True() {
-			m.SharedTag = true
-			if _, tagged := attrs["tag"]; !tagged {
-				diags = append(diags, warnDiag("shared_tag without tag",
-					"shared_tag = true says this notification's tag is shared on purpose; without a tag it has no effect.", a.NameRange.Ptr()))
-			}
-		}
+		diags = append(diags, decodeNotificationOptions(m, attrs, ctx, tctx)...)
 	}
 	diags = append(diags, decodeRepeat(m, attrs, ctx, sc.campaigns[mb.campaign])...)
 	diags = append(diags, decodeLocalDelivery(m, attrs, ctx, sc)...)
 	diags = append(diags, decodeSplits(m, mb, ctx, sc.campaigns[mb.campaign])...)
 	diags = append(diags, decodeVariants(m, mb, ctx)...)
 	diags = append(diags, decodeTemplates(m, mb, ctx, sc)...)
+	diags = append(diags, decodeWindow(m, attrs, ctx)...)
+	return m, diags
+}
+
+// decodeNotificationOptions sets what only a notification has: its link,
+// its tag (and whether the tag is shared on purpose), and whether it is
+// silent in the foreground. The link and the tag may read a person: they
+// are evaluated in tctx (see textContext).
+func decodeNotificationOptions(m *Message, attrs hcl.Attributes, ctx, tctx *hcl.EvalContext) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	v, a, ok, d := present(attrs, "open_to_url", tctx, cty.String)
+	diags = append(diags, d...)
+	if ok && v.IsKnown() {
+		if u, err := url.Parse(v.AsString()); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			diags = append(diags, errDiag("Invalid open_to_url",
+				fmt.Sprintf("open_to_url must be an absolute http or https URL, such as \"https://shop.example.com/sale\"; got %q.", v.AsString()), a.Expr.Range().Ptr()))
+		} else {
+			m.Content.OpenToURL = v.AsString()
+		}
+	}
+	v, a, ok, d = present(attrs, "tag", tctx, cty.String)
+	diags = append(diags, d...)
+	if ok && v.IsKnown() {
+		if strings.TrimSpace(v.AsString()) == "" {
+			diags = append(diags, errDiag("Empty tag",
+				"tag labels the thing announced, so a later send with the same tag replaces this one; omit it rather than leave it empty.", a.Expr.Range().Ptr()))
+		} else {
+			m.Content.Tag = v.AsString()
+		}
+	}
+	v, _, ok, d = present(attrs, "silent_in_foreground", ctx, cty.Bool)
+	diags = append(diags, d...)
+	if ok && v.IsKnown() {
+		m.Content.SilentInForeground = v.True()
+	}
+	v, a, ok, d = present(attrs, "shared_tag", ctx, cty.Bool)
+	diags = append(diags, d...)
+	if ok && v.IsKnown() && v.True() {
+		m.SharedTag = true
+		if _, tagged := attrs["tag"]; !tagged {
+			diags = append(diags, warnDiag("shared_tag without tag",
+				"shared_tag = true says this notification's tag is shared on purpose; without a tag it has no effect.", a.NameRange.Ptr()))
+		}
+	}
+	return diags
+}
+
+// decodeWindow sets send_after and send_before, refusing a window that
+// would never open.
+func decodeWindow(m *Message, attrs hcl.Attributes, ctx *hcl.EvalContext) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	if a, ok := attrs["send_after"]; ok {
 		var d hcl.Diagnostics
 		m.SendAfter, d = evalTime(a, ctx)
@@ -428,7 +444,7 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 			m.SendBefore = nil
 		}
 	}
-	return m, diags
+	return diags
 }
 
 // decodeRepeat sets enabled and repeat_after on m: the block's own values,

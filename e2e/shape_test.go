@@ -121,13 +121,18 @@ notification "spring" {
 
 // TestScheduledVariantsAwaitReview: new variant weights, or a new
 // holdout share, neither send nor forget anything from apply
-// --scheduled: the devices keep the variant they were shown, and the
-// state keeps every assignment, until a reviewed apply.
+// --scheduled, not even to recipients who joined since (whom the new
+// weights would place): the devices keep the variant they were shown,
+// and the state keeps every assignment, until a reviewed apply.
 func TestScheduledVariantsAwaitReview(t *testing.T) {
 	sb := startSandbox(t, guardsSeed, "--quiet")
+	// The audience is read from the data source, so it may grow
+	// unreviewed: each step lets 10 more recipients in.
 	const block = `
+data "recipients" "all" {}
+
 notification "spring" {
-  user_ids = %s
+  user_ids = slice(sort(data.recipients.all.user_ids), 0, %d)
   title    = "Spring"
   body     = "Sale"
   holdout  = "%s"
@@ -142,7 +147,7 @@ notification "spring" {
 }
 `
 	const n = 20
-	w := newWorkspace(t, sb, fmt.Sprintf(block, guardUsers(n), "10%", 50, 50))
+	w := newWorkspace(t, sb, fmt.Sprintf(block, n, "10%", 50, 50))
 	w.apply()
 	assigned := func() map[string]int {
 		out := map[string]int{}
@@ -170,11 +175,11 @@ notification "spring" {
 		return shown, twice
 	}
 	shownBefore, _ := both()
-	for _, step := range []struct {
+	for i, step := range []struct {
 		name, holdout string
 		a, b          int
 	}{{"weights 50/50 -> 5/95", "10%", 5, 95}, {"holdout 10% -> 30%", "30%", 50, 50}} {
-		w.write(fmt.Sprintf(block, guardUsers(n), step.holdout, step.a, step.b), sb)
+		w.write(fmt.Sprintf(block, n+10*(i+1), step.holdout, step.a, step.b), sb)
 		code, requests, _, r := w.scheduled(sb)
 		shown, twice := both()
 		after := assigned()

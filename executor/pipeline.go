@@ -473,6 +473,15 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 			break // interrupted while waiting: err stays the last try's
 		}
 	}
+	return r.settle(ctx, stop, pb, sl, recorders, fatal, resp, err, maybe)
+}
+
+// settle ends a request once its tries are over: its answer recorded
+// (handing sl off), or its error turned into a split, a refusal's parts,
+// or failed and unknown outcomes. err is the last try's, maybe the last
+// that may have been processed.
+func (r *run) settle(ctx, stop context.Context, pb *prepared, sl *slot, recorders *recorders, fatal context.CancelCauseFunc,
+	resp *pushapi.SendResponse, err, maybe error) error {
 	if is, _ := pushapi.RateLimited(err); is && maybe == nil {
 		// Interrupted while the service asked to wait: nothing was processed.
 		return r.notSentBecause(pb, "not sent: apply was interrupted while the service asked to wait: "+err.Error())

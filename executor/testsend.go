@@ -34,6 +34,16 @@ type TestSendResult struct {
 	Entry     state.Entry
 }
 
+// Delivered reports whether every target was delivered.
+func (r *TestSendResult) Delivered() bool {
+	for _, t := range r.Targets {
+		if t.Outcome != state.Delivered {
+			return false
+		}
+	}
+	return true
+}
+
 // TestSendTarget is one target's answer to a test send.
 type TestSendTarget struct {
 	Kind    message.TargetKind

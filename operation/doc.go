@@ -1,10 +1,14 @@
-// Package operation runs pushform's operations (plan, apply, test-send)
-// without a command line: Open loads the configuration and locks the
-// state, Run.Plan, Run.Apply and Run.TestSend do the rest, and the caller
-// (package command, a test, another front end) chooses the views, the
-// confirmation and what the results mean as exit codes. It is Terraform's
-// local backend operations, or gh's run(opts): an Options struct and a
-// function per operation.
+// Package operation runs every pushform operation without a command line:
+// Open loads the configuration and locks the state, and Run.Plan,
+// Run.Apply and Run.TestSend do the rest; the operations on the state
+// alone (StateList, StateShow, StateRemove, StateMove, StatePrune,
+// StatePull, StatePush, StateRepair, History, ForceUnlock) open its
+// backend from the configuration's backend block and lock it when they
+// write. Each takes Options (and its own inputs) and returns its results
+// as data; the caller (package command, a test, another front end)
+// chooses the views, the confirmation and what the results mean as exit
+// codes. It is Terraform's local backend operations, or gh's run(opts): an
+// Options struct and a function per operation.
 //
 // The configuration is evaluated in two passes, and must be: Open loads
 // and validates all of it before the recipients list is fetched (the

@@ -10,18 +10,20 @@ import (
 	"pushform/config"
 	"pushform/planner"
 	"pushform/secret"
+	"pushform/views"
 )
 
 // ErrReported means the error was already shown, as diagnostics passed to
 // Options.Diagnostics (or Options.Report when showing them failed).
 var ErrReported = errors.New("reported")
 
-// Options are the inputs of Open: where the configuration and state are,
-// how to reach the service, and what to plan. Nothing in them is a flag
-// or a terminal.
+// Options are the inputs of Open and of the operations on the state
+// (StateList, StateRemove, History, ...): where the configuration and
+// state are, how to reach the service, and what to plan. Nothing in them
+// is a flag or a terminal.
 type Options struct {
-	// Operation names the run in the lock info: plan, apply, test-send.
-	// A plan takes no lock on a backend that may only read.
+	// Operation names the run in the lock info: plan, apply, test-send,
+	// state rm. A plan takes no lock on a backend that may only read.
 	Operation string
 	// Dir is the configuration directory.
 	Dir string
@@ -64,6 +66,10 @@ type Options struct {
 	// Report receives errors that do not stop the operation (showing
 	// diagnostics or a plan failed); nil drops them.
 	Report func(error)
+	// Warnings shows what the operation warns about as it goes: the lock
+	// a holder that ended without unlocking left behind, what --force lets
+	// through. Nil shows nothing.
+	Warnings *views.Warnings
 }
 
 func (o *Options) clock() func() time.Time {
@@ -71,6 +77,13 @@ func (o *Options) clock() func() time.Time {
 		return time.Now
 	}
 	return o.Clock
+}
+
+func (o *Options) getenv() func(string) string {
+	if o.Getenv == nil {
+		return func(string) string { return "" }
+	}
+	return o.Getenv
 }
 
 func (o *Options) backends() backend.Registry {

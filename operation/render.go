@@ -1,6 +1,7 @@
 package operation
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -24,11 +25,25 @@ type RenderOptions struct {
 }
 
 // Render fills in, for each person asked about, the text they would
-// receive of an address, exactly as a plan fills it in: the variant they
-// get (from st's ledger, else by bucket), the translation their locale
-// chooses, and why they are held when their text cannot be filled in.
-// Nothing is sent or recorded.
-func Render(cfg *config.Config, st *state.State, o RenderOptions) ([]views.Rendered, error) {
+// receive of an address of cfg, exactly as a plan fills it in: the
+// variant they get (from the state's ledger, read without locking, else
+// by bucket), the translation their locale chooses, and why they are held
+// when their text cannot be filled in. Nothing is sent or recorded.
+func Render(ctx context.Context, so Options, cfg *config.Config, o RenderOptions) ([]views.Rendered, error) {
+	be, err := so.openState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	st, err := readCompact(be)
+	if err != nil {
+		return nil, err
+	}
+	return render(cfg, st, o)
+}
+
+// render is Render over the state st (nil: none).
+func render(cfg *config.Config, st *state.State, o RenderOptions) ([]views.Rendered, error) {
 	base, variant, isVariant := strings.Cut(o.Address, planner.VariantInfix)
 	var m *config.Message
 	for _, cm := range cfg.Messages {

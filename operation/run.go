@@ -30,7 +30,8 @@ type Run struct {
 }
 
 // Open loads and validates the configuration, names the service it talks
-// to, then locks and reads the state and chooses the run's clock. Nothing
+// to, then locks and reads the state and chooses the run's clock (and
+// warns of a stale lock through Options.Warnings). Nothing
 // is sent before the whole configuration validates, nor when the state or
 // the time asked for belongs to another service.
 func Open(ctx context.Context, o Options) (*Run, error) {
@@ -74,6 +75,7 @@ func Open(ctx context.Context, o Options) (*Run, error) {
 	if err := r.chooseClock(which); err != nil {
 		return nil, errors.Join(err, r.Close())
 	}
+	o.Warnings.StaleLock(r.Session.StaleLock)
 	return r, nil
 }
 

@@ -200,7 +200,14 @@ func (pl *planning) stage(m *config.Message, ids []string, prior *state.Message,
 	}
 	rs.Sends = allowed
 
-	// Keep the sends of stages up to allowed, in order.
+	pl.keepStages(c, ids, stageOf, allowed, sg, find)
+}
+
+// keepStages keeps, of c's sends, those of the stages up to allowed, in
+// order, and counts each stage's; the rest are staged (held back).
+// stageOf is the stage of each of ids.
+func (pl *planning) keepStages(c *Change, ids []string, stageOf []uint8, allowed int, sg stager, find *state.TargetFinder) {
+	rs := c.Rollout
 	keep := c.Send[:0:0]
 	j := 0
 	held := 0

@@ -97,63 +97,10 @@ func (p *Plan) Request(b int) Request {
 // quiet_hours holding targets by zone).
 func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 	opts = opts.withDefaults()
-	var m *config.Message
-	for _, cm := range cfg.Messages {
-		if !cm.Targets.Unknown {
-			continue
-		}
-		if m != nil || cm.Targets.Recipients == "" || cm.Targets.Kind != config.TargetUsers {
-			return nil
-		}
-		m = cm
-	}
-	if m == nil || m.Disabled || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
-		m.MaxTargets > 0 || m.SendRate != nil || m.Rollout != nil || len(m.Variants) > 0 || m.Holdout > 0 || m.Template != nil ||
-		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) ||
-		localRuleOf(m, opts.Now) != nil { // local time holds targets by zone: the whole list first
+	m, prior, ok := streamed(cfg, st, opts)
+	if !ok {
 		return nil
 	}
-	for _, c := range cfg.Campaigns {
-		if c.SendRate != nil || c.MaxTargets > 0 || c.FrequencyCap != nil {
-			return nil
-		}
-	}
-	for _, cm := range cfg.Messages {
-		if cm.SendRate != nil {
-			return nil
-		}
-	}
-	if checkAddresses(cfg, st, opts) != nil {
-		return nil
-	}
-	declared := make(map[string]bool, len(cfg.Messages))
-	for _, cm := range cfg.Messages {
-		declared[cm.Address] = true
-	}
-	var prior *state.Message
-	if st != nil {
-		for _, e := range st.Ledger {
-			// A rename of an address forgotten lately is detected from the
-			// whole plan, before anything is sent.
-			if e.Kind == config.KindNotification && e.TargetKind == m.Targets.Kind && !e.ForgottenAt.IsZero() &&
-				opts.Now.Sub(e.ForgottenAt) < renameWindow && edited(e.Content, m.Content) {
-				return nil
-			}
-		}
-		for addr, sm := range st.Messages {
-			if !declared[addr] {
-				return nil // forgotten: a rename might be detected
-			}
-			if addr != m.Address && sm.TargetKind == config.TargetUsers && hasSkipped(sm) {
-				return nil // its plan reads the whole list
-			}
-		}
-		prior = st.Messages[m.Address]
-		if prior != nil && prior.TargetKind != m.Targets.Kind {
-			return nil // every recorded target is forgotten
-		}
-	}
-
 	s := &Stream{st: st, opts: opts, m: m, prior: prior, changed: make(chan struct{})}
 	s.planning = &planning{opts: opts, replace: toSet(opts.Replace)}
 	// The ledger, and the messages before it sending the same content,
@@ -218,6 +165,69 @@ func NewStream(cfg *config.Config, st *state.State, opts Options) *Stream {
 		s.pack(c, i, c.Send)
 	}
 	return s
+}
+
+// streamed returns the message a Stream can plan while the recipients
+// list arrives, with what the state records for it, or false when the
+// plan needs the whole list first (see NewStream).
+func streamed(cfg *config.Config, st *state.State, opts Options) (*config.Message, *state.Message, bool) {
+	var m *config.Message
+	for _, cm := range cfg.Messages {
+		if !cm.Targets.Unknown {
+			continue
+		}
+		if m != nil || cm.Targets.Recipients == "" || cm.Targets.Kind != config.TargetUsers {
+			return nil, nil, false
+		}
+		m = cm
+	}
+	if m == nil || m.Disabled || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
+		m.MaxTargets > 0 || m.SendRate != nil || m.Rollout != nil || len(m.Variants) > 0 || m.Holdout > 0 || m.Template != nil ||
+		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) ||
+		localRuleOf(m, opts.Now) != nil { // local time holds targets by zone: the whole list first
+		return nil, nil, false
+	}
+	for _, c := range cfg.Campaigns {
+		if c.SendRate != nil || c.MaxTargets > 0 || c.FrequencyCap != nil {
+			return nil, nil, false
+		}
+	}
+	for _, cm := range cfg.Messages {
+		if cm.SendRate != nil {
+			return nil, nil, false
+		}
+	}
+	if checkAddresses(cfg, st, opts) != nil {
+		return nil, nil, false
+	}
+	declared := make(map[string]bool, len(cfg.Messages))
+	for _, cm := range cfg.Messages {
+		declared[cm.Address] = true
+	}
+	var prior *state.Message
+	if st != nil {
+		for _, e := range st.Ledger {
+			// A rename of an address forgotten lately is detected from the
+			// whole plan, before anything is sent.
+			if e.Kind == config.KindNotification && e.TargetKind == m.Targets.Kind && !e.ForgottenAt.IsZero() &&
+				opts.Now.Sub(e.ForgottenAt) < renameWindow && edited(e.Content, m.Content) {
+				return nil, nil, false
+			}
+		}
+		for addr, sm := range st.Messages {
+			if !declared[addr] {
+				return nil, nil, false // forgotten: a rename might be detected
+			}
+			if addr != m.Address && sm.TargetKind == config.TargetUsers && hasSkipped(sm) {
+				return nil, nil, false // its plan reads the whole list
+			}
+		}
+		prior = st.Messages[m.Address]
+		if prior != nil && prior.TargetKind != m.Targets.Kind {
+			return nil, nil, false // every recorded target is forgotten
+		}
+	}
+	return m, prior, true
 }
 
 // hasSkipped reports whether m records a skipped target.

@@ -136,29 +136,7 @@ func (s *Server) handleRecipients(x *exchange, e env) {
 		paging = PagingCursor
 	}
 	if paging == "" {
-		x.w.Header().Set("Content-Type", "application/json")
-		x.w.WriteHeader(http.StatusOK)
-		// Written in pieces of 64 KiB, not gathered: ten million ids are
-		// 120 MB.
-		ids := newIDLister(s)
-		buf := make([]byte, 0, 64<<10+1<<10)
-		buf = append(buf, '[')
-		n := 0
-		s.recipients(e, 0, func(ord int) bool {
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			n++
-			buf = ids.appendQuoted(buf, ord)
-			if len(buf) >= 64<<10 {
-				x.w.Write(buf)
-				buf = buf[:0]
-			}
-			return true
-		})
-		x.w.Write(append(buf, ']'))
-		x.note = strconv.Itoa(n) + " recipients"
-		x.logLine("200")
+		s.serveAllRecipients(x, e)
 		return
 	}
 	start := 0
@@ -246,6 +224,34 @@ func (s *Server) handleRecipients(x *exchange, e env) {
 	}
 	x.note = strconv.Itoa(n) + " recipients"
 	x.send(http.StatusOK, b)
+}
+
+// serveAllRecipients answers with a bare array of every recipient,
+// the whole list at once (RecipientsShape "array", no RecipientsPaging).
+func (s *Server) serveAllRecipients(x *exchange, e env) {
+	x.w.Header().Set("Content-Type", "application/json")
+	x.w.WriteHeader(http.StatusOK)
+	// Written in pieces of 64 KiB, not gathered: ten million ids are
+	// 120 MB.
+	ids := newIDLister(s)
+	buf := make([]byte, 0, 64<<10+1<<10)
+	buf = append(buf, '[')
+	n := 0
+	s.recipients(e, 0, func(ord int) bool {
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		n++
+		buf = ids.appendQuoted(buf, ord)
+		if len(buf) >= 64<<10 {
+			x.w.Write(buf)
+			buf = buf[:0]
+		}
+		return true
+	})
+	x.w.Write(append(buf, ']'))
+	x.note = strconv.Itoa(n) + " recipients"
+	x.logLine("200")
 }
 
 // notePage numbers the page that cursor next asks for: the one after the

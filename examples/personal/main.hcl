@@ -25,7 +25,7 @@ campaign "shipping" {
     user_ids    = data.recipients.everyone.user_ids
     title       = "Hi ${user.first_name == "" ? "there" : title(user.first_name)}, your order shipped"
     body        = "It is on its way to ${user.city}."
-    open_to_url = "https://shop.example.com/orders?for=${user.id}"
+    open_to_url = "https://shop.example.com/orders/${user.id}"
     tag         = "shipped-2026-11"
 
     translation "fr" {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,363 +20,383 @@ import (
 // newManager, which must return a manager over fresh, empty storage on each
 // call.
 func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
-	t.Run("EmptyRead", func(t *testing.T) {
-		s, err := newManager(t).Read()
-		if err != nil || s != nil {
-			t.Fatalf("Read of empty storage = %v, %v; want nil, nil", s, err)
-		}
-	})
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, func(t *testing.T) state.Manager)
+	}{
+		{"EmptyRead", testEmptyRead},
+		{"RoundTrip", testRoundTrip},
+		{"SerialIncrements", testSerialIncrements},
+		{"LineageMismatchRefused", testLineageMismatchRefused},
+		{"StaleSerialRefused", testStaleSerialRefused},
+		{"Ledger", testLedger},
+		{"JournalReplay", testJournalReplay},
+		{"AcceptedShapes", testAcceptedShapes},
+		{"JournalWithoutSnapshot", testJournalWithoutSnapshot},
+		{"PersistClearsJournal", testPersistClearsJournal},
+		{"LockExclusion", testLockExclusion},
+		{"LockWaitsForDeadline", testLockWaitsForDeadline},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, newManager) })
+	}
+}
 
-	t.Run("RoundTrip", func(t *testing.T) {
-		m := newManager(t)
-		want := Sample()
-		if err := m.Persist(want); err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
-		}
-	})
+func testEmptyRead(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	s, err := newManager(t).Read()
+	if err != nil || s != nil {
+		t.Fatalf("Read of empty storage = %v, %v; want nil, nil", s, err)
+	}
+}
 
-	t.Run("SerialIncrements", func(t *testing.T) {
-		m := newManager(t)
-		s := Sample()
-		for want := uint64(1); want <= 3; want++ {
-			if err := m.Persist(s); err != nil {
-				t.Fatal(err)
-			}
-			if s.Serial != want {
-				t.Fatalf("after Persist, in-memory serial = %d; want %d", s.Serial, want)
-			}
-			got, err := m.Read()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Serial != want {
-				t.Fatalf("stored serial = %d; want %d", got.Serial, want)
-			}
-		}
-	})
+func testRoundTrip(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	want := Sample()
+	if err := m.Persist(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
+	}
+}
 
-	t.Run("LineageMismatchRefused", func(t *testing.T) {
-		m := newManager(t)
-		if err := m.Persist(Sample()); err != nil {
-			t.Fatal(err)
-		}
-		other := Sample()
-		other.Lineage = "another-lineage"
-		other.Serial = 1
-		if err := m.Persist(other); !errors.Is(err, state.ErrLineage) {
-			t.Fatalf("Persist of another lineage: err = %v; want ErrLineage", err)
-		}
-	})
-
-	t.Run("StaleSerialRefused", func(t *testing.T) {
-		m := newManager(t)
-		if err := m.Persist(Sample()); err != nil {
-			t.Fatal(err)
-		}
-		a, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Persist(a); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Persist(b); !errors.Is(err, state.ErrStaleSerial) {
-			t.Fatalf("Persist of a state read before another write: err = %v; want ErrStaleSerial", err)
-		}
-	})
-
-	t.Run("Ledger", func(t *testing.T) {
-		// What reached whom survives forgetting and edits, through the
-		// journal and through a snapshot, read back and written again.
-		m := newManager(t)
-		base := Sample()
-		if err := m.Persist(base); err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
-		coupon := &message.Content{Title: "Coupon", Body: "Your 10% coupon"}
-		edited := &message.Content{Title: "Coupon", Body: "Your 15% coupon"}
-		item := func(c *message.Content, fp string, ids ...string) state.Item {
-			return state.Item{Address: "notification.y", Kind: "notification", TargetKind: "user_ids", Fingerprint: fp, Content: c, Targets: ids}
-		}
-		delivered := func(n int) []*state.Target {
-			return slices.Repeat([]*state.Target{{Outcome: state.Delivered, DeviceCount: 1}}, n)
-		}
-		o1, o2 := item(nil, "fp-coupon", "alice", "bob"), item(nil, "fp-coupon-15", "bob")
-		o1.Outcomes, o2.Outcomes = delivered(2), delivered(1)
-		entries := []state.Entry{
-			{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{item(coupon, "fp-coupon", "alice", "bob")}},
-			{Type: state.EntryOutcome, Batch: 1, Time: t0, RequestID: "req-1", Items: []state.Item{o1}},
-			{Type: state.EntryIntent, Batch: 2, Time: t0.Add(time.Hour), Items: []state.Item{item(edited, "fp-coupon-15", "bob")}},
-			{Type: state.EntryOutcome, Batch: 2, Time: t0.Add(time.Hour), RequestID: "req-2", Items: []state.Item{o2}},
-			{Type: state.EntryForget, Time: t0.Add(2 * time.Hour), Items: []state.Item{{Address: "notification.y"}}},
-		}
-		if err := m.Append(entries...); err != nil {
-			t.Fatal(err)
-		}
-		check := func(s *state.State, when string) {
-			t.Helper()
-			h := s.TargetHistory(message.TargetUsers, "bob")
-			if len(h) != 2 || h[0].RequestID != "req-1" || h[0].Content.Body != coupon.Body || h[1].RequestID != "req-2" ||
-				h[1].Content.Body != edited.Body || !h[0].Forgotten || !h[1].Forgotten || !h[1].ForgottenAt.Equal(t0.Add(2*time.Hour)) {
-				t.Fatalf("%s: history of bob = %+v", when, h)
-			}
-			if h := s.TargetHistory(message.TargetUsers, "alice"); len(h) != 1 || h[0].RequestID != "req-1" || h[0].Outcome != state.Delivered {
-				t.Fatalf("%s: history of alice = %+v", when, h)
-			}
-		}
-		got, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		check(got, "journal replayed")
-		if err := m.Persist(got); err != nil {
-			t.Fatal(err)
-		}
-		if got, err = m.Read(); err != nil {
-			t.Fatal(err)
-		}
-		check(got, "snapshot")
-		if err := m.Persist(got); err != nil {
-			t.Fatal(err)
-		}
-		if got, err = m.Read(); err != nil {
-			t.Fatal(err)
-		}
-		check(got, "snapshot written again")
-	})
-
-	t.Run("JournalReplay", func(t *testing.T) {
-		m := newManager(t)
-		base := Sample()
-		if err := m.Persist(base); err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-		content := &message.Content{Title: "Hi", Body: "There", Tag: "t"}
-		entries := []state.Entry{
-			{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{
-				{Address: "notification.new", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp-new", Content: content, Targets: []string{"u1", "u2"}},
-			}},
-			{Type: state.EntryOutcome, Batch: 1, Time: t0.Add(time.Second), RequestID: "req-1", Status: 207, Items: []state.Item{
-				{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u1", "u2"}, Outcomes: []*state.Target{
-					{Outcome: state.Delivered, DeviceCount: 2},
-					{Outcome: state.Failed, Message: "token expired"},
-				}},
-			}},
-			{Type: state.EntryIntent, Batch: 2, Time: t0.Add(2 * time.Second), Items: []state.Item{
-				{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u3"}},
-			}},
-			{Type: state.EntryForget, Time: t0.Add(3 * time.Second), Items: []state.Item{{Address: "campaign.c.badge.reset"}}},
-		}
-		// Two calls: entries must survive across appends.
-		if err := m.Append(entries[:2]...); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Append(entries[2:]...); err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := Sample()
-		want.Serial = base.Serial
-		for _, e := range entries {
-			if err := want.ApplyEntry(e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("replayed state:\n got %+v\nwant %+v", got, want)
-		}
-		msg := got.Messages["notification.new"]
-		if msg == nil {
-			t.Fatal("intent did not create notification.new")
-		}
-		if tg := msg.Targets["u1"]; tg.Outcome != state.Delivered || tg.RequestID != "req-1" || tg.DeviceCount != 2 {
-			t.Errorf("u1 = %+v; want delivered to 2 devices by req-1", tg)
-		}
-		if tg := msg.Targets["u2"]; tg.Outcome != state.Failed || tg.Message != "token expired" {
-			t.Errorf("u2 = %+v; want failed with its message", tg)
-		}
-		if tg := msg.Targets["u3"]; tg.Outcome != state.Unknown {
-			t.Errorf("u3 (intent without outcome) = %+v; want unknown", tg)
-		}
-		if _, ok := got.Messages["campaign.c.badge.reset"]; ok {
-			t.Error("forgotten address still in state")
-		}
-	})
-
-	t.Run("AcceptedShapes", func(t *testing.T) {
-		// What a reviewed apply accepted survives the journal, a move and
-		// a snapshot; an empty fingerprint drops an address's.
-		m := newManager(t)
-		if err := m.Persist(Sample()); err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-		if err := m.Append(
-			state.Entry{Type: state.EntryAccept, Time: t0, Items: []state.Item{
-				{Address: "notification.a", Fingerprint: "shape-a"}, {Address: "campaign.c.badge.reset", Fingerprint: "shape-r"}, {Address: "notification.gone", Fingerprint: "shape-g"},
-			}},
-			state.Entry{Type: state.EntryMove, Time: t0, Items: []state.Item{{Address: "campaign.c.badge.reset", To: "campaign.c.badge.zero"}}},
-			state.Entry{Type: state.EntryAccept, Time: t0, Items: []state.Item{{Address: "notification.gone"}, {Address: "notification.a", Fingerprint: "shape-a2"}}},
-		); err != nil {
-			t.Fatal(err)
-		}
-		want := map[string]string{"notification.a": "shape-a2", "campaign.c.badge.zero": "shape-r"}
-		got, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Accepted, want) {
-			t.Fatalf("journal replayed: accepted %v, want %v", got.Accepted, want)
-		}
-		if err := m.Persist(got); err != nil {
-			t.Fatal(err)
-		}
-		if got, err = m.Read(); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Accepted, want) {
-			t.Fatalf("snapshot: accepted %v, want %v", got.Accepted, want)
-		}
-	})
-
-	t.Run("JournalWithoutSnapshot", func(t *testing.T) {
-		m := newManager(t)
-		e := state.Entry{Type: state.EntryIntent, Batch: 1, Time: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), Items: []state.Item{
-			{Address: "notification.a", Kind: "notification", Fingerprint: "fp", Targets: []string{"u1"}},
-		}}
-		if err := m.Append(e); err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got == nil || got.Lineage == "" || got.Messages["notification.a"].Targets["u1"].Outcome != state.Unknown {
-			t.Fatalf("journal-only state = %+v; want a lineage and u1 unknown", got)
-		}
-		again, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if again.Lineage != got.Lineage {
-			t.Errorf("lineage changed between reads: %q then %q", got.Lineage, again.Lineage)
-		}
-		if err := m.Persist(got); err != nil {
-			t.Fatal(err)
-		}
-	})
-
-	t.Run("PersistClearsJournal", func(t *testing.T) {
-		m := newManager(t)
-		s := Sample()
+func testSerialIncrements(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	s := Sample()
+	for want := uint64(1); want <= 3; want++ {
 		if err := m.Persist(s); err != nil {
 			t.Fatal(err)
 		}
-		forget := state.Entry{Type: state.EntryForget, Items: []state.Item{{Address: "campaign.c.badge.reset"}}}
-		if err := m.Append(forget); err != nil {
-			t.Fatal(err)
-		}
-		// Persist a state that does not include the entry: once persisted,
-		// the journal must no longer apply.
-		if err := m.Persist(s); err != nil {
-			t.Fatal(err)
+		if s.Serial != want {
+			t.Fatalf("after Persist, in-memory serial = %d; want %d", s.Serial, want)
 		}
 		got, err := m.Read()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := got.Messages["campaign.c.badge.reset"]; !ok {
-			t.Fatal("journal entry replayed after Persist; the journal was not cleared")
+		if got.Serial != want {
+			t.Fatalf("stored serial = %d; want %d", got.Serial, want)
 		}
-		if got.Serial != s.Serial {
-			t.Fatalf("serial = %d; want %d", got.Serial, s.Serial)
-		}
-	})
+	}
+}
 
-	t.Run("LockExclusion", func(t *testing.T) {
-		m := newManager(t)
-		ctx := context.Background()
-		id, err := m.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = m.Lock(ctx, state.NewLockInfo("plan"))
-		var le *state.LockError
-		if !errors.As(err, &le) {
-			t.Fatalf("second Lock: err = %v; want a *LockError", err)
-		}
-		if le.Info.ID != id || le.Info.Operation != "apply" || le.Info.Who == "" || le.Info.Pid == 0 {
-			t.Errorf("LockError info = %+v; want the holder's (id %s, apply)", le.Info, id)
-		}
-		if err.Error() == "" {
-			t.Error("empty LockError message")
-		}
-		if err := m.Unlock("wrong-" + id); err == nil {
-			t.Error("Unlock with a wrong id succeeded")
-		}
-		if err := m.Unlock(id); err != nil {
-			t.Fatal(err)
-		}
-		id2, err := m.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatalf("Lock after Unlock: %v", err)
-		}
-		if id2 == id {
-			t.Error("a new lock reused the old id")
-		}
-		if err := m.Unlock(id2); err != nil {
-			t.Fatal(err)
-		}
-	})
+func testLineageMismatchRefused(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	if err := m.Persist(Sample()); err != nil {
+		t.Fatal(err)
+	}
+	other := Sample()
+	other.Lineage = "another-lineage"
+	other.Serial = 1
+	if err := m.Persist(other); !errors.Is(err, state.ErrLineage) {
+		t.Fatalf("Persist of another lineage: err = %v; want ErrLineage", err)
+	}
+}
 
-	t.Run("LockWaitsForDeadline", func(t *testing.T) {
-		m := newManager(t)
-		id, err := m.Lock(context.Background(), state.NewLockInfo("apply"))
-		if err != nil {
+func testStaleSerialRefused(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	if err := m.Persist(Sample()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Persist(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Persist(b); !errors.Is(err, state.ErrStaleSerial) {
+		t.Fatalf("Persist of a state read before another write: err = %v; want ErrStaleSerial", err)
+	}
+}
+
+func testLedger(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	// What reached whom survives forgetting and edits, through the
+	// journal and through a snapshot, read back and written again.
+	m := newManager(t)
+	base := Sample()
+	if err := m.Persist(base); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	coupon := &message.Content{Title: "Coupon", Body: "Your 10% coupon"}
+	edited := &message.Content{Title: "Coupon", Body: "Your 15% coupon"}
+	item := func(c *message.Content, fp string, ids ...string) state.Item {
+		return state.Item{Address: "notification.y", Kind: "notification", TargetKind: "user_ids", Fingerprint: fp, Content: c, Targets: ids}
+	}
+	delivered := func(n int) []*state.Target {
+		return slices.Repeat([]*state.Target{{Outcome: state.Delivered, DeviceCount: 1}}, n)
+	}
+	o1, o2 := item(nil, "fp-coupon", "alice", "bob"), item(nil, "fp-coupon-15", "bob")
+	o1.Outcomes, o2.Outcomes = delivered(2), delivered(1)
+	entries := []state.Entry{
+		{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{item(coupon, "fp-coupon", "alice", "bob")}},
+		{Type: state.EntryOutcome, Batch: 1, Time: t0, RequestID: "req-1", Items: []state.Item{o1}},
+		{Type: state.EntryIntent, Batch: 2, Time: t0.Add(time.Hour), Items: []state.Item{item(edited, "fp-coupon-15", "bob")}},
+		{Type: state.EntryOutcome, Batch: 2, Time: t0.Add(time.Hour), RequestID: "req-2", Items: []state.Item{o2}},
+		{Type: state.EntryForget, Time: t0.Add(2 * time.Hour), Items: []state.Item{{Address: "notification.y"}}},
+	}
+	if err := m.Append(entries...); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *state.State, when string) {
+		t.Helper()
+		h := s.TargetHistory(message.TargetUsers, "bob")
+		if len(h) != 2 || h[0].RequestID != "req-1" || h[0].Content.Body != coupon.Body || h[1].RequestID != "req-2" ||
+			h[1].Content.Body != edited.Body || !h[0].Forgotten || !h[1].Forgotten || !h[1].ForgottenAt.Equal(t0.Add(2*time.Hour)) {
+			t.Fatalf("%s: history of bob = %+v", when, h)
+		}
+		if h := s.TargetHistory(message.TargetUsers, "alice"); len(h) != 1 || h[0].RequestID != "req-1" || h[0].Outcome != state.Delivered {
+			t.Fatalf("%s: history of alice = %+v", when, h)
+		}
+	}
+	got, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got, "journal replayed")
+	if err := m.Persist(got); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = m.Read(); err != nil {
+		t.Fatal(err)
+	}
+	check(got, "snapshot")
+	if err := m.Persist(got); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = m.Read(); err != nil {
+		t.Fatal(err)
+	}
+	check(got, "snapshot written again")
+}
+
+func testJournalReplay(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	base := Sample()
+	if err := m.Persist(base); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	content := &message.Content{Title: "Hi", Body: "There", Tag: "t"}
+	entries := []state.Entry{
+		{Type: state.EntryIntent, Batch: 1, Time: t0, Items: []state.Item{
+			{Address: "notification.new", Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp-new", Content: content, Targets: []string{"u1", "u2"}},
+		}},
+		{Type: state.EntryOutcome, Batch: 1, Time: t0.Add(time.Second), RequestID: "req-1", Status: 207, Items: []state.Item{
+			{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u1", "u2"}, Outcomes: []*state.Target{
+				{Outcome: state.Delivered, DeviceCount: 2},
+				{Outcome: state.Failed, Message: "token expired"},
+			}},
+		}},
+		{Type: state.EntryIntent, Batch: 2, Time: t0.Add(2 * time.Second), Items: []state.Item{
+			{Address: "notification.new", Fingerprint: "fp-new", Targets: []string{"u3"}},
+		}},
+		{Type: state.EntryForget, Time: t0.Add(3 * time.Second), Items: []state.Item{{Address: "campaign.c.badge.reset"}}},
+	}
+	// Two calls: entries must survive across appends.
+	if err := m.Append(entries[:2]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Append(entries[2:]...); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sample()
+	want.Serial = base.Serial
+	for _, e := range entries {
+		if err := want.ApplyEntry(e); err != nil {
 			t.Fatal(err)
 		}
-		// A short deadline expires while the lock is held.
-		short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		_, err = state.LockWithContext(short, m, state.NewLockInfo("plan"))
-		cancel()
-		var le *state.LockError
-		if !errors.As(err, &le) {
-			t.Fatalf("Lock with an expiring deadline: err = %v; want a *LockError", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("replayed state:\n got %+v\nwant %+v", got, want)
+	}
+	msg := got.Messages["notification.new"]
+	if msg == nil {
+		t.Fatal("intent did not create notification.new")
+	}
+	if tg := msg.Targets["u1"]; tg.Outcome != state.Delivered || tg.RequestID != "req-1" || tg.DeviceCount != 2 {
+		t.Errorf("u1 = %+v; want delivered to 2 devices by req-1", tg)
+	}
+	if tg := msg.Targets["u2"]; tg.Outcome != state.Failed || tg.Message != "token expired" {
+		t.Errorf("u2 = %+v; want failed with its message", tg)
+	}
+	if tg := msg.Targets["u3"]; tg.Outcome != state.Unknown {
+		t.Errorf("u3 (intent without outcome) = %+v; want unknown", tg)
+	}
+	if _, ok := got.Messages["campaign.c.badge.reset"]; ok {
+		t.Error("forgotten address still in state")
+	}
+}
+
+func testAcceptedShapes(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	// What a reviewed apply accepted survives the journal, a move and
+	// a snapshot; an empty fingerprint drops an address's.
+	m := newManager(t)
+	if err := m.Persist(Sample()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	if err := m.Append(
+		state.Entry{Type: state.EntryAccept, Time: t0, Items: []state.Item{
+			{Address: "notification.a", Fingerprint: "shape-a"}, {Address: "campaign.c.badge.reset", Fingerprint: "shape-r"}, {Address: "notification.gone", Fingerprint: "shape-g"},
+		}},
+		state.Entry{Type: state.EntryMove, Time: t0, Items: []state.Item{{Address: "campaign.c.badge.reset", To: "campaign.c.badge.zero"}}},
+		state.Entry{Type: state.EntryAccept, Time: t0, Items: []state.Item{{Address: "notification.gone"}, {Address: "notification.a", Fingerprint: "shape-a2"}}},
+	); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"notification.a": "shape-a2", "campaign.c.badge.zero": "shape-r"}
+	got, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Accepted, want) {
+		t.Fatalf("journal replayed: accepted %v, want %v", got.Accepted, want)
+	}
+	if err := m.Persist(got); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = m.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Accepted, want) {
+		t.Fatalf("snapshot: accepted %v, want %v", got.Accepted, want)
+	}
+}
+
+func testJournalWithoutSnapshot(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	e := state.Entry{Type: state.EntryIntent, Batch: 1, Time: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), Items: []state.Item{
+		{Address: "notification.a", Kind: "notification", Fingerprint: "fp", Targets: []string{"u1"}},
+	}}
+	if err := m.Append(e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.Lineage == "" || got.Messages["notification.a"].Targets["u1"].Outcome != state.Unknown {
+		t.Fatalf("journal-only state = %+v; want a lineage and u1 unknown", got)
+	}
+	again, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Lineage != got.Lineage {
+		t.Errorf("lineage changed between reads: %q then %q", got.Lineage, again.Lineage)
+	}
+	if err := m.Persist(got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testPersistClearsJournal(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	s := Sample()
+	if err := m.Persist(s); err != nil {
+		t.Fatal(err)
+	}
+	forget := state.Entry{Type: state.EntryForget, Items: []state.Item{{Address: "campaign.c.badge.reset"}}}
+	if err := m.Append(forget); err != nil {
+		t.Fatal(err)
+	}
+	// Persist a state that does not include the entry: once persisted,
+	// the journal must no longer apply.
+	if err := m.Persist(s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Messages["campaign.c.badge.reset"]; !ok {
+		t.Fatal("journal entry replayed after Persist; the journal was not cleared")
+	}
+	if got.Serial != s.Serial {
+		t.Fatalf("serial = %d; want %d", got.Serial, s.Serial)
+	}
+}
+
+func testLockExclusion(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	ctx := context.Background()
+	id, err := m.Lock(ctx, state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Lock(ctx, state.NewLockInfo("plan"))
+	var le *state.LockError
+	if !errors.As(err, &le) {
+		t.Fatalf("second Lock: err = %v; want a *LockError", err)
+	}
+	if le.Info.ID != id || le.Info.Operation != "apply" || le.Info.Who == "" || le.Info.Pid == 0 {
+		t.Errorf("LockError info = %+v; want the holder's (id %s, apply)", le.Info, id)
+	}
+	if err.Error() == "" {
+		t.Error("empty LockError message")
+	}
+	if err := m.Unlock("wrong-" + id); err == nil {
+		t.Error("Unlock with a wrong id succeeded")
+	}
+	if err := m.Unlock(id); err != nil {
+		t.Fatal(err)
+	}
+	id2, err := m.Lock(ctx, state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatalf("Lock after Unlock: %v", err)
+	}
+	if id2 == id {
+		t.Error("a new lock reused the old id")
+	}
+	if err := m.Unlock(id2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testLockWaitsForDeadline(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	id, err := m.Lock(context.Background(), state.NewLockInfo("apply"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A short deadline expires while the lock is held.
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	_, err = state.LockWithContext(short, m, state.NewLockInfo("plan"))
+	cancel()
+	var le *state.LockError
+	if !errors.As(err, &le) {
+		t.Fatalf("Lock with an expiring deadline: err = %v; want a *LockError", err)
+	}
+	// A long one is served once the holder unlocks.
+	long, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		id2, err := state.LockWithContext(long, m, state.NewLockInfo("plan"))
+		if err == nil {
+			err = m.Unlock(id2)
 		}
-		// A long one is served once the holder unlocks.
-		long, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			id2, err := state.LockWithContext(long, m, state.NewLockInfo("plan"))
-			if err == nil {
-				err = m.Unlock(id2)
-			}
-			done <- err
-		}()
-		if err := m.Unlock(id); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-done; err != nil {
-			t.Fatalf("waiting Lock: %v", err)
-		}
-	})
+		done <- err
+	}()
+	if err := m.Unlock(id); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("waiting Lock: %v", err)
+	}
 }
 
 // Sample returns a small state using every field of the model, with times
@@ -417,294 +436,6 @@ func Sample() *state.State {
 			},
 		},
 	}
-}
-
-// Backend is a manager as the commands use it: with force-unlock and the
-// stale lock report.
-type Backend interface {
-	state.Manager
-	state.ForceUnlocker
-	// StaleLock returns the lock info that the last successful Lock found
-	// left behind by a holder that ended without unlocking.
-	StaleLock() (state.LockInfo, bool)
-}
-
-// Storage opens managers over one storage, as separate processes (two CI
-// runners) would.
-type Storage struct {
-	// Open returns a new manager over the storage on each call.
-	Open func(t *testing.T) Backend
-	// Kill ends m as a killed process ends: without Unlock, its lock
-	// released by the operating system or the server. It returns once
-	// another manager can take the lock. Nil skips the tests that need it.
-	Kill func(t *testing.T, m Backend)
-}
-
-// TestShared runs the contracts between managers of one storage: what keeps
-// two runs from both writing, and a run from extending a state that moved
-// on. newStorage must return fresh, empty storage on each call.
-func TestShared(t *testing.T, newStorage func(t *testing.T) Storage) {
-	ctx := context.Background()
-	entry := func(addr string) state.Entry {
-		return state.Entry{Type: state.EntryIntent, Batch: 1, Time: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), Items: []state.Item{
-			{Address: addr, Kind: "notification", TargetKind: "user_ids", Fingerprint: "fp", Content: &message.Content{Title: "T"}, Targets: []string{"u1"}},
-		}}
-	}
-	mustRead := func(t *testing.T, m state.Reader) *state.State {
-		t.Helper()
-		s, err := m.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-
-	t.Run("AppendSeenByOthers", func(t *testing.T) {
-		st := newStorage(t)
-		a, b := st.Open(t), st.Open(t)
-		if err := a.Persist(Sample()); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Append(entry("notification.a")); err != nil {
-			t.Fatal(err)
-		}
-		got := mustRead(t, b)
-		if got == nil || got.Messages["notification.a"] == nil || got.Serial != 1 {
-			t.Fatalf("another manager reads %+v; want serial 1 with the appended entry", got)
-		}
-	})
-
-	t.Run("AppendRefusedAfterOtherPersisted", func(t *testing.T) {
-		st := newStorage(t)
-		a, b := st.Open(t), st.Open(t)
-		if err := a.Persist(Sample()); err != nil {
-			t.Fatal(err)
-		}
-		s := mustRead(t, b)
-		if err := b.Persist(s); err != nil {
-			t.Fatal(err)
-		}
-		// a still knows serial 1: a run started from it must record nothing.
-		err := a.Append(entry("notification.stale"))
-		if !errors.Is(err, state.ErrStaleSerial) {
-			t.Fatalf("Append after another manager persisted: err = %v; want ErrStaleSerial", err)
-		}
-		if got := mustRead(t, b); got.Messages["notification.stale"] != nil {
-			t.Fatal("the refused entry was recorded")
-		}
-		// Having read the new state, a may append again.
-		if s := mustRead(t, a); s.Serial != 2 {
-			t.Fatalf("serial = %d; want 2", s.Serial)
-		}
-		if err := a.Append(entry("notification.fresh")); err != nil {
-			t.Fatalf("Append after reading the new state: %v", err)
-		}
-		if got := mustRead(t, b); got.Messages["notification.fresh"] == nil {
-			t.Fatal("entry appended after the re-read is missing")
-		}
-	})
-
-	t.Run("AppendRefusedAfterOtherCreated", func(t *testing.T) {
-		st := newStorage(t)
-		a, b := st.Open(t), st.Open(t)
-		if s := mustRead(t, a); s != nil {
-			t.Fatalf("fresh storage holds %+v", s)
-		}
-		if err := b.Persist(state.New("test")); err != nil {
-			t.Fatal(err)
-		}
-		// a found no state: one created since is not the one it read.
-		if err := a.Append(entry("notification.stale")); !errors.Is(err, state.ErrStaleSerial) {
-			t.Fatalf("Append after another manager created the state: err = %v; want ErrStaleSerial", err)
-		}
-		if got := mustRead(t, b); got.Messages["notification.stale"] != nil {
-			t.Fatal("the refused entry was recorded")
-		}
-	})
-
-	t.Run("PersistRefusedAfterOtherPersisted", func(t *testing.T) {
-		st := newStorage(t)
-		a, b := st.Open(t), st.Open(t)
-		if err := a.Persist(Sample()); err != nil {
-			t.Fatal(err)
-		}
-		sa, sb := mustRead(t, a), mustRead(t, b)
-		if err := a.Persist(sa); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Persist(sb); !errors.Is(err, state.ErrStaleSerial) {
-			t.Fatalf("Persist of a state another manager wrote over: err = %v; want ErrStaleSerial", err)
-		}
-		other := Sample()
-		other.Lineage = "another-lineage"
-		other.Serial = sa.Serial
-		if err := b.Persist(other); !errors.Is(err, state.ErrLineage) {
-			t.Fatalf("Persist of another lineage: err = %v; want ErrLineage", err)
-		}
-	})
-
-	t.Run("LockRefusedNamesHolder", func(t *testing.T) {
-		st := newStorage(t)
-		a, b := st.Open(t), st.Open(t)
-		id, err := a.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = b.Lock(ctx, state.NewLockInfo("plan"))
-		var le *state.LockError
-		if !errors.As(err, &le) {
-			t.Fatalf("Lock while another manager holds it: err = %v; want a *LockError", err)
-		}
-		if le.Info.ID != id || le.Info.Operation != "apply" || le.Info.Who == "" || le.Info.Pid == 0 || le.Info.Created.IsZero() {
-			t.Errorf("LockError info = %+v; want the holder's (id %s, apply)", le.Info, id)
-		}
-		want := fmt.Sprintf("state is locked by %s (apply, pid %d, since ", le.Info.Who, le.Info.Pid)
-		if msg := err.Error(); !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, ", lock id "+id+")") {
-			t.Errorf("message = %q; want it to name the holder", msg)
-		}
-		if _, ok := b.StaleLock(); ok {
-			t.Error("a refused Lock reported a stale lock")
-		}
-		if err := b.Unlock(id); err == nil {
-			t.Error("Unlock by a manager that does not hold the lock succeeded")
-		}
-		if err := a.Unlock(id); err != nil {
-			t.Fatal(err)
-		}
-		id2, err := b.Lock(ctx, state.NewLockInfo("plan"))
-		if err != nil {
-			t.Fatalf("Lock after the holder unlocked: %v", err)
-		}
-		if info, ok := b.StaleLock(); ok {
-			t.Errorf("Lock after a clean Unlock reported stale lock %+v", info)
-		}
-		if err := b.Unlock(id2); err != nil {
-			t.Fatal(err)
-		}
-	})
-
-	t.Run("LockWaitsForOtherHolder", func(t *testing.T) {
-		st := newStorage(t)
-		a, b := st.Open(t), st.Open(t)
-		id, err := a.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		_, err = state.LockWithContext(short, b, state.NewLockInfo("plan"))
-		cancel()
-		var le *state.LockError
-		if !errors.As(err, &le) || le.Info.ID != id {
-			t.Fatalf("Lock with an expiring deadline: err = %v; want a *LockError naming %s", err, id)
-		}
-		long, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		done := make(chan error, 1)
-		go func() {
-			id2, err := state.LockWithContext(long, b, state.NewLockInfo("plan"))
-			if err == nil {
-				err = b.Unlock(id2)
-			}
-			done <- err
-		}()
-		if err := a.Unlock(id); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-done; err != nil {
-			t.Fatalf("waiting Lock: %v", err)
-		}
-	})
-
-	t.Run("ForceUnlockRefusesLiveHolder", func(t *testing.T) {
-		st := newStorage(t)
-		a, b := st.Open(t), st.Open(t)
-		id, err := a.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var le *state.LockError
-		if _, err := b.ForceUnlock(id); !errors.As(err, &le) {
-			t.Errorf("ForceUnlock of a live holder's lock: err = %v; want a refusal with a *LockError", err)
-		}
-		if _, err := b.ForceUnlock("wrong-" + id); err == nil {
-			t.Error("ForceUnlock with a wrong id succeeded")
-		}
-		if _, err := b.Lock(ctx, state.NewLockInfo("plan")); !errors.As(err, &le) || le.Info.ID != id {
-			t.Fatalf("after the refused force-unlocks, Lock: err = %v; want the lock still held by %s", err, id)
-		}
-		if err := a.Unlock(id); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.ForceUnlock(id); err == nil {
-			t.Error("ForceUnlock of a released lock succeeded")
-		}
-	})
-
-	t.Run("KilledHolder", func(t *testing.T) {
-		st := newStorage(t)
-		if st.Kill == nil {
-			t.Skip("the storage cannot kill a manager in-process")
-		}
-		a, b := st.Open(t), st.Open(t)
-		if err := a.Persist(Sample()); err != nil {
-			t.Fatal(err)
-		}
-		id, err := a.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Append(entry("notification.before_kill")); err != nil {
-			t.Fatal(err)
-		}
-		st.Kill(t, a)
-		// The lock died with its holder: Lock succeeds at once and
-		// reports what the holder left.
-		id2, err := b.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatalf("Lock after the holder was killed: %v", err)
-		}
-		stale, ok := b.StaleLock()
-		if !ok || stale.ID != id || stale.Operation != "apply" {
-			t.Errorf("StaleLock = %+v, %v; want the killed holder's lock %s", stale, ok, id)
-		}
-		if got := mustRead(t, b); got.Messages["notification.before_kill"] == nil {
-			t.Error("an entry appended before the kill was lost")
-		}
-		if err := b.Unlock(id2); err != nil {
-			t.Fatal(err)
-		}
-
-		// Killed again, the record it leaves is cleared by force-unlock.
-		c := st.Open(t)
-		id3, err := c.Lock(ctx, state.NewLockInfo("state rm"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.Kill(t, c)
-		if _, err := b.ForceUnlock("wrong-" + id3); err == nil {
-			t.Error("ForceUnlock with a wrong id succeeded")
-		}
-		info, err := b.ForceUnlock(id3)
-		if err != nil {
-			t.Fatalf("ForceUnlock of a killed holder's lock: %v", err)
-		}
-		if info.ID != id3 || info.Operation != "state rm" {
-			t.Errorf("ForceUnlock returned %+v; want the killed holder's info", info)
-		}
-		if _, err := b.ForceUnlock(id3); err == nil {
-			t.Error("second ForceUnlock succeeded")
-		}
-		id4, err := b.Lock(ctx, state.NewLockInfo("apply"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info, ok := b.StaleLock(); ok {
-			t.Errorf("Lock after force-unlock reported stale lock %+v", info)
-		}
-		if err := b.Unlock(id4); err != nil {
-			t.Fatal(err)
-		}
-	})
 }
 
 // BatchEntries are the intent and outcome entries of one request of size

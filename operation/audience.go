@@ -1,4 +1,4 @@
-package command
+package operation
 
 import (
 	"pushform/message"
@@ -11,6 +11,12 @@ import (
 // recorded targets (or recipients) it leaves the device counts (or the
 // list's change) out rather than hold an index of millions in memory.
 const audienceMaxTargets = 500_000
+
+// Audience is what the state read says about the audience of p's
+// changes, for the plan comment (see planAudience).
+func (r *Run) Audience(p *planner.Plan) *views.Audience {
+	return planAudience(p, r.Session.State)
+}
 
 // planAudience is what the state says about the audience of p's changes,
 // for the plan comment: the devices the service last reported for each
