@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"pushform/config"
 	"pushform/views"
 )
 
@@ -52,11 +53,23 @@ func runValidate(_ context.Context, o *validateOptions) int {
 	m, cf := o.Meta, o.configFlags
 	l := m.newLoader()
 	var diags hcl.Diagnostics
+	var cfg *config.Config
 	if o.enabled() {
 		// The diagnostics are in the document, not on stderr.
-		_, diags = l.Load(m.ConfigDir(), m.configOptions(cf, nil))
+		cfg, diags = l.Load(m.ConfigDir(), m.configOptions(cf, nil))
 	} else {
-		_, diags = m.loadConfig(l, cf, nil)
+		cfg, diags = m.loadConfig(l, cf, nil)
+	}
+	if cfg != nil && !diags.HasErrors() {
+		// The people's data, which a plan reads only when it fills a
+		// text in.
+		d := cfg.CheckData()
+		if len(d) > 0 && !o.enabled() {
+			if err := l.WriteDiagnostics(m.Stderr, d, uint(m.Width), m.Color()); err != nil {
+				m.Errorf("%v", err)
+			}
+		}
+		diags = append(diags, d...)
 	}
 	if err := views.NewValidate(o.format(), m.view(o.indent)).Validate(diags); err != nil {
 		return m.Errorf("%v", err)

@@ -1,13 +1,11 @@
 package config
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
-	"os"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -64,12 +62,61 @@ type PersonData struct {
 	table   *peopleTable
 }
 
-// Len is how many people the block holds.
+// Len is how many people the block holds (their data read first).
 func (d *PersonData) Len() int {
-	if d == nil || d.table == nil {
+	if d == nil || d.table == nil || d.table.ready() != nil {
 		return 0
 	}
-	return len(d.table.ids)
+	return d.table.len()
+}
+
+// Ready reads the people's data, when it comes from a file not read yet,
+// and returns why it cannot be.
+func (d *PersonData) Ready() error {
+	if d == nil {
+		return nil
+	}
+	return d.table.ready()
+}
+
+// ReadDataAhead starts reading every user_data and device_data block's
+// people in the background, for what a plan fills in later (Ready waits
+// for the read): a plan that fetches the recipients list reads them
+// meanwhile.
+func (c *Config) ReadDataAhead() {
+	for _, d := range c.personData() {
+		go d.Ready() //nolint:errcheck // Ready returns the error again when asked
+	}
+}
+
+// personData lists every user_data and device_data block.
+func (c *Config) personData() []*PersonData {
+	var out []*PersonData
+	add := func(d *PersonData) {
+		if d != nil {
+			out = append(out, d)
+		}
+	}
+	add(c.UserData)
+	add(c.DeviceData)
+	for _, name := range slices.Sorted(maps.Keys(c.Campaigns)) {
+		add(c.Campaigns[name].UserData)
+		add(c.Campaigns[name].DeviceData)
+	}
+	return out
+}
+
+// CheckData reads every user_data and device_data block's people, as a
+// plan that fills a text in does, and reports what is wrong with them:
+// validate calls it, where a plan that needs them fails.
+func (c *Config) CheckData() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, d := range c.personData() {
+		if err := d.Ready(); err != nil {
+			diags = append(diags, errDiag("Invalid attributes", upperFirst(err.Error())+".", d.table.rng.Ptr()))
+		}
+	}
+	return diags
 }
 
 // Locales is a locales block: the translations every notification must
@@ -304,85 +351,70 @@ func LocaleChain(l string) []string {
 	return out
 }
 
-// peopleTable holds each person's attributes: read from a CSV file
-// (columns and cells, row by row) or from any map of objects (rows).
+// peopleTable holds each person's attributes: read from a CSV file (csv)
+// or from any map of objects (rows, by id). A CSV file is read on first
+// use (ready).
 type peopleTable struct {
-	ids []string // by row
-	// index maps ids to rows; nil when ids are sorted (binary search).
-	index map[string]int32
-	// A CSV file's columns, and its cells row after row.
-	columns []string
-	cells   []string
-	// rows are the attribute objects of a map of objects.
+	once sync.Once
+	load func() error
+	err  error
+	rng  hcl.Range // the attributes expression, for diagnostics
+	csv  *csvTable
+	// ids and rows are the ids, sorted, and the attribute objects of a
+	// map of objects.
+	ids  []string
 	rows []cty.Value
 }
 
-// row returns the row of id.
-func (t *peopleTable) row(id string) (int, bool) {
+// ready reads the table's rows, the first time it is called.
+func (t *peopleTable) ready() error {
 	if t == nil {
-		return 0, false
+		return nil
 	}
-	if t.index == nil {
-		i, ok := slices.BinarySearch(t.ids, id)
-		return i, ok
-	}
-	i, ok := t.index[id]
-	return int(i), ok
+	t.once.Do(func() {
+		if t.load != nil {
+			t.err = t.load()
+			t.load = nil
+		}
+	})
+	return t.err
 }
 
-// attr returns attribute name of row; ok is false when the row has none.
-func (t *peopleTable) attr(row int, name string) (cty.Value, bool) {
-	if t.rows != nil {
-		o := t.rows[row]
-		if !o.Type().IsObjectType() || !o.Type().HasAttribute(name) {
-			return cty.NilVal, false
-		}
-		return o.GetAttr(name), true
+// len is how many people the table holds; it is ready.
+func (t *peopleTable) len() int {
+	if t.csv != nil {
+		return t.csv.len()
 	}
-	for c, col := range t.columns {
-		if col == name {
-			return cty.StringVal(t.cells[row*len(t.columns)+c]), true
-		}
+	return len(t.ids)
+}
+
+// row returns the row of id; the table is ready.
+func (t *peopleTable) row(id string) (int, bool) {
+	switch {
+	case t == nil:
+		return 0, false
+	case t.csv != nil:
+		return t.csv.find(id)
 	}
-	return cty.NilVal, false
+	return slices.BinarySearch(t.ids, id)
 }
 
 // attrs returns the attributes of row, in a map of their own.
 func (t *peopleTable) attrs(row int) map[string]cty.Value {
-	if t.rows != nil {
-		o := t.rows[row]
-		out := make(map[string]cty.Value, len(o.Type().AttributeTypes())+2)
-		for it := o.ElementIterator(); it.Next(); {
-			k, v := it.Element()
-			out[k.AsString()] = v
+	if t.csv != nil {
+		out := make(map[string]cty.Value, len(t.csv.columns)+2)
+		for c, col := range t.csv.columns {
+			out[col] = cty.StringVal(t.csv.cell(row, c))
 		}
 		return out
 	}
-	out := make(map[string]cty.Value, len(t.columns)+2)
-	for c, col := range t.columns {
-		out[col] = cty.StringVal(t.cells[row*len(t.columns)+c])
+	o := t.rows[row]
+	out := make(map[string]cty.Value, len(o.Type().AttributeTypes())+2)
+	for it := o.ElementIterator(); it.Next(); {
+		k, v := it.Element()
+		out[k.AsString()] = v
 	}
 	return out
-}
-
-// finish indexes the rows by id, reporting an id given twice.
-func (t *peopleTable) finish() (dup string, rows [2]int, ok bool) {
-	if slices.IsSorted(t.ids) {
-		for i := 1; i < len(t.ids); i++ {
-			if t.ids[i] == t.ids[i-1] {
-				return t.ids[i], [2]int{i - 1, i}, false
-			}
-		}
-		return "", rows, true
-	}
-	t.index = make(map[string]int32, len(t.ids))
-	for i, id := range t.ids {
-		if j, seen := t.index[id]; seen {
-			return id, [2]int{int(j), i}, false
-		}
-		t.index[id] = int32(i)
-	}
-	return "", rows, true
 }
 
 // evalPeople evaluates the attributes attribute: a map from id to an
@@ -408,7 +440,7 @@ func evalPeople(a *hcl.Attribute, ctx *hcl.EvalContext, dir, root string) (*peop
 	if v.IsNull() || !(ty.IsMapType() || ty.IsObjectType()) {
 		return bad(fmt.Sprintf("attributes maps each %s id to an object of its attributes, such as { for r in csvdecode(file(\"%ss.csv\")) : r.%s_id => r }; got %s.", root, root, root, ty.FriendlyName()))
 	}
-	t := &peopleTable{}
+	t := &peopleTable{rng: a.Expr.Range()}
 	for it := v.ElementIterator(); it.Next(); {
 		k, pv := it.Element()
 		id := k.AsString()
@@ -428,173 +460,10 @@ func evalPeople(a *hcl.Attribute, ctx *hcl.EvalContext, dir, root string) (*peop
 				return bad(fmt.Sprintf("attribute %s of %s %s is %s; attributes are strings, numbers or bools.", an.AsString(), root, quoteValue(id), at.FriendlyName()))
 			}
 		}
-		t.ids = append(t.ids, id) // cty iterates keys sorted
+		t.ids = append(t.ids, id) // cty iterates keys sorted; a map has no key twice
 		t.rows = append(t.rows, pv)
 	}
-	t.finish() // a map has no key twice
 	return t, diags
-}
-
-// peopleFromCSV reads attributes written as
-// { for VAR in csvdecode(file(PATH)) : VAR.COLUMN => VAR } (or
-// VAR["COLUMN"]) straight from the file: a million rows as values of the
-// language take seconds and gigabytes, and more than a configuration's
-// budget. The result is what the expression means, with file up to
-// MaxDataFileSize. ok is false for any other expression.
-func peopleFromCSV(a *hcl.Attribute, ctx *hcl.EvalContext, dir, root string) (*peopleTable, hcl.Diagnostics, bool) {
-	fe, ok := unwrapExpr(a.Expr).(*hclsyntax.ForExpr)
-	if !ok || fe.KeyExpr == nil || fe.CondExpr != nil || fe.Group || fe.KeyVar != "" {
-		return nil, nil, false
-	}
-	if v, ok := unwrapExpr(fe.ValExpr).(*hclsyntax.ScopeTraversalExpr); !ok || len(v.Traversal) != 1 || v.Traversal.RootName() != fe.ValVar {
-		return nil, nil, false
-	}
-	column, ok := columnOf(unwrapExpr(fe.KeyExpr), fe.ValVar)
-	if !ok {
-		return nil, nil, false
-	}
-	dec, ok := unwrapExpr(fe.CollExpr).(*hclsyntax.FunctionCallExpr)
-	if !ok || dec.Name != "csvdecode" || len(dec.Args) != 1 || dec.ExpandFinal || !hasFunction(ctx, "csvdecode") {
-		return nil, nil, false
-	}
-	fc, ok := unwrapExpr(dec.Args[0]).(*hclsyntax.FunctionCallExpr)
-	if !ok || fc.Name != "file" || len(fc.Args) != 1 || fc.ExpandFinal || !hasFunction(ctx, "file") {
-		return nil, nil, false
-	}
-	pv, diags := fc.Args[0].Value(ctx)
-	if diags.HasErrors() {
-		return nil, diags, true
-	}
-	if !pv.IsWhollyKnown() || pv.IsNull() || pv.Type() != cty.String {
-		return nil, nil, false
-	}
-	path := pv.AsString()
-	fail := func(detail string) (*peopleTable, hcl.Diagnostics, bool) {
-		return nil, append(diags, errDiag("Invalid attributes", detail, a.Expr.Range().Ptr())), true
-	}
-	full, err := resolvePath(dir, path)
-	if err != nil {
-		return fail(fmt.Sprintf("Reading the %s data: %s.", root, err))
-	}
-	if info, err := os.Stat(full); err != nil || !info.Mode().IsRegular() {
-		return fail(fmt.Sprintf("Reading the %s data: %s is not a regular file.", root, path))
-	}
-	src, err := ReadSource(full, MaxDataFileSize)
-	if err != nil {
-		return fail(fmt.Sprintf("Reading the %s data: %s.", root, err))
-	}
-	t, err := parsePeopleCSV(string(src), column)
-	if err != nil {
-		return fail(fmt.Sprintf("csvdecode of %s: %s.", path, err))
-	}
-	if dup, rows, ok := t.finish(); !ok {
-		return fail(fmt.Sprintf("Two rows of %s have %s %s (rows %d and %d): each %s is one row.", path, column, quoteValue(dup), rows[0]+1, rows[1]+1, root))
-	}
-	return t, diags, true
-}
-
-// columnOf returns COLUMN of VAR.COLUMN or VAR["COLUMN"].
-func columnOf(e hclsyntax.Expression, v string) (string, bool) {
-	switch e := e.(type) {
-	case *hclsyntax.ScopeTraversalExpr:
-		if len(e.Traversal) != 2 || e.Traversal.RootName() != v {
-			return "", false
-		}
-		switch s := e.Traversal[1].(type) {
-		case hcl.TraverseAttr:
-			return s.Name, true
-		case hcl.TraverseIndex:
-			if s.Key.Type() == cty.String {
-				return s.Key.AsString(), true
-			}
-		}
-	case *hclsyntax.IndexExpr:
-		c, ok := unwrapExpr(e.Collection).(*hclsyntax.ScopeTraversalExpr)
-		k, ok2 := unwrapExpr(e.Key).(*hclsyntax.TemplateExpr)
-		if ok && ok2 && len(c.Traversal) == 1 && c.Traversal.RootName() == v && k.IsStringLiteral() {
-			kv, _ := k.Value(nil)
-			return kv.AsString(), true
-		}
-	}
-	return "", false
-}
-
-// parsePeopleCSV reads src as csvdecode does (RFC 4180, the first row
-// naming the columns, every row as long) into a table keyed by column.
-// Cells are substrings of src: a file without quotes is split in place,
-// at a cost of a few nanoseconds a cell.
-func parsePeopleCSV(src, column string) (*peopleTable, error) {
-	var header []string
-	var cells []string
-	if strings.IndexByte(src, '"') < 0 {
-		line := 0
-		for rest := src; rest != ""; {
-			var l string
-			l, rest, _ = strings.Cut(rest, "\n")
-			line++
-			l = strings.TrimSuffix(l, "\r")
-			if l == "" {
-				continue // encoding/csv skips empty lines
-			}
-			if header == nil {
-				header = strings.Split(l, ",")
-				continue
-			}
-			n := len(cells)
-			for {
-				c, more, found := strings.Cut(l, ",")
-				cells = append(cells, c)
-				if !found {
-					break
-				}
-				l = more
-			}
-			if len(cells)-n != len(header) {
-				return nil, fmt.Errorf("CSV parse error on line %d: wrong number of fields", line)
-			}
-		}
-	} else {
-		r := csv.NewReader(strings.NewReader(src))
-		r.ReuseRecord = true
-		for {
-			rec, err := r.Read()
-			if err == io.EOF {
-				break
-			}
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return nil, fmt.Errorf("CSV parse error on line %d: %w", pe.Line, pe.Err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			if header == nil {
-				header = slices.Clone(rec)
-				continue
-			}
-			cells = append(cells, rec...)
-		}
-	}
-	if header == nil {
-		return nil, errors.New("missing header line")
-	}
-	key := -1
-	for i, h := range header {
-		if slices.Index(header, h) != i {
-			return nil, fmt.Errorf("duplicate column name %q", h)
-		}
-		if h == column {
-			key = i
-		}
-	}
-	if key < 0 {
-		return nil, fmt.Errorf("no column %q (the columns are %s)", column, strings.Join(header, ", "))
-	}
-	t := &peopleTable{columns: header, cells: cells, ids: make([]string, len(cells)/len(header))}
-	for i := range t.ids {
-		t.ids[i] = cells[i*len(header)+key]
-	}
-	return t, nil
 }
 
 // unwrapExpr returns the expression a wrapper of the budget (budget.go)

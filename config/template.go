@@ -76,6 +76,12 @@ type Template struct {
 	known  []knownSecret
 	lift   func() // lifts the budget: rendering is the real work
 	once   sync.Once
+	// fast is the template compiled for CSV tables (fastfill.go); nil
+	// when the evaluator fills every person in. locales and trCache
+	// keep what it computes once per locale.
+	fast    *fastTemplate
+	locales localeCache
+	trCache translationCache
 }
 
 // Rendering is what one person is sent, or why they are not.
@@ -115,8 +121,8 @@ func (e *LeakError) Error() string {
 }
 
 // Render fills in the template for the person id. The error is a
-// LeakError only: a template that fails for the person holds them
-// (Rendering.Held).
+// LeakError, or why the people's data cannot be read: a template that
+// fails for the person holds them (Rendering.Held).
 func (t *Template) Render(id string) (Rendering, error) {
 	return t.render(id, "", false)
 }
@@ -151,6 +157,14 @@ func (t *Template) render(id, l string, as bool) (Rendering, error) {
 	var row int
 	hasRow := false
 	if t.Data != nil {
+		if err := t.Data.Ready(); err != nil {
+			return r, err
+		}
+		if t.fast != nil && !as && t.Data.table.csv != nil {
+			if fr, ok := t.renderFast(id); ok {
+				return fr, t.leak(id, fr.Content)
+			}
+		}
 		row, hasRow = t.Data.table.row(id)
 	}
 	attrs := map[string]cty.Value{}
@@ -206,15 +220,20 @@ func (t *Template) render(id, l string, as bool) (Rendering, error) {
 		}
 		*dst[i] = s
 	}
-	for i, p := range dst {
+	r.Content = c
+	return r, t.leak(id, c)
+}
+
+// leak reports a known secret in the text c filled in for id.
+func (t *Template) leak(id string, c message.Content) error {
+	for i, s := range [4]string{c.Title, c.Body, c.OpenToURL, c.Tag} {
 		for _, k := range t.known {
-			if k.red.Contains(*p) {
-				return r, &LeakError{Person: id, Field: textFields[i], What: k.what}
+			if k.red.Contains(s) {
+				return &LeakError{Person: id, Field: textFields[i], What: k.what}
 			}
 		}
 	}
-	r.Content = c
-	return r, nil
+	return nil
 }
 
 // checkRendered says why a field's rendered text cannot be sent; "" when

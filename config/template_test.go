@@ -176,3 +176,62 @@ func diagText(diags hcl.Diagnostics) string {
 	}
 	return b.String()
 }
+
+// TestFastFillMatchesEvaluator: the compiled templates of a CSV table
+// give, person by person, exactly what the language's evaluator gives:
+// texts, translations, locales and reasons.
+func TestFastFillMatchesEvaluator(t *testing.T) {
+	csv := "user_id,first_name,locale,city\n" +
+		"u1,ann,fr-CA,Montréal\n" +
+		"u2,e\u0301mile,fr,Paris\n" + // an NFD é: cty normalises it
+		"u3,,de_de,Berlin\n" +
+		"u4,dan,,Leeds\n" +
+		"u5,BOB,EN-gb,\n"
+	files := map[string]string{"users.csv": csv, "main.hcl": svc + `
+user_data {
+  attributes = { for r in csvdecode(file("users.csv")) : r.user_id => r }
+  locale     = "locale"
+}
+variable "greeting" { default = "Hi" }
+locals { shop = "https://shop.example.com" }
+notification "n" {
+  user_ids    = ["u1"]
+  title       = "${var.greeting} ${user.first_name == "" ? "there" : title(user.first_name)}!"
+  body        = "${upper(try(user.nickname, user.city))} ${trimspace(" x ")}"
+  open_to_url = "${local.shop}/o/${user.id}"
+  tag         = user.city != "" ? "t-${lower(user.city)}" : "t-none"
+  translation "fr" {
+    title = "Salut ${try(title(user.first_name), "toi")}"
+  }
+  translation "de" {
+    body = "Nach ${user.city}"
+  }
+}
+`}
+	m := findMessage(t, mustLoad(t, files, Options{}), "notification.n")
+	if m.Template.fast == nil {
+		t.Fatal("the template was not compiled")
+	}
+	fast := m.Template.fast
+	for _, id := range []string{"u1", "u2", "u3", "u4", "u5", "u9"} {
+		m.Template.fast = fast
+		got, err := m.Template.Render(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Template.fast = nil
+		want, err := m.Template.Render(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: compiled %+v, evaluator %+v", id, got, want)
+		}
+	}
+	m.Template.fast = fast
+	for _, id := range []string{"u1", "u2", "u4", "u5"} {
+		if _, ok := m.Template.renderFast(id); !ok {
+			t.Errorf("%s was filled in by the evaluator, not the compiled template", id)
+		}
+	}
+}

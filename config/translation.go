@@ -210,6 +210,7 @@ func buildTemplate(m *Message, in templateInput, ctx *hcl.EvalContext, ps person
 	c.Template = canonicalTranslations(root, t.levels)
 	t.base = m.Content
 	t.base.Template = ""
+	t.fast = compileTemplate(t)
 	if t.Data == nil && len(t.Translations()) > 0 {
 		diags = append(diags, warnDiag("Translations without locales",
 			fmt.Sprintf("%s has translations, but no %s block says each %s's locale: everyone gets its own text.", in.what, personRoots[root], root), in.decl.Ptr()))

@@ -46,16 +46,20 @@ func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
 	var counts Counts
 	var failures []Failure
 	skipped := map[string]int{}
+	// Equal outcomes in a row share one record, across the items of one
+	// content too (a personalised notification's texts): most of a
+	// request's are equal, and a record is 120 bytes.
+	var last *state.Target
+	var lastRes *pushapi.Result
 	for i, it := range intent.Items {
 		outcomes := make([]*state.Target, len(it.Targets))
 		var results []pushapi.Result
 		if i < len(resp.Results) {
 			results = resp.Results[i]
 		}
-		// Equal outcomes in a row share one record: most of a request's
-		// are equal, and a record is 120 bytes.
-		var last *state.Target
-		var lastRes *pushapi.Result
+		if last != nil && last.Fingerprint != it.Fingerprint {
+			last = nil
+		}
 		for j, id := range it.Targets {
 			// A result like the last makes the same record: only a
 			// different one is made (with its 120-byte comparison, that

@@ -30,7 +30,8 @@ func TestApplyPersonal(t *testing.T) {
 	st := state.New("test")
 	s := &fakeSender{reply: deliverAll(nil, nil)}
 	var events []Event
-	res, err := Apply(context.Background(), p, state.NewRecorder(&memJournal{}, st), s, Options{Parallelism: 1, Sleep: noSleep,
+	j := &memJournal{}
+	res, err := Apply(context.Background(), p, state.NewRecorder(j, st), s, Options{Parallelism: 1, Sleep: noSleep,
 		Now: func() time.Time { return now }, Events: func(e Event) { events = append(events, e) }})
 	if err != nil || res.Counts.Delivered != 4 {
 		t.Fatalf("apply: %v, %+v", err, res.Counts)
@@ -41,6 +42,15 @@ func TestApplyPersonal(t *testing.T) {
 	req := s.requests[0]
 	if req[0].Title != "Hi Ann" || !slices.Equal(req[0].UserIDs, []string{"u1", "u3"}) || req[1].Title != "Salut Bob" || !slices.Equal(req[1].UserIDs, []string{"u2"}) || req[2].Title != "T" {
 		t.Errorf("objects %+v", req)
+	}
+	// The journal records one item per address, with each target's text.
+	for _, e := range j.entries {
+		if len(e.Items) != 2 {
+			t.Fatalf("%s entry of %d items, want 2: %+v", e.Type, len(e.Items), e.Items)
+		}
+		if it := e.Items[0]; e.Type == state.EntryIntent && (len(it.Texts) != 2 || !slices.Equal(it.TextOf, []int32{0, 0, 1})) {
+			t.Errorf("intent item texts %+v %v", it.Texts, it.TextOf)
+		}
 	}
 	if !slices.Equal(events[0].Addresses, []string{"notification.n", "notification.p"}) {
 		t.Errorf("request event names %q", events[0].Addresses)

@@ -25,6 +25,9 @@ type prepared struct {
 	req       []pushapi.Notification
 	intent    state.Entry
 	journaled bool // intent is recorded
+	// journal is what the journal records of intent: the same, with the
+	// items of a personalised change's texts made one (journal.go).
+	journal state.Entry
 	// addrs are the addresses of the notifications (parallel to req);
 	// names those of the request, each run of one address once.
 	addrs, names []string
@@ -214,7 +217,7 @@ func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan<- *
 			pb := r.prepare(next+len(group), req, now)
 			if len(pb.paces) == 0 {
 				pb.journaled = true
-				entries = append(entries, pb.intent)
+				entries = append(entries, pb.journalEntry())
 			}
 			group = append(group, pb)
 		}
@@ -287,11 +290,11 @@ func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 	for _, pt := range parts {
 		c := pt.Change
 		content := c.Content
-		add := func(ids []string, n pushapi.Notification, text *message.Text) {
+		add := func(ids []string, n pushapi.Notification, texts []message.Text) {
 			pb.windows = append(pb.windows, c.SendBefore)
 			pb.req = append(pb.req, n)
 			pb.intent.Items = append(pb.intent.Items, state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,
-				Fingerprint: c.Fingerprint, Content: &content, Targets: ids, Text: text})
+				Fingerprint: c.Fingerprint, Content: &content, Targets: ids, Texts: texts})
 			pb.addrs = append(pb.addrs, c.Address)
 		}
 		if !c.Content.Idempotent(c.Kind) {
@@ -299,6 +302,7 @@ func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 		}
 		if pt.Texts == nil {
 			add(pt.Targets, notification(c.Content, c.TargetKind, pt.Targets), nil)
+			pb.journal.Items = append(pb.journal.Items, pb.intent.Items[len(pb.intent.Items)-1])
 			continue
 		}
 		for from := 0; from < len(pt.Targets); {
@@ -306,13 +310,25 @@ func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 			for to < len(pt.Targets) && pt.Texts[to] == pt.Texts[from] {
 				to++
 			}
-			text := c.Personal.Texts[pt.Texts[from]]
-			add(pt.Targets[from:to], notification(c.Content.Filled(text), c.TargetKind, pt.Targets[from:to]), &text)
+			i := pt.Texts[from]
+			add(pt.Targets[from:to], notification(c.Content.Filled(c.Personal.Texts[i]), c.TargetKind, pt.Targets[from:to]), c.Personal.Texts[i:i+1:i+1])
 			from = to
 		}
+		pb.journal.Items = append(pb.journal.Items, journalItem(pb.intent.Items[len(pb.intent.Items)-1], pt))
 	}
 	pb.names = distinctRuns(pb.addrs)
+	pb.journal.Type, pb.journal.Batch, pb.journal.Time = pb.intent.Type, pb.intent.Batch, pb.intent.Time
 	return pb
+}
+
+// journalEntry is what the journal records of pb's intent: its journal
+// as prepare made it, or the intent itself (a part of a request sent
+// again, whose items record merges).
+func (pb *prepared) journalEntry() state.Entry {
+	if len(pb.journal.Items) == 0 {
+		return pb.intent
+	}
+	return pb.journal
 }
 
 // distinctRuns is addrs with each run of one address once: the
@@ -411,7 +427,8 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		}
 		if !pb.journaled {
 			pb.intent.Time = r.opts.Now().UTC()
-			if jerr := r.record(pb.intent); jerr != nil {
+			pb.journal.Time = pb.intent.Time
+			if jerr := r.record(pb.journalEntry()); jerr != nil {
 				return jerr
 			}
 			pb.journaled = true

@@ -92,7 +92,10 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 			results = resp.Results[i]
 		}
 		it := state.Item{Address: ts.Address, Kind: ts.Kind, TargetKind: p.kind, Fingerprint: fp, Content: &content,
-			Targets: p.ids, Outcomes: make([]*state.Target, len(p.ids)), Text: ts.Text}
+			Targets: p.ids, Outcomes: make([]*state.Target, len(p.ids))}
+		if ts.Text != nil {
+			it.Texts = []message.Text{*ts.Text}
+		}
 		for j, id := range p.ids {
 			t := toTarget(resultFor(results, j, p.kind), fp, resp.RequestID, now)
 			detail := t.Reason

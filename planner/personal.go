@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"runtime"
 	"slices"
@@ -53,11 +54,14 @@ func (c *Change) TextOf(i int) message.Text {
 // maxHeldIDs is how many ids per reason the plan names.
 const maxUnfilledIDs = 5
 
-// rendered is what one worker filled in, for a run of Send.
+// rendered is what one worker filled in, for a run of Send: each
+// target's text and its hash (held targets have a zero text), in its part
+// of arrays all workers share, the locales counted, and the targets held,
+// by reason.
 type rendered struct {
 	texts   []message.Text
-	index   map[message.Text]int32
-	of      []int32 // local text index, -1 when held
+	sums    []uint64
+	isHeld  []bool
 	locales map[string]int
 	held    map[string][]string // reason -> ids
 	samples []Sample
@@ -66,57 +70,22 @@ type rendered struct {
 
 // personalise fills in the text of every target c sends, holding those
 // whose template fails (see config.Template); m is its message, prior its
-// recorded state. It fails when a text holds a secret, or when the
-// template says on_missing = "fail" and someone is held.
+// recorded state. It fails when a text holds a secret or the people's
+// data cannot be read, or when the template says on_missing = "fail" and
+// someone is held.
 func (pl *planning) personalise(c *Change, m *config.Message, prior *state.Message) error {
 	t := m.Template
 	if t == nil || c.Kind != message.KindNotification {
 		return nil
 	}
 	ids := c.Send
-	workers := 1
-	if len(ids) >= 2*personalParallelFrom {
-		workers = min(runtime.GOMAXPROCS(0), len(ids)/personalParallelFrom)
-	}
-	parts := make([]rendered, workers)
-	samples := t.Samples()
-	var wg sync.WaitGroup
-	for w := range workers {
-		from, to := w*len(ids)/workers, (w+1)*len(ids)/workers
-		wg.Go(func() {
-			want := 0
-			if w == 0 {
-				want = samples
-			}
-			parts[w] = fill(t, ids[from:to], want)
-		})
-	}
-	wg.Wait()
-	held := map[string][]string{}
+	parts := fillAll(t, ids)
 	p := &Personal{}
+	held := map[string][]string{}
 	c.Locales = map[string]int{}
-	index := map[message.Text]int32{}
-	of := make([]int32, 0, len(ids))
 	for _, r := range parts {
 		if r.err != nil {
 			return fmt.Errorf("%s: %w", c.Address, r.err)
-		}
-		remap := make([]int32, len(r.texts))
-		for i, tx := range r.texts {
-			g, ok := index[tx]
-			if !ok {
-				g = int32(len(p.Texts))
-				index[tx] = g
-				p.Texts = append(p.Texts, tx)
-			}
-			remap[i] = g
-		}
-		for _, l := range r.of {
-			if l >= 0 {
-				of = append(of, remap[l])
-			} else {
-				of = append(of, -1)
-			}
 		}
 		for k, n := range r.locales {
 			c.Locales[k] += n
@@ -126,6 +95,7 @@ func (pl *planning) personalise(c *Change, m *config.Message, prior *state.Messa
 		}
 		p.Samples = append(p.Samples, r.samples...)
 	}
+	of := p.intern(parts, len(ids))
 	if len(held) > 0 {
 		if t.OnMissing == "fail" {
 			return fmt.Errorf("%s: the text of %s could not be filled in, and on_missing = \"fail\": %s. Nothing is sent; fix the data or the template, or set on_missing = \"skip\" to hold those people and send the others",
@@ -148,52 +118,137 @@ func (pl *planning) personalise(c *Change, m *config.Message, prior *state.Messa
 	}
 	c.Personal = p
 	if len(held) > 0 && len(c.Send) == 0 && c.Action.Sends() {
-		// Nothing left to send: say what the plan does instead.
-		switch {
-		case len(p.Unfilled) > 0:
-			c.Action = ActionUnfilled
-		case c.Targets.Staged > 0:
-			c.Action = ActionStage
-		case len(c.AlreadyDelivered) > 0:
-			c.Action = ActionAlreadyDelivered
-		default:
-			c.Action = ActionNoOp
-		}
+		c.Action = nothingSent(c)
 	}
 	return nil
+}
+
+// nothingSent is the action of a change whose targets were all held:
+// what the plan does instead of sending.
+func nothingSent(c *Change) Action {
+	switch {
+	case c.Personal != nil && len(c.Personal.Unfilled) > 0:
+		return ActionUnfilled
+	case c.Targets.Staged > 0:
+		return ActionStage
+	case len(c.AlreadyDelivered) > 0:
+		return ActionAlreadyDelivered
+	}
+	return ActionNoOp
+}
+
+// fillAll fills t in for ids on every core when they are many: a part
+// per worker, in order; the first worker's first few are the samples.
+func fillAll(t *config.Template, ids []string) []rendered {
+	workers := 1
+	if len(ids) >= 2*personalParallelFrom {
+		workers = min(runtime.GOMAXPROCS(0), len(ids)/personalParallelFrom)
+	}
+	parts := make([]rendered, workers)
+	texts, sums, held := make([]message.Text, len(ids)), make([]uint64, len(ids)), make([]bool, len(ids))
+	var wg sync.WaitGroup
+	for w := range workers {
+		from, to := w*len(ids)/workers, (w+1)*len(ids)/workers
+		wg.Go(func() {
+			want := 0
+			if w == 0 {
+				want = t.Samples()
+			}
+			parts[w] = rendered{texts: texts[from:to], sums: sums[from:to], isHeld: held[from:to]}
+			parts[w].fill(t, ids[from:to], want)
+		})
+	}
+	wg.Wait()
+	return parts
+}
+
+// intern numbers the distinct texts of parts in the order they first
+// appear, into p.Texts, and returns each target's (-1 for one held). The
+// parts' texts are one array, which becomes p.Texts, the distinct moved
+// to its front (each moves to where none is left to read). A million
+// distinct texts take an open-addressed table of their hashes: a Go map
+// of the texts themselves hashes five strings a lookup and holds twice
+// the memory. Texts of equal hash are compared; two distinct texts of one
+// hash (a 64-bit collision) are told apart by a map of their own.
+func (p *Personal) intern(parts []rendered, n int) []int32 {
+	size := 1
+	for size < 2*n {
+		size <<= 1
+	}
+	keys := make([]uint64, size) // 0: empty (hashes are made odd)
+	vals := make([]int32, size)
+	var collided map[message.Text]int32
+	of := make([]int32, 0, n)
+	var all []message.Text
+	if len(parts) > 0 {
+		all = parts[0].texts[:0:n] // the one array the parts are of
+	}
+	for _, r := range parts {
+		for i, tx := range r.texts {
+			if r.isHeld[i] {
+				of = append(of, -1)
+				continue
+			}
+			h := r.sums[i] | 1
+			slot := h & uint64(size-1)
+			for keys[slot] != 0 && keys[slot] != h {
+				slot = (slot + 1) & uint64(size-1)
+			}
+			g := vals[slot]
+			switch {
+			case keys[slot] == 0:
+				g = int32(len(all))
+				keys[slot], vals[slot] = h, g
+				all = append(all, tx)
+			case all[g] != tx:
+				if collided == nil {
+					collided = map[message.Text]int32{}
+				}
+				var ok bool
+				if g, ok = collided[tx]; !ok {
+					g = int32(len(all))
+					collided[tx] = g
+					all = append(all, tx)
+				}
+			}
+			of = append(of, g)
+		}
+	}
+	p.Texts = all
+	if len(all) < cap(all)/2 {
+		p.Texts = slices.Clone(all) // not the whole array for a few texts
+	}
+	return of
 }
 
 // personalParallelFrom is how many targets each worker fills in at least.
 const personalParallelFrom = 4096
 
-// fill fills in t for ids, in order; the first want are samples.
-func fill(t *config.Template, ids []string, want int) rendered {
-	r := rendered{index: map[message.Text]int32{}, of: make([]int32, len(ids)), locales: map[string]int{}, held: map[string][]string{}}
+// textSeed hashes texts for intern.
+var textSeed = maphash.MakeSeed()
+
+// fill fills in t for ids, in order, into r's arrays; the first want are
+// samples.
+func (r *rendered) fill(t *config.Template, ids []string, want int) {
+	r.locales, r.held = map[string]int{}, map[string][]string{}
 	for i, id := range ids {
 		out, err := t.Render(id)
 		if err != nil {
 			r.err = err
-			return r
+			return
 		}
 		if out.Held != "" {
-			r.of[i] = -1
+			r.isHeld[i] = true
 			r.held[out.Held] = append(r.held[out.Held], id)
 			continue
 		}
 		tx := message.Text{Title: out.Content.Title, Body: out.Content.Body, OpenToURL: out.Content.OpenToURL, Tag: out.Content.Tag, Locale: out.Translation}
-		k, ok := r.index[tx]
-		if !ok {
-			k = int32(len(r.texts))
-			r.index[tx] = k
-			r.texts = append(r.texts, tx)
-		}
-		r.of[i] = k
+		r.texts[i], r.sums[i] = tx, maphash.Comparable(textSeed, tx)
 		r.locales[out.LocaleKey(t)]++
 		if len(r.samples) < want {
 			r.samples = append(r.samples, Sample{Target: id, Text: tx})
 		}
 	}
-	return r
 }
 
 // hold takes the held targets out of the counts they were classified in

@@ -597,10 +597,10 @@ func (s *State) recordTestSend(e Entry) error {
 		}
 		m.setTargets(s.Compact, ids, recs)
 		s.Ledger = append(s.Ledger, m)
-		if it.Text != nil {
+		if len(it.Texts) > 0 && (it.TextOf == nil || len(ids) == len(it.Targets)) {
 			// Kept apart from what deliveries sent, by request: a device
 			// may be sent several people's texts as tests.
-			s.recordText(testTextKey(it.Fingerprint, e.RequestID), it.TargetKind, ids, *it.Text)
+			s.recordText(testTextKey(it.Fingerprint, e.RequestID), it.TargetKind, ids, it.Texts, it.TextOf)
 		}
 	}
 	return nil

@@ -299,10 +299,20 @@ type Item struct {
 	Outcomes []*Target `json:"outcomes,omitempty"`
 	// To is the new address of a move entry.
 	To string `json:"to,omitempty"`
-	// Text is, on an intent of a personalised notification (Content is
-	// its template), the text every target of the item is sent; the
-	// state keeps it (see texts.go).
-	Text *message.Text `json:"text,omitempty"`
+	// Texts are, on an intent of a personalised notification (Content is
+	// its template), the texts its targets are sent, and TextOf gives,
+	// parallel to Targets, the index in Texts of each one's (nil: every
+	// target is sent Texts[0]). The state keeps them (see texts.go).
+	Texts  []message.Text `json:"texts,omitempty"`
+	TextOf []int32        `json:"text_of,omitempty"`
+}
+
+// TextAt is the text of target i of a personalised item.
+func (it *Item) TextAt(i int) message.Text {
+	if it.TextOf == nil {
+		return it.Texts[0]
+	}
+	return it.Texts[it.TextOf[i]]
 }
 
 // ApplyEntry folds one journal entry into the state. Replaying a journal
@@ -382,8 +392,8 @@ func (s *State) applySend(e Entry) error {
 		if it.TargetKind != "" {
 			m.TargetKind = it.TargetKind
 		}
-		if it.Text != nil && e.Type == EntryIntent {
-			s.recordText(it.Fingerprint, m.TargetKind, it.Targets, *it.Text)
+		if len(it.Texts) > 0 && e.Type == EntryIntent {
+			s.recordText(it.Fingerprint, m.TargetKind, it.Targets, it.Texts, it.TextOf)
 		}
 		oldFP, oldContent := m.Fingerprint, m.Content
 		if m.Fingerprint != it.Fingerprint {

@@ -38,22 +38,36 @@ type textKey struct {
 }
 
 // textLog is one group: the targets read from a file (base: ids sorted,
-// of their texts), then runs of targets as intents record them, each with
-// one text, in the order recorded (a later one wins).
+// of their texts in texts), then runs of targets as intents record them,
+// each with its item's texts, in the order recorded (a later one wins).
+// Nothing is hashed or copied as they are recorded: a million people's
+// texts take a run per request.
 type textLog struct {
 	texts []message.Text
-	index map[message.Text]int32 // made on the first write
 	base  []string
 	of    []int32
 	runs  []textRun
 	// byID indexes the runs once something looks a target up.
-	byID map[string]int32
+	byID map[string]runAt
 }
 
+// textRun is an intent item's targets and texts (shared with the item:
+// never written).
 type textRun struct {
-	ids  []string // shared with the entry's item: never written
-	text int32
+	ids   []string
+	texts []message.Text
+	of    []int32 // nil: every target has texts[0]
 }
+
+func (r *textRun) at(i int) int32 {
+	if r.of == nil {
+		return 0
+	}
+	return r.of[i]
+}
+
+// runAt is a target's place in the runs.
+type runAt struct{ run, pos int32 }
 
 // stateTexts is a state's texts: decoded (logs), or still encoded (raw).
 type stateTexts struct {
@@ -113,7 +127,7 @@ func (st *stateTexts) writable(k textKey) *textLog {
 	}
 	l := st.logs[k]
 	if l == nil {
-		l = &textLog{index: map[message.Text]int32{}}
+		l = &textLog{}
 		st.logs[k] = l
 		if st.shared {
 			st.owned[k] = true
@@ -121,22 +135,16 @@ func (st *stateTexts) writable(k textKey) *textLog {
 		return l
 	}
 	if st.shared && !st.owned[k] {
-		l = &textLog{texts: slices.Clip(l.texts), index: maps.Clone(l.index), base: l.base, of: l.of, runs: slices.Clip(l.runs)}
+		l = &textLog{texts: l.texts, base: l.base, of: l.of, runs: slices.Clip(l.runs)}
 		st.logs[k] = l
 		st.owned[k] = true
-	}
-	if l.index == nil {
-		l.index = make(map[message.Text]int32, len(l.texts))
-		for i, t := range l.texts {
-			l.index[t] = int32(i)
-		}
 	}
 	return l
 }
 
 // recordText records that the targets ids of content fp (kind k) are sent
-// text t.
-func (s *State) recordText(fp string, k message.TargetKind, ids []string, t message.Text) {
+// texts (of: by target, nil for texts[0] to all).
+func (s *State) recordText(fp string, k message.TargetKind, ids []string, texts []message.Text, of []int32) {
 	if len(ids) == 0 {
 		return
 	}
@@ -145,13 +153,7 @@ func (s *State) recordText(fp string, k message.TargetKind, ids []string, t mess
 	defer st.mu.Unlock()
 	st.ready()
 	l := st.writable(textKey{fp, k})
-	i, ok := l.index[t]
-	if !ok {
-		i = int32(len(l.texts))
-		l.texts = append(l.texts, t)
-		l.index[t] = i
-	}
-	l.runs = append(l.runs, textRun{ids: ids, text: i})
+	l.runs = append(l.runs, textRun{ids: ids, texts: texts, of: of})
 	l.byID = nil
 }
 
@@ -170,15 +172,16 @@ func (s *State) TextOf(fp string, k message.TargetKind, id string) (message.Text
 		return message.Text{}, false
 	}
 	if l.byID == nil && len(l.runs) > 0 {
-		l.byID = map[string]int32{}
-		for _, r := range l.runs {
-			for _, id := range r.ids {
-				l.byID[id] = r.text
+		l.byID = map[string]runAt{}
+		for r, run := range l.runs {
+			for i, id := range run.ids {
+				l.byID[id] = runAt{int32(r), int32(i)}
 			}
 		}
 	}
-	if i, ok := l.byID[id]; ok {
-		return l.texts[i], true
+	if at, ok := l.byID[id]; ok {
+		run := &l.runs[at.run]
+		return run.texts[run.at(int(at.pos))], true
 	}
 	if i, ok := slices.BinarySearch(l.base, id); ok {
 		return l.texts[l.of[i]], true
@@ -244,37 +247,70 @@ func (s *State) TextGroups() iter.Seq[TextGroup] {
 	}
 }
 
-// group flattens the log: each target once, its last text.
+// group flattens the log: each target once, its last text, and the
+// texts some target has, in the order of the base and the runs (a text
+// two runs share is there twice: finding them would hash every text).
 func (l *textLog) group(k textKey) TextGroup {
-	type entry struct {
-		id   string
-		seq  int
-		text int32
-	}
 	if len(l.runs) == 0 {
 		return TextGroup{Fingerprint: k.fp, TargetKind: k.kind, Texts: l.texts, IDs: l.base, Of: l.of}
 	}
+	type entry struct {
+		id   string
+		seq  int
+		text int32 // in the base's texts, then each run's
+	}
 	n := len(l.base)
-	for _, r := range l.runs {
+	offs := make([]int32, len(l.runs)) // where each run's texts start
+	total := int32(len(l.texts))
+	for i, r := range l.runs {
 		n += len(r.ids)
+		offs[i] = total
+		total += int32(len(r.texts))
 	}
 	all := make([]entry, 0, n)
 	for i, id := range l.base {
 		all = append(all, entry{id, len(all), l.of[i]})
 	}
-	for _, r := range l.runs {
-		for _, id := range r.ids {
-			all = append(all, entry{id, len(all), r.text})
+	for i, r := range l.runs {
+		for j, id := range r.ids {
+			all = append(all, entry{id, len(all), offs[i] + r.at(j)})
 		}
 	}
-	slices.SortFunc(all, func(a, b entry) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.seq, b.seq)) })
-	g := TextGroup{Fingerprint: k.fp, TargetKind: k.kind, Texts: l.texts, IDs: make([]string, 0, len(all)), Of: make([]int32, 0, len(all))}
+	byID := func(a, b entry) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.seq, b.seq)) }
+	if !slices.IsSortedFunc(all, byID) { // runs of one apply usually come in id order
+		slices.SortFunc(all, byID)
+	}
+	g := TextGroup{Fingerprint: k.fp, TargetKind: k.kind, IDs: make([]string, 0, len(all)), Of: make([]int32, 0, len(all))}
+	renum := make([]int32, total) // 0: unused, else 1 + its index in g.Texts
 	for i, e := range all {
 		if i+1 < len(all) && all[i+1].id == e.id {
 			continue // a later text for the same target
 		}
 		g.IDs = append(g.IDs, e.id)
 		g.Of = append(g.Of, e.text)
+		renum[e.text] = 1
+	}
+	next := int32(0)
+	for i := range renum {
+		if renum[i] != 0 {
+			next++
+			renum[i] = next
+		}
+	}
+	g.Texts = make([]message.Text, 0, next)
+	add := func(texts []message.Text, off int32) {
+		for j, t := range texts {
+			if renum[off+int32(j)] != 0 {
+				g.Texts = append(g.Texts, t)
+			}
+		}
+	}
+	add(l.texts, 0)
+	for i, r := range l.runs {
+		add(r.texts, offs[i])
+	}
+	for i, o := range g.Of {
+		g.Of[i] = renum[o] - 1
 	}
 	return g
 }
@@ -327,10 +363,13 @@ func (s *State) pruneTexts() {
 // mergeTexts adds the texts of other that s does not hold.
 func (s *State) mergeTexts(other *State) {
 	for g := range other.TextGroups() {
+		var ids []string
+		var of []int32
 		for i, id := range g.IDs {
 			if _, ok := s.TextOf(g.Fingerprint, g.TargetKind, id); !ok {
-				s.recordText(g.Fingerprint, g.TargetKind, []string{id}, g.Texts[g.Of[i]])
+				ids, of = append(ids, id), append(of, g.Of[i])
 			}
 		}
+		s.recordText(g.Fingerprint, g.TargetKind, ids, g.Texts, of)
 	}
 }

@@ -59,22 +59,29 @@ func (e *encoder) entry(en state.Entry) {
 		e.str(string(it.TargetKind))
 		e.str(it.Fingerprint)
 		// A byte of flags, which was the content's boolean before texts:
-		// 1 a content follows, 2 a text.
+		// 1 a content follows, 2 the targets' texts.
 		var flags byte
 		if it.Content != nil {
 			flags |= 1
 		}
-		if it.Text != nil {
+		if len(it.Texts) > 0 {
 			flags |= 2
 		}
 		e.b = append(e.b, flags)
 		if it.Content != nil {
 			e.content(*it.Content)
 		}
-		if it.Text != nil {
-			e.text(*it.Text)
+		if len(it.Texts) > 0 {
+			e.uvarint(uint64(len(it.Texts)))
+			for _, t := range it.Texts {
+				e.text(t)
+			}
+			e.boolean(it.TextOf != nil)
 		}
 		e.itemIDs(&en, i, it.Targets)
+		for _, o := range it.TextOf { // after the ids, whose count they take
+			e.uvarint(uint64(o))
+		}
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
 			e.outcomeList(it.Outcomes)
@@ -113,11 +120,29 @@ func (d *decoder) entry() state.Entry {
 			c := d.content()
 			it.Content = &c
 		}
+		var textOf bool
 		if flags&2 != 0 {
-			t := d.text()
-			it.Text = &t
+			n := d.count(5)
+			if n == 0 {
+				d.fail("texts without a text")
+			}
+			it.Texts = make([]message.Text, n)
+			for j := range it.Texts {
+				it.Texts[j] = d.text()
+			}
+			textOf = d.boolean()
 		}
 		it.Targets = d.ids()
+		if textOf && d.err == nil {
+			it.TextOf = make([]int32, len(it.Targets))
+			for j := range it.TextOf {
+				v := d.uvarint()
+				if v >= uint64(len(it.Texts)) {
+					d.fail("text index out of range")
+				}
+				it.TextOf[j] = int32(v)
+			}
+		}
 		// Outcomes are run-length coded, so their count is not bounded by
 		// the data; they parallel the targets.
 		if k := d.uvarint(); k > 0 {

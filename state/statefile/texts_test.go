@@ -20,7 +20,7 @@ func TestTextsRoundTrip(t *testing.T) {
 	bob := message.Text{Title: "Hi Bob", Body: "Your order", Tag: "o-u2"}
 	intent := func(ids []string, tx message.Text) state.Entry {
 		return state.Entry{Type: state.EntryIntent, Time: at, Items: []state.Item{{Address: "notification.n", Kind: message.KindNotification,
-			TargetKind: message.TargetUsers, Fingerprint: "fpT", Content: &tmpl, Targets: ids, Text: &tx}}}
+			TargetKind: message.TargetUsers, Fingerprint: "fpT", Content: &tmpl, Targets: ids, Texts: []message.Text{tx}}}}
 	}
 	entries := []state.Entry{intent([]string{"u1"}, ann), intent([]string{"u2", "u3"}, bob), intent([]string{"u3"}, ann)}
 	for _, compact := range []bool{false, true} {
