@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -233,5 +234,110 @@ notification "n" {
 		if _, ok := m.Template.renderFast(id); !ok {
 			t.Errorf("%s was filled in by the evaluator, not the compiled template", id)
 		}
+	}
+}
+
+// TestDeviceDataAndCampaignBlocks: device targets read device.*; a
+// campaign's data and locales win over the top level's; a campaign's
+// translation serves its notifications that have none of that locale, a
+// variant's own comes first.
+func TestDeviceDataAndCampaignBlocks(t *testing.T) {
+	files := map[string]string{
+		"users.csv":   usersCSV,
+		"devices.csv": "device_id,model,lang\nd1,Pixel,fr\nd2,iPhone,de\n",
+		"main.hcl": svc + `
+user_data {
+  attributes = { for r in csvdecode(file("users.csv")) : r.user_id => r }
+  locale     = "locale"
+}
+device_data {
+  attributes = { for r in csvdecode(file("devices.csv")) : r.device_id => r }
+  locale     = "lang"
+}
+notification "d" {
+  device_ids = ["d1", "d2"]
+  title      = "Your ${device.model}"
+  body       = "x"
+  translation "fr" { title = "Votre ${device.model}" }
+}
+campaign "c" {
+  user_data {
+    attributes = { u1 = { first_name = "Camille", locale = "de" } }
+    locale     = "locale"
+  }
+  translation "de" {
+    title = "Hallo ${user.first_name}"
+  }
+  notification "n" {
+    user_ids = ["u1"]
+    title    = "Hi ${user.first_name}"
+    body     = "x"
+    variant "a" {
+      weight = 1
+      translation "de" { title = "Servus ${user.first_name}" }
+    }
+    variant "b" {
+      weight = 1
+    }
+  }
+}
+`}
+	cfg := mustLoad(t, files, Options{})
+	d := findMessage(t, cfg, "notification.d")
+	for id, want := range map[string]string{"d1": "Votre Pixel", "d2": "Your iPhone"} {
+		if r, err := d.Template.Render(id); err != nil || r.Content.Title != want {
+			t.Errorf("device %s: %+v, %v; want %q", id, r, err, want)
+		}
+	}
+	n := findMessage(t, cfg, "campaign.c.notification.n")
+	for _, v := range n.Variants {
+		r, err := v.Template.Render("u1")
+		want := map[string]string{"a": "Servus Camille", "b": "Hallo Camille"}[v.Name]
+		if err != nil || r.Content.Title != want || r.Translation != "de" {
+			t.Errorf("variant %s: %+v, %v; want %q", v.Name, r, err, want)
+		}
+	}
+}
+
+// TestTemplateShapeAndSecrets: the shape holds the templates and not the
+// people's data; a template that holds a secret is a diagnostic, and a
+// text filled in with one refuses to render.
+func TestTemplateShapeAndSecrets(t *testing.T) {
+	const key = "k-test-CANARY-0123456789"
+	files := func(csv, title string) map[string]string {
+		return map[string]string{"users.csv": csv, "main.hcl": `service {
+  base_url    = "https://push.example.com/v1"
+  api_key_env = "PF_KEY"
+  environment = "test"
+}
+variable "k" { default = "" }
+user_data {
+  attributes = { for r in csvdecode(file("users.csv")) : r.user_id => r }
+}
+notification "n" {
+  user_ids = ["u1", "u2"]
+  title    = ` + title + `
+  body     = "x"
+}
+`}
+	}
+	env := Options{Environ: []string{"PF_KEY=" + key, "PUSHFORM_VAR_k=" + key}}
+	a := findMessage(t, mustLoad(t, files("user_id,name\nu1,Ann\nu2,Bob\n", `"Hi ${user.name}"`), env), "notification.n")
+	b := findMessage(t, mustLoad(t, files("user_id,name\nu1,Anne\nu2,Bob\n", `"Hi ${user.name}"`), env), "notification.n")
+	if a.Shape != b.Shape || a.Content != b.Content {
+		t.Error("a change in the people's data changed the shape or the identity")
+	}
+	_, diags := load(t, files("user_id,name\nu1,Ann\n", `"Hi ${user.name} ${var.k}"`), env)
+	if !hasSecretDiag(diags, "The API key (PF_KEY) appears in title", 12) {
+		t.Errorf("a template holding the key: %s", diagText(diags))
+	}
+	m := findMessage(t, mustLoad(t, files("user_id,name\nu1,Ann\nu2,"+key+"\n", `"Hi ${user.name}"`), env), "notification.n")
+	if _, err := m.Template.Render("u1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.Template.Render("u2")
+	var le *LeakError
+	if !errors.As(err, &le) || le.Person != "u2" || le.Field != "title" || strings.Contains(err.Error(), key) {
+		t.Errorf("a text filled in with the key: %v", err)
 	}
 }

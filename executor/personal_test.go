@@ -8,6 +8,7 @@ import (
 
 	"pushform/message"
 	"pushform/planner"
+	"pushform/pushapi"
 	"pushform/state"
 )
 
@@ -62,6 +63,45 @@ func TestApplyPersonal(t *testing.T) {
 	for id, want := range map[string]message.Text{"u1": ann, "u2": bob, "u3": ann} {
 		if got, ok := st.TextOf(c.Fingerprint, message.TargetUsers, id); !ok || got != want {
 			t.Errorf("text of %s: %+v, %v", id, got, ok)
+		}
+	}
+}
+
+// TestApplyPersonalRefused: a 400 that blames one text's object fails
+// its targets only; the other texts are sent again in a request of their
+// own, and the state keeps what each target was sent.
+func TestApplyPersonalRefused(t *testing.T) {
+	tmpl := message.Content{Title: "Hi ${user.first_name}", Body: "B", Template: "user"}
+	texts := []message.Text{{Title: "Hi Ann", Body: "B"}, {Title: "Hi \x00", Body: "B"}, {Title: "Hi Cy", Body: "B"}}
+	c := &planner.Change{Address: "notification.n", Action: planner.ActionCreate, Kind: message.KindNotification, TargetKind: message.TargetUsers,
+		Fingerprint: planner.Fingerprint(message.KindNotification, tmpl), Content: tmpl, Send: []string{"u1", "u2", "u3"},
+		Personal: &planner.Personal{Texts: texts, TextOf: []int32{0, 1, 2}}}
+	p := &planner.Plan{Changes: []*planner.Change{c}, Batches: []planner.Batch{{Parts: []planner.Part{{Change: 0, From: 0, To: 3}}}}}
+	st := state.New("test")
+	deliver := deliverAll(nil, nil)
+	s := &fakeSender{reply: func(call int, batch []pushapi.Notification) (*pushapi.SendResponse, error) {
+		if call == 1 {
+			return nil, &pushapi.ValidationError{RequestID: "req-400", Issues: []pushapi.Issue{{Index: 1, Field: "title", Message: "invalid character"}}}
+		}
+		return deliver(call, batch)
+	}}
+	res, err := Apply(context.Background(), p, state.NewRecorder(&memJournal{}, st), s, Options{Parallelism: 1, Sleep: noSleep, Now: func() time.Time { return now }})
+	if err != nil || res.Counts.Delivered != 2 || res.Counts.Failed != 1 {
+		t.Fatalf("apply: %v, %+v", err, res.Counts)
+	}
+	if len(s.requests) != 2 || len(s.requests[1]) != 2 || s.requests[1][0].Title != "Hi Ann" || s.requests[1][1].Title != "Hi Cy" {
+		t.Fatalf("requests %+v", s.requests)
+	}
+	m := st.Messages["notification.n"]
+	if r := m.Target("u2"); r.Outcome != state.Failed {
+		t.Errorf("u2 %+v", r)
+	}
+	for id, want := range map[string]string{"u1": "Hi Ann", "u3": "Hi Cy"} {
+		if r := m.Target(id); r.Outcome != state.Delivered {
+			t.Errorf("%s %+v", id, r)
+		}
+		if tx, ok := st.TextOf(c.Fingerprint, message.TargetUsers, id); !ok || tx.Title != want {
+			t.Errorf("text of %s: %+v", id, tx)
 		}
 	}
 }
