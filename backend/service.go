@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -71,6 +72,25 @@ type ServiceOptions struct {
 	// (PUSHFORM_LOG=debug): counts and ids of requests, never the key,
 	// target ids or body text.
 	Log func(pushapi.RequestLog)
+	// Simulated, when set, is the service every run reaches, whatever
+	// the configuration or PUSHFORM_BASE_URL names: pushform test's.
+	Simulated *Simulated
+}
+
+// Simulated is a sandbox reached in-process, through sandbox.Transport,
+// with no listener (pushform test). Each connection builds a server from
+// Seed and Options, with the devices and the clock that the last one left
+// in DevicesDir, as the embedded sandbox keeps them between runs.
+type Simulated struct {
+	// Name names the service wherever a run names it: the test file.
+	Name string
+	// Seed returns the population of the sandbox for the configuration
+	// cfg (whose service block may name a seed file).
+	Seed    func(cfg *config.Config) (*sandbox.Seed, error)
+	Options sandbox.Options
+	// Wrap, when set, wraps the in-process transport: pushform test
+	// records what the service received.
+	Wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // clientOptions are the client's options for the service at base.
@@ -114,11 +134,22 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if !filepath.IsAbs(seedPath) {
 		seedPath = filepath.Join(cfg.Dir, seedPath)
 	}
-	seed, diags := sandbox.LoadSeedFile(seedPath)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("sandbox seed %s: %w", seedPath, DiagError(diags))
+	var seed *sandbox.Seed
+	var opts sandbox.Options
+	if sim := o.Simulated; sim != nil {
+		var err error
+		if seed, err = sim.Seed(cfg); err != nil {
+			return nil, err
+		}
+		opts, seedPath = sim.Options, sim.Name
+	} else {
+		var diags hcl.Diagnostics
+		seed, diags = sandbox.LoadSeedFile(seedPath)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("sandbox seed %s: %w", seedPath, DiagError(diags))
+		}
 	}
-	srv := sandbox.New(seed, sandbox.Options{})
+	srv := sandbox.New(seed, opts)
 	devices := o.devicesPath(cfg)
 	if err := srv.LoadDevices(devices); err != nil {
 		return nil, fmt.Errorf("loading sandbox devices: %w", err)
@@ -128,16 +159,31 @@ func embedded(cfg *config.Config, o ServiceOptions) (*Service, error) {
 	if !ok {
 		return nil, fmt.Errorf("sandbox seed %s has no api_key block for environment %q", seedPath, cfg.Service.Environment)
 	}
-	base, stop, err := srv.Start("127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("starting the embedded sandbox: %w", err)
+	var base string
+	var stop func() error
+	copts := o.clientOptions("", key, "(embedded sandbox)")
+	if sim := o.Simulated; sim != nil {
+		var rt http.RoundTripper = srv.Transport()
+		if sim.Wrap != nil {
+			rt = sim.Wrap(rt)
+		}
+		copts.BaseURL, copts.HTTPClient, stop = sandbox.InProcessBaseURL, &http.Client{Transport: rt}, func() error { return nil }
+	} else {
+		var err error
+		if base, stop, err = srv.Start("127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("starting the embedded sandbox: %w", err)
+		}
+		copts.BaseURL = base
 	}
-	c, err := pushapi.New(o.clientOptions(base, key, "(embedded sandbox)"))
+	c, err := pushapi.New(copts)
 	if err != nil {
 		stop()
 		return nil, err
 	}
 	which := state.Service{Kind: state.KindSandbox, Sandbox: cfg.Service.Sandbox}
+	if o.Simulated != nil {
+		which.Sandbox = o.Simulated.Name
+	}
 	return &Service{Client: c, Which: which, Embedded: true, close: func() error {
 		err := stop()
 		if o.SandboxClock != nil {

@@ -16,6 +16,7 @@ import (
 	"pushform/secret"
 	"pushform/state"
 	"pushform/state/local"
+	"pushform/state/memory"
 	"pushform/state/pg"
 )
 
@@ -64,6 +65,7 @@ type StateOptions struct {
 var (
 	_ State = localState{}
 	_ State = (*pg.Manager)(nil)
+	_ State = (*memory.State)(nil)
 )
 
 // OpenState opens the state backend: the one the configuration's backend

@@ -31,14 +31,18 @@ func (o ServiceOptions) lookup(name string) (string, bool) {
 
 // Which names the service a run over cfg talks to, without connecting:
 // PUSHFORM_BASE_URL when it is set, else the service block's sandbox or
-// base_url. Every run that reaches the service asks this one function, so
-// what a plan names is what apply reaches.
+// base_url (or ServiceOptions.Simulated, before all). Every run that
+// reaches the service asks this one function, so what a plan names is what
+// apply reaches.
 //
 // A PUSHFORM_BASE_URL that is set but empty is an error, not "unset": it
 // is what a CI system gives for a variable nobody defined (GitHub Actions'
 // ${{ vars.NAME }}), and falling back to the embedded sandbox there would
 // "deliver" to simulated devices with a real key in hand.
 func Which(cfg *config.Config, o ServiceOptions) (state.Service, error) {
+	if o.Simulated != nil {
+		return state.Service{Kind: state.KindSandbox, Sandbox: o.Simulated.Name}, nil
+	}
 	svc := cfg.Service
 	base, set := o.lookup(BaseURLVar)
 	switch {

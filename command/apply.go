@@ -44,7 +44,9 @@ func applyHelp() helpDoc {
 			"every request id and every target's outcome in the state, so the next apply sends nothing twice. " +
 			"Without PLANFILE it plans first, prints the plan and asks for 'yes' (--auto-approve skips the " +
 			"question; without a terminal it is required). With PLANFILE it sends exactly that saved plan " +
-			"without asking, and refuses it if the state changed since it was made. A plan that forgets an address " +
+			"without asking, and refuses it if the state changed since it was made or it is older than max_plan_age. " +
+			"A failed deny policy (unless --override-policy) and content require_test_send holds stop it before " +
+			"anything is sent. A plan that forgets an address " +
 			"and sends the same content to the same targets under another (a rename without a moved block) is " +
 			"refused before anything is sent, unless --allow-resend. With --scheduled (a cron job) it sends, " +
 			"without asking, only what a reviewed apply accepted: sends held back by send_after, send_rate, " +
@@ -113,12 +115,14 @@ func parseApply(m *Meta, args []string) (*applyOptions, error) {
 func runApply(ctx context.Context, o *applyOptions) int {
 	m := o.Meta
 	var saved *planner.Plan
+	var madeAt time.Time
+	overrides := o.overrideList()
 	if o.planFile != "" {
 		sp, err := readPlanFile(m.path(o.planFile))
 		if err != nil {
 			return m.fail(err)
 		}
-		saved = sp.Plan
+		saved, madeAt = sp.Plan, sp.MadeAt
 		// The configuration is loaded (for its service and backend) as the
 		// plan was made, and the plan's own choices apply: a plan made with
 		// --now carries its time (see operation.Options.SavedAt).
@@ -126,6 +130,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		if sp.Now != "" {
 			o.savedAt = saved.CreatedAt
 		}
+		overrides = sp.Overrides // as reviewed
 	}
 	view := views.NewApply(jsonFormat(o.json), m.view(false))
 	if ce, ok := view.(views.ConfigErrors); ok {
@@ -141,6 +146,9 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		if err := sess.CheckPlan(saved); err != nil { // a stale plan says so first
 			return m.fail(err)
 		}
+		if err := checkPlanAge(o.planFile, madeAt, r.Clock.Real, maxPlanAge(sess.Config)); err != nil {
+			return m.fail(err)
+		}
 	}
 
 	if m.Sending != nil {
@@ -154,6 +162,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		Saved: saved, View: view,
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
+		Overrides:   overrides,
 		Executor: executor.Options{
 			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
 			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter, RateLimit: o.planFlags.rateLimit,

@@ -223,7 +223,7 @@ func TestBashCompletion(t *testing.T) {
 		{"pushform ", commandNames()},
 		{"pushform --chdir dir ap", []string{"apply"}},
 		{"pushform -chdir=dir ap", []string{"apply"}},
-		{"pushform plan --o", []string{"--out"}},
+		{"pushform plan --o", []string{"--out", "--override-policy", "--override-reason"}},
 		{"pushform plan -detailed", []string{"--detailed-exitcode"}},
 		{"pushform apply --auto-approve --para", []string{"--parallelism"}},
 		{"pushform state ", []string{"list", "show", "rm", "mv", "pull", "push", "repair", "prune"}},

@@ -32,6 +32,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"plan", "--out", []string{"--lock-timeout", "5x"}, single{[]string{"-json", "-markdown"}, 1, "--json and --markdown cannot be combined"}},
 		{"apply", "--parallelism", []string{"--parallelism", "abc"}, single{[]string{"-parallelism=0"}, 1, "--parallelism must be at least 1"}},
 		{"show", "--state", []string{"--json=2"}, single{[]string{"-json", "-markdown", "x.plan"}, 1, "--json and --markdown cannot be combined"}},
+		{"test", "--junit-xml", []string{"--verbose=x"}, single{[]string{"-filter=nope.pftest.hcl"}, 1, "--filter nope.pftest.hcl: no such test file"}},
 		{"history", "--since", []string{"--since", "yesterday"}, single{[]string{"-user=alice", "-json"}, 0, `"known":false`}},
 		{"test-send", "--device", []string{"--lock-timeout", "soon"}, single{[]string{"-device=x", "notification.nope"}, 1, "notification.nope is not a notification or badge of the configuration"}},
 		{"render", "--user", []string{"--json=maybe"}, single{[]string{"-user=alice", "notification.beta_invite"}, 0, `title:`}},

@@ -272,6 +272,7 @@ func commands() []command {
 		{name: "plan", summary: "Show what apply would send", help: planHelp, run: cmdPlan, main: true},
 		{name: "apply", summary: "Send what the plan says and record it in state", help: applyHelp, run: cmdApply, main: true},
 		{name: "show", summary: "Show a saved plan, or the state", help: showHelp, run: cmdShow, main: true},
+		{name: "test", summary: "Run the test files' runs against a simulated service", help: testHelp, run: cmdTest, main: true},
 		{name: "history", summary: "List what a target received, or what an address sent", help: historyHelp, run: cmdHistory},
 		{name: "test-send", summary: "Send an address's content to test devices only", help: testSendHelp, run: cmdTestSend},
 		{name: "render", summary: "Show what each person would receive of a notification", help: renderHelp, run: cmdRender},

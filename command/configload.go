@@ -37,7 +37,12 @@ func (m *Meta) configOptions(cf configFlags, recipients map[string][]string) con
 // operation.LoadConfig) and prints every diagnostic (warnings too) to
 // stderr. The Config is nil when there were errors.
 func (m *Meta) loadConfig(l *config.Loader, cf configFlags, recipients map[string][]string) (*config.Config, hcl.Diagnostics) {
-	cfg, diags := operation.LoadConfig(l, m.ConfigDir(), m.configOptions(cf, recipients), m.backends(), m.Getenv, m.secrets)
+	return m.loadConfigWith(l, m.configOptions(cf, recipients))
+}
+
+// loadConfigWith is loadConfig with the loader options given.
+func (m *Meta) loadConfigWith(l *config.Loader, opts config.Options) (*config.Config, hcl.Diagnostics) {
+	cfg, diags := operation.LoadConfig(l, m.ConfigDir(), opts, m.backends(), m.Getenv, m.secrets)
 	if len(diags) > 0 {
 		if err := l.WriteDiagnostics(m.Stderr, diags, uint(m.Width), m.Color()); err != nil {
 			m.Errorf("%v", err)

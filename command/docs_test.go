@@ -9,8 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"pushform/config"
 	"pushform/internal/testutil"
 	"pushform/sandbox"
+	"pushform/testfile"
 )
 
 // The documentation cannot drift from the program: every command's page
@@ -169,9 +171,9 @@ func TestDocSnippets(t *testing.T) {
 // checkSnippet checks one hcl block of the given kind.
 func checkSnippet(t *testing.T, kind, body string) error {
 	switch kind {
-	case "", "fragment", "seed":
+	case "", "fragment", "seed", "policy", "test":
 	default:
-		return fmt.Errorf("unknown kind %q: hcl (a whole configuration), hcl fragment or hcl seed", kind)
+		return fmt.Errorf("unknown kind %q: hcl (a whole configuration), hcl fragment, hcl seed, hcl policy or hcl test", kind)
 	}
 	// fmt parses first: a fragment that does not parse fails here.
 	switch code, out, errOut := runIn(t, t.TempDir(), body, nil, "fmt", "--diff", "-"); {
@@ -204,6 +206,22 @@ func checkSnippet(t *testing.T, kind, body string) error {
 	case "seed":
 		if _, diags := sandbox.ParseSeed("seed.hcl", []byte(body)); diags.HasErrors() {
 			return fmt.Errorf("not a sandbox seed: %s", diags.Error())
+		}
+	case "policy":
+		// A file of a policy directory, beside the smallest configuration.
+		dir := t.TempDir()
+		testutil.WriteFile(t, dir, "main.hcl", testutil.ServiceTest)
+		testutil.WriteFile(t, dir, "org/org.policy.hcl", body)
+		if code, _, errOut := runIn(t, dir, "", nil, "validate", "--no-color", "--policy-dir", "org"); code != ExitOK {
+			return fmt.Errorf("pushform validate --policy-dir refuses it:\n%s", errOut)
+		}
+	case "test":
+		f, diags := config.ParseSource("x.pftest.hcl", []byte(body))
+		if !diags.HasErrors() {
+			_, diags = testfile.Decode("x.pftest.hcl", f, config.Functions(t.TempDir()))
+		}
+		if diags.HasErrors() {
+			return fmt.Errorf("not a test file: %s", diags.Error())
 		}
 	}
 	return nil

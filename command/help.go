@@ -58,13 +58,15 @@ func flagGroup(cmd, name string) string {
 		return "Apply options"
 	case "var", "var-file":
 		return "Variables"
+	case "policy-dir", "override-policy", "override-reason":
+		return "Policies"
 	case "user", "device", "topic", "since", "until", "variants":
 		return "History options"
 	case "state", "lock-timeout":
 		return "State options"
 	case "request-timeout", "recipients-timeout", "max-attempts", "retry-delay", "retry-max-delay", "max-retry-after", "rate-limit-wait":
 		return "Service and retries"
-	case "out", "json", "json-indent", "markdown", "detailed-exitcode", "all", "check", "diff", "write":
+	case "out", "json", "json-indent", "markdown", "detailed-exitcode", "all", "check", "diff", "write", "junit-xml", "verbose":
 		return "Output"
 	case "addr", "seed", "quiet", "file":
 		return "Sandbox options"
@@ -81,7 +83,7 @@ func flagGroup(cmd, name string) string {
 func groupOrder() []string {
 	return []string{
 		"Plan options", "Apply options", "Targets", "History options", "Sandbox options", "Fault injection", "Variables",
-		"State options", "Service and retries", "Options", "Output", "Global options",
+		"Policies", "State options", "Service and retries", "Options", "Output", "Global options",
 	}
 }
 

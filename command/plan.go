@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"pushform/plandoc"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/views"
 )
 
@@ -29,11 +31,13 @@ func planHelp() helpDoc {
 		text: "Compares the configuration with the state and the recipients list, and prints what apply " +
 			"would send: per address, the targets to create, send to, retry, replace or forget, with word " +
 			"diffs of changed texts. Nothing is sent and the state is not changed. Save the plan with " +
-			"--out to review it and then apply exactly it.",
+			"--out to review it and then apply exactly it. Every plan is checked against the policies " +
+			"(policy blocks, --policy-dir): a failed deny policy exits 1 after the plan and saves no plan.",
 		examples: []string{
 			"pushform plan -out=spring.plan",
 			"pushform plan -var-file=env/test.pfvars -state=env/test.state",
 			"pushform plan -detailed-exitcode -json > plan.json",
+			"pushform plan -policy-dir=../org-policies -out=spring.plan",
 		},
 	}
 }
@@ -79,7 +83,15 @@ func runPlan(ctx context.Context, o *planOptions) int {
 	if err != nil {
 		return m.fail(err)
 	}
+	if err := checkPlanAhead(r.Clock, o.out, maxPlanAge(r.Session.Config)); err != nil {
+		m.closeRun(r)
+		return m.fail(err)
+	}
 	p, err := r.Plan(ctx)
+	var results []plandoc.Policy
+	if err == nil {
+		results, err = r.Policies(p, o.overrideList())
+	}
 	if cerr := r.Session.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -87,15 +99,25 @@ func runPlan(ctx context.Context, o *planOptions) int {
 		return m.fail(err)
 	}
 	sp := o.saved(p)
+	sp.Policies, sp.MadeAt = results, r.Clock.Real
 	if o.out != "" || o.markdown {
 		sp.Audience = r.Audience(p)
 	}
-	if o.out != "" {
+	denied := policy.Denied(results)
+	if o.out != "" && len(denied) == 0 {
 		if err := writePlanFile(m.path(o.out), sp); err != nil {
 			return m.fail(err)
 		}
 	}
 	if err := m.writePlan(sp, o.jsonFlags, o.markdown); err != nil {
+		return m.fail(err)
+	}
+	if len(denied) > 0 {
+		// The whole plan and its failures are shown; nothing is saved.
+		err := error(&policy.DeniedError{Denied: denied})
+		if o.out != "" {
+			err = fmt.Errorf("%w; no plan was saved to %s", err, o.out)
+		}
 		return m.fail(err)
 	}
 	if note := r.Clock.PlanNote(o.out); note != "" {
@@ -116,7 +138,8 @@ func runPlan(ctx context.Context, o *planOptions) int {
 
 // saved is what plan --out writes: p and the choices apply takes from it.
 func (o *planOptions) saved(p *planner.Plan) savedPlan {
-	sp := savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now, Dir: o.Globals.Chdir}
+	sp := savedPlan{Plan: p, Vars: o.vars, VarFiles: o.varFiles, AllowResend: o.allowResend, Now: o.now, Dir: o.Globals.Chdir,
+		Overrides: o.overrideList()}
 	if o.out != "" {
 		sp.ApplyCommand = o.applyCommand()
 	}
@@ -142,6 +165,7 @@ func (o *planOptions) applyCommand() string {
 func (m *Meta) writePlan(sp savedPlan, jf jsonFlags, asMarkdown bool) error {
 	f := jf.format()
 	v := m.view(jf.indent)
+	v.Policies = sp.Policies
 	if asMarkdown {
 		f = views.Markdown
 		v.Markdown = m.markdownContext(sp)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"pushform/atomicfile"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/views"
 )
@@ -29,6 +30,14 @@ type savedPlan struct {
 	AllowResend bool `json:"allow_resend,omitempty"`
 	// Now is plan --now: apply's clock starts there, as the plan's did.
 	Now string `json:"now,omitempty"`
+	// Overrides are plan --override-policy's, with their reason: apply
+	// lets those deny policies through, as reviewed. Policies are the
+	// results of the policies on the plan, for show.
+	Overrides []plandoc.Override `json:"overrides,omitempty"`
+	Policies  []plandoc.Policy   `json:"policies"`
+	// MadeAt is the real time the plan was made (never --now): apply
+	// refuses the plan once it is older than max_plan_age.
+	MadeAt time.Time `json:"made_at,omitzero"`
 	// Dir (the --chdir directory), ApplyCommand and Audience are for
 	// show --markdown: the plan comment names the directory, the exact
 	// command that applies the plan, and who gets it.
@@ -104,6 +113,7 @@ var savedPlanRefusals = []struct {
 	{[]string{"now"}, "--now"},
 	{[]string{"retry-unknown"}, "--retry-unknown"},
 	{[]string{"max-unknown-resends"}, "--max-unknown-resends"},
+	{[]string{"override-policy", "override-reason"}, "--override-policy"},
 }
 
 // checkSavedPlanFlags refuses the plan-shaping flags of an apply given a

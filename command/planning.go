@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"pushform/config"
 	"pushform/operation"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/pushapi"
 	"pushform/views"
 )
@@ -40,6 +42,7 @@ type planFlags struct {
 	// configErrors, when set, also shows the diagnostics of a
 	// configuration that does not load (a JSON view: see showDiagnostics).
 	configErrors views.ConfigErrors
+	policyFlags
 }
 
 // serviceFlags bound the calls to the service: --request-timeout and
@@ -82,6 +85,8 @@ func (pf *planFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&pf.retryUnknown, "retry-unknown", false, "re-send untagged notifications to targets whose outcome is unknown")
 	fs.IntVar(&pf.maxUnknownResends, "max-unknown-resends", planner.DefaultMaxUnknownResends, "hold back a target once `N` requests sent it without a usable answer")
 	pf.serviceFlags.bind(fs)
+	pf.policyFlags.bindDirs(fs)
+	pf.policyFlags.bindOverrides(fs)
 }
 
 // check validates the flag values that pflag cannot, and returns the time
@@ -91,6 +96,9 @@ func (pf *planFlags) check() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("--max-unknown-resends must be at least 1, not %d", pf.maxUnknownResends)
 	}
 	if err := pf.serviceFlags.check(); err != nil {
+		return time.Time{}, err
+	}
+	if err := pf.policyFlags.check(); err != nil {
 		return time.Time{}, err
 	}
 	if pf.now == "" {
@@ -156,8 +164,10 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	if err != nil {
 		return nil, err
 	}
+	copts := m.configOptions(pf.configFlags, nil)
+	copts.PolicyDirs = m.policyDirs(pf.policyFlags)
 	r, err := operation.Open(ctx, operation.Options{
-		Operation: op, Dir: m.ConfigDir(), Config: m.configOptions(pf.configFlags, nil), Backends: m.backends(),
+		Operation: op, Dir: m.ConfigDir(), Config: copts, Backends: m.backends(),
 		State:       m.stateOptions(pf.stateFlags),
 		LockTimeout: pf.lockTimeout, Service: m.serviceOptions(pf.serviceFlags),
 		Getenv: m.Getenv, Secrets: m.secrets, Clock: m.clock(), Now: now, SavedAt: pf.savedAt, Refresh: pf.refresh,
@@ -172,6 +182,16 @@ func (m *Meta) openRun(ctx context.Context, pf *planFlags, op string) (*operatio
 	})
 	if err != nil {
 		return nil, err
+	}
+	// An override that names no deny policy is refused before planning,
+	// and a reason that holds a secret the state would keep.
+	if err := policy.CheckOverrides(r.Session.Config.Policies, pf.overrideList()); err != nil {
+		m.closeRun(r)
+		return nil, err
+	}
+	if pf.reason != "" && m.secrets.Contains(pf.reason) {
+		m.closeRun(r)
+		return nil, errors.New("--override-reason holds a secret (the API key or a database password), and the state keeps the reason in its history: write the reason without it; nothing was sent")
 	}
 	return r, nil
 }

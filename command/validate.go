@@ -15,6 +15,7 @@ type validateOptions struct {
 	*Meta
 	configFlags
 	jsonFlags
+	policyFlags
 }
 
 // validateHelp is the help of validate; its flags come from the flag set it parses.
@@ -38,6 +39,7 @@ func cmdValidate(ctx context.Context, m *Meta, args []string) int {
 	fs := m.FlagSet("validate")
 	o.jsonFlags.bind(fs, "the result")
 	o.configFlags.bind(fs)
+	o.policyFlags.bindDirs(fs)
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("validate", err)
 	}
@@ -54,11 +56,13 @@ func runValidate(_ context.Context, o *validateOptions) int {
 	l := m.newLoader()
 	var diags hcl.Diagnostics
 	var cfg *config.Config
+	opts := m.configOptions(cf, nil)
+	opts.PolicyDirs = m.policyDirs(o.policyFlags)
 	if o.enabled() {
 		// The diagnostics are in the document, not on stderr.
-		cfg, diags = l.Load(m.ConfigDir(), m.configOptions(cf, nil))
+		cfg, diags = l.Load(m.ConfigDir(), opts)
 	} else {
-		cfg, diags = m.loadConfig(l, cf, nil)
+		cfg, diags = m.loadConfigWith(l, opts)
 	}
 	if cfg != nil && !diags.HasErrors() {
 		// The people's data, which a plan reads only when it fills a

@@ -14,6 +14,7 @@ var campaignSchema = &hcl.BodySchema{
 		{Name: "repeat_after"},
 		{Name: "deliver_at_local"},
 		{Name: "test_devices"},
+		{Name: "require_test_send"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "notification", LabelNames: []string{"name"}},
@@ -135,6 +136,8 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext, dir string) (Campaign
 		diags = append(diags, d...)
 		c.TestDevices = devs
 	}
+	c.RequireTestSend, d = evalRequireTestSend(cb.attrs, ctx)
+	diags = append(diags, d...)
 	if cb.rollout != nil {
 		r, d := evalRollout(cb.rollout, ctx)
 		diags = append(diags, d...)

@@ -1,7 +1,8 @@
 // Package config reads a directory of pushform HCL files and turns it into a
 // typed, evaluated Config. No HCL or cty types appear in Config but the
-// backend block's body, which the backend of its type decodes: the planner
-// works on plain Go values.
+// backend block's body, which the backend of its type decodes, and the
+// policies' expressions, which package policy evaluates once there is a
+// plan: the planner works on plain Go values.
 package config
 
 import (
@@ -46,6 +47,9 @@ type Config struct {
 	// persondata.go).
 	UserData, DeviceData *PersonData
 	Locales              *Locales
+	// Policies are the policy blocks, the configuration's (files by name)
+	// then those of the policy directories, in order.
+	Policies []*Policy
 }
 
 // Backend is the backend block, kept unevaluated: its type (the block
@@ -94,7 +98,12 @@ type Service struct {
 	// TestDevices are the device ids pushform test-send sends to when given
 	// none (a campaign's own test_devices come first).
 	TestDevices []string
-	Pos         Pos
+	// MaxPlanAge is max_plan_age: apply refuses a saved plan made longer
+	// ago (DefaultMaxPlanAge when not set). RequireTestSend is
+	// require_test_send (see guardrails.go).
+	MaxPlanAge      time.Duration
+	RequireTestSend bool
+	Pos             Pos
 	// APIKeyEnvPos is where api_key_env is set; zero when it is not (the
 	// default, DefaultAPIKeyEnv).
 	APIKeyEnvPos Pos
@@ -134,6 +143,8 @@ type Campaign struct {
 	// TestDevices are the campaign's test_devices: the default targets of
 	// a test send of its messages, before the service block's.
 	TestDevices []string
+	// RequireTestSend is the campaign's require_test_send.
+	RequireTestSend bool
 	// Rollout is the campaign's rollout block, the default of its
 	// messages (each rolled out on its own buckets); nil when none.
 	Rollout *Rollout

@@ -26,6 +26,8 @@ type evaluation struct {
 	cfg        *Config
 	// scope is what the message blocks were decoded with.
 	scope *scope
+	// root is the context every block is evaluated in (Loader.Scope).
+	root *hcl.EvalContext
 	// reported are the diagnostics of the Load.
 	reported map[diagKey]bool
 	// known are the secrets the Load knew of; secrets redacts them all.
@@ -52,6 +54,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	cfg := &Config{Dir: mod.dir, Topics: map[string]Topic{}, Campaigns: map[string]Campaign{}}
 	e := &evaluation{mod: mod, cfg: cfg, funcs: functions(mod.dir, mod.budget), dataLocals: dataLocals(mod.locals)}
 	vars, varFiles, diags := variableValues(mod, opts)
+	diags = append(diags, checkValidations(mod, vars, e.funcs)...)
 	e.vars = vars
 	for name, tb := range mod.topics {
 		cfg.Topics[name] = tb.topic
@@ -61,6 +64,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	diags = append(diags, d...)
 	e.locals = locals
 	ctx := e.context(recipients, locals)
+	e.root = ctx
 
 	if mod.service != nil {
 		cfg.Service, d = evalService(mod.service, ctx, mod.dir)
@@ -78,6 +82,8 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	persons, d := mod.persons.eval(ctx, mod.dir)
 	diags = append(diags, d...)
 	cfg.UserData, cfg.DeviceData, cfg.Locales = persons.user, persons.device, persons.locales
+	cfg.Policies, d = mod.evalPolicies(ctx)
+	diags = append(diags, d...)
 	for _, name := range mod.campaignNames {
 		c, d := evalCampaign(mod.campaigns[name], ctx, mod.dir)
 		diags = append(diags, d...)

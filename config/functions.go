@@ -16,8 +16,9 @@ import (
 )
 
 // functions builds the function table of one Load: the go-cty stdlib set
-// Terraform users know, Terraform's try and can, plus file and
-// templatefile confined to dir.
+// Terraform users know, Terraform's startswith, endswith, try, can, sum,
+// alltrue, anytrue and one,
+// plus file and templatefile confined to dir.
 func functions(dir string, b *budget) map[string]function.Function {
 	fs := map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
@@ -80,8 +81,14 @@ func functions(dir string, b *budget) map[string]function.Function {
 		"toset":           toCollectionFunc(cty.Set),
 		"tomap":           toCollectionFunc(cty.Map),
 		"file":            fileFunc(dir),
+		"startswith":      startsWithFunc,
+		"endswith":        endsWithFunc,
 		"try":             tryfunc.TryFunc,
 		"can":             tryfunc.CanFunc,
+		"sum":             sumFunc,
+		"alltrue":         allTrueFunc,
+		"anytrue":         anyTrueFunc,
+		"one":             oneFunc,
 	}
 	cappedFunctions(fs, b)
 	// templatefile gets the table without itself, so templates cannot recurse.

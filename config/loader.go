@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -29,6 +31,20 @@ type Options struct {
 	// Recipients maps a data "recipients" block name to the fetched user ids.
 	// Nil means not fetched: targets that depend on it stay unknown.
 	Recipients map[string][]string
+	// PolicyDirs are directories whose *.policy.hcl files add policy
+	// blocks (--policy-dir, PUSHFORM_POLICY_DIRS), in order.
+	PolicyDirs []string
+	// Values are variable values a front end evaluated itself (the
+	// variables blocks of pushform test): they win over every other
+	// source.
+	Values map[string]Value
+}
+
+// Value is a variable's value as Options.Values gives it, with where it
+// was written.
+type Value struct {
+	Value cty.Value
+	Range hcl.Range
 }
 
 // Loader loads configuration directories. It keeps the parsed files, so
@@ -39,6 +55,9 @@ type Loader struct {
 	// Backends checks backend blocks (backend.Registry); nil keeps them
 	// unchecked, for callers that never open the state.
 	Backends BackendTypes
+	// PolicyObjects checks what policies read of plan and change; nil
+	// checks only the names they start with.
+	PolicyObjects *PolicyObjects
 	// parsed are the files of the last Load, by diagnostic filename.
 	parsed map[string]*hcl.File
 	// files are parsed with secret-looking values masked, and redact what
@@ -108,9 +127,12 @@ func (l *Loader) Load(dir string, opts Options) (*Config, hcl.Diagnostics) {
 	}
 	files := l.parsed
 	mod, diags := l.parse(abs, files)
+	if mod != nil && len(opts.PolicyDirs) > 0 {
+		diags = append(diags, l.parsePolicyDirs(mod, abs, opts.PolicyDirs, files)...)
+	}
 	var e *evaluation
 	if mod != nil {
-		mod.budget = l.budget
+		mod.budget, mod.policyObjects = l.budget, l.PolicyObjects
 		var varFiles []varFile
 		var d hcl.Diagnostics
 		e, varFiles, d = evaluate(mod, opts, l.Backends)
@@ -208,15 +230,27 @@ func firstNonSeed(names []string, seed string) string {
 	return ""
 }
 
-// configFiles lists the regular *.hcl files of dir, sorted.
+// TestFileSuffix ends the names of pushform test's files, which are no
+// part of the configuration.
+const TestFileSuffix = ".pftest.hcl"
+
+// configFiles lists the regular *.hcl files of dir, sorted, but for test
+// files.
 func configFiles(dir string) ([]string, error) {
+	names, err := regularFiles(dir, ".hcl")
+	return slices.DeleteFunc(names, func(n string) bool { return strings.HasSuffix(n, TestFileSuffix) }), err
+}
+
+// regularFiles lists the regular files of dir whose names end in suffix,
+// sorted.
+func regularFiles(dir, suffix string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".hcl" {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), suffix) {
 			continue
 		}
 		if info, err := os.Stat(filepath.Join(dir, e.Name())); err != nil || !info.Mode().IsRegular() {

@@ -29,6 +29,9 @@ type module struct {
 	persons  personBlocks       // top-level user_data, device_data and locales
 	backend  *backendBlock      // nil when none
 	moved    []*movedBlock      // in source order
+	policies []*policyBlock     // the configuration's, then the policy directories'
+	// policyObjects are the Loader's (nil: policies' attributes unchecked).
+	policyObjects *PolicyObjects
 	// bodies are the files' bodies, in name order, for the walk of the
 	// evaluated configuration (evaluated.go).
 	bodies []*hclsyntax.Body
@@ -136,6 +139,7 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 		_, d := m.persons.add(b, "A configuration")
 		diags = append(diags, d...)
 	}
+	diags = append(diags, m.addPolicies(f.policies)...)
 	return diags
 }
 

@@ -26,6 +26,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "user_data"},
 		{Type: "device_data"},
 		{Type: "locales"},
+		{Type: "policy", LabelNames: []string{"name"}},
 	},
 }
 
@@ -44,6 +45,7 @@ type file struct {
 	moved     []*movedBlock
 	local     []*hcl.Block // time_zones and quiet_hours
 	persons   []*hcl.Block // user_data, device_data and locales
+	policies  []*policyBlock
 	body      *hclsyntax.Body
 }
 
@@ -79,6 +81,8 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			out.local = append(out.local, b)
 		case "user_data", "device_data", "locales":
 			out.persons = append(out.persons, b)
+		case "policy":
+			keep(&out.policies, &diags)(decodePolicyBlock(b))
 		case "notification", "badge":
 			keep(&out.messages, &diags)(decodeMessageBlock(b, ""))
 		}

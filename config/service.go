@@ -25,6 +25,8 @@ var serviceSchema = &hcl.BodySchema{
 		{Name: "environment"},
 		{Name: "sandbox"},
 		{Name: "test_devices"},
+		{Name: "max_plan_age"},
+		{Name: "require_test_send"},
 		// Accepted only to explain why a key does not belong here.
 		{Name: "api_key"},
 	},
@@ -68,6 +70,7 @@ func evalService(sb *serviceBlock, ctx *hcl.EvalContext, dir string) (Service, h
 		svc.TestDevices, d = evalTestDevices(a, ctx)
 		diags = append(diags, d...)
 	}
+	diags = append(diags, evalServiceGuardrails(attrs, ctx, &svc)...)
 	if a, ok := attrs["environment"]; ok {
 		v, set, d := evalKnownString(a, ctx)
 		diags = append(diags, d...)

@@ -80,6 +80,7 @@ var notSettings = map[string]string{
 	"campaign":     "in the shape of its own messages only",
 	"notification": "a message, with a shape of its own",
 	"badge":        "a message, with a shape of its own",
+	"policy":       "checks a plan and sends nothing; a policy directory's are not in the configuration at all",
 }
 
 // shapeContext is the root context the walk evaluates in: that of the

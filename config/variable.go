@@ -23,6 +23,7 @@ var variableSchema = &hcl.BodySchema{
 		{Name: "description"},
 		{Name: "sensitive"},
 	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
 }
 
 // variable is a decoded variable block.
@@ -33,6 +34,8 @@ type variable struct {
 	description string
 	sensitive   bool
 	decl        hcl.Range
+	// validations are its validation blocks, in order (validation.go).
+	validations []*validation
 }
 
 // decodeVariableBlock decodes a variable block; nil when its name is invalid.
@@ -43,6 +46,13 @@ func decodeVariableBlock(b *hcl.Block) (*variable, hcl.Diagnostics) {
 	}
 	content, diags := b.Body.Content(variableSchema)
 	v := &variable{name: name, typ: cty.DynamicPseudoType, decl: b.DefRange}
+	for _, vb := range content.Blocks {
+		val, d := decodeValidationBlock(vb)
+		diags = append(diags, d...)
+		if val != nil {
+			v.validations = append(v.validations, val)
+		}
+	}
 	if a, ok := content.Attributes["type"]; ok {
 		ty, d := typeexpr.TypeConstraint(a.Expr)
 		diags = append(diags, d...)
@@ -87,7 +97,8 @@ type varFile struct {
 }
 
 // variableValues sets every variable, in Terraform's precedence:
-// default < PUSHFORM_VAR_name < --var-file (in order) < --var (in order).
+// default < PUSHFORM_VAR_name < --var-file (in order) < --var (in order)
+// < Options.Values.
 // A variable without a value is reported and set to unknown.
 func variableValues(mod *module, opts Options) (map[string]cty.Value, []varFile, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
@@ -139,6 +150,21 @@ func variableValues(mod *module, opts Options) (map[string]cty.Value, []varFile,
 		if !d.HasErrors() {
 			vals[name] = val
 		}
+	}
+	for name, given := range opts.Values {
+		v, declared := mod.variables[name]
+		if !declared {
+			diags = append(diags, errDiag("Value for undeclared variable",
+				fmt.Sprintf("A value is given for %q, but no variable block of the configuration declares it.", name), given.Range.Ptr()))
+			continue
+		}
+		conv, err := convert.Convert(given.Value, v.typ)
+		if err != nil {
+			diags = append(diags, errDiag("Invalid value for variable",
+				fmt.Sprintf("The value of var.%s does not match its type: %s.", name, err), given.Range.Ptr()))
+			continue
+		}
+		vals[name] = conv
 	}
 	for _, name := range mod.varNames {
 		v := mod.variables[name]

@@ -278,12 +278,12 @@ func (w *workspace) savedPlan(args ...string) planner.Plan {
 type planDoc struct {
 	FormatVersion string `json:"format_version"`
 	Changes       []struct {
-		Address string         `json:"address"`
-		Action  string         `json:"action"`
-		Targets map[string]int `json:"targets"`
+		Address string `json:"address"`
+		Action  string `json:"action"`
+		Targets counts `json:"targets"`
 	} `json:"changes"`
-	Summary  map[string]int `json:"summary"`
-	Warnings []string       `json:"warnings"`
+	Summary  counts   `json:"summary"`
+	Warnings []string `json:"warnings"`
 }
 
 func (p planDoc) action(addr string) (string, map[string]int) {
@@ -293,4 +293,23 @@ func (p planDoc) action(addr string) (string, map[string]int) {
 		}
 	}
 	return "", nil
+}
+
+// counts are the counts of an object whose other keys are not (the plan's
+// summary holds reach, an object).
+type counts map[string]int
+
+func (c *counts) UnmarshalJSON(b []byte) error {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	*c = counts{}
+	for k, v := range all {
+		var n int
+		if json.Unmarshal(v, &n) == nil {
+			(*c)[k] = n
+		}
+	}
+	return nil
 }

@@ -38,7 +38,8 @@ func (d exampleDevice) shows(title string) bool {
 	return false
 }
 
-// TestExamples applies every example as the README tells users to, then
+// TestExamples applies every example as the README tells users to (its
+// plans validated against docs/plan-json.schema.json), then
 // checks what its devices received: against the state (every delivered
 // target shows the notification or badge on its device, no device shows
 // what the state does not record, no skipped user's device shows it) and
@@ -64,6 +65,9 @@ func TestExamples(t *testing.T) {
 			w.env = append(w.env, pgExample(t, w.dir)...)
 			proc := rehearsalSandbox(t, w)
 			w.mustRun(0, "validate")
+			// Its plans, before and after the apply, are what
+			// docs/plan-json.schema.json describes.
+			testutil.ValidatePlanJSON(t, []byte(w.mustRun(0, "plan", "--json").stdout))
 			r := w.mustRun(0, "apply", "--auto-approve")
 			if !strings.Contains(r.stdout, "Apply complete") {
 				t.Fatalf("apply:\n%s", r.stdout)
@@ -75,6 +79,7 @@ func TestExamples(t *testing.T) {
 			if !strings.Contains(r.stdout, "No changes.") {
 				t.Fatalf("second plan:\n%s", r.stdout)
 			}
+			testutil.ValidatePlanJSON(t, []byte(w.mustRun(0, "plan", "--json").stdout))
 		})
 	}
 }

@@ -172,10 +172,12 @@ func TestRolloutWaitInTheSandbox(t *testing.T) {
 	shownOnce(t, sb, 100, 1, "Spring sale")
 }
 
-// TestSavedPlanMadeForLater: send_after = "2099-01-01T00:00:00Z". Before:
-// plan --now 2099-01-02 --out, applied today, delivered (2 of 2). After:
-// refused, naming the time, nothing sent; in the embedded sandbox the
-// plan runs at its time and moves the sandbox's clock there.
+// TestSavedPlanMadeForLater: send_after an hour from now. Before: plan
+// --now (two hours from now) --out, applied at once, delivered (2 of 2).
+// After: refused, naming the time, nothing sent; a --now further ahead
+// than max_plan_age (24h) is refused by plan --out already; in the
+// embedded sandbox the plan runs at its time and moves the sandbox's
+// clock there.
 func TestSavedPlanMadeForLater(t *testing.T) {
 	const future = `
 notification "new_year" {
@@ -185,16 +187,21 @@ notification "new_year" {
   send_after = "2099-01-01T00:00:00Z"
 }
 `
+	soon := time.Now().UTC().Truncate(time.Second)
+	sendAfter, later := soon.Add(time.Hour).Format(time.RFC3339), soon.Add(2*time.Hour).Format(time.RFC3339)
 	clockBackends(t, func(t *testing.T, pg *pgState) {
 		sb := startSandbox(t, seed, "--quiet")
-		w := newPGWorkspace(t, sb, future, pg)
-		r := w.mustRun(0, "plan", "--now", "2099-01-02T00:00:00Z", "--out", "later.plan")
-		if !strings.Contains(r.stdout, "notification.new_year will be created") || !strings.Contains(r.stderr, "cannot be applied before 2099-01-02T00:00:00Z") {
-			t.Fatalf("plan --now 2099-01-02 --out:\n%s\n%s", r.stdout, r.stderr)
+		w := newPGWorkspace(t, sb, strings.Replace(future, "2099-01-01T00:00:00Z", sendAfter, 1), pg)
+		if r := w.mustRun(1, "plan", "--now", "2099-01-02T00:00:00Z", "--out", "later.plan"); !strings.Contains(r.stderr, "ahead of the clock, more than max_plan_age (24h0m0s)") {
+			t.Fatalf("plan --now 2099-01-02 --out:\n%s", r.stderr)
+		}
+		r := w.mustRun(0, "plan", "--now", later, "--out", "later.plan")
+		if !strings.Contains(r.stdout, "notification.new_year will be created") || !strings.Contains(r.stderr, "cannot be applied before "+later) {
+			t.Fatalf("plan --now %s --out:\n%s\n%s", later, r.stdout, r.stderr)
 		}
 		r = w.mustRun(1, "apply", "later.plan")
-		if !strings.Contains(r.stderr, "the plan was made for 2099-01-02T00:00:00Z, later than the clock (") ||
-			!strings.Contains(r.stderr, "this plan cannot be applied before 2099-01-02T00:00:00Z; nothing was sent") {
+		if !strings.Contains(r.stderr, "the plan was made for "+later+", later than the clock (") ||
+			!strings.Contains(r.stderr, "this plan cannot be applied before "+later+"; nothing was sent") {
 			t.Fatalf("apply later.plan:\n%s\n%s", r.stdout, r.stderr)
 		}
 		if n := sb.stats().SendRequests; n != 0 || sb.device("alice-phone").Received != 0 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"pushform/state"
 	"pushform/state/statefile"
 )
 
@@ -346,16 +347,18 @@ func writeFormat5(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	// Format 6 is format 5 and the accepted shapes' count (0) after the
-	// ledger; the checksum covers the header line and the body.
+	// ledger, format 7 the overrides' count (0) after those; the checksum
+	// covers the header line and the body.
 	const trailer = "\n# end of pushform state\n"
 	enc := buf.Bytes()
 	nl := bytes.IndexByte(enc, '\n')
-	hdr := bytes.Replace(enc[:nl+1], []byte(`{"version":6,`), []byte(`{"version":5,`), 1)
+	hdr := bytes.Replace(enc[:nl+1], []byte(fmt.Sprintf(`{"version":%d,`, state.FormatVersion)), []byte(`{"version":5,`), 1)
 	body := enc[nl+1 : len(enc)-len(trailer)-4]
-	if body[len(body)-1] != 0 || bytes.Equal(hdr, enc[:nl+1]) {
-		t.Fatalf("not a format-6 state without accepted shapes")
+	after := state.FormatVersion - 5 // sections after the ledger, empty
+	if !bytes.HasSuffix(body, make([]byte, after)) || bytes.Equal(hdr, enc[:nl+1]) {
+		t.Fatalf("not a format-%d state without accepted shapes or overrides", state.FormatVersion)
 	}
-	body = body[:len(body)-1]
+	body = body[:len(body)-after]
 	sum := crc32.Update(crc32.Checksum(hdr, crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), body)
 	out := append(append(append([]byte{}, hdr...), body...), binenc.LittleEndian.AppendUint32(nil, sum)...)
 	if err := os.WriteFile(path, append(out, trailer...), 0o600); err != nil {

@@ -10,7 +10,9 @@ import (
 
 	"pushform/backend"
 	"pushform/executor"
+	"pushform/plandoc"
 	"pushform/planner"
+	"pushform/policy"
 	"pushform/state"
 	"pushform/views"
 )
@@ -31,6 +33,9 @@ type ApplyOptions struct {
 	// AllowResend applies a plan that looks like renames (see
 	// planner.Plan.ResendGuard).
 	AllowResend bool
+	// Overrides let failed deny policies through, by name: a saved
+	// plan's, or --override-policy's. Apply records them before sending.
+	Overrides []plandoc.Override
 	// Executor are the limits of the requests (parallelism, retries); Apply
 	// sets its Events, Now and PaceFrom.
 	Executor executor.Options
@@ -71,6 +76,9 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 		if err := sess.CheckPlan(p); err != nil {
 			return nil, err
 		}
+		// A test send recorded since would have made the plan stale:
+		// checked again against the state as apply reads it.
+		planner.MarkTestSends(p, sess.Config, sess.State)
 	} else {
 		var err error
 		p, err = r.Plan(ctx)
@@ -80,6 +88,20 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 		if err := out.Plan(p); err != nil {
 			return nil, err
 		}
+	}
+	// The policies are checked on the plan shown, before asking.
+	results, err := r.Policies(p, o.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	if len(results) > 0 {
+		out.Policies(results)
+	}
+	if denied := policy.Denied(results); len(denied) > 0 {
+		return nil, &policy.DeniedError{Denied: denied, Apply: true, Saved: o.Saved != nil}
+	}
+	if err := p.TestSendGuard(); err != nil {
+		return nil, err
 	}
 	// A rename without a moved block would show the notification again:
 	// refuse it before asking, before anything is sent.
@@ -106,6 +128,11 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	rec, err := sess.Recorder(p.Environment)
 	if err != nil {
 		return nil, err
+	}
+	if e, ok := overrideEntry(results, p, r.Clock.Now()); ok {
+		if err := rec.Record(e); err != nil {
+			return nil, fmt.Errorf("recording the policy overrides (nothing was sent): %w", err)
+		}
 	}
 	out.Start(p)
 	start := time.Now()

@@ -114,6 +114,11 @@ func targetHistory(s *state.State, kind message.TargetKind, id string, w views.W
 func addressHistory(s *state.State, addr string, w views.Window) views.AddressHistory {
 	events, current := s.AddressHistory(addr)
 	h := views.AddressHistory{Address: addr, Window: w, Known: len(events) > 0 || current}
+	for _, o := range s.OverridesOf(addr) {
+		if w.Contains(o.Time) {
+			h.Overrides = append(h.Overrides, o)
+		}
+	}
 	var last *views.ApplyRecord
 	for _, ev := range events {
 		if ev.Forgot {

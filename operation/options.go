@@ -8,6 +8,7 @@ import (
 
 	"pushform/backend"
 	"pushform/config"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/secret"
 	"pushform/views"
@@ -36,6 +37,10 @@ type Options struct {
 	// State says where the state is; its ConfigDir, Backend and Types are
 	// filled in by Open.
 	State backend.StateOptions
+	// StateBackend, when set, is the state the run uses instead of the
+	// one State names, which is then never opened: pushform test's
+	// in-memory state.
+	StateBackend backend.State
 	// LockTimeout is how long to wait for the state lock.
 	LockTimeout time.Duration
 	// Service says how to reach the service.
@@ -114,6 +119,7 @@ func NewLoader(backends backend.Registry) *config.Loader {
 	}
 	l := config.NewLoader()
 	l.Backends = backends
+	l.PolicyObjects = &config.PolicyObjects{Plan: plandoc.PlanType, Change: plandoc.ChangeType}
 	return l
 }
 

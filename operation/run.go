@@ -54,11 +54,13 @@ func Open(ctx context.Context, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	so := o.State
-	so.ConfigDir, so.Backend, so.Types = o.Dir, cfg.Backend, o.backends()
-	be, err := backend.OpenState(ctx, so)
-	if err != nil {
-		return nil, err
+	be := o.StateBackend
+	if be == nil {
+		so := o.State
+		so.ConfigDir, so.Backend, so.Types = o.Dir, cfg.Backend, o.backends()
+		if be, err = backend.OpenState(ctx, so); err != nil {
+			return nil, err
+		}
 	}
 	svcOpts := o.Service
 	if o.Operation != "plan" {
@@ -115,10 +117,13 @@ func (r *Run) Plan(ctx context.Context) (*planner.Plan, error) {
 		return nil, err
 	}
 	p, err := planner.Make(planner.Input{Config: cfg, State: r.Session.State, Recipients: snap, Refreshed: refreshed}, r.planOptions())
-	if p != nil {
-		r.name(p)
+	if err != nil {
+		return nil, err
 	}
-	return p, err
+	r.name(p)
+	p.Summary.Reach = planner.CountReach(p, r.Session.State)
+	planner.MarkTestSends(p, cfg, r.Session.State)
+	return p, nil
 }
 
 // name records in p the service it was made for: views name it, and apply
@@ -167,9 +172,11 @@ func (r *Run) resolve(snap *state.Snapshot) (*config.Config, error) {
 // be whole first: also with Refresh false (there is nothing to fetch),
 // and when a block reads the list other than as a bare reference.
 func (r *Run) Stream() *planner.Stream {
-	// A scheduled plan leaves out what awaits review: it needs the whole
-	// plan before sending.
-	if !r.o.Refresh || r.o.Planner.Scheduled || !r.Loader.ResolvesByReference(r.Session.Config) {
+	// A scheduled plan leaves out what awaits review, policies check the
+	// plan, and require_test_send its changes: all need the whole plan
+	// before sending.
+	cfg := r.Session.Config
+	if !r.o.Refresh || r.o.Planner.Scheduled || len(cfg.Policies) > 0 || cfg.RequiresAnyTestSend() || !r.Loader.ResolvesByReference(cfg) {
 		return nil
 	}
 	return planner.NewStream(r.Session.Config, r.Session.State, r.planOptions())

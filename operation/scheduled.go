@@ -8,7 +8,7 @@ import (
 // scheduledRefusals are the choices a scheduled apply refuses, by the flag
 // that makes each: each decides to send what no review accepted, which is
 // a reviewed plan's to decide.
-var scheduledRefusals = []string{"replace", "resume", "allow-resend", "retry-unknown"}
+var scheduledRefusals = []string{"replace", "resume", "allow-resend", "retry-unknown", "override-policy"}
 
 // CheckScheduled refuses a scheduled apply given a saved plan (args, the
 // command's arguments, name one) or a choice that sends more than a

@@ -180,6 +180,10 @@ type Change struct {
 	// Holdout lists the held-out targets apply records (outcome holdout),
 	// those not recorded yet.
 	Holdout []string `json:"holdout,omitempty"`
+	// TestSendCommand is set when require_test_send holds the change
+	// back: its content has no delivered test send, and this command
+	// sends one (see MarkTestSends).
+	TestSendCommand string `json:"test_send_command,omitempty"`
 	// Accept: apply records Content as the address's content with nothing
 	// sent (a notification waiting for send_after or a frequency_cap, a
 	// tag-only change whose targets keep the earlier tag), so the decision
@@ -306,6 +310,9 @@ type Summary struct {
 	UnfilledTargets int `json:"unfilled_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
+	// Reach is who the sends reach (see CountReach); nil when not
+	// counted.
+	Reach *Reach `json:"reach,omitempty"`
 }
 
 // HasChanges reports whether applying the plan would send or record

@@ -43,27 +43,23 @@ func results500(batch []Notification) []byte {
 func BenchmarkEncodeBatch(b *testing.B) {
 	batch := batch500()
 	var pool bufPool
-	b.ReportAllocs()
-	for b.Loop() {
+	b.SetBytes(int64(len(appendBatch(nil, batch))))
+	cpubench.PerTarget(b, 500, func() {
 		buf := pool.get()
 		*buf = appendBatch(*buf, batch)
-		b.SetBytes(int64(len(*buf)))
 		pool.put(buf)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/target")
+	})
 }
 
 func BenchmarkDecodeResults(b *testing.B) {
 	batch := batch500()
 	body := results500(batch)
 	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
+	cpubench.PerTarget(b, 500, func() {
 		if _, err := decodeSendResults(nil, body, 207, batch, nil); err != nil {
 			b.Fatal(err)
 		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/target")
+	})
 }
 
 // BenchmarkSendLoopback is the client's whole path (encode, HTTP on
@@ -140,7 +136,8 @@ func (r *idsReader) Read(p []byte) (int, error) {
 // BenchmarkRecipients fetches lists of user ids from a server generating
 // them (a bare array), as apply's data source does: RecipientsFunc streams
 // them in chunks (the memory it holds is the duplicate filter, about 22
-// bytes an id), Recipients collects them all.
+// bytes an id), Recipients collects them all. The CPU per id is the
+// client's and the server's.
 func BenchmarkRecipients(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,6 +149,7 @@ func BenchmarkRecipients(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("ids=%d/stream", n), func(b *testing.B) {
+			cpu0 := cpubench.CPUTime()
 			b.ReportAllocs()
 			for b.Loop() {
 				got := 0
@@ -159,20 +157,29 @@ func BenchmarkRecipients(b *testing.B) {
 					b.Fatal(got, err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+			perID(b, n, cpu0)
 		})
 		b.Run(fmt.Sprintf("ids=%d/all", n), func(b *testing.B) {
+			cpu0 := cpubench.CPUTime()
 			b.ReportAllocs()
 			for b.Loop() {
 				if res, err := c.Recipients(context.Background()); err != nil || len(res.UserIDs) != n {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+			perID(b, n, cpu0)
 		})
 		c.Close()
 		srv.Close()
 	}
+}
+
+// perID reports the wall time and CPU per id of b's loop over lists of n
+// ids, the CPU counted from cpu0.
+func perID(b *testing.B, n int, cpu0 int64) {
+	ids := float64(b.N) * float64(n)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ids, "ns/id")
+	b.ReportMetric(float64(cpubench.CPUTime()-cpu0)/ids, "cpu-ns/id")
 }
 
 // sandboxBatch500 is one notification to 500 users with the sandbox's ids.

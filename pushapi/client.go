@@ -1,21 +1,21 @@
-// Package pushapi is a typed client for the Push Notification Service,
-// API v1: send notifications, list recipients.
+// Package pushapi is a typed client for the Push Notification Service, API
+// v1: send notifications, list recipients.
 //
-// It is tolerant where the spec leaves the wire format open (see the
-// README, "Where the spec is silent") and strict where a misunderstanding could
-// lose or duplicate a delivery: an answer it cannot map target by target is
-// a *DecodeError, never a guess. Errors are typed for retry policies
-// (Classify, Retryable, RequestID). The API key never reaches a result, an
-// error or a log in any escaping: every string taken from an answer passes
-// through a secret.Redactor.
+// It is tolerant where the spec leaves the wire format open (see
+// docs/service.md, "The service where the spec is silent") and strict
+// where a misunderstanding could lose or duplicate a delivery: an answer
+// it cannot map target by target is a *DecodeError, never a guess. Errors
+// are typed for retry policies (Classify, Retryable, RequestID). The API
+// key never reaches a result, an error or a log in any escaping: every
+// string taken from an answer passes through a secret.Redactor.
 //
 // The JSON is read with jsontext, the tokenizer of
 // github.com/go-json-experiment/json (scan.go walks its tokens; decode.go,
-// issues.go and recipients.go map the shapes), and written without
-// reflection (encode.go): BenchmarkJSON shows it about four times cheaper
-// than encoding/json on a 500-target answer, and the recipients list is
-// read as a stream, so a list of ten million ids costs the client about 22
-// bytes an id.
+// entry.go, match.go, issues.go and recipients.go map the shapes), and written
+// without reflection (encode.go, quoting with internal/jsonstr):
+// BenchmarkJSON shows it about four times cheaper than encoding/json on a
+// 500-target answer, and the recipients list is read as a stream, so a
+// list of ten million ids costs the client about 22 bytes an id.
 package pushapi
 
 import (

@@ -1,13 +1,9 @@
 package pushapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"math/rand/v2"
 	"reflect"
 	"testing"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // sameJSON fails t unless got and want (from encoding/json) are valid JSON
@@ -63,25 +59,4 @@ func FuzzEncodeNotification(f *testing.F) {
 		}
 		sameJSON(t, appendBatch(nil, batch), want)
 	})
-}
-
-// TestAppendJSONStringPlain: the plain-string shortcut quotes exactly as
-// jsontext does, on strings of every length around a word, with bytes at
-// and around each class edge.
-func TestAppendJSONStringPlain(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	alphabet := []byte{'a', 'Z', '0', ' ', '"', '\\', '/', '<', '&', 0x1f, 0x20, 0x7e, 0x7f, 0x80, 0xc3, 0xa9, 0xff, 0}
-	for range 100_000 {
-		b := make([]byte, rng.IntN(20))
-		for i := range b {
-			b[i] = 'u'
-			if rng.IntN(6) == 0 {
-				b[i] = alphabet[rng.IntN(len(alphabet))]
-			}
-		}
-		want, _ := jsontext.AppendQuote(nil, string(b))
-		if got := appendJSONString(nil, string(b)); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, want %s", b, got, want)
-		}
-	}
 }

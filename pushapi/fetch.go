@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Recipients fetches the user ids that can receive a push now (spec 4.2),
@@ -78,7 +77,7 @@ func (c *Client) RecipientsFunc(ctx context.Context, fn func(ids []string) error
 	ctx, cancel := c.recDeadline(ctx)
 	defer cancel()
 	start := time.Now()
-	f := &recipientsFetch{c: c, fn: fn}
+	f := &recipientsFetch{c: c, fn: fn, size: recipientsChunk}
 	w := &walk{total: -1, firstPage: -1}
 	target := c.base + RecipientsPath
 	fetched := map[string]struct{}{target: {}}
@@ -429,6 +428,7 @@ func count(n int) string {
 type recipientsFetch struct {
 	c      *Client
 	fn     func([]string) error
+	size   int        // ids a chunk: recipientsChunk (a test's fewer)
 	seen   *idSet     // nil while the ids come in order
 	handed [][]string // while in order: every chunk handed to fn
 	buf    []byte     // the chunk's ids, one after another
@@ -465,12 +465,10 @@ func (f *recipientsFetch) add(id []byte) error {
 	f.taken++
 	f.buf = append(f.buf, id...)
 	f.ends = append(f.ends, len(f.buf))
-	if len(f.ends) == recipientsChunk {
-		size := len(f.buf)
+	if len(f.ends) == f.size {
 		if err := f.flush(); err != nil {
 			return &stopped{err}
 		}
-		f.buf = make([]byte, 0, size+size/8) // the next chunk's ids are about as long
 	}
 	return nil
 }
@@ -528,10 +526,11 @@ func greater(a, b []byte) bool {
 // order.
 func (f *recipientsFetch) index() error {
 	s := newIDSet()
+	var id []byte
 	for _, chunk := range f.handed {
-		for _, id := range chunk {
-			// add reads id and keeps a copy: the string is not written.
-			if _, err := s.add(unsafe.Slice(unsafe.StringData(id), len(id))); err != nil {
+		for _, str := range chunk {
+			id = append(id[:0], str...)
+			if _, err := s.add(id); err != nil {
 				return err
 			}
 		}
@@ -552,21 +551,22 @@ type stopped struct{ err error }
 
 func (s *stopped) Error() string { return s.err.Error() }
 
-// flush hands the chunk to fn (or holds it, see hold): its ids share one
-// string, which is the buffer they were gathered in, not a copy (a million
-// ids are 16 MB); the buffer is then left to them, never written again.
+// flush hands the chunk to fn (or holds it, see hold): its ids are
+// substrings of one string copied from the buffer they were gathered in
+// (one allocation a chunk, not one an id), and the buffer gathers the next
+// chunk.
 func (f *recipientsFetch) flush() error {
 	if len(f.ends) == 0 {
 		return nil
 	}
-	all := unsafe.String(unsafe.SliceData(f.buf), len(f.buf))
+	all := string(f.buf)
 	chunk := make([]string, len(f.ends))
 	start := 0
 	for i, end := range f.ends {
 		chunk[i] = all[start:end]
 		start = end
 	}
-	f.buf, f.ends = nil, f.ends[:0]
+	f.buf, f.ends = f.buf[:0], f.ends[:0]
 	if f.seen == nil {
 		f.handed = append(f.handed, chunk)
 	}

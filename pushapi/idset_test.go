@@ -86,6 +86,40 @@ func testIDSet(t *testing.T, s *idSet) {
 	}
 }
 
+// FuzzIDSet holds the set to a map. Each byte r of runs adds a run of
+// 1 to 64 ascending ids from 7r, so runs are sorted, overlap and repeat;
+// with fewBits the table hashes again as it grows past its tag bits (the
+// seed of every byte grows it).
+func FuzzIDSet(f *testing.F) {
+	every := make([]byte, 256)
+	for i := range every {
+		every[i] = byte(i)
+	}
+	f.Add([]byte{0x3f, 0x10, 0x05}, false)
+	f.Add([]byte{0x3f, 0x7f, 0xbf, 0xff, 0x3f, 0x20, 0x21, 0x40, 0x00, 0xff, 0xfe, 0xfd}, true)
+	f.Add(every, false)
+	f.Add(every, true)
+	f.Fuzz(func(t *testing.T, runs []byte, fewBits bool) {
+		s, want := newIDSet(), map[string]bool{}
+		if fewBits {
+			s.tagBits = 10 // the first table's size: every growth hashes again
+		}
+		for _, r := range runs {
+			start := 7 * int(r)
+			for i := range 1 + int(r&0x3f) {
+				id := fmt.Sprintf("v%05d", start+i)
+				if added, err := s.add([]byte(id)); added == want[id] || err != nil {
+					t.Fatalf("add(%q) = %v, %v; already there: %v", id, added, err, want[id])
+				}
+				want[id] = true
+			}
+		}
+		if s.n != len(want) {
+			t.Fatalf("%d stored, want %d", s.n, len(want))
+		}
+	})
+}
+
 func BenchmarkIDSet(b *testing.B) {
 	ids := make([][]byte, 1_000_000)
 	for i := range ids {

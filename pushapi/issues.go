@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"pushform/secret"
 	"slices"
 	"strconv"
 	"strings"
+
+	"pushform/internal/jsonstr"
+	"pushform/secret"
 )
 
 // decodeIssues reads a 400 body: {"issues": [...]} or a bare array. Any
@@ -56,7 +58,7 @@ func decodeIssues(body []byte, n int, red *secret.Redactor) (issues []Issue, ok 
 		is.Message, is.Field = sanitize(parts[2*i], 500), sanitize(parts[2*i+1], 200)
 		if raw := red.Bytes(is.Raw); len(raw) != len(is.Raw) || string(raw) != string(is.Raw) {
 			if !json.Valid(raw) { // keep Raw JSON whatever the redaction cut
-				raw = appendJSONString(nil, string(raw))
+				raw = jsonstr.AppendQuote(nil, raw)
 			}
 			is.Raw = raw
 		}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"pushform/secret"
 	"slices"
 	"strings"
 	"testing"
@@ -150,8 +151,9 @@ func TestRecipientsIdleTimeout(t *testing.T) {
 }
 
 // TestGreaterAndASCII compares the eight-bytes-at-a-time helpers of the
-// recipients fetch with bytes.Compare and a plain loop, on ids that share
-// prefixes of every length and differ in high and low bytes.
+// recipients fetch with their references (checkGreaterAndASCII) on ids
+// that share prefixes of every length and differ in high and low bytes;
+// FuzzGreaterAndASCII on any.
 func TestGreaterAndASCII(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte{'0', '1', 'a', 'u', 0x7f, 0x80, 0xff, 0}
@@ -167,11 +169,95 @@ func TestGreaterAndASCII(t *testing.T) {
 		if rng.IntN(2) == 0 { // a shared prefix
 			a = append(slices.Clip(b[:rng.IntN(len(b)+1)]), a...)
 		}
-		if got, want := greater(a, b), bytes.Compare(a, b) > 0; got != want {
-			t.Fatalf("greater(%q, %q) = %v", a, b, got)
-		}
-		if got, want := isASCII(a), !bytes.ContainsFunc(a, func(r rune) bool { return r >= utf8.RuneSelf }); got != want {
-			t.Fatalf("isASCII(%q) = %v", a, got)
-		}
+		checkGreaterAndASCII(t, a, b)
 	}
+}
+
+func FuzzGreaterAndASCII(f *testing.F) {
+	f.Add([]byte("u0000001"), []byte("u0000002"))
+	f.Add([]byte("u00000010"), []byte("u0000001"))
+	f.Add([]byte("abcdefgh\x80"), []byte("abcdefgh\x7f"))
+	f.Add([]byte("\xffabcdefghijk"), []byte(""))
+	f.Fuzz(checkGreaterAndASCII)
+}
+
+// checkGreaterAndASCII holds greater to bytes.Compare and isASCII to a
+// plain loop.
+func checkGreaterAndASCII(t *testing.T, a, b []byte) {
+	if got, want := greater(a, b), bytes.Compare(a, b) > 0; got != want {
+		t.Fatalf("greater(%q, %q) = %v", a, b, got)
+	}
+	if got, want := isASCII(a), !bytes.ContainsFunc(a, func(r rune) bool { return r >= utf8.RuneSelf }); got != want {
+		t.Fatalf("isASCII(%q) = %v", a, got)
+	}
+}
+
+// FuzzRecipientsFetch holds the recipients fetch's gathering to a map. Its
+// script is one id a line, or "!h" (hold: a page is being read), "!r"
+// (release the chunks held) and "!f" (flush: a page ends). The ids come out
+// once each, in the order first served (made valid UTF-8, the key
+// redacted), in chunks of at most the size asked, whether they came in
+// order (compared with the one before, no set kept) or not (the set built
+// at the first out of order, from the chunks handed over and the one being
+// gathered); and a chunk handed over never changes after.
+func FuzzRecipientsFetch(f *testing.F) {
+	f.Add("a\nb\nc\nd\ne", uint8(2))
+	f.Add("a\nb\nc\n!h\nb\nd\n!f\n!r\na\ne\nf", uint8(1))
+	f.Add("u1\nu2\nu3\nu4\nu2\n!f\nu5\nu1\nu6", uint8(3))
+	f.Add("a\nb\nc\nd\ne\nf\ng\n!h\nh\ni\nj\nk\nl\nm\nn\n!r\na\nz", uint8(2))
+	f.Add("b\na\nb\na\nc", uint8(0))
+	f.Add("x"+canary+"y\nxy\n\xff\xfe\n\xff\n\xef\xbf\xbd", uint8(4))
+	f.Fuzz(func(t *testing.T, script string, size uint8) {
+		c := &Client{red: secret.NewRedactor(canary)}
+		var got [][]string
+		var kept []string // each chunk's ids as handed over
+		fetch := &recipientsFetch{c: c, size: 1 + int(size%8), fn: func(chunk []string) error {
+			got = append(got, chunk)
+			kept = append(kept, strings.Join(chunk, "\n"))
+			return nil
+		}}
+		var want []string
+		seen := map[string]bool{}
+		for _, line := range strings.Split(script, "\n") {
+			var err error
+			switch line {
+			case "": // no decoder passes an empty id
+			case "!h":
+				fetch.hold = true
+			case "!r":
+				err = fetch.release()
+			case "!f":
+				err = fetch.flush()
+			default:
+				if err = fetch.add([]byte(line)); err == nil {
+					if id := c.red.String(validUTF8([]byte(line))); !seen[id] {
+						seen[id] = true
+						want = append(want, id)
+					}
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := fetch.flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := fetch.release(); err != nil {
+			t.Fatal(err)
+		}
+		for _, chunk := range got {
+			if len(chunk) == 0 || len(chunk) > fetch.size {
+				t.Fatalf("a chunk of %d ids, size %d", len(chunk), fetch.size)
+			}
+		}
+		if all := slices.Concat(got...); !slices.Equal(all, want) || fetch.total != len(want) {
+			t.Fatalf("handed over %q (total %d), want %q", all, fetch.total, want)
+		}
+		for i := range got {
+			if strings.Join(got[i], "\n") != kept[i] {
+				t.Fatalf("chunk %d changed after it was handed over: %q, was %q", i, got[i], kept[i])
+			}
+		}
+	})
 }

@@ -2,10 +2,12 @@ package pushapi
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -419,4 +421,94 @@ func (s *scanner) array(fn func() error) error {
 func (s *scanner) reset(in *bytes.Buffer) {
 	s.dec.Reset(in, decodeOptions()...)
 	s.body = in.Bytes()
+}
+
+// The fast paths' byte readers (fastEntry, fastDelivered, fastRecipients)
+// read plain strings and small numbers straight from the bytes, where the
+// scanner would tokenize; what they accept, the fast paths' fuzz targets
+// hold to the scanner.
+
+// plainStr reads the string at b[p] when it is plain (ASCII that needs no
+// escape, so its content is its bytes), and returns its content and the
+// offset past it.
+func plainStr(b []byte, p int) ([]byte, int, bool) {
+	end, ok := plainEnd(b, p)
+	if !ok {
+		return nil, 0, false
+	}
+	return b[p+1 : end-1], end, true
+}
+
+// plainEnd returns the offset past the plain string at b[p] (see
+// plainStr) and true; or false with the offset of the byte that is not
+// plain, len(b) when b ends first, or p when b[p] is not '"'. It skips
+// eight plain bytes at a time, then finishes as plainEndFrom, its
+// reference (FuzzPlainEnd).
+func plainEnd(b []byte, p int) (int, bool) {
+	if p >= len(b) || b[p] != '"' {
+		return p, false
+	}
+	i := p + 1
+	for ; i+8 <= len(b); i += 8 {
+		if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			break
+		}
+	}
+	return plainEndFrom(b, i)
+}
+
+// plainEndFrom is plainEnd a byte at a time, from b[i] inside the string.
+func plainEndFrom(b []byte, i int) (int, bool) {
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, true
+		case notPlain(c):
+			return i, false
+		}
+	}
+	return len(b), false
+}
+
+// notPlain reports whether c is a byte special marks: below 0x20, above
+// 0x7f, '"' or '\\'.
+func notPlain(c byte) bool { return c < 0x20 || c >= 0x80 || c == '"' || c == '\\' }
+
+// special has the high bit set in the first byte of w (little endian)
+// that is not plain: below 0x20, above 0x7f, '"' or '\\'. Bytes after
+// the first may be marked wrongly (a borrow), so only the lowest counts.
+func special(w uint64) uint64 {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	q, bs := w^(ones*'"'), w^(ones*'\\')
+	return ((w-ones*0x20)&^w | (q-ones)&^q | (bs-ones)&^bs | w) & high
+}
+
+// plainUint reads the number at b[p] when it is a non-negative integer
+// without exponent or fraction, followed by white space, ',' or '}'.
+func plainUint(b []byte, p int) ([]byte, int, bool) {
+	i := p
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i == p || i == len(b) || b[p] == '0' && i > p+1 {
+		return nil, 0, false
+	}
+	switch b[i] {
+	case ' ', '\t', '\r', '\n', ',', '}':
+		return b[p:i], i, true
+	}
+	return nil, 0, false
+}
+
+func skipWS(b []byte, p int) int {
+	for p < len(b) {
+		switch b[p] {
+		case ' ', '\t', '\r', '\n':
+			p++
+		default:
+			return p
+		}
+	}
+	return p
 }

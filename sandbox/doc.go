@@ -101,6 +101,13 @@
 // after. RateLimit is a token bucket over all API requests (N a second,
 // burst N); beyond it 429 with Retry-After in whole seconds. Latency delays
 // every API request before it is handled. Stats count the faults.
+// FailTargets fails a stable fraction of the user and device targets, and
+// FailIDs the ids it names, whatever their devices (207).
+//
+// # In-process
+//
+// Transport serves a Server to an http.Client with no listener, at
+// InProcessBaseURL: pushform test's simulated service.
 //
 // # Performance
 //

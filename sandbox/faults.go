@@ -111,13 +111,29 @@ func (l *limiter) allow(now time.Time) (ok bool, retryAfter int) {
 	return false, max(1, int(math.Ceil(wait)))
 }
 
-// failTargetsMsg is the message of a target failed by Options.FailTargets.
-const failTargetsMsg = "device rejected the notification (sandbox --fail-targets)"
+// failTargetsMsg is the message of a target failed by Options.FailTargets
+// or FailIDs.
+const failTargetsMsg = "device rejected the notification (a sandbox fault: --fail-targets or fail_ids)"
 
-// failsTarget reports whether Options.FailTargets fails target id: its
-// FNV-1a hash, salted with FaultSeed, falls in the lowest FailTargets of
-// the range.
+// idSet is ids as a set; nil for none.
+func idSet(ids []string) map[string]bool {
+	if len(ids) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set
+}
+
+// failsTarget reports whether Options.FailIDs names target id, or
+// FailTargets fails it: its FNV-1a hash, salted with FaultSeed, falls in
+// the lowest FailTargets of the range.
 func (s *Server) failsTarget(id string) bool {
+	if s.failIDs[id] {
+		return true
+	}
 	f := s.opts.FailTargets
 	if !(f > 0) {
 		return false

@@ -153,8 +153,14 @@ func ParseSeed(filename string, src []byte) (*Seed, hcl.Diagnostics) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, d := file.Body.Content(seedSchema)
-	diags = append(diags, d...)
+	seed, d := DecodeSeed(file.Body)
+	return seed, append(diags, d...)
+}
+
+// DecodeSeed decodes a body of seed blocks (a seed file's, or the inline
+// sandbox block of a pushform test file), as ParseSeed does.
+func DecodeSeed(body hcl.Body) (*Seed, hcl.Diagnostics) {
+	content, diags := body.Content(seedSchema)
 	p := &seedParser{seed: &Seed{}}
 	for _, b := range content.Blocks {
 		switch b.Type {

@@ -32,6 +32,9 @@ type Options struct {
 	// delivered. Which ones is decided by a hash of the id and FaultSeed,
 	// so a target that failed fails again, as a broken device would.
 	FailTargets float64
+	// FailIDs are user and device ids answered failed (207) whatever
+	// their devices: pushform test's fail_ids.
+	FailIDs []string
 	// DropRate is the fraction of send requests whose connection is closed
 	// without an answer: half before processing, half after. Dropping
 	// hijacks the connection; where the ResponseWriter cannot be hijacked
@@ -245,6 +248,7 @@ type Server struct {
 	log     requestLog
 	stats   counters
 	faults  *faultSource
+	failIDs map[string]bool // Options.FailIDs
 	limiter *limiter
 	// recPages numbers the recipients pages by the cursor that asks for
 	// them, and recFaulted the pages a RecipientsFault has hit.
@@ -305,6 +309,7 @@ func New(seed *Seed, opts Options) *Server {
 		s.now = time.Now
 	}
 	s.log.maxBytes = maxLogBytes
+	s.failIDs = idSet(opts.FailIDs)
 	for _, k := range seed.APIKeys {
 		e := parseEnv(k.Environment)
 		if _, dup := s.keys[k.Key]; dup || e == envNone {

@@ -3,7 +3,9 @@
 # addition, a rename with moved, a tag change, a forget, an
 # already-delivered) as GitHub shows it and screenshots it in headless
 # Chromium, into docs/plan-comment.png
-# (or $1). The markdown is pushform's own (plan --out, then show
+# (or $1). With --policies after it, the pull request is planned under the
+# policies of scripts/screenshot/policies, one of them overridden: the
+# comment with its policy table (docs/plan-comment-policy.png). The markdown is pushform's own (plan --out, then show
 # --markdown with GitHub Actions' variables set); the renderer is marked
 # with GitHub's alerts and stylesheet, installed from npm into a temporary
 # directory. Skipped, exit 0, when Chromium, node or npm is missing.
@@ -11,6 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${1:-docs/plan-comment.png}
+policy_flags=()
+if [ "${2:-}" = --policies ]; then
+  policy_flags=(--policy-dir "$root/scripts/screenshot/policies" --override-policy title_fits_lock_screen
+    --override-reason "the garden team approved the long title")
+fi
 case $out in /*) ;; *) out=$root/$out ;; esac
 
 chrome=""
@@ -50,7 +57,7 @@ pf() { (cd "$work/repo" && PUSHFORM_API_KEY=sandbox-production-key NO_COLOR=1 "$
 pf --chdir campaigns/spring-sale plan --now 2026-04-20T09:00:00Z --out "$work/before.plan" >/dev/null 2>&1
 pf --chdir campaigns/spring-sale apply "$work/before.plan" >/dev/null
 cp scripts/screenshot/after.hcl "$dir/main.hcl"
-pf --chdir campaigns/spring-sale plan --out "$work/pushform.plan" --now 2026-04-21T09:00:00Z >/dev/null 2>&1
+pf --chdir campaigns/spring-sale plan --out "$work/pushform.plan" --now 2026-04-21T09:00:00Z "${policy_flags[@]}" >/dev/null 2>&1
 (cd "$work/repo" && GITHUB_SHA=3f9c2e17a4b85d06c1e2f3a4b5c6d7e8f9a0b1c2 GITHUB_SERVER_URL=https://github.com \
   GITHUB_REPOSITORY=acme/campaigns GITHUB_RUN_ID=9123456789 \
   "$work/pushform" --chdir campaigns/spring-sale show "$work/pushform.plan" --markdown) |

@@ -16,14 +16,15 @@ import (
 )
 
 // FormatVersion is the version of the state file format written. Format 7
-// added what personalised notifications sent each target (texts.go) and
-// the templates of their content; format 6
-// added the service its deliveries went to (State.Service) and the
-// accepted shapes (State.Accepted); format 5 the ledger (State.Ledger,
+// added the policy overrides (State.Overrides); format 8 what
+// personalised notifications sent each target (texts.go) and the
+// templates of their content; format 6 the service its
+// deliveries went to (State.Service) and the accepted shapes
+// (State.Accepted); format 5 the ledger (State.Ledger,
 // Message.ForgottenAt); format 4 put the header (serial, lineage,
 // environment) under the checksum; format 3 added
-// Message.EarlierTags and Target.Unanswered; 1 to 5 are still read.
-const FormatVersion = 7
+// Message.EarlierTags and Target.Unanswered; 1 to 7 are still read.
+const FormatVersion = 8
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -52,6 +53,9 @@ type State struct {
 	// fingerprint of its evaluated shape (see accepted.go). Nil in a state
 	// written before pushform recorded them (format 5 and older).
 	Accepted map[string]string `json:"accepted,omitempty"`
+	// Overrides are the deny policies applies overrode, oldest first (see
+	// override.go).
+	Overrides []Override `json:"overrides,omitempty"`
 	// Compact makes the messages ApplyEntry creates hold their targets in
 	// a compact table rather than in Message.Targets (see targets.go):
 	// plan and apply read states this way, so ten million targets need no
@@ -349,6 +353,8 @@ func (s *State) ApplyEntry(e Entry) error {
 		return s.accept(e.Items)
 	case EntryTestSend:
 		return s.recordTestSend(e)
+	case EntryOverride:
+		return s.recordOverrides(e)
 	case EntrySnapshot:
 		switch len(e.Items) {
 		case 0:

@@ -8,6 +8,7 @@ import (
 
 	"pushform/config"
 	"pushform/executor"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/pushapi"
 )
@@ -17,6 +18,9 @@ import (
 type Apply interface {
 	// Plan shows the plan made by this run, before asking to send it.
 	Plan(p *planner.Plan) error
+	// Policies shows the results of the plan's policies, before asking
+	// (and before refusing a plan a deny policy stops).
+	Policies(results []plandoc.Policy)
 	// Start is called once the plan is known, right before sending.
 	Start(p *planner.Plan)
 	// Event reports progress from the executor.

@@ -9,6 +9,7 @@ import (
 
 	"pushform/config"
 	"pushform/executor"
+	"pushform/plandoc"
 	"pushform/planner"
 )
 
@@ -21,7 +22,7 @@ import (
 // million-target apply at 0 ms. The version line, a summary and Flush
 // write at once.
 type ApplyJSON struct {
-	service *jsonService // named in every summary
+	service *plandoc.Service // named in every summary
 	mu      sync.Mutex
 	w       io.Writer
 	pending bytes.Buffer  // lines not written yet
@@ -93,11 +94,11 @@ type applySummary struct {
 	Unrecorded   executor.Unrecorded `json:"unrecorded"`
 	Errors       []string            `json:"errors"`
 	Seconds      float64             `json:"seconds"`
-	// Service is the service the run talked to (see jsonService).
-	Service *jsonService `json:"service"`
+	// Service is the service the run talked to (see plandoc.Service).
+	Service *plandoc.Service `json:"service"`
 }
 
-func newApplySummary(changes bool, res *executor.Result, errs []string, took time.Duration, svc *jsonService) applySummary {
+func newApplySummary(changes bool, res *executor.Result, errs []string, took time.Duration, svc *plandoc.Service) applySummary {
 	s := applySummary{
 		Type: "summary", Changes: changes, Counts: res.Counts, Requests: res.Requests, Sent: res.Sent, Retries: res.Retries,
 		Failures: res.Failures, Skipped: res.Skipped, Interrupted: res.Interrupted, NotStarted: res.NotStarted,

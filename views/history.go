@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -93,6 +94,9 @@ type AddressHistory struct {
 	// Forgets are the forgettings in the window: of the address, or of some
 	// of its targets (an address forgotten and added again has both).
 	Forgets []ForgetRecord
+	// Overrides are the deny policies applies overrode to send under the
+	// address, in the window.
+	Overrides []state.Override
 }
 
 // ForgetRecord is one forgetting under an address: when, and how many
@@ -250,7 +254,7 @@ func (v *HistoryHuman) Address(h AddressHistory) error {
 		_, err := fmt.Fprintf(v.w, "The ledger has no record of %s: nothing was ever sent under it from this state.\n", addr)
 		return err
 	}
-	if len(h.Applies) == 0 && len(h.Forgets) == 0 {
+	if len(h.Applies) == 0 && len(h.Forgets) == 0 && len(h.Overrides) == 0 {
 		_, err := fmt.Fprintf(v.w, "No record of %s%s.\n", addr, windowText(h.Window))
 		return err
 	}
@@ -296,7 +300,16 @@ func (v *HistoryHuman) Address(h AddressHistory) error {
 			strings.Join(counts, "\t"), requestIDs(a.RequestIDs))
 	}
 	forgetLines(time.Time{})
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(h.Overrides) > 0 {
+		fmt.Fprintf(v.w, "\nDeny policies overridden to send under it:\n")
+		for _, o := range h.Overrides {
+			fmt.Fprintf(v.w, "  %s  %s: %s\n", stateTime(o.Time), termtext.Clean(o.Policy), termtext.Clean(strconv.Quote(o.Reason)))
+		}
+	}
+	return nil
 }
 
 // requestIDs lists the first few request ids and how many more there are.
@@ -448,9 +461,15 @@ func (v *HistoryJSON) Address(h AddressHistory) error {
 		Window        jsonWindow   `json:"window"`
 		Applies       []jsonApply  `json:"applies"`
 		Forgets       []jsonForget `json:"forgets"`
+		// Overrides are the deny policies applies overrode to send under
+		// the address: time, policy, reason.
+		Overrides []jsonOverride `json:"overrides"`
 	}{FormatVersion: planner.FormatVersion, Address: h.Address, Known: h.Known, Forgotten: !h.ForgottenAt.IsZero(),
 		ForgottenAt: timePtr(h.ForgottenAt), Window: windowJSON(h.Window), Applies: make([]jsonApply, 0, len(h.Applies)),
-		Forgets: make([]jsonForget, 0, len(h.Forgets))}
+		Forgets: make([]jsonForget, 0, len(h.Forgets)), Overrides: make([]jsonOverride, 0, len(h.Overrides))}
+	for _, o := range h.Overrides {
+		out.Overrides = append(out.Overrides, jsonOverride{Time: o.Time.UTC(), Policy: o.Policy, Reason: o.Reason})
+	}
 	for _, f := range h.Forgets {
 		out.Forgets = append(out.Forgets, jsonForget{Time: f.Time.UTC(), Targets: f.Targets})
 	}
@@ -470,4 +489,11 @@ func (v *HistoryJSON) Address(h AddressHistory) error {
 			Fingerprint: a.Fingerprint, Content: a.Content, Outcomes: outcomes, RequestIDs: ids})
 	}
 	return writeJSON(v.w, out, v.indent)
+}
+
+// jsonOverride is a deny policy an apply overrode.
+type jsonOverride struct {
+	Time   time.Time `json:"time"`
+	Policy string    `json:"policy"`
+	Reason string    `json:"reason"`
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"pushform/message"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/termtext"
 )
@@ -81,6 +82,15 @@ type PlanHuman struct {
 	// width wraps warnings and notes to a terminal's width; 0: one line
 	// each (logs, pipes: a line per warning greps well).
 	width int
+	// policies are the results of the plan's policies, shown last.
+	policies []plandoc.Policy
+}
+
+// WithPolicies shows the results of the plan's policies after the
+// summary.
+func (v *PlanHuman) WithPolicies(results []plandoc.Policy) *PlanHuman {
+	v.policies = results
+	return v
 }
 
 // WithWidth word-wraps the plan's warnings and notes at width columns (a
@@ -159,6 +169,10 @@ func (v *PlanHuman) Plan(p *planner.Plan) error {
 	b.WriteString("\n")
 	b.WriteString(pal.bold(SummaryLine(p)))
 	b.WriteString("\n")
+	if line := ReachLine(p); line != "" {
+		b.WriteString(line + "\n")
+	}
+	writePolicies(&b, v.policies, pal)
 	_, err := io.WriteString(v.w, b.String())
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"pushform/message"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
@@ -131,6 +132,9 @@ type MarkdownContext struct {
 	// Refusal, when set, says why apply will refuse it instead.
 	ApplyCommand, Refusal string
 	Audience              *Audience
+	// Policies are the results of the plan's policies: a table at the
+	// top.
+	Policies []plandoc.Policy
 }
 
 // PlanMarkdown shows a plan as the body of a pull-request comment: a
@@ -193,10 +197,9 @@ func (v *PlanMarkdown) Plan(p *planner.Plan) error {
 	if p.Service != nil {
 		fmt.Fprintf(&head, "**Service:** %s\n\n", mdService(p.Service))
 	}
+	writePolicyTable(&head, ctx.Policies)
 	fmt.Fprintf(&head, "**%s**\n", md(SummaryLine(p)))
-	if who := pushTotals(p); who != "" {
-		fmt.Fprintf(&head, "\n%s\n", who)
-	}
+	writeTotals(&head, p)
 	head.WriteString("\n" + provenance(p, ctx) + "\n")
 	if note := RecipientsNote(p); note != "" {
 		fmt.Fprintf(&head, "\n**Recipients:** %s\n", md(note))

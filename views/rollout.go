@@ -12,6 +12,9 @@ import (
 // after its notes: which variant it is, and its rollout.
 func extraLines(c *planner.Change) []string {
 	var out []string
+	if c.TestSendCommand != "" {
+		out = append(out, "needs a test send (require_test_send): "+c.TestSendCommand)
+	}
 	if v := c.Variant; v != nil && v.Name != "" {
 		out = append(out, fmt.Sprintf("variant %q of %s: weight %d, %s of the audience", v.Name, v.Of, v.Weight, sharePercent(v.Share)))
 	}

@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/state"
 	"pushform/termtext"
@@ -27,44 +28,13 @@ func serviceLine(p *planner.Plan) string {
 }
 
 // ServiceWarning warns that a production configuration runs against the
-// embedded sandbox (a rehearsal of production): nothing it sends reaches
-// a device. "" otherwise.
+// embedded sandbox: see plandoc.ServiceWarning.
 func ServiceWarning(s *state.Service, environment string) string {
-	if s == nil || !s.Simulated() || environment != "production" {
-		return ""
-	}
-	return fmt.Sprintf(`environment "production" runs against the %s: nothing reaches a device; `+
-		`its deliveries go to simulated devices only. Set %s (or base_url) to reach the real service`, ServiceName(s), "PUSHFORM_BASE_URL")
+	return plandoc.ServiceWarning(s, environment)
 }
 
 // planWarnings are the plan's warnings, the service's first.
-func planWarnings(p *planner.Plan) []string {
-	w := ServiceWarning(p.Service, p.Environment)
-	if w == "" {
-		return p.Warnings
-	}
-	return append([]string{w}, p.Warnings...)
-}
-
-// jsonService is the documented JSON shape of a service, exactly:
-// {"kind": "sandbox" | "base_url", "url": the base URL, or null}.
-type jsonService struct {
-	Kind state.ServiceKind `json:"kind"`
-	URL  *string           `json:"url"`
-}
-
-// serviceJSON is s in its JSON shape; nil for none.
-func serviceJSON(s *state.Service) *jsonService {
-	if s == nil {
-		return nil
-	}
-	out := &jsonService{Kind: s.Kind}
-	if s.Kind == state.KindBaseURL {
-		u := s.URL
-		out.URL = &u
-	}
-	return out
-}
+func planWarnings(p *planner.Plan) []string { return plandoc.Warnings(p) }
 
 // mdService names a service in markdown: the base URL as code, or
 // "embedded sandbox (`sandbox.hcl`)".
@@ -97,16 +67,16 @@ func (v *ApplyJSON) WithService(s *state.Service, environment string) *ApplyJSON
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.service = serviceJSON(s)
+	v.service = plandoc.ServiceOf(s)
 	warnings := []string{}
 	if w := ServiceWarning(s, environment); w != "" {
 		warnings = append(warnings, w)
 	}
 	v.enc.Encode(struct {
-		Type        string       `json:"type"`
-		Service     *jsonService `json:"service"`
-		Environment string       `json:"environment"`
-		Warnings    []string     `json:"warnings"`
+		Type        string           `json:"type"`
+		Service     *plandoc.Service `json:"service"`
+		Environment string           `json:"environment"`
+		Warnings    []string         `json:"warnings"`
 	}{"service", v.service, environment, warnings})
 	v.flushLocked()
 	return v

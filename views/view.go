@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"pushform/plandoc"
 	"pushform/state"
 )
 
@@ -51,6 +52,9 @@ type View struct {
 	// Markdown is where a plan comes from and what applies it, for the
 	// markdown plan view.
 	Markdown MarkdownContext
+	// Policies are the results of the plan's policies, for the plan
+	// views (the markdown view's too).
+	Policies []plandoc.Policy
 	// Now is the clock apply progress is measured by; nil is time.Now.
 	Now func() time.Time
 	// Service and Environment are the service a run talks to and the
@@ -77,11 +81,13 @@ func unsupported(view string, f Format) string {
 func NewPlan(f Format, v *View) Plan {
 	switch f {
 	case Human:
-		return NewPlanHuman(v.Stdout, v.Color).WithWidth(v.Width)
+		return NewPlanHuman(v.Stdout, v.Color).WithWidth(v.Width).WithPolicies(v.Policies)
 	case JSON:
-		return NewPlanJSON(v.Stdout, v.Indent)
+		return NewPlanJSON(v.Stdout, v.Indent).WithPolicies(v.Policies)
 	case Markdown:
-		return NewPlanMarkdown(v.Stdout, 0).WithContext(v.Markdown)
+		ctx := v.Markdown
+		ctx.Policies = v.Policies
+		return NewPlanMarkdown(v.Stdout, 0).WithContext(ctx)
 	}
 	panic(unsupported("plan", f))
 }

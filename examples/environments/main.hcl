@@ -12,6 +12,10 @@ variable "environment" {
   type        = string
   default     = "test"
   description = "test or production: which app's devices the key reaches"
+  validation {
+    condition     = contains(["test", "production"], var.environment)
+    error_message = "environment is test or production, not ${var.environment}: the service knows these two."
+  }
 }
 
 variable "api_key_env" {

@@ -9,6 +9,10 @@ variable "max_audience" {
   type        = number
   default     = 1000
   description = "The most targets the Black Friday campaign may reach."
+  validation {
+    condition     = var.max_audience > 0
+    error_message = "max_audience must be positive: at ${var.max_audience} no Black Friday plan could send anything."
+  }
 }
 
 locals {

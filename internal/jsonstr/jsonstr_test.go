@@ -12,7 +12,9 @@ import (
 // they are the string between quotes.
 func FuzzAppendQuote(f *testing.F) {
 	for _, s := range []string{"", "u0001", "a b/c<d>&e'", "\x00\b\f\n\r\t\x1f\x20\x7e\x7f", `"\`, "\u2028\u2029",
-		"\xff\xfe", "é😀", "\xc3", "caf\xc3\xa9\"", "\ufffd", "\xed\xa0\x80", "\xf4\x90\x80\x80"} {
+		"\xff\xfe", "é😀", "\xc3", "caf\xc3\xa9\"", "\ufffd", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+		"user-000123", "abcdefgh\"ijklmnop", "abcdefg\x7fhijklmn\x1f", "abcdefghijklmno\\p", "user-000123é-and-more", "abc\x80defghijklm",
+		"abcdefgh\\", "abcdefghi\"", "user-00012é", "abcdefghijklmn\x1f", "abcdefghijklmnopqrstuvw\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -320,6 +320,9 @@ func (e *encoder) messagesBody(s *state.State) {
 		e.accepted(s)
 	}
 	if e.snapshot >= 7 {
+		e.overrides(s)
+	}
+	if e.snapshot >= 8 {
 		e.texts(s)
 	}
 }
@@ -475,6 +478,9 @@ func (d *decoder) stateBody(s *state.State) {
 		d.accepted(s)
 	}
 	if d.snapshot >= 7 {
+		d.overrides(s)
+	}
+	if d.snapshot >= 8 {
 		d.texts(s)
 	}
 }

@@ -1,6 +1,6 @@
 package statefile
 
-// Format 7's part of the snapshot body, after the accepted shapes: what
+// Format 8's part of the snapshot body, after the overrides: what
 // personalised notifications sent each target (state.TextGroup), as a
 // section of known length that a reader decodes only when asked, so a
 // plan never decodes a million texts it does not read.

@@ -32,6 +32,7 @@ func TestManager(t *testing.T, newManager func(t *testing.T) state.Manager) {
 		{"Ledger", testLedger},
 		{"JournalReplay", testJournalReplay},
 		{"AcceptedShapes", testAcceptedShapes},
+		{"PolicyOverrides", testPolicyOverrides},
 		{"JournalWithoutSnapshot", testJournalWithoutSnapshot},
 		{"PersistClearsJournal", testPersistClearsJournal},
 		{"LockExclusion", testLockExclusion},
@@ -273,6 +274,43 @@ func testAcceptedShapes(t *testing.T, newManager func(t *testing.T) state.Manage
 	}
 	if !reflect.DeepEqual(got.Accepted, want) {
 		t.Fatalf("snapshot: accepted %v, want %v", got.Accepted, want)
+	}
+}
+
+// testPolicyOverrides: the deny policies an apply overrode survive the
+// journal and a snapshot, with their reasons and addresses, in order.
+func testPolicyOverrides(t *testing.T, newManager func(t *testing.T) state.Manager) {
+	m := newManager(t)
+	if err := m.Persist(Sample()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	want := []state.Override{
+		{Time: t0, Policy: "https_only", Reason: "the shop has no TLS yet", Addresses: []string{"notification.a", "campaign.c.badge.reset"}},
+		{Time: t0, Policy: "daily_volume", Reason: "Black Friday", Addresses: []string{"notification.a"}},
+		{Time: t0.Add(time.Hour), Policy: "https_only", Reason: "again: ü and \\n", Addresses: []string{"notification.b"}},
+	}
+	if err := m.Append(state.OverrideEntry(t0, want[:2]), state.OverrideEntry(t0.Add(time.Hour), want[2:])); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Overrides, want) {
+		t.Fatalf("journal replayed: overrides %+v, want %+v", got.Overrides, want)
+	}
+	if o := got.OverridesOf("notification.a"); len(o) != 2 || o[1].Policy != "daily_volume" {
+		t.Errorf("OverridesOf(notification.a) = %+v", o)
+	}
+	if err := m.Persist(got); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = m.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Overrides, want) {
+		t.Fatalf("snapshot: overrides %+v, want %+v", got.Overrides, want)
 	}
 }
 
