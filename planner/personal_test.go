@@ -9,6 +9,7 @@ import (
 
 	"pushform/config"
 	"pushform/internal/testutil"
+	"pushform/message"
 	"pushform/state"
 )
 
@@ -198,5 +199,34 @@ notification "n" {
 		if n > DefaultBatchLimit {
 			t.Errorf("request %d has %d targets", b, n)
 		}
+	}
+}
+
+// TestPersonalTestSend: with require_test_send, a notification filled in
+// per person names a person to test with, and a test send of any
+// person's text is a test of the template.
+func TestPersonalTestSend(t *testing.T) {
+	cfg := loadPersonal(t, personalCSV, personalBlock)
+	cfg.Service.RequireTestSend = true
+	p, err := Make(Input{Config: cfg}, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	MarkTestSends(p, cfg, nil)
+	c := change(t, p, "notification.n")
+	if c.TestSendCommand != "pushform test-send notification.n --device ID --as-user ID" {
+		t.Errorf("command %q", c.TestSendCommand)
+	}
+	st := state.New("test")
+	text := message.Text{Title: "Salut Ann", Body: "Votre commande est partie", Tag: "order", Locale: "fr"}
+	if err := st.ApplyEntry(state.Entry{Type: state.EntryTestSend, Time: now, RequestID: "req-t", Items: []state.Item{{
+		Address: c.Address, Kind: c.Kind, TargetKind: message.TargetDevices, Fingerprint: c.Fingerprint, Content: &c.Content,
+		Targets: []string{"test-phone"}, Outcomes: []*state.Target{{Reason: "delivered"}}, Texts: []message.Text{text},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	MarkTestSends(p, cfg, st)
+	if c.TestSendCommand != "" {
+		t.Errorf("still held after a test send of Ann's text: %q", c.TestSendCommand)
 	}
 }
