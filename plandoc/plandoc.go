@@ -88,9 +88,11 @@ type Change struct {
 	Samples []Sample       `json:"samples"`
 }
 
-// Sample is the text one person gets of a personalised notification.
+// Sample is the text one person gets of a personalised notification,
+// and the locale locales counts them under.
 type Sample struct {
 	Target string `json:"target"`
+	Locale string `json:"locale"`
 	Text   Text   `json:"text"`
 }
 
@@ -409,7 +411,7 @@ func change(c *planner.Change) Change {
 	if c.Personal != nil {
 		for _, sm := range c.Personal.Samples {
 			t := sm.Text
-			out.Samples = append(out.Samples, Sample{Target: sm.Target, Text: TextOf(t)})
+			out.Samples = append(out.Samples, Sample{Target: sm.Target, Locale: sm.Locale, Text: TextOf(t)})
 		}
 	}
 	if c.Prior != nil {

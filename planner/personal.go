@@ -40,9 +40,11 @@ type Personal struct {
 	Samples []Sample `json:"samples,omitempty"`
 }
 
-// Sample is the text one person gets, for the plan to show.
+// Sample is the text one person gets, for the plan to show, and the
+// locale the plan counts them under (Change.Locales).
 type Sample struct {
 	Target string       `json:"target"`
+	Locale string       `json:"locale"`
 	Text   message.Text `json:"text"`
 }
 
@@ -244,9 +246,10 @@ func (r *rendered) fill(t *config.Template, ids []string, want int) {
 		}
 		tx := message.Text{Title: out.Content.Title, Body: out.Content.Body, OpenToURL: out.Content.OpenToURL, Tag: out.Content.Tag, Locale: out.Translation}
 		r.texts[i], r.sums[i] = tx, maphash.Comparable(textSeed, tx)
-		r.locales[out.LocaleKey(t)]++
+		key := out.LocaleKey(t)
+		r.locales[key]++
 		if len(r.samples) < want {
-			r.samples = append(r.samples, Sample{Target: id, Text: tx})
+			r.samples = append(r.samples, Sample{Target: id, Locale: key, Text: tx})
 		}
 	}
 }

@@ -44,18 +44,9 @@ func sampleLines(c *planner.Change) []string {
 	}
 	var out []string
 	for _, s := range c.Personal.Samples {
-		out = append(out, fmt.Sprintf("sample %s%s: %s / %s", termtext.Clean(s.Target), sampleLocale(s.Text), termtext.Quote(s.Text.Title), termtext.Quote(s.Text.Body)))
+		out = append(out, fmt.Sprintf("sample %s (%s): %s / %s", termtext.Clean(s.Target), termtext.Clean(s.Locale), termtext.Quote(s.Text.Title), termtext.Quote(s.Text.Body)))
 	}
 	return out
-}
-
-// sampleLocale names the translation a sample got: " (fr)", or nothing
-// for the notification's own text.
-func sampleLocale(t message.Text) string {
-	if t.Locale == "" {
-		return ""
-	}
-	return " (" + termtext.Clean(t.Locale) + ")"
 }
 
 // countsLine writes counts by key, most first: "fr 3, default 2".
@@ -136,11 +127,7 @@ func samplePreview(c *planner.Change) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| Person | Locale | Title | Body |\n|---|---|---|---|\n")
 	for _, s := range c.Personal.Samples {
-		locale := s.Text.Locale
-		if locale == "" {
-			locale = "default"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(s.Target), md(locale), md(cutAt(s.Text.Title, title)), md(cutAt(s.Text.Body, body)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", md(s.Target), md(s.Locale), md(cutAt(s.Text.Title, title)), md(cutAt(s.Text.Body, body)))
 	}
 	fmt.Fprintf(&b, "\nSamples of the texts filled in per person, cut where the strictest lock screen cuts them (title %d, body %d characters).\n", title, body)
 	return b.String()
