@@ -267,10 +267,11 @@ func functionOf(ctx *hcl.EvalContext, name string) *function.Function {
 type fastTemplate struct {
 	attrs []string
 	nodes map[hcl.Expression]fastNode
-	// cols caches, per table, the column of each attribute.
-	mu    sync.Mutex
-	table *csvTable
-	cols  []int
+	// cols are the column of each attribute in the template's table, and
+	// localeCol that of the locale (-1: none), found once.
+	once      sync.Once
+	cols      []int
+	localeCol int
 }
 
 // compileTemplate compiles t's fields; nil when one is not compilable.
@@ -303,18 +304,19 @@ func compileTemplate(t *Template) *fastTemplate {
 	return ft
 }
 
-// columns returns the column of each compiled attribute in table tb.
-func (ft *fastTemplate) columns(tb *csvTable) []int {
-	ft.mu.Lock()
-	defer ft.mu.Unlock()
-	if ft.table != tb {
+// columns finds, once, the column of each compiled attribute in table tb
+// (the template's: a template reads one table) and of the locale.
+func (ft *fastTemplate) columns(tb *csvTable, localeAttr string) {
+	ft.once.Do(func() {
 		ft.cols = make([]int, len(ft.attrs))
 		for i, a := range ft.attrs {
 			ft.cols[i] = slices.Index(tb.columns, a)
 		}
-		ft.table = tb
-	}
-	return ft.cols
+		ft.localeCol = -1
+		if localeAttr != "" {
+			ft.localeCol = slices.Index(tb.columns, localeAttr)
+		}
+	})
 }
 
 // localeCache normalises the locales a table's cells hold, each once.
@@ -354,14 +356,13 @@ func (t *Template) translated(l string) *translated {
 // renderFast fills t in for person id from a CSV table, as render does;
 // ok is false when the evaluator must (see fastNode).
 func (t *Template) renderFast(id string) (r Rendering, ok bool) {
-	tb := t.Data.table.csv
-	p := fastPerson{t: tb, row: -1, id: id, cols: t.fast.columns(tb)}
+	tb, ft := t.Data.table.csv, t.fast
+	ft.columns(tb, t.Data.LocaleAttr)
+	p := fastPerson{t: tb, row: -1, id: id, cols: ft.cols}
 	if row, found := tb.find(id); found {
 		p.row = row
-		if t.Data.LocaleAttr != "" {
-			if c := slices.Index(tb.columns, t.Data.LocaleAttr); c >= 0 {
-				p.locale = t.locales.normalize(tb.cell(row, c))
-			}
+		if ft.localeCol >= 0 {
+			p.locale = t.locales.normalize(tb.cell(row, ft.localeCol))
 		}
 	}
 	r.Locale = p.locale

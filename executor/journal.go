@@ -32,15 +32,17 @@ func journalItem(it state.Item, pt planner.RequestPart) state.Item {
 // mergeItems returns e with every run of consecutive items of one address
 // and fingerprint made one item; e itself when there is none.
 func mergeItems(e state.Entry) state.Entry {
-	merge := false
+	merged := 0
 	for i := 1; i < len(e.Items); i++ {
-		merge = merge || sameItem(&e.Items[i-1], &e.Items[i])
+		if sameItem(&e.Items[i-1], &e.Items[i]) {
+			merged++
+		}
 	}
-	if !merge {
+	if merged == 0 {
 		return e
 	}
 	out := e
-	out.Items = make([]state.Item, 0, len(e.Items))
+	out.Items = make([]state.Item, 0, len(e.Items)-merged)
 	for i := 0; i < len(e.Items); {
 		j := i + 1
 		for j < len(e.Items) && sameItem(&e.Items[j-1], &e.Items[j]) {

@@ -283,10 +283,12 @@ func requestTargets(req planner.Request) int {
 // next to each other), each item with that text for the state.
 func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 	parts := req.Parts
-	pb := &prepared{b: b, req: make([]pushapi.Notification, 0, len(parts)), addrs: make([]string, 0, len(parts)),
-		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, 0, len(parts)),
+	n := objects(req)
+	pb := &prepared{b: b, req: make([]pushapi.Notification, 0, n), addrs: make([]string, 0, n),
+		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, 0, n),
 		paces:  parts[0].Change.Paces,
-		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, 0, len(parts))}}
+		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, 0, n)}}
+	pb.journal.Items = make([]state.Item, 0, len(parts))
 	for _, pt := range parts {
 		c := pt.Change
 		content := c.Content
@@ -319,6 +321,21 @@ func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 	pb.names = distinctRuns(pb.addrs)
 	pb.journal.Type, pb.journal.Batch, pb.journal.Time = pb.intent.Type, pb.intent.Batch, pb.intent.Time
 	return pb
+}
+
+// objects is how many notification objects req makes: one per part, and
+// one per text of a personalised part.
+func objects(req planner.Request) int {
+	n := 0
+	for _, pt := range req.Parts {
+		n++
+		for i := 1; i < len(pt.Texts); i++ {
+			if pt.Texts[i] != pt.Texts[i-1] {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // journalEntry is what the journal records of pb's intent: its journal

@@ -72,10 +72,7 @@ func (e *encoder) entry(en state.Entry) {
 			e.content(*it.Content)
 		}
 		if len(it.Texts) > 0 {
-			e.uvarint(uint64(len(it.Texts)))
-			for _, t := range it.Texts {
-				e.text(t)
-			}
+			e.textList(it.Texts)
 			e.boolean(it.TextOf != nil)
 		}
 		e.itemIDs(&en, i, it.Targets)
@@ -122,14 +119,7 @@ func (d *decoder) entry() state.Entry {
 		}
 		var textOf bool
 		if flags&2 != 0 {
-			n := d.count(5)
-			if n == 0 {
-				d.fail("texts without a text")
-			}
-			it.Texts = make([]message.Text, n)
-			for j := range it.Texts {
-				it.Texts[j] = d.text()
-			}
+			it.Texts = d.textList(1)
 			textOf = d.boolean()
 		}
 		it.Targets = d.ids()

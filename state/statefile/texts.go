@@ -24,10 +24,7 @@ func (e *encoder) texts(s *state.State) {
 		n++
 		sub.str(g.Fingerprint)
 		sub.str(string(g.TargetKind))
-		sub.uvarint(uint64(len(g.Texts)))
-		for _, t := range g.Texts {
-			sub.text(t)
-		}
+		sub.textList(g.Texts)
 		sub.ids(g.IDs)
 		for _, i := range g.Of {
 			sub.uvarint(uint64(i))
@@ -68,14 +65,8 @@ func (d *decoder) textGroups() []state.TextGroup {
 	var out []state.TextGroup
 	for range n {
 		g := state.TextGroup{Fingerprint: d.str(), TargetKind: message.TargetKind(d.str())}
-		k := d.count(5)
-		if d.err != nil {
-			return nil
-		}
-		g.Texts = make([]message.Text, k)
-		for i := range g.Texts {
-			g.Texts[i] = d.text()
-		}
+		g.Texts = d.textList(1)
+		k := len(g.Texts)
 		g.IDs = d.ids()
 		if d.err != nil {
 			return nil
@@ -94,14 +85,49 @@ func (d *decoder) textGroups() []state.TextGroup {
 	return out
 }
 
-func (e *encoder) text(t message.Text) {
-	e.str(t.Title)
-	e.str(t.Body)
-	e.str(t.OpenToURL)
-	e.str(t.Tag)
-	e.str(t.Locale)
+// textList writes texts: their count, then each field of each as the
+// length plus one and the bytes, or 0 for the same as the text before's
+// (texts of one template mostly differ in a field or two: the title).
+func (e *encoder) textList(texts []message.Text) {
+	e.uvarint(uint64(len(texts)))
+	var prev [5]string
+	for _, t := range texts {
+		fields := [5]string{t.Title, t.Body, t.OpenToURL, t.Tag, t.Locale}
+		for i, f := range fields {
+			if f == prev[i] {
+				e.uvarint(0)
+				continue
+			}
+			e.uvarint(uint64(len(f)) + 1)
+			e.b = append(e.b, f...)
+		}
+		prev = fields
+	}
 }
 
-func (d *decoder) text() message.Text {
-	return message.Text{Title: d.str(), Body: d.str(), OpenToURL: d.str(), Tag: d.str(), Locale: d.str()}
+// textList reads what encoder.textList wrote; minSize is what a list
+// must hold at least.
+func (d *decoder) textList(minSize int) []message.Text {
+	n := d.count(5)
+	if n < minSize {
+		d.fail("too few texts")
+	}
+	if d.err != nil {
+		return nil
+	}
+	out := make([]message.Text, n)
+	var prev message.Text
+	for i := range out {
+		t := prev
+		for _, f := range [5]*string{&t.Title, &t.Body, &t.OpenToURL, &t.Tag, &t.Locale} {
+			if k := d.uvarint(); k > 0 {
+				*f = string(d.bytes(int(k - 1)))
+			}
+		}
+		if d.err != nil {
+			return nil
+		}
+		out[i], prev = t, t
+	}
+	return out
 }
