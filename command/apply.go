@@ -14,6 +14,7 @@ import (
 	"pushform/backend"
 	"pushform/executor"
 	"pushform/operation"
+	"pushform/plandoc"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/views"
@@ -117,6 +118,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 	var saved *planner.Plan
 	var madeAt time.Time
 	overrides := o.overrideList()
+	var reviewed []plandoc.Policy
 	if o.planFile != "" {
 		sp, err := readPlanFile(m.path(o.planFile))
 		if err != nil {
@@ -130,7 +132,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		if sp.Now != "" {
 			o.savedAt = saved.CreatedAt
 		}
-		overrides = sp.Overrides // as reviewed
+		overrides, reviewed = sp.Overrides, sp.Policies // as reviewed
 	}
 	view := views.NewApply(jsonFormat(o.json), m.view(false))
 	if ce, ok := view.(views.ConfigErrors); ok {
@@ -163,6 +165,7 @@ func runApply(ctx context.Context, o *applyOptions) int {
 		HoldEvents:  !o.json, // a human view shows the plan first
 		AllowResend: o.allowResend,
 		Overrides:   overrides,
+		Reviewed:    reviewed,
 		Executor: executor.Options{
 			Parallelism: o.parallelism, MaxAttempts: o.maxAttempts, BaseDelay: o.baseDelay,
 			MaxDelay: o.maxDelay, MaxRetryAfter: o.maxRetryAfter, RateLimit: o.planFlags.rateLimit,

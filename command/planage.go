@@ -20,11 +20,22 @@ func maxPlanAge(cfg *config.Config) time.Duration {
 	return cmp.Or(cfg.Service.MaxPlanAge, config.DefaultMaxPlanAge)
 }
 
+// maxClockSkew is how far after apply's clock a plan may say it was made:
+// the clocks of two machines differ a little.
+const maxClockSkew = 5 * time.Minute
+
 // checkPlanAge refuses a saved plan made at madeAt (zero: it does not
-// say, made by an earlier pushform) when it is older than maxAge at now.
+// say, made by an earlier pushform) when it is older than maxAge at now,
+// or made later than now by more than two clocks differ: a plan made on a
+// machine whose clock is a year ahead would otherwise not expire for a
+// year.
 func checkPlanAge(path string, madeAt, now time.Time, maxAge time.Duration) error {
 	if madeAt.IsZero() {
 		return fmt.Errorf("%s does not record when it was made (an earlier pushform made it), so its age cannot be checked against max_plan_age; nothing was sent. Make a new plan", path)
+	}
+	if ahead := madeAt.Sub(now); ahead > maxClockSkew {
+		return fmt.Errorf("%s says it was made at %s, %s after this machine's clock (%s): the clock of the machine that made it, or of this one, is wrong, so its age cannot be checked against max_plan_age; nothing was sent. Set the clocks right (NTP) and make a new plan",
+			path, rfc3339(madeAt), ahead.Round(time.Second), rfc3339(now))
 	}
 	if age := now.Sub(madeAt); age > maxAge {
 		return fmt.Errorf("%s was made %s ago (at %s), longer ago than max_plan_age (%s): what it sends was reviewed against a state and an audience that may have changed since; nothing was sent. Make a new plan and apply that",

@@ -3,6 +3,7 @@ package command
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -35,7 +36,7 @@ func (pf *policyFlags) bindOverrides(fs *pflag.FlagSet) {
 // check refuses an override without a reason, and a reason without one.
 func (pf *policyFlags) check() error {
 	switch {
-	case len(pf.overrides) > 0 && pf.reason == "":
+	case len(pf.overrides) > 0 && strings.TrimSpace(pf.reason) == "":
 		return errors.New("--override-policy needs --override-reason TEXT: why the policy may fail, kept in the state's history")
 	case len(pf.overrides) == 0 && pf.reason != "":
 		return errors.New("--override-reason gives the reason of --override-policy NAME, which is missing")

@@ -24,10 +24,14 @@ type evaluation struct {
 	dataLocals map[string]bool
 	blocks     []*blockResult
 	cfg        *Config
-	// scope is what the message blocks were decoded with.
-	scope *scope
+	// blockScope is what the message blocks were decoded with.
+	blockScope *scope
 	// root is the context every block is evaluated in (Loader.Scope).
 	root *hcl.EvalContext
+	// resolved are the recipients of the last Resolve (nil before one),
+	// and scope the root context with them (see resolvedScope).
+	resolved map[string][]string
+	scope    *hcl.EvalContext
 	// reported are the diagnostics of the Load.
 	reported map[diagKey]bool
 	// known are the secrets the Load knew of; secrets redacts them all.
@@ -101,7 +105,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 				mod.budget.unlimited()
 			}
 		}}}
-	e.scope = sc
+	e.blockScope = sc
 	for _, mb := range mod.messages {
 		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
 		br.settings, d = evalBlockSettings(mb, ctx)
@@ -145,7 +149,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	}
 	sort.Strings(cfg.DataSources)
 	sortMessages(cfg.Messages)
-	return e, varFiles, diags
+	return e, varFiles, dropDependents(mod, diags)
 }
 
 // context is the evaluation context with the given recipients and locals.

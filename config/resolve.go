@@ -34,7 +34,7 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	var diags hcl.Diagnostics
 
 	var ctx *hcl.EvalContext
-	sc := *e.scope
+	sc := *e.blockScope
 	sc.recipients = recipients
 	for _, br := range e.blocks {
 		if br.mb.duplicate {
@@ -77,6 +77,7 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 		}
 		out.Messages[i] = m
 	}
+	e.resolved, e.scope = recipients, ctx
 
 	diags = append(diags, e.checkAudience(&out, func(m *Message) *Message {
 		if r, ok := replaced[m]; ok {
@@ -113,6 +114,45 @@ func (l *Loader) ResolvesByReference(cfg *Config) bool {
 		}
 	}
 	return true
+}
+
+// resolvedScope is the root scope with the recipients the last Resolve was
+// given: the locals that read them known. Resolve reported what
+// evaluating them found.
+func (e *evaluation) resolvedScope() *hcl.EvalContext {
+	if e.scope == nil {
+		e.scope, _ = e.dataContext(e.resolved)
+	}
+	return e.scope
+}
+
+// ResolvedPolicies returns the policies of cfg (the Config of this
+// Loader's last Load) with the configuration's own reading the recipients:
+// a condition over a local of the list sees the list, as the messages
+// Resolve completes do (a policy directory's reads no local). Without
+// recipients, or a data source, they are cfg's, and so is a policy that
+// reads no data source.
+func (l *Loader) ResolvedPolicies(cfg *Config, recipients map[string][]string) []*Policy {
+	e := l.last
+	if e == nil || cfg != e.cfg || recipients == nil || len(cfg.DataSources) == 0 {
+		return cfg.Policies
+	}
+	var scope *hcl.EvalContext
+	out := make([]*Policy, len(cfg.Policies))
+	for i, p := range cfg.Policies {
+		// Only a policy that reads the list gets it: a list of millions
+		// is not made into a value for the others.
+		if p.Scope == e.root && (refersToData(p.Condition, e.dataLocals) || refersToData(p.ErrorMessage, e.dataLocals)) {
+			if scope == nil {
+				scope, _ = e.dataContext(recipients) // what the list makes of the locals, Resolve reports
+			}
+			c := *p
+			c.Scope = scope
+			p = &c
+		}
+		out[i] = p
+	}
+	return out
 }
 
 // dataContext is the evaluation context with the recipients supplied: the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // writeDir writes files into a new temporary directory.
@@ -193,4 +194,72 @@ func TestResolveRefusesAForeignConfig(t *testing.T) {
 	if _, diags := l.Resolve(cfg, nil); !diags.HasErrors() || !strings.Contains(diags[0].Detail, "last Load") {
 		t.Errorf("Resolve of an older Config:%s", describe(diags))
 	}
+}
+
+// TestResolvedScope: once Resolve has the recipients, the locals that read
+// them are known to what reads the configuration's scope after the plan:
+// a policy's condition and pushform test's asserts.
+func TestResolvedScope(t *testing.T) {
+	for _, blocks := range []string{
+		// No block reads the list but through a bare reference.
+		`notification "n" {
+  user_ids = data.recipients.all.user_ids
+  title    = "t"
+  body     = "b"
+}`,
+		// A block reads a local of the list.
+		`notification "n" {
+  user_ids = local.audience
+  title    = "t"
+  body     = "b"
+}`,
+	} {
+		dir := writeDir(t, map[string]string{"main.hcl": svc + `
+data "recipients" "all" {}
+locals {
+  audience = data.recipients.all.user_ids
+  greeting = "hi"
+}
+policy "small" {
+  condition     = length(local.audience) <= 2
+  error_message = "too many"
+}
+policy "plain" {
+  condition     = local.greeting == "hi"
+  error_message = "no list"
+}
+` + blocks})
+		l := NewLoader()
+		cfg, diags := l.Load(dir, Options{})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		resolved, diags := l.Resolve(cfg, map[string][]string{"all": {"ann", "bob", "cy"}})
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		expr, _ := hclParseExpr(t, "length(local.audience)")
+		policies := l.ResolvedPolicies(cfg, map[string][]string{"all": {"ann", "bob", "cy"}})
+		for name, scope := range map[string]*hcl.EvalContext{"Scope": l.Scope(), "policy": policies[0].Scope} {
+			v, d := expr.Value(scope)
+			if d.HasErrors() || !v.IsKnown() || v.AsBigFloat().String() != "3" {
+				t.Errorf("%s: length(local.audience) = %#v %v, want 3", name, v, d)
+			}
+		}
+		if cfg.Policies[0].Scope == policies[0].Scope || resolved.Policies[0].Scope != cfg.Policies[0].Scope {
+			t.Error("ResolvedPolicies changed the policies of the loaded configuration")
+		}
+		if policies[1] != cfg.Policies[1] {
+			t.Error("a policy that reads no data source was given the list")
+		}
+	}
+}
+
+func hclParseExpr(t *testing.T, src string) (hcl.Expression, hcl.Diagnostics) {
+	t.Helper()
+	e, d := hclsyntax.ParseExpression([]byte(src), "x.hcl", hcl.InitialPos)
+	if d.HasErrors() {
+		t.Fatal(d)
+	}
+	return e, d
 }

@@ -15,11 +15,15 @@ func Functions(dir string) map[string]function.Function {
 // Scope is the root evaluation context of the last Load (var, local,
 // topic and data, with the function table), for expressions a front end
 // evaluates over the configuration: pushform test's conditions read the
-// variables and locals in a child of it. Nil before a Load that evaluated
-// anything.
+// variables and locals in a child of it. After a Resolve, the recipients
+// it was given and the locals that read them are known. Nil before a
+// Load that evaluated anything.
 func (l *Loader) Scope() *hcl.EvalContext {
-	if l.last == nil {
+	switch {
+	case l.last == nil:
 		return nil
+	case l.last.resolved != nil:
+		return l.last.resolvedScope()
 	}
 	return l.last.root
 }

@@ -102,7 +102,7 @@ func evalService(sb *serviceBlock, ctx *hcl.EvalContext, dir string) (Service, h
 		v, d := literal(a, cty.String)
 		diags = append(diags, d...)
 		if !d.HasErrors() && !v.IsNull() {
-			if err := checkSandbox(dir, v.AsString()); err != nil {
+			if err := CheckSeedFile(dir, v.AsString()); err != nil {
 				diags = append(diags, errDiag("Invalid sandbox seed file", err.Error(), a.Expr.Range().Ptr()))
 			} else {
 				svc.Sandbox = v.AsString()
@@ -116,7 +116,10 @@ func evalService(sb *serviceBlock, ctx *hcl.EvalContext, dir string) (Service, h
 	return svc, diags
 }
 
-func checkSandbox(dir, p string) error {
+// CheckSeedFile checks p, the path of a sandbox seed file relative to
+// the configuration directory dir: it must name a file inside dir, so a
+// configuration or a test file reads nothing from outside it.
+func CheckSeedFile(dir, p string) error {
 	if p == "" {
 		return fmt.Errorf("sandbox names the seed file of the embedded sandbox, such as \"sandbox.hcl\"")
 	}

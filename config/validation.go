@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
@@ -115,4 +116,94 @@ func (rule *validation) check(v *variable, ctx *hcl.EvalContext) hcl.Diagnostics
 		d.Expression, d.EvalContext = rule.condition, ctx // the writer shows the value it saw
 	}
 	return append(diags, d)
+}
+
+// dropDependents drops from diags the errors that follow from the
+// variables whose validation failed: those inside a block (or a local)
+// that reads one of them, directly or through locals. A failed variable
+// is unknown, and what is evaluated from an unknown value may report that
+// it is not known, or missing: echoes of the one failure already
+// reported. So Terraform evaluates nothing that depends on an invalid
+// variable, and pushform test's expect_failures sees the failure alone.
+func dropDependents(mod *module, diags hcl.Diagnostics) hcl.Diagnostics {
+	failed := map[string]bool{}
+	for _, d := range diags {
+		if vf, ok := hcl.DiagnosticExtra[ValidationFailure](d); ok {
+			failed[vf.Variable] = true
+		}
+	}
+	if len(failed) == 0 {
+		return diags
+	}
+	// The locals that read a failed variable, directly or through another.
+	tainted := map[string]bool{}
+	reads := func(ts []hcl.Traversal) bool {
+		for _, t := range ts {
+			if len(t) < 2 {
+				continue
+			}
+			a, ok := t[1].(hcl.TraverseAttr)
+			if ok && (t.RootName() == "var" && failed[a.Name] || t.RootName() == "local" && tainted[a.Name]) {
+				return true
+			}
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		for name, a := range mod.locals {
+			if !tainted[name] && reads(a.Expr.Variables()) {
+				tainted[name], changed = true, true
+			}
+		}
+	}
+	var ranges []hcl.Range
+	for _, body := range mod.bodies {
+		for _, b := range body.Blocks {
+			switch b.Type {
+			case "variable":
+			case "locals":
+				for name, a := range b.Body.Attributes {
+					if tainted[name] {
+						ranges = append(ranges, a.SrcRange)
+					}
+				}
+			default:
+				if reads(traversals(b.Body)) {
+					ranges = append(ranges, b.Range())
+				}
+			}
+		}
+	}
+	out := diags[:0:0]
+	for _, d := range diags {
+		if _, ok := hcl.DiagnosticExtra[ValidationFailure](d); !ok && d.Severity == hcl.DiagError && d.Subject != nil && inRanges(ranges, *d.Subject) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// traversals are the references of every expression in body, nested
+// blocks' too.
+func traversals(body *hclsyntax.Body) []hcl.Traversal {
+	var out []hcl.Traversal
+	hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
+		if e, ok := n.(*hclsyntax.ScopeTraversalExpr); ok {
+			out = append(out, e.Traversal)
+		}
+		return nil
+	})
+	return out
+}
+
+// inRanges reports whether r lies inside one of ranges.
+func inRanges(ranges []hcl.Range, r hcl.Range) bool {
+	for _, o := range ranges {
+		if o.Filename == r.Filename && o.Start.Byte <= r.Start.Byte && r.End.Byte <= o.End.Byte {
+			return true
+		}
+	}
+	return false
 }

@@ -95,3 +95,86 @@ func TestTestFilesAreNotConfiguration(t *testing.T) {
 		t.Fatalf("messages: %v", cfg.Messages)
 	}
 }
+
+// TestFailedValidationReportsOnce: a variable whose validation fails is
+// reported once; what is evaluated from it, however far, reports nothing
+// more (pushform test's expect_failures sees that one failure).
+func TestFailedValidationReportsOnce(t *testing.T) {
+	const v = `
+variable "x" {
+  type    = string
+  default = "ok"
+  validation {
+    condition     = var.x != "bad"
+    error_message = "x must not be bad"
+  }
+}
+locals {
+  via = "${var.x}-1"
+}
+`
+	for _, tc := range []struct{ name, body string }{
+		{"a title", `notification "n" {
+  user_ids = ["u1"]
+  title    = var.x
+  body     = "b"
+}`},
+		{"a variant's title", `notification "n" {
+  user_ids = ["u1"]
+  variant "a" {
+    weight = 1
+    title  = "Hi ${var.x}"
+    body   = "b"
+  }
+}`},
+		{"for_each", `notification "n" {
+  for_each = toset([var.x])
+  user_ids = [each.key]
+  title    = "t"
+  body     = "b"
+}`},
+		{"for_each through a local", `notification "n" {
+  for_each = toset([local.via])
+  user_ids = [each.key]
+  title    = "t"
+  body     = "b"
+}`},
+		{"a rollout stage", `notification "n" {
+  user_ids = ["u1"]
+  title    = "t"
+  body     = "b"
+  rollout {
+    stages = ["${length(var.x)}%", "100%"]
+  }
+}`},
+		{"a campaign's deliver_at_local", `campaign "c" {
+  deliver_at_local = var.x == "ok" ? "09:00" : "10:00"
+  notification "n" {
+    user_ids = ["u1"]
+    title    = "t"
+    body     = "b"
+  }
+}`},
+		{"a badge count", `badge "b" {
+  user_ids    = ["u1"]
+  badge_count = length(var.x)
+}`},
+		{"a policy", `policy "p" {
+  condition     = var.x != ""
+  error_message = "x"
+}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, diags := load(t, map[string]string{"main.hcl": svc + v + tc.body}, Options{Vars: []string{"x=bad"}})
+			if len(diags) != 1 {
+				t.Fatalf("want the failed validation only, got %v", diags)
+			}
+			if f, ok := hcl.DiagnosticExtra[ValidationFailure](diags[0]); !ok || f.Variable != "x" {
+				t.Fatalf("want the validation of x, got %v", diags)
+			}
+			if _, diags := load(t, map[string]string{"main.hcl": svc + v + tc.body}, Options{}); diags.HasErrors() {
+				t.Fatalf("the configuration with a valid x: %v", diags)
+			}
+		})
+	}
+}

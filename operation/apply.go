@@ -36,6 +36,10 @@ type ApplyOptions struct {
 	// Overrides let failed deny policies through, by name: a saved
 	// plan's, or --override-policy's. Apply records them before sending.
 	Overrides []plandoc.Override
+	// Reviewed are the policy results a saved plan recorded: its
+	// overrides let through only the failures they show (see
+	// policy.Reviewed).
+	Reviewed []plandoc.Policy
 	// Executor are the limits of the requests (parallelism, retries); Apply
 	// sets its Events, Now and PaceFrom.
 	Executor executor.Options
@@ -94,11 +98,15 @@ func (r *Run) Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var unreviewed []string
+	if o.Saved != nil {
+		results, unreviewed = policy.Reviewed(results, o.Reviewed)
+	}
 	if len(results) > 0 {
 		out.Policies(results)
 	}
 	if denied := policy.Denied(results); len(denied) > 0 {
-		return nil, &policy.DeniedError{Denied: denied, Apply: true, Saved: o.Saved != nil}
+		return nil, &policy.DeniedError{Denied: denied, Apply: true, Saved: o.Saved != nil, Unreviewed: unreviewed}
 	}
 	if err := p.TestSendGuard(); err != nil {
 		return nil, err

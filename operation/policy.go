@@ -13,7 +13,10 @@ import (
 // (see package policy): one result per policy, an empty list when there
 // are none. An override that names no deny policy is an error.
 func (r *Run) Policies(p *planner.Plan, overrides []plandoc.Override) ([]plandoc.Policy, error) {
-	policies := r.Session.Config.Policies
+	// With the recipients the plan was made with: a condition over a
+	// local of the list sees it, at plan and at apply of the saved plan.
+	cfg := r.Session.Config
+	policies := r.Loader.ResolvedPolicies(cfg, recipientsByName(cfg, p.Recipients))
 	if err := policy.CheckOverrides(policies, overrides); err != nil {
 		return nil, err
 	}

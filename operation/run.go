@@ -145,10 +145,7 @@ func (r *Run) resolve(snap *state.Snapshot) (*config.Config, error) {
 	if snap == nil || len(cfg.DataSources) == 0 {
 		return cfg, nil
 	}
-	byName := make(map[string][]string, len(cfg.DataSources))
-	for _, name := range cfg.DataSources {
-		byName[name] = snap.UserIDs // the endpoint takes no parameters
-	}
+	byName := recipientsByName(cfg, snap)
 	// Resolve evaluates only what reads the recipients and returns only
 	// new diagnostics; as before, show the errors among them.
 	resolved, diags := r.Loader.Resolve(cfg, byName)
@@ -165,6 +162,19 @@ func (r *Run) resolve(snap *state.Snapshot) (*config.Config, error) {
 		return nil, ErrReported
 	}
 	return resolved, nil
+}
+
+// recipientsByName gives each data source of cfg the list of snap: the
+// endpoint takes no parameters. Nil without a snapshot.
+func recipientsByName(cfg *config.Config, snap *state.Snapshot) map[string][]string {
+	if snap == nil {
+		return nil
+	}
+	byName := make(map[string][]string, len(cfg.DataSources))
+	for _, name := range cfg.DataSources {
+		byName[name] = snap.UserIDs
+	}
+	return byName
 }
 
 // Stream returns a planner.Stream when the plan can be made while the

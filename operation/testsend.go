@@ -29,6 +29,10 @@ type TestSendOptions struct {
 	AsUser, Locale string
 }
 
+// ErrNoTestDevices is TestSend's error when it is given no targets and
+// the configuration lists no test_devices for the message.
+var ErrNoTestDevices = errors.New("test-send: give --device ID or --user ID, or list test_devices in the service block (or the campaign)")
+
 // TestSend sends the content of one address to the given targets only,
 // and records it in the ledger as a test send (not a delivery: apply
 // still sends to these targets). It returns the message sent and each
@@ -48,7 +52,7 @@ func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message,
 	if len(devices) == 0 && len(users) == 0 {
 		devices = cfg.TestDevices(msg)
 		if len(devices) == 0 {
-			return nil, nil, errors.New("test-send: give --device ID or --user ID, or list test_devices in the service block (or the campaign)")
+			return nil, nil, ErrNoTestDevices
 		}
 	}
 	users, devices, err = testTargets(users, devices)

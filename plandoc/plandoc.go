@@ -248,6 +248,9 @@ type Variant struct {
 	Name   *string `json:"name"`
 	Weight int     `json:"weight"`
 	Share  float64 `json:"share"`
+	// Kept counts the targets the ledger had assigned to it already (see
+	// planner.VariantInfo).
+	Kept int `json:"kept"`
 }
 
 // Request is one request apply sends.
@@ -442,7 +445,7 @@ func change(c *planner.Change) Change {
 		}
 	}
 	if v := c.Variant; v != nil {
-		out.Variant = &Variant{Of: v.Of, Name: optional(v.Name), Weight: v.Weight, Share: v.Share}
+		out.Variant = &Variant{Of: v.Of, Name: optional(v.Name), Weight: v.Weight, Share: v.Share, Kept: v.Kept}
 	}
 	return out
 }

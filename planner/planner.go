@@ -207,6 +207,9 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 	applyCaps(cfg, st, opts.capTime(), p.Changes, msgs)
 	for _, c := range p.Changes {
 		c.Accept = accepts(c)
+		if c.Rollout != nil {
+			recountStages(c, msgs[c.Address])
+		}
 	}
 	p.Renames = detectRenames(cfg, p.Changes, created, st, seen, opts.Now)
 	p.KindChanges = detectKindChanges(pl.ledger, st, p.Changes)

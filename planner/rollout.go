@@ -259,6 +259,27 @@ func (pl *planning) keepStages(c *Change, ids []string, stageOf []uint8, allowed
 	c.Targets.Staged = held
 }
 
+// recountStages counts again each stage's Send from c's sends (of m)
+// when local time, quiet hours or a frequency cap held back targets the
+// rollout released: a stage sends what the plan sends.
+func recountStages(c *Change, m *config.Message) {
+	rs := c.Rollout
+	sum := 0
+	for _, s := range rs.Stages {
+		sum += s.Send
+	}
+	if sum == len(c.Send) || m == nil || m.Rollout == nil {
+		return
+	}
+	for i := range rs.Stages {
+		rs.Stages[i].Send = 0
+	}
+	sg := newStager(m)
+	for _, id := range c.Send {
+		rs.Stages[sg.of(id)].Send++
+	}
+}
+
 // parallelAssign is how many ids make assign use every CPU.
 const parallelAssign = 1 << 16
 

@@ -277,3 +277,18 @@ func TestRolloutAlreadyDelivered(t *testing.T) {
 		t.Fatalf("second plan: %+v, send %d, targets %+v", c.Rollout, len(c.Send), c.Targets)
 	}
 }
+
+// TestRolloutStagesCountWhatIsSent: a stage's send counts the targets the
+// plan sends, after local time and quiet hours held some of the stage
+// back (it counted them as sent).
+func TestRolloutStagesCountWhatIsSent(t *testing.T) {
+	tokyo, la := zone(t, "Asia/Tokyo"), zone(t, "America/Los_Angeles")
+	nine := &config.LocalTime{Dated: true, Year: 2026, Month: 12, Day: 1, Clock: 9 * 60}
+	m := localMsg(40, []*time.Location{tokyo, la}, nine, nil)
+	m.Rollout, m.Salt = &config.Rollout{Stages: []float64{0.5, 1}, MaxFailureRate: -1}, m.Address
+	// 09:30 in Tokyo, the night before in Los Angeles.
+	c := mustPlan(t, m, nil, Options{Now: time.Date(2026, 12, 1, 0, 30, 0, 0, time.UTC)})
+	if c.Targets.Send == 0 || c.Targets.Waiting == 0 || c.Rollout.Stages[0].Send != c.Targets.Send {
+		t.Errorf("send %d, waiting %d, stages %+v", c.Targets.Send, c.Targets.Waiting, c.Rollout.Stages)
+	}
+}

@@ -101,3 +101,38 @@ func TestMarkTestSends(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkTestSendsKeepsWhatThePlanMarked: a saved plan that needed a test
+// send still needs one at apply, though require_test_send was taken out of
+// the configuration since; a delivered test send of its content satisfies
+// it.
+func TestMarkTestSendsKeepsWhatThePlanMarked(t *testing.T) {
+	spring := note("notification.spring", "Spring sale", "20% off", "spring", "alice")
+	cfg := cfgOf(spring)
+	cfg.Service.RequireTestSend = true
+	st := state.New("test")
+	p, err := Make(Input{Config: cfg, State: st}, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	MarkTestSends(p, cfg, st)
+	if p.TestSendGuard() == nil {
+		t.Fatal("the plan needs no test send")
+	}
+	cfg.Service.RequireTestSend = false // edited after the plan was saved
+	MarkTestSends(p, cfg, st)
+	if err := p.TestSendGuard(); err == nil || !strings.Contains(err.Error(), "notification.spring: pushform test-send notification.spring --device ID") {
+		t.Fatalf("the saved plan at apply: %v", err)
+	}
+	c := spring.Content
+	if err := st.ApplyEntry(state.Entry{Type: state.EntryTestSend, Time: now, RequestID: "req-t", Items: []state.Item{{
+		Address: spring.Address, Kind: config.KindNotification, TargetKind: config.TargetDevices, Fingerprint: Fingerprint(config.KindNotification, c), Content: &c,
+		Targets: []string{"test-phone"}, Outcomes: []*state.Target{{Reason: "delivered"}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	MarkTestSends(p, cfg, st)
+	if err := p.TestSendGuard(); err != nil {
+		t.Fatalf("after a delivered test send: %v", err)
+	}
+}

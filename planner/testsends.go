@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,7 +19,10 @@ import (
 // MarkTestSends sets TestSendCommand on the changes of p that send a
 // notification whose content cfg requires a test send of and st's ledger
 // records none delivered (st nil: none). It clears it on the others, so a
-// saved plan is checked again against the state apply reads.
+// saved plan is checked again against the state apply reads; a change the
+// saved plan marked stays marked until its content has a delivered test
+// send, even when the configuration no longer requires one: the plan was
+// reviewed as needing it.
 func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 	byAddr := make(map[string]*config.Message, len(cfg.Messages))
 	for _, m := range cfg.Messages {
@@ -28,6 +30,7 @@ func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 	}
 	tested := map[string]bool{} // by fingerprint
 	for _, c := range p.Changes {
+		marked := c.TestSendCommand
 		c.TestSendCommand = ""
 		if !SendsNow(c.Action) || c.Kind != message.KindNotification {
 			continue
@@ -36,7 +39,8 @@ func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 		if m == nil && c.Variant != nil {
 			m = byAddr[c.Variant.Of]
 		}
-		if m == nil || !cfg.RequiresTestSend(m) {
+		required := m != nil && cfg.RequiresTestSend(m)
+		if !required && marked == "" {
 			continue
 		}
 		ok, seen := tested[c.Fingerprint]
@@ -44,8 +48,12 @@ func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 			ok = deliveredTestSend(st, c.Fingerprint)
 			tested[c.Fingerprint] = ok
 		}
-		if !ok {
+		switch {
+		case ok:
+		case m != nil:
 			c.TestSendCommand = testSendCommand(c.Address, len(cfg.TestDevices(m)) > 0, c.Content.Personal())
+		default:
+			c.TestSendCommand = marked
 		}
 	}
 }
@@ -95,24 +103,36 @@ func shellWord(s string) string {
 }
 
 // TestSendGuard refuses a plan with changes that need a test send (see
-// MarkTestSends): apply calls it before sending anything.
+// MarkTestSends): apply calls it before sending anything. The error is a
+// *TestSendError.
 func (p *Plan) TestSendGuard() error {
-	var b strings.Builder
-	n := 0
+	var e TestSendError
 	for _, c := range p.Changes {
-		if c.TestSendCommand == "" {
-			continue
+		if c.TestSendCommand != "" {
+			e.Changes = append(e.Changes, c)
 		}
-		n++
-		fmt.Fprintf(&b, "\n  %s: %s", c.Address, c.TestSendCommand)
 	}
-	if n == 0 {
+	if len(e.Changes) == 0 {
 		return nil
 	}
+	return &e
+}
+
+// TestSendError is a plan refused by require_test_send: the changes whose
+// content has no delivered test send.
+type TestSendError struct {
+	Changes []*Change
+}
+
+func (e *TestSendError) Error() string {
+	var b strings.Builder
+	for _, c := range e.Changes {
+		fmt.Fprintf(&b, "\n  %s: %s", c.Address, c.TestSendCommand)
+	}
 	what := "a notification has"
-	if n > 1 {
+	if n := len(e.Changes); n > 1 {
 		what = fmt.Sprintf("%d notifications have", n)
 	}
-	return errors.New("require_test_send: " + what + " no delivered test send of their exact content, so nothing was sent. " +
-		"Send each to a test device, check it on the phone, then plan and apply again:" + b.String())
+	return "require_test_send: " + what + " no delivered test send of their exact content, so nothing was sent. " +
+		"Send each to a test device, check it on the phone, then plan and apply again:" + b.String()
 }

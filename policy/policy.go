@@ -110,6 +110,37 @@ func check(p *config.Policy, plan, change cty.Value) (msg string, ok bool) {
 	return m.AsString(), false
 }
 
+// Reviewed holds the overrides of a saved plan to what its reviewer saw:
+// an overridden result with a failure that the saved plan's results
+// (reviewed) do not show for the same policy, overridden, is a deny again,
+// with no override. A policy or a configuration changed between plan and
+// apply finds failures nobody approved; the override names the policy, but
+// it was granted for those failures. It returns the results and the names
+// of the policies it denied again.
+func Reviewed(results, reviewed []plandoc.Policy) (out []plandoc.Policy, unreviewed []string) {
+	out = slices.Clone(results)
+	for i, r := range out {
+		if r.Result != plandoc.Overridden {
+			continue
+		}
+		j := slices.IndexFunc(reviewed, func(s plandoc.Policy) bool { return s.Name == r.Name && s.Result == plandoc.Overridden })
+		if j >= 0 && !slices.ContainsFunc(r.Failures, func(f plandoc.Failure) bool {
+			return !slices.ContainsFunc(reviewed[j].Failures, func(s plandoc.Failure) bool { return sameFailure(f, s) })
+		}) {
+			continue
+		}
+		out[i].Result, out[i].Override = plandoc.Deny, nil
+		unreviewed = append(unreviewed, r.Name)
+	}
+	return out, unreviewed
+}
+
+// sameFailure reports whether a and b are the same failure: the same
+// change (or both of the whole plan) and the same message.
+func sameFailure(a, b plandoc.Failure) bool {
+	return a.Message == b.Message && (a.Address == nil) == (b.Address == nil) && (a.Address == nil || *a.Address == *b.Address)
+}
+
 // Denied returns the results that stop a plan or an apply: failed deny
 // policies that no override let through.
 func Denied(results []plandoc.Policy) []plandoc.Policy { return having(results, plandoc.Deny) }
@@ -162,6 +193,9 @@ type DeniedError struct {
 	// Apply says an apply was stopped (Saved: of a saved plan), not a
 	// plan.
 	Apply, Saved bool
+	// Unreviewed names the denied policies that the saved plan overrides
+	// for other failures than these (see Reviewed).
+	Unreviewed []string
 }
 
 func (e *DeniedError) Error() string {
@@ -177,6 +211,9 @@ func (e *DeniedError) Error() string {
 	}
 	if e.Apply {
 		b.WriteString(": nothing was sent. ")
+		for _, name := range e.Unreviewed {
+			fmt.Fprintf(&b, "The saved plan's override of %s covers the failures its plan showed, not those apply found checking the policies again (the policy or the configuration changed since the plan was made). ", name)
+		}
 	} else {
 		b.WriteString(": apply would send nothing. ")
 	}

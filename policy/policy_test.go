@@ -179,6 +179,52 @@ func TestDeniedAndOverridden(t *testing.T) {
 	}
 }
 
+// TestReviewed: a saved plan's override lets through the failures the
+// plan recorded for its policy, and no other.
+func TestReviewed(t *testing.T) {
+	a, b := "notification.a", "notification.b"
+	overridden := func(failures ...plandoc.Failure) plandoc.Policy {
+		return plandoc.Policy{Name: "p", Enforcement: config.PolicyDeny, Result: plandoc.Overridden, Failures: failures,
+			Override: &plandoc.Override{Policy: "p", Reason: "r"}}
+	}
+	fa, fb := plandoc.Failure{Address: &a, Message: "a fails"}, plandoc.Failure{Address: &b, Message: "b fails"}
+	whole := plandoc.Failure{Message: "the plan fails"}
+	for _, tc := range []struct {
+		name     string
+		now      plandoc.Policy
+		reviewed []plandoc.Policy
+		denied   bool
+	}{
+		{"the same failures", overridden(fa), []plandoc.Policy{overridden(fa)}, false},
+		{"fewer failures", overridden(fa), []plandoc.Policy{overridden(fa, fb)}, false},
+		{"the same failure of the plan", overridden(whole), []plandoc.Policy{overridden(whole)}, false},
+		{"a new change fails", overridden(fa, fb), []plandoc.Policy{overridden(fa)}, true},
+		{"another message", overridden(plandoc.Failure{Address: &a, Message: "a fails otherwise"}), []plandoc.Policy{overridden(fa)}, true},
+		{"the plan instead of a change", overridden(plandoc.Failure{Message: "a fails"}), []plandoc.Policy{overridden(fa)}, true},
+		{"another policy's failures", overridden(fa), []plandoc.Policy{func() plandoc.Policy { p := overridden(fa); p.Name = "q"; return p }()}, true},
+		{"passed when planned", overridden(fa), []plandoc.Policy{{Name: "p", Result: plandoc.Pass, Failures: []plandoc.Failure{}}}, true},
+		{"no results recorded", overridden(fa), nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pass := plandoc.Policy{Name: "ok", Result: plandoc.Pass, Failures: []plandoc.Failure{}}
+			in := []plandoc.Policy{pass, tc.now}
+			out, unreviewed := Reviewed(in, tc.reviewed)
+			got := out[1]
+			if denied := got.Result == plandoc.Deny; denied != tc.denied || denied != (got.Override == nil) ||
+				denied != slices.Equal(unreviewed, []string{"p"}) || out[0].Result != plandoc.Pass {
+				t.Errorf("Reviewed = %+v, %v; want denied %v", out, unreviewed, tc.denied)
+			}
+			if in[1].Result != plandoc.Overridden {
+				t.Error("Reviewed changed the results it was given")
+			}
+		})
+	}
+	err := (&DeniedError{Denied: []plandoc.Policy{overridden(fa)}, Apply: true, Saved: true, Unreviewed: []string{"p"}}).Error()
+	if !strings.Contains(err, "The saved plan's override of p covers the failures its plan showed") {
+		t.Errorf("DeniedError: %s", err)
+	}
+}
+
 func TestCheckOverrides(t *testing.T) {
 	policies, diags := load(t, map[string]string{"main.hcl": service + issuePolicies + `
 policy "advice" {

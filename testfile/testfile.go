@@ -69,6 +69,10 @@ type Run struct {
 	// ExpectFailures are the variables whose validation the run expects
 	// to fail (var.NAME), with where each is written.
 	ExpectFailures []Expected
+	// TestSends are the addresses the run sends as pushform test-send
+	// does, before its command; TestSendsRange is where they are written.
+	TestSends      []string
+	TestSendsRange hcl.Range
 }
 
 // Faults are a run's sandbox block: what the service does wrong.
@@ -111,6 +115,7 @@ var (
 			{Name: "command"},
 			{Name: "now"},
 			{Name: "expect_failures"},
+			{Name: "test_sends"},
 		},
 		Blocks: []hcl.BlockHeaderSchema{
 			{Type: "variables"},
@@ -258,6 +263,18 @@ func (d *decoder) run(b *hcl.Block) *Run {
 	}
 	if a, ok := content.Attributes["expect_failures"]; ok {
 		r.ExpectFailures = d.expectFailures(a)
+	}
+	if a, ok := content.Attributes["test_sends"]; ok {
+		if v, ok := d.value(a, cty.List(cty.String)); ok {
+			r.TestSendsRange = a.Expr.Range()
+			for _, addr := range v.AsValueSlice() {
+				if addr.IsNull() || addr.AsString() == "" {
+					d.errorf(a.Expr.Range(), "Invalid test_sends", "test_sends lists addresses of notifications, as pushform test-send takes them: non-empty strings.")
+					break
+				}
+				r.TestSends = append(r.TestSends, addr.AsString())
+			}
+		}
 	}
 	var seenVars, seenSandbox *hcl.Block
 	for _, blk := range content.Blocks {

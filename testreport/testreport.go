@@ -8,6 +8,7 @@ package testreport
 import (
 	"time"
 
+	"pushform/plandoc"
 	"pushform/planner"
 )
 
@@ -49,8 +50,10 @@ type Run struct {
 	Failures []Failure
 	Duration time.Duration
 	// Plan is the plan the run made (apply: the plan it applied); nil
-	// when it made none. pushform test --verbose shows it.
-	Plan *planner.Plan
+	// when it made none. pushform test --verbose shows it, with Policies,
+	// the results of the configuration's policies on it.
+	Plan     *planner.Plan
+	Policies []plandoc.Policy
 }
 
 // Failure is why a run (or a file) failed.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,6 +83,14 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 		Getenv: fr.o.Getenv, Secrets: fr.o.Secrets, Clock: clk.now, Now: now, Refresh: true,
 		Diagnostics: func(_ *config.Loader, d hcl.Diagnostics) error { diags = append(diags, d...); return nil },
 	}
+	if len(r.TestSends) > 0 {
+		if err := fr.testSends(ctx, r, opts); err != nil {
+			f := fr.errorFailure(r, err)
+			f.Line = r.TestSendsRange.Start.Line // at test_sends
+			res.Failures = append(res.Failures, f)
+			return res, true
+		}
+	}
 	op, err := operation.Open(ctx, opts)
 	if err != nil && !errors.Is(err, operation.ErrReported) {
 		res.Failures = append(res.Failures, fr.errorFailure(r, err))
@@ -97,7 +106,7 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 	out, err := fr.command(ctx, op, r, clk)
 	fr.clock = op.Clock.Now()
 	if out != nil {
-		res.Plan = out.plan
+		res.Plan, res.Policies = out.plan, out.policies
 	}
 	if err != nil {
 		res.Failures = append(res.Failures, fr.errorFailure(r, err))
@@ -114,6 +123,34 @@ func (fr *fileRun) run(ctx context.Context, r *testfile.Run) (res testreport.Run
 		}
 	}
 	return res, false
+}
+
+// testSends sends the run's test_sends as pushform test-send does, each
+// to the test_devices the configuration lists for it, in an operation of
+// their own before the run's command, which then reads the state they
+// recorded. A configuration that does not load is the command's to
+// report.
+func (fr *fileRun) testSends(ctx context.Context, r *testfile.Run, opts operation.Options) error {
+	opts.Operation = "test-send"
+	opts.Diagnostics = func(*config.Loader, hcl.Diagnostics) error { return nil }
+	op, err := operation.Open(ctx, opts)
+	if errors.Is(err, operation.ErrReported) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, addr := range r.TestSends {
+		_, _, err = op.TestSend(ctx, operation.TestSendOptions{Address: addr})
+		if errors.Is(err, operation.ErrNoTestDevices) {
+			err = errors.New("the configuration lists no test_devices for it (in the service block or its campaign): test_sends sends to those")
+		}
+		if err != nil {
+			err = fmt.Errorf("test_sends %s: %w", addr, err)
+			break
+		}
+	}
+	return errors.Join(err, op.Close())
 }
 
 // values are the run's variable values: the file's, then the run's.
@@ -240,6 +277,13 @@ func (fr *fileRun) errorFailure(r *testfile.Run, err error) testreport.Failure {
 		msg = fmt.Sprintf("now %s is earlier than the time the file's runs have reached (%s): simulated time never goes backwards, "+
 			"or frequency caps, repeats and rollout waits could be bypassed; nothing was sent. Give this run a later now",
 			ce.At.UTC().Format(time.RFC3339), ce.Floor.UTC().Format(time.RFC3339))
+	}
+	if te := (*planner.TestSendError)(nil); errors.As(err, &te) {
+		addrs := make([]string, len(te.Changes))
+		for i, c := range te.Changes {
+			addrs[i] = strconv.Quote(c.Address)
+		}
+		msg += fmt.Sprintf("\nIn a test file, list them in the run's test_sends: test_sends = [%s]", strings.Join(addrs, ", "))
 	}
 	return testreport.Failure{File: r.DeclRange.Filename, Line: r.DeclRange.Start.Line, Summary: "Run failed",
 		Message: strings.TrimSpace(fr.o.Secrets.String(msg))}

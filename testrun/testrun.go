@@ -194,7 +194,14 @@ func (o *Options) decode(name string) (*testfile.File, []byte, hcl.Diagnostics) 
 		return nil, src, diags
 	}
 	tf, d := testfile.Decode(name, f, config.Functions(o.Dir))
-	return tf, src, append(diags, d...)
+	diags = append(diags, d...)
+	if tf != nil && tf.Sandbox.SeedFile != "" {
+		if err := config.CheckSeedFile(o.Dir, tf.Sandbox.SeedFile); err != nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid sandbox seed file", Detail: err.Error(),
+				Subject: tf.Sandbox.SeedRange.Ptr()})
+		}
+	}
+	return tf, src, diags
 }
 
 // failures are the errors of diags as failures.

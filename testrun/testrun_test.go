@@ -331,6 +331,131 @@ run "x" {
 	}
 }
 
+// TestSeedInsideTheConfiguration: a test file's seed is a file of the
+// configuration directory, as the service block's is: one outside it is
+// an error at the seed attribute, and is never read.
+func TestSeedInsideTheConfiguration(t *testing.T) {
+	outside := t.TempDir()
+	testutil.WriteFile(t, outside, "seed.hcl", "user \"ann\" {\n}\nAWS_SECRET = \"do-not-show\"\n")
+	for _, seed := range []string{filepath.Join(outside, "seed.hcl"), "../" + filepath.Base(outside) + "/seed.hcl", "nope.hcl"} {
+		t.Run(seed, func(t *testing.T) {
+			f := run(t, "sandbox {\n  seed = \""+filepath.ToSlash(seed)+"\"\n}\nrun \"x\" {}\n")
+			msgs := messages(f)
+			if f.Status != testreport.Fail || len(f.Runs) != 0 || len(f.Errors) != 1 || f.Errors[0].Line != 2 ||
+				!strings.Contains(msgs, "inside the configuration directory") && !strings.Contains(msgs, "does not exist in the configuration directory") ||
+				strings.Contains(msgs, "AWS_SECRET") {
+				t.Errorf("%+v\n%s", f, msgs)
+			}
+		})
+	}
+}
+
+// TestRequireTestSend: a run's test_sends sends addresses as pushform
+// test-send does, before its command, so a configuration with
+// require_test_send can be tested; without them the apply is refused,
+// and the failure says how to send them in a test.
+func TestRequireTestSend(t *testing.T) {
+	dir := testutil.WriteFiles(t, map[string]string{
+		"main.hcl": `service {
+  sandbox           = "seed.hcl"
+  environment       = "test"
+  require_test_send = true
+  test_devices      = ["qa"]
+}
+
+notification "hello" {
+  user_ids = ["ann", "bob"]
+  title    = "Hi"
+  body     = "Welcome"
+}
+`,
+		"seed.hcl": "user \"ann\" {\n  device \"a\" { environment = \"test\" }\n}\nuser \"bob\" {\n  device \"b\" { environment = \"test\" }\n}\nuser \"tester\" {\n  device \"qa\" { environment = \"test\" }\n}\n",
+		"refused.pftest.hcl": `run "untested" {
+  command = apply
+}
+`,
+		"tested.pftest.hcl": `run "planned" {
+  assert {
+    condition     = plan.changes[0].needs_test_send
+    error_message = "the plan marks it"
+  }
+}
+run "tested" {
+  command    = apply
+  test_sends = ["notification.hello"]
+  assert {
+    condition     = apply.delivered == 2 && device("qa").inbox[0].title == "Hi" && device("a").inbox[0].title == "Hi"
+    error_message = "the test device, then the audience"
+  }
+  assert {
+    condition     = [for r in requests : r.endpoint] == ["send", "send"] && length(requests[0].notifications[0].device_ids) == 1
+    error_message = "the test send is a request of the run: ${jsonencode([for r in requests : r.endpoint])}"
+  }
+  assert {
+    condition     = [for h in history_device("qa") : h.outcome] == ["test-send"]
+    error_message = "the ledger records the test send: ${jsonencode(history_device("qa"))}"
+  }
+}
+`,
+		"unknown.pftest.hcl": `run "typo" {
+  test_sends = ["notification.helo"]
+}
+`,
+	})
+	results, _ := Run(context.Background(), Options{Dir: dir, Clock: func() time.Time { return realNow }},
+		[]string{"refused.pftest.hcl", "tested.pftest.hcl", "unknown.pftest.hcl"})
+	want := [][]string{{"untested=fail"}, {"planned=pass", "tested=pass"}, {"typo=fail"}}
+	for i, f := range results {
+		if got := statuses(f); !slices.Equal(got, want[i]) {
+			t.Errorf("%s: %v, want %v\n%s", f.Name, got, want[i], messages(f))
+		}
+	}
+	if msg := messages(results[0]); !strings.Contains(msg, `list them in the run's test_sends: test_sends = ["notification.hello"]`) {
+		t.Errorf("the refused apply:\n%s", msg)
+	}
+	if f := results[2].Runs[0].Failures; len(f) != 1 || f[0].Line != 2 {
+		t.Errorf("a test send of an unknown address fails at test_sends: %+v", f)
+	}
+	if msg := messages(results[2]); !strings.Contains(msg, "notification.helo is not a notification or badge of the configuration") {
+		t.Errorf("a test send of an unknown address:\n%s", msg)
+	}
+}
+
+// TestConditionsReadTheRecipients: a condition over a local that reads the
+// recipients list sees the list the run fetched (it was "not known").
+func TestConditionsReadTheRecipients(t *testing.T) {
+	dir := testutil.WriteFiles(t, map[string]string{
+		"main.hcl": `service {
+  base_url    = "http://127.0.0.1:1/v1"
+  environment = "test"
+}
+
+data "recipients" "all" {}
+
+locals {
+  everyone = data.recipients.all.user_ids
+}
+
+notification "n" {
+  user_ids = local.everyone
+  title    = "t"
+  body     = "b"
+}
+`,
+		"a.pftest.hcl": seed + `run "x" {
+  assert {
+    condition     = toset(local.everyone) == toset(["u0", "u1", "u2"]) && length(data.recipients.all.user_ids) == 3
+    error_message = "the run's recipients"
+  }
+}
+`,
+	})
+	results, sum := Run(context.Background(), Options{Dir: dir, Clock: func() time.Time { return realNow }}, []string{"a.pftest.hcl"})
+	if sum.Passed != 1 {
+		t.Errorf("%+v\n%s", sum, messages(results[0]))
+	}
+}
+
 func TestFiles(t *testing.T) {
 	dir := testutil.WriteFiles(t, map[string]string{
 		"main.hcl": campaign, "b.pftest.hcl": "", "a.pftest.hcl": "", "tests/c.pftest.hcl": "", "tests/x.hcl": "", "other/d.pftest.hcl": "",

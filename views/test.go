@@ -61,7 +61,7 @@ func (v *TestHuman) FileStart(name string) {
 func (v *TestHuman) Run(r testreport.Run) {
 	fmt.Fprintf(v.w, "  run %q... %s\n", termtext.Clean(r.Name), v.status(r.Status))
 	if v.verbose && r.Plan != nil {
-		NewPlanHuman(v.w, v.color).WithWidth(v.width).Plan(r.Plan)
+		NewPlanHuman(v.w, v.color).WithWidth(v.width).WithPolicies(r.Policies).Plan(r.Plan)
 		fmt.Fprintln(v.w)
 	}
 	for _, f := range r.Failures {
@@ -236,6 +236,7 @@ func (v *TestJSON) Run(r testreport.Run) {
 		Seconds: r.Duration.Seconds(), Failures: testFailuresJSON(r.Failures)}
 	if v.verbose && r.Plan != nil {
 		line.Plan = plandoc.New(r.Plan)
+		line.Plan.Policies = r.Policies
 	}
 	v.enc.Encode(line)
 }

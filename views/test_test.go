@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"pushform/internal/testutil"
+	"pushform/plandoc"
+	"pushform/planner"
 	"pushform/testreport"
 )
 
@@ -91,5 +93,22 @@ func TestTestSummaryLine(t *testing.T) {
 		if out.String() != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.sum, out.String(), tt.want)
 		}
+	}
+}
+
+// TestTestVerbosePolicies: --verbose shows a run's plan as plan shows it,
+// with the results of its policies.
+func TestTestVerbosePolicies(t *testing.T) {
+	r := testreport.Run{File: "a.pftest.hcl", Name: "x", Command: "plan", Status: testreport.Pass,
+		Plan:     &planner.Plan{FormatVersion: planner.FormatVersion, Environment: "test"},
+		Policies: []plandoc.Policy{{Name: "https_only", Enforcement: "deny", Result: plandoc.Pass, File: "main.hcl", Line: 3, Checked: 1, Failures: []plandoc.Failure{}}}}
+	var human, js bytes.Buffer
+	NewTest(Human, &View{Stdout: &human}, true).Run(r)
+	if !strings.Contains(human.String(), "Policies: 1 passed.") {
+		t.Errorf("human:\n%s", human.String())
+	}
+	NewTest(JSON, &View{Stdout: &js}, true).Run(r)
+	if !strings.Contains(js.String(), `"policies":[{"name":"https_only"`) {
+		t.Errorf("json:\n%s", js.String())
 	}
 }
