@@ -2,11 +2,14 @@ package planner
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"pushform/config"
 	"pushform/internal/testutil"
+	"pushform/internal/testutil/cpubench"
 	"pushform/state"
 )
 
@@ -101,4 +104,41 @@ func BenchmarkPersonal1M(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPersonalNoopRatio1M runs the no-op plans of BenchmarkPersonal1M
+// (loading included) alternately and reports the personal one's cost as a
+// multiple of the one text's, in wall time and in process CPU time: the
+// alternation keeps both under the same load on a shared machine.
+func BenchmarkPersonalNoopRatio1M(b *testing.B) {
+	var loads [2]func() *config.Config
+	var states [2]*state.State
+	for i, personal := range []bool{false, true} {
+		dir, recipients := personalBenchDir(b, benchPeople, personal)
+		loads[i] = func() *config.Config { return loadBench(b, dir, recipients) }
+		p, err := Make(Input{Config: loads[i]()}, Options{Now: now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		states[i] = state.New("test")
+		states[i].Compact = true
+		applied(b, states[i], p, now, func(string) state.Outcome { return state.Delivered })
+	}
+	var wall, cpu [2]time.Duration
+	for b.Loop() {
+		for i := range loads {
+			runtime.GC() // each plan starts with a clean heap
+			c0, w0 := time.Duration(cpubench.CPUTime()), time.Now()
+			p, err := Make(Input{Config: loads[i](), State: states[i]}, Options{Now: now})
+			if err != nil || p.HasChanges() {
+				b.Fatalf("plan: %v, %+v", err, p.Summary)
+			}
+			wall[i] += time.Since(w0)
+			cpu[i] += time.Duration(cpubench.CPUTime()) - c0
+		}
+	}
+	b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+	b.ReportMetric(float64(cpu[0].Microseconds())/1000/float64(b.N), "one-cpu-ms/op")
+	b.ReportMetric(float64(cpu[1].Microseconds())/1000/float64(b.N), "personal-cpu-ms/op")
 }
