@@ -159,6 +159,20 @@ type fastCompiler struct {
 	attrs []string // the attributes read, by slot
 }
 
+// compileAll compiles each of xs; ok is false when one of them is only
+// the evaluator's.
+func (fc *fastCompiler) compileAll(xs []hclsyntax.Expression) ([]fastNode, bool) {
+	nodes := make([]fastNode, len(xs))
+	for i, x := range xs {
+		n, ok := fc.compile(x)
+		if !ok {
+			return nil, false
+		}
+		nodes[i] = n
+	}
+	return nodes, true
+}
+
 // compile returns e compiled; ok is false for what only the evaluator
 // does.
 func (fc *fastCompiler) compile(e hcl.Expression) (fastNode, bool) {
@@ -176,15 +190,8 @@ func (fc *fastCompiler) compile(e hcl.Expression) (fastNode, bool) {
 	}
 	switch x := x.(type) {
 	case *hclsyntax.TemplateExpr:
-		var parts fastConcat
-		for _, part := range x.Parts {
-			n, ok := fc.compile(part)
-			if !ok {
-				return nil, false
-			}
-			parts = append(parts, n)
-		}
-		return parts, true
+		parts, ok := fc.compileAll(x.Parts)
+		return fastConcat(parts), ok
 	case *hclsyntax.TemplateWrapExpr:
 		n, ok := fc.compile(x.Wrapped)
 		return fastConcat{n}, ok
@@ -207,15 +214,8 @@ func (fc *fastCompiler) compile(e hcl.Expression) (fastNode, bool) {
 			return nil, false
 		}
 		if x.Name == "try" && functionOf(fc.ctx, "try") != nil {
-			var alts fastTry
-			for _, a := range x.Args {
-				n, ok := fc.compile(a)
-				if !ok {
-					return nil, false
-				}
-				alts = append(alts, n)
-			}
-			return alts, true
+			alts, ok := fc.compileAll(x.Args)
+			return fastTry(alts), ok
 		}
 		fn := functionOf(fc.ctx, x.Name)
 		if !fastFunctions[x.Name] || fn == nil || len(x.Args) != 1 {
