@@ -191,11 +191,11 @@ type sendPhase struct {
 func (p *sendPhase) rate() float64 { return float64(p.targets) / p.took.Seconds() }
 
 // stepNames are the steps, in the order they run.
-var stepNames = []string{"apply", "peer", "plans", "packing", "foreach", "pg", "sandbox"}
+var stepNames = []string{"apply", "peer", "plans", "packing", "foreach", "personal", "pg", "sandbox"}
 
 func (b *bench) steps() map[string]func(context.Context) ([]Row, error) {
 	return map[string]func(context.Context) ([]Row, error){
-		"apply": b.apply, "peer": b.peer, "plans": b.plans, "packing": b.packing, "foreach": b.forEach, "pg": b.pgApply, "sandbox": b.sandboxRows,
+		"apply": b.apply, "peer": b.peer, "plans": b.plans, "packing": b.packing, "foreach": b.forEach, "personal": b.personal, "pg": b.pgApply, "sandbox": b.sandboxRows,
 	}
 }
 

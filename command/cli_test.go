@@ -35,6 +35,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"test", "--junit-xml", []string{"--verbose=x"}, single{[]string{"-filter=nope.pftest.hcl"}, 1, "--filter nope.pftest.hcl: no such test file"}},
 		{"history", "--since", []string{"--since", "yesterday"}, single{[]string{"-user=alice", "-json"}, 0, `"known":false`}},
 		{"test-send", "--device", []string{"--lock-timeout", "soon"}, single{[]string{"-device=x", "notification.nope"}, 1, "notification.nope is not a notification or badge of the configuration"}},
+		{"render", "--user", []string{"--json=maybe"}, single{[]string{"-user=alice", "notification.beta_invite"}, 0, `title:`}},
 		{"fmt", "--chdir", []string{"--check=yes"}, single{[]string{"-check", "-recursive"}, 0, ""}},
 		{"state list", "--state", []string{"--no-color=x"}, single{[]string{"-state=none.state"}, 0, "No state at " + filepath.Join("DIR", "none.state")}},
 		{"state show", "--state", []string{"--all=x"}, single{[]string{"-state=none.state", "badge.reset"}, 1, "no state at " + filepath.Join("DIR", "none.state")}},
@@ -228,6 +229,8 @@ func TestHelpGroups(t *testing.T) {
 	for _, tt := range []struct{ cmd, flag, group string }{
 		{"test-send", "--device", "Targets"},
 		{"test-send", "--user", "Targets"},
+		{"test-send", "--as-user", "Targets"},
+		{"render", "--user", "Targets"},
 		{"history", "--device", "History options"},
 		{"history", "--user", "History options"},
 		{"plan", "--allow-resend", "Plan options"},

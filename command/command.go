@@ -275,6 +275,7 @@ func commands() []command {
 		{name: "test", summary: "Run the test files' runs against a simulated service", help: testHelp, run: cmdTest, main: true},
 		{name: "history", summary: "List what a target received, or what an address sent", help: historyHelp, run: cmdHistory},
 		{name: "test-send", summary: "Send an address's content to test devices only", help: testSendHelp, run: cmdTestSend},
+		{name: "render", summary: "Show what each person would receive of a notification", help: renderHelp, run: cmdRender},
 		{name: "fmt", summary: "Rewrite configuration files in canonical format", help: fmtHelp, run: runFmt},
 		{name: "state", summary: "Inspect or edit the state", help: stateHelp, run: runState, subs: []subcommand{
 			{"list", "List the addresses in the state, with target counts", stateListHelp},

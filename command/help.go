@@ -48,8 +48,8 @@ func flagGroup(cmd, name string) string {
 	if cmd == "plan" && name == "allow-resend" {
 		return "Plan options" // recorded in the saved plan for apply
 	}
-	if cmd == "test-send" && (name == "user" || name == "device") {
-		return "Targets" // whom it sends to; history's filter the same names
+	if (cmd == "test-send" || cmd == "render") && (name == "user" || name == "device" || name == "as-user" || name == "locale") {
+		return "Targets" // whom it sends to (or shows); history's filter the same names
 	}
 	switch name {
 	case "target", "replace", "resume", "refresh", "now", "retry-unknown", "max-unknown-resends":

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"pushform/config"
 	"pushform/views"
 )
 
@@ -54,13 +55,25 @@ func runValidate(_ context.Context, o *validateOptions) int {
 	m, cf := o.Meta, o.configFlags
 	l := m.newLoader()
 	var diags hcl.Diagnostics
+	var cfg *config.Config
 	opts := m.configOptions(cf, nil)
 	opts.PolicyDirs = m.policyDirs(o.policyFlags)
 	if o.enabled() {
 		// The diagnostics are in the document, not on stderr.
-		_, diags = l.Load(m.ConfigDir(), opts)
+		cfg, diags = l.Load(m.ConfigDir(), opts)
 	} else {
-		_, diags = m.loadConfigWith(l, opts)
+		cfg, diags = m.loadConfigWith(l, opts)
+	}
+	if cfg != nil && !diags.HasErrors() {
+		// The people's data, which a plan reads only when it fills a
+		// text in.
+		d := cfg.CheckData()
+		if len(d) > 0 && !o.enabled() {
+			if err := l.WriteDiagnostics(m.Stderr, d, uint(m.Width), m.Color()); err != nil {
+				m.Errorf("%v", err)
+			}
+		}
+		diags = append(diags, d...)
 	}
 	if err := views.NewValidate(o.format(), m.view(o.indent)).Validate(diags); err != nil {
 		return m.Errorf("%v", err)

@@ -23,6 +23,10 @@ var campaignSchema = &hcl.BodySchema{
 		{Type: "time_zones"},
 		{Type: "quiet_hours"},
 		{Type: "rollout"},
+		{Type: "user_data"},
+		{Type: "device_data"},
+		{Type: "locales"},
+		{Type: "translation", LabelNames: []string{"locale"}},
 	},
 }
 
@@ -36,6 +40,10 @@ type campaignBlock struct {
 	freqCap  *frequencyCapBlock
 	local    localBlocks
 	rollout  *rolloutBlock
+	persons  personBlocks
+	// translations are the campaign's translation blocks: those of its
+	// notifications that have none of a locale.
+	translations []*translationBlock
 }
 
 // decodeCampaignBlock decodes a campaign block and the message blocks in
@@ -50,12 +58,18 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 	cb := &campaignBlock{name: b.Labels[0], block: b, attrs: content.Attributes}
 	cb.rollout, d = decodeRollouts(content.Blocks, "A campaign")
 	diags = append(diags, d...)
+	cb.translations, d = decodeTranslations(content.Blocks)
+	diags = append(diags, d...)
 	for _, mb := range content.Blocks {
 		if isLocal, d := cb.local.add(mb, "A campaign"); isLocal {
 			diags = append(diags, d...)
 			continue
 		}
-		if mb.Type == "rollout" {
+		if isPerson, d := cb.persons.add(mb, "A campaign"); isPerson {
+			diags = append(diags, d...)
+			continue
+		}
+		if mb.Type == "rollout" || mb.Type == "translation" {
 			continue
 		}
 		if mb.Type == "frequency_cap" {
@@ -77,8 +91,9 @@ func decodeCampaignBlock(b *hcl.Block) (*campaignBlock, hcl.Diagnostics) {
 	return cb, diags
 }
 
-// evalCampaign evaluates the campaign's own attributes.
-func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagnostics) {
+// evalCampaign evaluates the campaign's own attributes; dir is the
+// configuration directory.
+func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext, dir string) (Campaign, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	c := Campaign{Name: cb.name, Pos: posOf(cb.block.DefRange)}
 	if a, ok := cb.attrs["description"]; ok {
@@ -133,5 +148,8 @@ func evalCampaign(cb *campaignBlock, ctx *hcl.EvalContext) (Campaign, hcl.Diagno
 		diags = append(diags, d...)
 		c.FrequencyCap = fc
 	}
+	ps, d := cb.persons.eval(ctx, dir)
+	diags = append(diags, d...)
+	c.UserData, c.DeviceData, c.Locales = ps.user, ps.device, ps.locales
 	return c, diags
 }

@@ -42,6 +42,11 @@ type Config struct {
 	// quiet_hours blocks; nil when there are none (see localtime.go).
 	TimeZones  *TimeZones
 	QuietHours *QuietHours
+	// UserData, DeviceData and Locales are the top-level user_data,
+	// device_data and locales blocks; nil when there are none (see
+	// persondata.go).
+	UserData, DeviceData *PersonData
+	Locales              *Locales
 	// Policies are the policy blocks, the configuration's (files by name)
 	// then those of the policy directories, in order.
 	Policies []*Policy
@@ -143,7 +148,11 @@ type Campaign struct {
 	// Rollout is the campaign's rollout block, the default of its
 	// messages (each rolled out on its own buckets); nil when none.
 	Rollout *Rollout
-	Pos     Pos
+	// UserData, DeviceData and Locales are the campaign's own, which win
+	// over the top level's for its messages.
+	UserData, DeviceData *PersonData
+	Locales              *Locales
+	Pos                  Pos
 	// SendRatePos and MaxTargetsPos are where those attributes are, for
 	// diagnostics at plan time.
 	SendRatePos, MaxTargetsPos Pos
@@ -213,6 +222,11 @@ type Message struct {
 	// Variants are the variant blocks: each target gets exactly one (or
 	// the holdout), by bucket. Empty for a message of one content.
 	Variants []Variant
+	// Template fills in a personalised notification's text for each
+	// person (template.go); Content then holds the template in canonical
+	// form, its identity. Nil for a message sent as it is. A notification
+	// with variants has templates per variant (Variant.Template).
+	Template *Template
 	// Holdout is the share of the audience that receives nothing (0..1),
 	// recorded so the brand can compare.
 	Holdout float64

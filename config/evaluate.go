@@ -24,6 +24,8 @@ type evaluation struct {
 	dataLocals map[string]bool
 	blocks     []*blockResult
 	cfg        *Config
+	// blockScope is what the message blocks were decoded with.
+	blockScope *scope
 	// root is the context every block is evaluated in (Loader.Scope).
 	root *hcl.EvalContext
 	// resolved are the recipients of the last Resolve (nil before one),
@@ -81,10 +83,13 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	}
 	cfg.TimeZones, cfg.QuietHours, d = mod.local.eval(ctx)
 	diags = append(diags, d...)
+	persons, d := mod.persons.eval(ctx, mod.dir)
+	diags = append(diags, d...)
+	cfg.UserData, cfg.DeviceData, cfg.Locales = persons.user, persons.device, persons.locales
 	cfg.Policies, d = mod.evalPolicies(ctx)
 	diags = append(diags, d...)
 	for _, name := range mod.campaignNames {
-		c, d := evalCampaign(mod.campaigns[name], ctx)
+		c, d := evalCampaign(mod.campaigns[name], ctx, mod.dir)
 		diags = append(diags, d...)
 		cfg.Campaigns[name] = c
 	}
@@ -94,7 +99,13 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	e.secrets = redactorOf(e.known)
 	walk := e.startWalk(e.known, ctx, opts.Recipients != nil)
 	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns,
-		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours}
+		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours, persons: persons, campaignBlocks: mod.campaigns,
+		env: &templateEnv{known: e.known, lift: func() {
+			if mod.budget != nil {
+				mod.budget.unlimited()
+			}
+		}}}
+	e.blockScope = sc
 	for _, mb := range mod.messages {
 		br := &blockResult{mb: mb, dataDependent: e.readsData(mb)}
 		br.settings, d = evalBlockSettings(mb, ctx)

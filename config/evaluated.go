@@ -72,8 +72,8 @@ func layout(body *hclsyntax.Body, prefix string, skip skipFunc) *node {
 			continue
 		}
 		// Nested blocks keep no skip: only the walked block's own
-		// attributes and blocks are left out.
-		n.blocks = append(n.blocks, childNode{b, layout(b.Body, prefix+blockPath(b)+".", nil)})
+		// attributes and blocks are left out (and per-person values).
+		n.blocks = append(n.blocks, childNode{b, layout(b.Body, prefix+blockPath(b)+".", perPersonValues(b.Type))})
 	}
 	return n
 }
@@ -100,13 +100,31 @@ func (n *node) each(f func(*walkAttr)) {
 
 // evalWalk evaluates an attribute for the walk. An attribute that cannot
 // be evaluated is unknown: its block's decoder reports why, and a
-// configuration with errors is never planned.
-func evalWalk(a *hclsyntax.Attribute, ctx *hcl.EvalContext) cty.Value {
+// configuration with errors is never planned. An attribute that reads a
+// person (user.*, device.*) is a template: its value is its canonical
+// text (canonical.go), and template is set.
+func evalWalk(a *hclsyntax.Attribute, ctx *hcl.EvalContext) (v cty.Value, template bool) {
+	if len(personRefs(a.Expr)) > 0 {
+		canon, diags := canonicalTemplate(a.Expr, ctx)
+		if diags.HasErrors() {
+			return cty.DynamicVal, true
+		}
+		return cty.StringVal(canon), true
+	}
 	v, diags := a.Expr.Value(ctx)
 	if diags.HasErrors() {
-		return cty.DynamicVal
+		return cty.DynamicVal, false
 	}
-	return v
+	return v, false
+}
+
+// walkValue writes the digest of an attribute's value for the shape: a
+// template's canonical text is told from a string of the same text.
+func (w *shapeWriter) walkValue(v cty.Value, template bool) {
+	if template {
+		w.tag('T')
+	}
+	w.value(v)
 }
 
 // blockWalk is one block walked in every instance of it: its layout, the
@@ -127,8 +145,8 @@ func (cw *configWalk) newBlockWalk(where string, body *hclsyntax.Body, skip skip
 		if keyed && usesEach(a.attr.Expr) {
 			return
 		}
-		v := evalWalk(a.attr, cw.ctx)
-		a.shared, a.digest = true, cw.e.attrDigest(a, v, cw.ctx)
+		v, tmpl := evalWalk(a.attr, cw.ctx)
+		a.shared, a.digest = true, cw.e.attrDigest(a, v, tmpl, cw.ctx)
 		w.leaks.check(where, a.path, a.attr.Expr.Range(), v)
 	})
 	return w
@@ -144,12 +162,12 @@ func (w *blockWalk) shape(ctx *hcl.EvalContext, s *walkScratch, prefix func(*sha
 		if a.shared {
 			return a.digest
 		}
-		v := evalWalk(a.attr, ctx)
+		v, tmpl := evalWalk(a.attr, ctx)
 		w.leaks.check(w.where, a.path, a.attr.Expr.Range(), v)
 		if len(a.sources) > 0 {
-			return w.e.attrDigest(a, v, ctx)
+			return w.e.attrDigest(a, v, tmpl, ctx)
 		}
-		s.val.value(v)
+		s.val.walkValue(v, tmpl)
 		return s.val.sum()
 	})
 	sum := s.inst.sum()

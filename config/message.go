@@ -38,15 +38,17 @@ var messageSchema = &hcl.BodySchema{
 		{Name: "ignore_quiet_hours"},
 		{Name: "salt"},
 		{Name: "holdout"},
+		{Name: "on_missing"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: "rollout"},
 		{Type: "variant", LabelNames: []string{"name"}},
+		{Type: "translation", LabelNames: []string{"locale"}},
 	},
 }
 
 // badgeForbidden are the message attributes a badge block must not set.
-var badgeForbidden = []string{"title", "body", "open_to_url", "tag", "silent_in_foreground", "shared_tag"}
+var badgeForbidden = []string{"title", "body", "open_to_url", "tag", "silent_in_foreground", "shared_tag", "on_missing"}
 
 // blockAttrs are the message attributes that hold for the whole block, all
 // its for_each instances together: evaluated once, without each.
@@ -63,6 +65,8 @@ type messageBlock struct {
 	duplicate bool
 	rollout   *rolloutBlock
 	variants  []*variantBlock
+	// translations are its translation blocks.
+	translations []*translationBlock
 }
 
 // decodeMessageBlock decodes a notification or badge block, at top level
@@ -79,6 +83,12 @@ func decodeMessageBlock(b *hcl.Block, campaign string) (*messageBlock, hcl.Diagn
 	diags = append(diags, d...)
 	mb.variants, d = decodeVariantBlocks(content.Blocks)
 	diags = append(diags, d...)
+	mb.translations, d = decodeTranslations(content.Blocks)
+	diags = append(diags, d...)
+	if len(mb.translations) > 0 && mb.kind == KindBadge {
+		diags = append(diags, errDiag("Translation of a badge",
+			"A badge block sets a count; translations of title and body belong in a notification block.", mb.translations[0].block.DefRange.Ptr()))
+	}
 	return mb, diags
 }
 
@@ -315,9 +325,12 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 		}
 	}
 
-	title, titleAttr, hasTitle, d := present(attrs, "title", ctx, cty.String)
+	// The text attributes may read a person (template.go): they are
+	// checked here with every person unknown.
+	tctx := textContext(attrs, ctx)
+	title, titleAttr, hasTitle, d := present(attrs, "title", tctx, cty.String)
 	diags = append(diags, d...)
-	body, bodyAttr, hasBody, d := present(attrs, "body", ctx, cty.String)
+	body, bodyAttr, hasBody, d := present(attrs, "body", tctx, cty.String)
 	diags = append(diags, d...)
 	count, countAttr, hasCount, d := present(attrs, "badge_count", ctx, cty.Number)
 	diags = append(diags, d...)
@@ -357,22 +370,24 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 	}
 
 	if mb.kind == KindNotification {
-		diags = append(diags, decodeNotificationOptions(m, attrs, ctx)...)
+		diags = append(diags, decodeNotificationOptions(m, attrs, ctx, tctx)...)
 	}
 	diags = append(diags, decodeRepeat(m, attrs, ctx, sc.campaigns[mb.campaign])...)
 	diags = append(diags, decodeLocalDelivery(m, attrs, ctx, sc)...)
 	diags = append(diags, decodeSplits(m, mb, ctx, sc.campaigns[mb.campaign])...)
 	diags = append(diags, decodeVariants(m, mb, ctx)...)
+	diags = append(diags, decodeTemplates(m, mb, ctx, sc)...)
 	diags = append(diags, decodeWindow(m, attrs, ctx)...)
 	return m, diags
 }
 
 // decodeNotificationOptions sets what only a notification has: its link,
 // its tag (and whether the tag is shared on purpose), and whether it is
-// silent in the foreground.
-func decodeNotificationOptions(m *Message, attrs hcl.Attributes, ctx *hcl.EvalContext) hcl.Diagnostics {
+// silent in the foreground. The link and the tag may read a person: they
+// are evaluated in tctx (see textContext).
+func decodeNotificationOptions(m *Message, attrs hcl.Attributes, ctx, tctx *hcl.EvalContext) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	v, a, ok, d := present(attrs, "open_to_url", ctx, cty.String)
+	v, a, ok, d := present(attrs, "open_to_url", tctx, cty.String)
 	diags = append(diags, d...)
 	if ok && v.IsKnown() {
 		if u, err := url.Parse(v.AsString()); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -382,7 +397,7 @@ func decodeNotificationOptions(m *Message, attrs hcl.Attributes, ctx *hcl.EvalCo
 			m.Content.OpenToURL = v.AsString()
 		}
 	}
-	v, a, ok, d = present(attrs, "tag", ctx, cty.String)
+	v, a, ok, d = present(attrs, "tag", tctx, cty.String)
 	diags = append(diags, d...)
 	if ok && v.IsKnown() {
 		if strings.TrimSpace(v.AsString()) == "" {

@@ -26,6 +26,7 @@ type module struct {
 	messages []*messageBlock
 	freqCap  *frequencyCapBlock // top level; nil when none
 	local    localBlocks        // top-level time_zones and quiet_hours
+	persons  personBlocks       // top-level user_data, device_data and locales
 	backend  *backendBlock      // nil when none
 	moved    []*movedBlock      // in source order
 	policies []*policyBlock     // the configuration's, then the policy directories'
@@ -132,6 +133,10 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 	}
 	for _, b := range f.local {
 		_, d := m.local.add(b, "A configuration")
+		diags = append(diags, d...)
+	}
+	for _, b := range f.persons {
+		_, d := m.persons.add(b, "A configuration")
 		diags = append(diags, d...)
 	}
 	diags = append(diags, m.addPolicies(f.policies)...)

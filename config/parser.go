@@ -23,6 +23,9 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "moved"},
 		{Type: "time_zones"},
 		{Type: "quiet_hours"},
+		{Type: "user_data"},
+		{Type: "device_data"},
+		{Type: "locales"},
 		{Type: "policy", LabelNames: []string{"name"}},
 	},
 }
@@ -41,6 +44,7 @@ type file struct {
 	backends  []*backendBlock
 	moved     []*movedBlock
 	local     []*hcl.Block // time_zones and quiet_hours
+	persons   []*hcl.Block // user_data, device_data and locales
 	policies  []*policyBlock
 	body      *hclsyntax.Body
 }
@@ -75,6 +79,8 @@ func decodeFile(f *hcl.File) (*file, hcl.Diagnostics) {
 			keep(&out.moved, &diags)(decodeMovedBlock(b))
 		case "time_zones", "quiet_hours":
 			out.local = append(out.local, b)
+		case "user_data", "device_data", "locales":
+			out.persons = append(out.persons, b)
 		case "policy":
 			keep(&out.policies, &diags)(decodePolicyBlock(b))
 		case "notification", "badge":

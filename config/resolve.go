@@ -34,8 +34,8 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 	var diags hcl.Diagnostics
 
 	var ctx *hcl.EvalContext
-	sc := &scope{data: e.mod.data, topics: cfg.Topics, recipients: recipients, campaigns: cfg.Campaigns,
-		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours}
+	sc := *e.blockScope
+	sc.recipients = recipients
 	for _, br := range e.blocks {
 		if br.mb.duplicate {
 			continue
@@ -59,7 +59,7 @@ func (l *Loader) Resolve(cfg *Config, recipients map[string][]string) (*Config, 
 			ctx, d = e.dataContext(recipients)
 			diags = append(diags, d...)
 		}
-		msgs, d := expandMessage(br, br.instances, ctx, sc, nil)
+		msgs, d := expandMessage(br, br.instances, ctx, &sc, nil)
 		diags = append(diags, d...)
 		for i, m := range br.messages {
 			if m != nil && msgs[i] != nil {

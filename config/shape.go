@@ -44,13 +44,27 @@ import (
 //     is in the shape of every attribute that uses it.
 //   - The top-level blocks in notSettings, for the reasons given there.
 //     Every other top-level block is in the shape of every message.
-//   - Later, per-person attribute values (the user_data block of the
-//     per-person content issue): they will be unknown in shapeContext, as
-//     a data source is, while the templates that use them stay in.
+//   - Per-person values: the attributes of user_data and device_data
+//     blocks (perPersonValues), which each person's text is filled in
+//     from at plan time, as a recipients list is read at run time. The
+//     templates that read them are in the shape, as their canonical text
+//     (evalWalk): a changed template is a changed shape, a changed
+//     person is not.
 
 // metaArguments are the message attributes that are not in its shape.
 var metaArguments = map[string]string{
 	"for_each": "says which instances exist; each instance is an address with a shape of its own",
+}
+
+// perPersonValues says which attributes of a block of type t are
+// per-person values, left out of the walk (nil: none): the attributes of
+// user_data and device_data, read per person at plan time. The secret
+// check reads what is filled in from them instead (config.Template).
+func perPersonValues(t string) skipFunc {
+	if t != "user_data" && t != "device_data" {
+		return nil
+	}
+	return func(name string, b *hclsyntax.Block) bool { return b == nil && name == "attributes" }
 }
 
 // notSettings are the top-level blocks that are in no message's shape,
@@ -336,7 +350,7 @@ func (e *evaluation) startWalk(known []knownSecret, ctx *hcl.EvalContext, recipi
 					w.leaks.check(where, "var."+b.Labels[0], b.DefRange(), v)
 				}
 			}
-			var skip skipFunc
+			skip := perPersonValues(b.Type)
 			if b.Type == "campaign" {
 				skip = func(name string, nb *hclsyntax.Block) bool {
 					return nb != nil && (name == "notification" || name == "badge")

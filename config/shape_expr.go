@@ -178,10 +178,11 @@ func localName(t hcl.Traversal) (string, bool) {
 }
 
 // attrDigest is the digest of one attribute's part of a shape: its value
-// in ctx, and, for one that reads a data source, how it is computed.
-func (e *evaluation) attrDigest(a *walkAttr, v cty.Value, ctx *hcl.EvalContext) [digestSize]byte {
+// in ctx (template: see walkValue), and, for one that reads a data
+// source, how it is computed.
+func (e *evaluation) attrDigest(a *walkAttr, v cty.Value, template bool, ctx *hcl.EvalContext) [digestSize]byte {
 	var w shapeWriter
-	w.value(v)
+	w.walkValue(v, template)
 	if _, bare := recipientsRef(a.attr.Expr); !bare && len(a.sources) > 0 && !v.IsWhollyKnown() {
 		// A bare data.recipients.NAME.user_ids is its source's name
 		// alone, as the node writes it.

@@ -24,6 +24,12 @@ type scope struct {
 	// timeZones and quietHours are the top level's.
 	timeZones  *TimeZones
 	quietHours *QuietHours
+	// persons are the top level's user_data, device_data and locales;
+	// campaignBlocks the campaign blocks (their translations); env what
+	// templates share.
+	persons        personSettings
+	campaignBlocks map[string]*campaignBlock
+	env            *templateEnv
 }
 
 // recipientsRef reports whether expr is exactly data.recipients.NAME.user_ids.

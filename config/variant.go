@@ -15,7 +15,10 @@ type Variant struct {
 	// Content is the notification's content with the variant's title,
 	// body and open_to_url in place.
 	Content Content
-	Pos     Pos
+	// Template fills in a personalised variant's text per person (see
+	// Message.Template); nil for a variant sent as it is.
+	Template *Template
+	Pos      Pos
 }
 
 var variantSchema = &hcl.BodySchema{
@@ -25,10 +28,16 @@ var variantSchema = &hcl.BodySchema{
 		{Name: "body"},
 		{Name: "open_to_url"},
 	},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "translation", LabelNames: []string{"locale"}},
+	},
 }
 
 // variantBlock is a decoded variant block, evaluated per message instance.
-type variantBlock = attrBlock
+type variantBlock struct {
+	attrBlock
+	translations []*translationBlock
+}
 
 // decodeVariantBlocks decodes the variant blocks of blocks, reporting
 // invalid and repeated names.
@@ -50,7 +59,10 @@ func decodeVariantBlocks(blocks hcl.Blocks) ([]*variantBlock, hcl.Diagnostics) {
 			continue
 		}
 		seen[b.Labels[0]] = b
-		vb, d := decodeAttrBlock(b, variantSchema)
+		content, d := b.Body.Content(variantSchema)
+		diags = append(diags, d...)
+		vb := &variantBlock{attrBlock: attrBlock{block: b, attrs: content.Attributes}}
+		vb.translations, d = decodeTranslations(content.Blocks)
 		diags = append(diags, d...)
 		out = append(out, vb)
 	}
@@ -67,6 +79,12 @@ func decodeVariants(m *Message, mb *messageBlock, ctx *hcl.EvalContext) hcl.Diag
 	for _, vb := range mb.variants {
 		v := Variant{Name: vb.block.Labels[0], Content: m.Content, Pos: posOf(vb.block.DefRange)}
 		ok := true
+		templated := map[string]bool{}
+		for _, name := range textFields {
+			if a, has := mb.content.Attributes[name]; has && len(personRefs(a.Expr)) > 0 {
+				templated[name] = true // the notification's own, filled in per person
+			}
+		}
 		if a, has := vb.attrs["weight"]; has {
 			n, set, d := evalCount(a, ctx)
 			diags = append(diags, d...)
@@ -78,6 +96,10 @@ func decodeVariants(m *Message, mb *messageBlock, ctx *hcl.EvalContext) hcl.Diag
 		}{{"title", &v.Content.Title}, {"body", &v.Content.Body}, {"open_to_url", &v.Content.OpenToURL}} {
 			a, has := vb.attrs[f.name]
 			if !has {
+				continue
+			}
+			if len(personRefs(a.Expr)) > 0 {
+				templated[f.name] = true // filled in per person (decodeTemplates)
 				continue
 			}
 			s, set, d := evalKnownString(a, ctx)
@@ -93,7 +115,7 @@ func decodeVariants(m *Message, mb *messageBlock, ctx *hcl.EvalContext) hcl.Diag
 			}
 			*f.dst = s
 		}
-		if v.Content.Title == "" || v.Content.Body == "" {
+		if v.Content.Title == "" && !templated["title"] || v.Content.Body == "" && !templated["body"] {
 			diags = append(diags, errDiag("Incomplete variant",
 				fmt.Sprintf("variant %q needs a title and a body: its own, or the notification's.", v.Name), vb.block.DefRange.Ptr()))
 			ok = false

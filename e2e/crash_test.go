@@ -466,8 +466,8 @@ func jsonPlanHeld(t *testing.T, out string) map[string]int {
 	t.Helper()
 	var p struct {
 		Changes []struct {
-			Address string         `json:"address"`
-			Targets map[string]int `json:"targets"`
+			Address string `json:"address"`
+			Targets counts `json:"targets"`
 		} `json:"changes"`
 	}
 	if err := json.Unmarshal([]byte(out), &p); err != nil {

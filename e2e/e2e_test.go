@@ -278,9 +278,9 @@ func (w *workspace) savedPlan(args ...string) planner.Plan {
 type planDoc struct {
 	FormatVersion string `json:"format_version"`
 	Changes       []struct {
-		Address string         `json:"address"`
-		Action  string         `json:"action"`
-		Targets map[string]int `json:"targets"`
+		Address string `json:"address"`
+		Action  string `json:"action"`
+		Targets counts `json:"targets"`
 	} `json:"changes"`
 	Summary  counts   `json:"summary"`
 	Warnings []string `json:"warnings"`

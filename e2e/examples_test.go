@@ -157,18 +157,21 @@ func checkExampleDevices(t *testing.T, st *state.State, devs map[string]exampleD
 	for _, addr := range st.Addresses() {
 		m := st.Messages[addr]
 		isBadge := m.Kind == "badge"
-		title := m.Content.Title
-		if !isBadge && title != "" { // a holdout records no content of its own
-			titles[title] = true
-		}
-		// got reports whether device d shows what m sent.
-		got := func(d exampleDevice) bool {
-			if isBadge {
-				return m.Content.BadgeCount != nil && d.Badge == *m.Content.BadgeCount
-			}
-			return d.shows(title)
-		}
 		for id, tg := range m.Targets {
+			title := m.Content.Title
+			if tx, ok := st.TextOf(tg.Fingerprint, m.TargetKind, id); ok {
+				title = tx.Title // what this person was sent of a template
+			}
+			if !isBadge && title != "" && (!m.Content.Personal() || tg.Outcome == state.Delivered) {
+				titles[title] = true // a holdout records no content of its own
+			}
+			// got reports whether device d shows what m sent.
+			got := func(d exampleDevice) bool {
+				if isBadge {
+					return m.Content.BadgeCount != nil && d.Badge == *m.Content.BadgeCount
+				}
+				return d.shows(title)
+			}
 			var mine []exampleDevice // the target's devices that received anything
 			for _, d := range devs {
 				switch m.TargetKind {
@@ -192,7 +195,9 @@ func checkExampleDevices(t *testing.T, st *state.State, devs map[string]exampleD
 				t.Errorf("%s -> %s is skipped in the state, but a device of it shows it", addr, id)
 			case tg.Outcome == state.Holdout && len(mine) > 0 && title != "" && shown:
 				t.Errorf("%s -> %s is held out, but a device of it shows it", addr, id)
-			case tg.Outcome != state.Delivered && tg.Outcome != state.Skipped && tg.Outcome != state.Holdout:
+			case tg.Outcome == state.Unfilled && len(mine) > 0:
+				t.Errorf("%s -> %s is held (text not filled in), but a device of it received something", addr, id)
+			case tg.Outcome != state.Delivered && tg.Outcome != state.Skipped && tg.Outcome != state.Holdout && tg.Outcome != state.Unfilled:
 				t.Errorf("%s -> %s: outcome %s after a clean apply", addr, id, tg.Outcome)
 			}
 		}

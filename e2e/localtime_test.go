@@ -16,9 +16,9 @@ import (
 // localPlan is the part of plan --json local-time tests read.
 type localPlan struct {
 	Changes []struct {
-		Address string         `json:"address"`
-		Action  string         `json:"action"`
-		Targets map[string]int `json:"targets"`
+		Address string `json:"address"`
+		Action  string `json:"action"`
+		Targets counts `json:"targets"`
 		Local   *struct {
 			Waves []struct {
 				At      time.Time `json:"at"`

@@ -39,7 +39,7 @@ func rolloutStatus(t *testing.T, w *workspace, args ...string) (string, *planner
 		Changes []struct {
 			Address string                 `json:"address"`
 			Action  string                 `json:"action"`
-			Targets map[string]int         `json:"targets"`
+			Targets counts                 `json:"targets"`
 			Rollout *planner.RolloutStatus `json:"rollout"`
 		} `json:"changes"`
 	}](w, args...)

@@ -7,6 +7,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -429,7 +430,19 @@ type run struct {
 // failure is kept in the result: the run stops, and what it knew but
 // could not record is counted in Result.Unrecorded.
 func (r *run) record(entries ...state.Entry) error {
-	if err := r.rec.Record(entries...); err != nil {
+	var merged []state.Entry // entries with items merged (journal.go), when any
+	for i, e := range entries {
+		if m := mergeItems(e); len(m.Items) != len(e.Items) {
+			if merged == nil {
+				merged = slices.Clone(entries)
+			}
+			merged[i] = m
+		}
+	}
+	if merged == nil {
+		merged = entries
+	}
+	if err := r.rec.Record(merged...); err != nil {
 		jerr := &journalError{err}
 		r.mu.Lock()
 		if r.journalErr == nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"pushform/message"
-	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/state"
 )
@@ -40,23 +39,27 @@ func outcomeEntry(intent state.Entry, now time.Time, requestID string, status in
 }
 
 func (r *run) answered(pb *prepared, resp *pushapi.SendResponse) error {
-	b, intent, addrs, targets := pb.b, pb.intent, pb.addrs, pb.targets
+	b, intent, addrs, targets := pb.b, pb.intent, pb.names, pb.targets
 	now := r.opts.Now().UTC()
 	out := state.Entry{Type: state.EntryOutcome, Batch: intent.Batch, Time: now, RequestID: resp.RequestID, Status: resp.StatusCode,
 		Items: make([]state.Item, len(intent.Items))}
 	var counts Counts
 	var failures []Failure
 	skipped := map[string]int{}
+	// Equal outcomes in a row share one record, across the items of one
+	// content too (a personalised notification's texts): most of a
+	// request's are equal, and a record is 120 bytes.
+	var last *state.Target
+	var lastRes *pushapi.Result
 	for i, it := range intent.Items {
 		outcomes := make([]*state.Target, len(it.Targets))
 		var results []pushapi.Result
 		if i < len(resp.Results) {
 			results = resp.Results[i]
 		}
-		// Equal outcomes in a row share one record: most of a request's
-		// are equal, and a record is 120 bytes.
-		var last *state.Target
-		var lastRes *pushapi.Result
+		if last != nil && last.Fingerprint != it.Fingerprint {
+			last = nil
+		}
 		for j, id := range it.Targets {
 			// A result like the last makes the same record: only a
 			// different one is made (with its 120-byte comparison, that
@@ -171,7 +174,7 @@ func (r *run) failed(pb *prepared, err, maybe error) error {
 	class, _ := pushapi.Classify(err)
 	var auth *pushapi.AuthError
 	isAuth := errors.As(err, &auth)
-	be := &BatchError{Batch: pb.b, Addresses: pb.addrs, Err: err, Unknown: class == pushapi.Ambiguous || maybe != nil}
+	be := &BatchError{Batch: pb.b, Addresses: pb.names, Err: err, Unknown: class == pushapi.Ambiguous || maybe != nil}
 	requestID, status := answerOf(err)
 	now := r.opts.Now().UTC()
 	var counts Counts
@@ -202,7 +205,7 @@ func (r *run) failed(pb *prepared, err, maybe error) error {
 	if !isAuth {
 		r.res.Errors = append(r.res.Errors, be)
 	}
-	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: requestID, Status: status, Counts: counts, Error: err.Error(),
+	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, RequestID: requestID, Status: status, Counts: counts, Error: err.Error(),
 		Unrecorded: jerr != nil})
 	switch {
 	case jerr != nil:
@@ -239,16 +242,16 @@ func answerOf(err error) (requestID string, status int) {
 }
 
 // notification builds the request object of change c for ids.
-func notification(c *planner.Change, ids []string) pushapi.Notification {
+func notification(c message.Content, kind message.TargetKind, ids []string) pushapi.Notification {
 	n := pushapi.Notification{
-		Title:              c.Content.Title,
-		Body:               c.Content.Body,
-		OpenToURL:          c.Content.OpenToURL,
-		BadgeCount:         c.Content.BadgeCount,
-		SilentInForeground: c.Content.SilentInForeground,
-		Tag:                c.Content.Tag,
+		Title:              c.Title,
+		Body:               c.Body,
+		OpenToURL:          c.OpenToURL,
+		BadgeCount:         c.BadgeCount,
+		SilentInForeground: c.SilentInForeground,
+		Tag:                c.Tag,
 	}
-	switch c.TargetKind {
+	switch kind {
 	case message.TargetDevices:
 		n.DeviceIDs = ids
 	case message.TargetTopics:

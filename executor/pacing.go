@@ -85,7 +85,7 @@ func (r *run) pace(stop context.Context, pb *prepared) (time.Time, error) {
 			emitted = true
 			pace := r.pacer.paces[by]
 			r.mu.Lock()
-			r.emit(Event{Type: EventPacing, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Delay: at.Sub(now),
+			r.emit(Event{Type: EventPacing, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, Delay: at.Sub(now),
 				Group: by, Rate: pace.Rate()})
 			r.mu.Unlock()
 		}
@@ -218,8 +218,8 @@ func (r *run) closeWindows(pb *prepared, t time.Time, last, maybe error) (*prepa
 	err := &WindowClosedError{At: *gone.windows[0], Last: last}
 	r.mu.Lock()
 	r.res.Counts.add(counts)
-	r.res.Errors = append(r.res.Errors, &BatchError{Batch: gone.b, Addresses: gone.addrs, Err: err, Unknown: maybe != nil})
-	r.emit(Event{Type: EventError, Batch: gone.b, Addresses: gone.addrs, Targets: gone.targets, RequestID: requestID, Status: status,
+	r.res.Errors = append(r.res.Errors, &BatchError{Batch: gone.b, Addresses: gone.names, Err: err, Unknown: maybe != nil})
+	r.emit(Event{Type: EventError, Batch: gone.b, Addresses: gone.names, Targets: gone.targets, RequestID: requestID, Status: status,
 		Counts: counts, Error: err.Error()})
 	r.mu.Unlock()
 	if len(open) == 0 {
@@ -245,5 +245,6 @@ func (pb *prepared) subset(idx []int) *prepared {
 			sub.idempotent = false
 		}
 	}
+	sub.names = distinctRuns(sub.addrs)
 	return sub
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
+	"pushform/message"
 	"pushform/planner"
 	"pushform/pushapi"
 	"pushform/state"
@@ -19,13 +21,18 @@ import (
 // paced batch, is journaled right before it is sent (a batch that waits for
 // its send rate is not recorded as sent while it waits).
 type prepared struct {
-	b          int // the request's number in the run (see BatchError)
-	req        []pushapi.Notification
-	intent     state.Entry
-	journaled  bool // intent is recorded
-	addrs      []string
-	targets    int
-	idempotent bool // every part may be repeated without a visible duplicate
+	b         int // the request's number in the run (see BatchError)
+	req       []pushapi.Notification
+	intent    state.Entry
+	journaled bool // intent is recorded
+	// journal is what the journal records of intent: the same, with the
+	// items of a personalised change's texts made one (journal.go).
+	journal state.Entry
+	// addrs are the addresses of the notifications (parallel to req);
+	// names those of the request, each run of one address once.
+	addrs, names []string
+	targets      int
+	idempotent   bool // every part may be repeated without a visible duplicate
 	// paces are the send_rate groups of the request (planner.Pace.Group).
 	paces []string
 	// windows are the items' send_before, nil for none: no try starts
@@ -212,7 +219,7 @@ func (r *run) dispatch(stop context.Context, slots chan struct{}, ready chan<- *
 			pb := r.prepare(next+len(group), req, now)
 			if len(pb.paces) == 0 {
 				pb.journaled = true
-				entries = append(entries, pb.intent)
+				entries = append(entries, pb.journalEntry())
 			}
 			group = append(group, pb)
 		}
@@ -272,32 +279,95 @@ func requestTargets(req planner.Request) int {
 	return n
 }
 
-// prepare builds request b's notifications and intent.
+// prepare builds request b's notifications and intent: a notification
+// object and an intent item per part, or, for a personalised change, per
+// text its targets in the part get (the planner puts targets of one text
+// next to each other), each item with that text for the state.
 func (r *run) prepare(b int, req planner.Request, now time.Time) *prepared {
 	parts := req.Parts
-	pb := &prepared{b: b, req: make([]pushapi.Notification, len(parts)), addrs: make([]string, len(parts)),
-		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, len(parts)), quiet: make([]bool, len(parts)),
+	n := objects(req)
+	pb := &prepared{b: b, req: make([]pushapi.Notification, 0, n), addrs: make([]string, 0, n),
+		targets: requestTargets(req), idempotent: true, windows: make([]*time.Time, 0, n), quiet: make([]bool, 0, n),
 		paces:  parts[0].Change.Paces,
-		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, len(parts))}}
-	for i, pt := range parts {
+		intent: state.Entry{Type: state.EntryIntent, Batch: int64(b), Time: now, Items: make([]state.Item, 0, n)}}
+	pb.journal.Items = make([]state.Item, 0, len(parts))
+	for _, pt := range parts {
 		c := pt.Change
-		pb.windows[i] = c.SendBefore
+		window, quiet := c.SendBefore, false
 		if q := c.QuietFrom(); q != nil && (c.SendBefore == nil || q.Before(*c.SendBefore)) {
 			// The plan decided its targets were outside their quiet
 			// hours: that holds until the first window begins.
-			pb.windows[i], pb.quiet[i] = q, true
+			window, quiet = q, true
 		}
-		ids := pt.Targets
-		pb.req[i] = notification(c, ids)
 		content := c.Content
-		pb.intent.Items[i] = state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,
-			Fingerprint: c.Fingerprint, Content: &content, Targets: ids}
-		pb.addrs[i] = c.Address
+		add := func(ids []string, n pushapi.Notification, texts []message.Text) {
+			pb.windows = append(pb.windows, window)
+			pb.quiet = append(pb.quiet, quiet)
+			pb.req = append(pb.req, n)
+			pb.intent.Items = append(pb.intent.Items, state.Item{Address: c.Address, Kind: c.Kind, TargetKind: c.TargetKind,
+				Fingerprint: c.Fingerprint, Content: &content, Targets: ids, Texts: texts})
+			pb.addrs = append(pb.addrs, c.Address)
+		}
 		if !c.Content.Idempotent(c.Kind) {
 			pb.idempotent = false
 		}
+		if pt.Texts == nil {
+			add(pt.Targets, notification(c.Content, c.TargetKind, pt.Targets), nil)
+			pb.journal.Items = append(pb.journal.Items, pb.intent.Items[len(pb.intent.Items)-1])
+			continue
+		}
+		for from := 0; from < len(pt.Targets); {
+			to := from + 1
+			for to < len(pt.Targets) && pt.Texts[to] == pt.Texts[from] {
+				to++
+			}
+			i := pt.Texts[from]
+			add(pt.Targets[from:to], notification(c.Content.Filled(c.Personal.Texts[i]), c.TargetKind, pt.Targets[from:to]), c.Personal.Texts[i:i+1:i+1])
+			from = to
+		}
+		pb.journal.Items = append(pb.journal.Items, journalItem(pb.intent.Items[len(pb.intent.Items)-1], pt))
 	}
+	pb.names = distinctRuns(pb.addrs)
+	pb.journal.Type, pb.journal.Batch, pb.journal.Time = pb.intent.Type, pb.intent.Batch, pb.intent.Time
 	return pb
+}
+
+// objects is how many notification objects req makes: one per part, and
+// one per text of a personalised part.
+func objects(req planner.Request) int {
+	n := 0
+	for _, pt := range req.Parts {
+		n++
+		for i := 1; i < len(pt.Texts); i++ {
+			if pt.Texts[i] != pt.Texts[i-1] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// journalEntry is what the journal records of pb's intent: its journal
+// as prepare made it, or the intent itself (a part of a request sent
+// again, whose items record merges).
+func (pb *prepared) journalEntry() state.Entry {
+	if len(pb.journal.Items) == 0 {
+		return pb.intent
+	}
+	return pb.journal
+}
+
+// distinctRuns is addrs with each run of one address once: the
+// addresses of a request, for events.
+func distinctRuns(addrs []string) []string {
+	out := addrs
+	for i := 1; i < len(addrs); i++ {
+		if addrs[i] == addrs[i-1] {
+			out = slices.Compact(slices.Clone(addrs))
+			break
+		}
+	}
+	return out
 }
 
 // processed reports whether a failed send was certainly processed: a 2xx
@@ -383,7 +453,8 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		}
 		if !pb.journaled {
 			pb.intent.Time = r.opts.Now().UTC()
-			if jerr := r.record(pb.intent); jerr != nil {
+			pb.journal.Time = pb.intent.Time
+			if jerr := r.record(pb.journalEntry()); jerr != nil {
 				return jerr
 			}
 			pb.journaled = true
@@ -391,7 +462,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		if attempt == 1 && limited == 0 {
 			r.mu.Lock()
 			r.res.Sent++
-			r.emit(Event{Type: EventRequest, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets})
+			r.emit(Event{Type: EventRequest, Batch: pb.b, Addresses: pb.names, Targets: pb.targets})
 			r.mu.Unlock()
 		}
 		resp, err = r.sender.Send(ctx, pb.req)
@@ -410,7 +481,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 			}
 			r.mu.Lock()
 			r.res.Retries++
-			r.emit(Event{Type: EventWait, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay,
+			r.emit(Event{Type: EventWait, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, Attempt: attempt, Delay: delay,
 				RequestID: pushapi.RequestID(err), Status: http.StatusTooManyRequests, Error: err.Error()})
 			r.mu.Unlock()
 			werr := r.opts.RateLimit.Wait(stop, delay, r.opts.Sleep)
@@ -439,7 +510,7 @@ func (r *run) send(ctx, stop context.Context, pb *prepared, sl *slot, recorders 
 		}
 		r.mu.Lock()
 		r.res.Retries++
-		r.emit(Event{Type: EventRetry, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, Attempt: attempt, Delay: delay, Error: err.Error()})
+		r.emit(Event{Type: EventRetry, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, Attempt: attempt, Delay: delay, Error: err.Error()})
 		r.mu.Unlock()
 		if r.opts.Sleep(stop, delay) != nil {
 			break // interrupted while waiting: err stays the last try's

@@ -55,7 +55,7 @@ func (r *run) rateLimited(pb *prepared, err, maybe error, spent *pushapi.RateLim
 	if jerr != nil {
 		r.unrecorded().NotSent += pb.targets
 	}
-	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: rid, Status: http.StatusTooManyRequests,
+	r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, RequestID: rid, Status: http.StatusTooManyRequests,
 		Error: why, Unrecorded: jerr != nil})
 	if jerr != nil {
 		return jerr

@@ -87,7 +87,7 @@ func (r *run) refused(ctx, stop context.Context, pb *prepared, ve *pushapi.Valid
 		r.unrecorded().Failed += nBad
 		r.res.NotStarted += pb.targets - nBad
 		r.unrecorded().NotSent += pb.targets - nBad
-		r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: rid, Status: http.StatusBadRequest,
+		r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, RequestID: rid, Status: http.StatusBadRequest,
 			Counts: Counts{Failed: nBad}, Error: ve.Error(), Unrecorded: true})
 		r.mu.Unlock()
 		return err
@@ -212,6 +212,7 @@ func (r *run) partOf(pb *prepared, pieces []piece) *prepared {
 			sub.idempotent = false
 		}
 	}
+	sub.names = distinctRuns(sub.addrs)
 	return sub
 }
 

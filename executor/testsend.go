@@ -17,6 +17,10 @@ type TestSend struct {
 	Address string
 	Kind    message.Kind
 	Content message.Content
+	// Text is, when Content is a template (message.Content.Personal),
+	// the text filled in that the test sends; the ledger records the
+	// test under the template's fingerprint.
+	Text    *message.Text
 	Users   []string
 	Devices []string
 }
@@ -57,8 +61,11 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 	if len(ts.Users)+len(ts.Devices) == 0 {
 		return nil, fmt.Errorf("a test send needs at least one target")
 	}
-	c := &planner.Change{Address: ts.Address, Kind: ts.Kind, Content: ts.Content}
 	fp := planner.Fingerprint(ts.Kind, ts.Content)
+	sent := ts.Content
+	if ts.Text != nil {
+		sent = sent.Filled(*ts.Text)
+	}
 	type part struct {
 		kind message.TargetKind
 		ids  []string
@@ -69,9 +76,8 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 		if len(p.ids) == 0 {
 			continue
 		}
-		c.TargetKind = p.kind
 		parts = append(parts, p)
-		batch = append(batch, notification(c, p.ids))
+		batch = append(batch, notification(sent, p.kind, p.ids))
 	}
 	resp, err := s.Send(ctx, batch)
 	if err != nil {
@@ -87,6 +93,9 @@ func SendTest(ctx context.Context, s Sender, ts TestSend, now time.Time) (*TestS
 		}
 		it := state.Item{Address: ts.Address, Kind: ts.Kind, TargetKind: p.kind, Fingerprint: fp, Content: &content,
 			Targets: p.ids, Outcomes: make([]*state.Target, len(p.ids))}
+		if ts.Text != nil {
+			it.Texts = []message.Text{*ts.Text}
+		}
 		for j, id := range p.ids {
 			t := toTarget(resultFor(results, j, p.kind), fp, resp.RequestID, now)
 			detail := t.Reason

@@ -152,9 +152,9 @@ func (r *run) tooLarge(ctx, stop context.Context, pb *prepared, err error, recor
 		if jerr != nil {
 			r.unrecorded().add(counts)
 		}
-		r.res.Errors = append(r.res.Errors, &BatchError{Batch: pb.b, Addresses: pb.addrs,
+		r.res.Errors = append(r.res.Errors, &BatchError{Batch: pb.b, Addresses: pb.names,
 			Err: fmt.Errorf("too large for the service even alone: %w", err)})
-		r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: rid, Status: status,
+		r.emit(Event{Type: EventError, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, RequestID: rid, Status: status,
 			Counts: counts, Error: err.Error(), Unrecorded: jerr != nil})
 		return jerr
 	}
@@ -188,7 +188,7 @@ func (r *run) resend(ctx, stop context.Context, pb *prepared, parts []*prepared,
 		msg = err.Error()
 	}
 	r.mu.Lock()
-	r.emit(Event{Type: EventSplit, Batch: pb.b, Addresses: pb.addrs, Targets: pb.targets, RequestID: rid, Status: status,
+	r.emit(Event{Type: EventSplit, Batch: pb.b, Addresses: pb.names, Targets: pb.targets, RequestID: rid, Status: status,
 		Error: msg, Parts: numbers, TooLarge: true})
 	r.mu.Unlock()
 	return r.sendParts(ctx, stop, parts, recorders, fatal)

@@ -32,6 +32,34 @@ type Content struct {
 	Tag                string `json:"tag,omitempty"`
 	BadgeCount         *int   `json:"badge_count,omitempty"`
 	SilentInForeground bool   `json:"silent_in_foreground,omitempty"`
+	// Template is set on the content of a personalised notification (one
+	// whose text reads user.* or device.*, or that has translations):
+	// Title, Body, OpenToURL and Tag then hold its templates, in
+	// canonical form, and Template what it reads a person as and its
+	// translations, so that the content is the template's identity. Each
+	// person is sent the text filled in for them (Text). "" for content
+	// sent as it is.
+	Template string `json:"template,omitempty"`
+}
+
+// Personal reports whether c is a template, filled in per person.
+func (c Content) Personal() bool { return c.Template != "" }
+
+// Text is what one person was sent of a personalised notification: the
+// text filled in for them, and the translation chosen ("" for the
+// notification's own text).
+type Text struct {
+	Title     string `json:"title"`
+	Body      string `json:"body"`
+	OpenToURL string `json:"open_to_url,omitempty"`
+	Tag       string `json:"tag,omitempty"`
+	Locale    string `json:"locale,omitempty"`
+}
+
+// Filled returns c with t's text in place of its templates.
+func (c Content) Filled(t Text) Content {
+	c.Title, c.Body, c.OpenToURL, c.Tag, c.Template = t.Title, t.Body, t.OpenToURL, t.Tag, ""
+	return c
 }
 
 // Idempotent reports whether sending the content twice to a device shows

@@ -98,7 +98,7 @@ func targetHistory(s *state.State, kind message.TargetKind, id string, w views.W
 			continue
 		}
 		vd := views.Delivery{Time: d.Time, Address: d.Address, Kind: d.Kind, Fingerprint: d.Fingerprint,
-			Content: d.Content, Outcome: d.Outcome, RequestID: d.RequestID,
+			Content: d.Content, Text: d.Text, Outcome: d.Outcome, RequestID: d.RequestID,
 			DeviceCount: d.DeviceCount, Reason: d.Reason, Message: d.Message, Unreadable: d.Unreadable}
 		if d.Forgotten {
 			vd.ForgottenAt = d.ForgottenAt

@@ -265,6 +265,7 @@ func (r *Run) recipients(ctx context.Context) (*state.Snapshot, bool, error) {
 		}
 		return nil, false, err
 	}
+	r.Session.Config.ReadDataAhead() // the people's data, while the list arrives
 	ids, err := svc.Recipients(ctx)
 	if err != nil {
 		return nil, false, err

@@ -8,7 +8,9 @@ import (
 
 	"pushform/config"
 	"pushform/executor"
+	"pushform/message"
 	"pushform/planner"
+	"pushform/state"
 	"pushform/termtext"
 )
 
@@ -20,6 +22,11 @@ type TestSendOptions struct {
 	// Users and Devices are the targets; with neither, the test_devices
 	// the configuration lists for the message.
 	Users, Devices []string
+	// AsUser, for a personalised notification, sends the text that person
+	// would get (their variant, locale and attributes); Locale sends the
+	// translation of that locale (filled in from AsUser's attributes when
+	// it reads a person).
+	AsUser, Locale string
 }
 
 // ErrNoTestDevices is TestSend's error when it is given no targets and
@@ -33,7 +40,11 @@ var ErrNoTestDevices = errors.New("test-send: give --device ID or --user ID, or 
 func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message, *executor.TestSendResult, error) {
 	sess := r.Session
 	cfg := sess.Config
-	msg, err := testSendMessage(cfg, o.Address)
+	msg, err := testSendMessage(cfg, o.Address, o.AsUser, sess.State)
+	if err != nil {
+		return nil, nil, err
+	}
+	text, err := testText(msg, o.AsUser, o.Locale)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,7 +68,7 @@ func (r *Run) TestSend(ctx context.Context, o TestSendOptions) (*config.Message,
 		return nil, nil, err
 	}
 	res, err := executor.SendTest(ctx, svc.Client, executor.TestSend{Address: msg.Address, Kind: msg.Kind, Content: msg.Content,
-		Users: users, Devices: devices}, r.Clock.Now().UTC())
+		Text: text, Users: users, Devices: devices}, r.Clock.Now().UTC())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,13 +117,71 @@ func distinctIDs(ids []string) []string {
 	return out
 }
 
+// testText is the text a test send of msg sends when msg is filled in
+// per person: the one asUser would get (of locale's translation, when
+// given), or locale's translation when it reads no person. Nil for a
+// message sent as it is.
+func testText(msg *config.Message, asUser, locale string) (*message.Text, error) {
+	t := msg.Template
+	addr := termtext.Clean(msg.Address)
+	if locale != "" {
+		l, ok := config.NormalizeLocale(locale)
+		if !ok {
+			return nil, fmt.Errorf("test-send: --locale takes a BCP 47 locale tag such as fr or fr-CA, not %s", termtext.Quote(locale))
+		}
+		locale = l
+	}
+	switch {
+	case t == nil && (asUser != "" || locale != ""):
+		return nil, fmt.Errorf("test-send: --as-user and --locale test the text a person gets of a personalised notification; %s sends one text to everyone", addr)
+	case t == nil:
+		return nil, nil
+	case asUser == "" && t.NeedsPerson(locale):
+		what := "its text"
+		if locale != "" {
+			what = "its " + locale + " text"
+		}
+		return nil, fmt.Errorf("test-send: %s is filled in per person and %s reads %s.*: give --as-user ID to send the text that user would get. Nothing was sent", addr, what, t.Root)
+	}
+	var r config.Rendering
+	var err error
+	switch {
+	case locale != "":
+		r, err = t.RenderAs(asUser, locale)
+	default:
+		r, err = t.Render(asUser)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("test-send: %w", err)
+	}
+	if r.Held != "" {
+		return nil, fmt.Errorf("test-send: the text of %s %s cannot be filled in (%s), so a plan holds them: nothing was sent", t.Root, termtext.Quote(asUser), termtext.Clean(r.Held))
+	}
+	if locale != "" && r.Translation == "" && t.DefaultLocale != locale {
+		return nil, fmt.Errorf("test-send: %s has no translation for %s (it has %s). Nothing was sent", addr, locale, strings.Join(t.Translations(), ", "))
+	}
+	c := r.Content
+	return &message.Text{Title: c.Title, Body: c.Body, OpenToURL: c.OpenToURL, Tag: c.Tag, Locale: r.Translation}, nil
+}
+
 // testSendMessage returns the message test-send sends for addr: a
 // notification or badge of cfg, or one variant of a notification
-// (ADDR.variant.NAME), with that variant's content and address.
-func testSendMessage(cfg *config.Config, addr string) (*config.Message, error) {
+// (ADDR.variant.NAME), with that variant's content and address; of a
+// notification with variants, the variant asUser gets (st's ledger says,
+// else their bucket).
+func testSendMessage(cfg *config.Config, addr, asUser string, st *state.State) (*config.Message, error) {
 	base, variant, isVariant := strings.Cut(addr, planner.VariantInfix)
 	for _, msg := range cfg.Messages {
 		switch {
+		case msg.Address == addr && len(msg.Variants) > 0 && asUser != "":
+			parts, err := planner.Assign(cfg, st, msg, []string{asUser})
+			if err != nil {
+				return nil, err
+			}
+			if parts[asUser] == nil {
+				return nil, fmt.Errorf("test-send: user %s is in the holdout of %s and receives nothing: nothing to test", termtext.Quote(asUser), termtext.Clean(addr))
+			}
+			return parts[asUser], nil
 		case msg.Address == addr && len(msg.Variants) > 0:
 			names := make([]string, len(msg.Variants))
 			for i, v := range msg.Variants {
@@ -125,7 +194,7 @@ func testSendMessage(cfg *config.Config, addr string) (*config.Message, error) {
 			for _, v := range msg.Variants {
 				if v.Name == variant {
 					c := *msg
-					c.Address, c.Content, c.Variants = addr, v.Content, nil
+					c.Address, c.Content, c.Template, c.Variants = addr, v.Content, v.Template, nil
 					return &c, nil
 				}
 			}

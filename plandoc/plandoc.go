@@ -12,6 +12,7 @@
 package plandoc
 
 import (
+	"reflect"
 	"time"
 
 	"pushform/message"
@@ -79,6 +80,30 @@ type Change struct {
 	// otherwise).
 	NeedsTestSend   bool    `json:"needs_test_send"`
 	TestSendCommand *string `json:"test_send_command"`
+	// Locales counts, for a notification filled in per person, the
+	// targets it sends by the translation they get (null for one sent as
+	// it is); Samples are texts filled in for a few, when the data block
+	// asks for them.
+	Locales map[string]int `json:"locales"`
+	Samples []Sample       `json:"samples"`
+}
+
+// Sample is the text one person gets of a personalised notification,
+// and the locale locales counts them under.
+type Sample struct {
+	Target string `json:"target"`
+	Locale string `json:"locale"`
+	Text   Text   `json:"text"`
+}
+
+// Text is a text filled in for a person: Locale is the translation
+// chosen, null for the notification's own text.
+type Text struct {
+	Title     string  `json:"title"`
+	Body      string  `json:"body"`
+	OpenToURL *string `json:"open_to_url"`
+	Tag       *string `json:"tag"`
+	Locale    *string `json:"locale"`
 }
 
 // Content is what a notification or badge shows; a field it does not set
@@ -90,6 +115,10 @@ type Content struct {
 	Tag                *string `json:"tag"`
 	BadgeCount         *int    `json:"badge_count"`
 	SilentInForeground bool    `json:"silent_in_foreground"`
+	// Template is set on the content of a notification filled in per
+	// person: what it reads a person as, and its translations (its title,
+	// body, ... are its templates); null otherwise.
+	Template *string `json:"template"`
 }
 
 // TargetCounts break an address's targets down by what the plan does:
@@ -114,7 +143,11 @@ type TargetCounts struct {
 	Forget           int `json:"forget"`
 	Staged           int `json:"staged"`
 	Holdout          int `json:"holdout"`
-	Send             int `json:"send"`
+	// Unfilled targets are held because their text could not be filled
+	// in; HeldByReason counts them by reason (empty when none).
+	Unfilled     int            `json:"unfilled"`
+	Send         int            `json:"send"`
+	HeldByReason map[string]int `json:"held_by_reason"`
 }
 
 // Summary counts addresses by action, and what apply sends:
@@ -148,6 +181,8 @@ type Summary struct {
 	StagedTargets           int            `json:"staged_targets"`
 	Halted                  int            `json:"halted"`
 	HoldoutTargets          int            `json:"holdout_targets"`
+	Unfilled                int            `json:"unfilled"`
+	UnfilledTargets         int            `json:"unfilled_targets"`
 	PacedSeconds            float64        `json:"paced_seconds"`
 	Reach                   *planner.Reach `json:"reach"`
 }
@@ -372,10 +407,17 @@ func New(p *planner.Plan) *Document {
 func change(c *planner.Change) Change {
 	out := Change{
 		Address: c.Address, Action: string(c.Action), Kind: string(c.Kind), TargetKind: string(c.TargetKind),
-		Sends: planner.SendsNow(c.Action), Targets: TargetCounts(c.Targets), Content: content(c.Content),
+		Sends: planner.SendsNow(c.Action), Targets: targetCounts(c), Content: content(c.Content),
 		SendAfter: c.SendAfter, SendBefore: c.SendBefore, MovedFrom: optional(c.MovedFrom),
 		Paces: list(c.Paces), Earlier: make([]Earlier, 0, len(c.Earlier)), Warnings: list(c.Warnings),
 		Accept: c.Accept, NeedsTestSend: c.TestSendCommand != "", TestSendCommand: optional(c.TestSendCommand),
+		Locales: c.Locales, Samples: []Sample{},
+	}
+	if c.Personal != nil {
+		for _, sm := range c.Personal.Samples {
+			t := sm.Text
+			out.Samples = append(out.Samples, Sample{Target: sm.Target, Locale: sm.Locale, Text: TextOf(t)})
+		}
 	}
 	if c.Prior != nil {
 		p := content(*c.Prior)
@@ -413,7 +455,27 @@ func change(c *planner.Change) Change {
 // content is the document of a content: its unset fields null.
 func content(c message.Content) Content {
 	return Content{Title: optional(c.Title), Body: optional(c.Body), OpenToURL: optional(c.OpenToURL), Tag: optional(c.Tag),
-		BadgeCount: c.BadgeCount, SilentInForeground: c.SilentInForeground}
+		BadgeCount: c.BadgeCount, SilentInForeground: c.SilentInForeground, Template: optional(c.Template)}
+}
+
+// TextOf is the document of a text filled in for a person.
+func TextOf(t message.Text) Text {
+	return Text{Title: t.Title, Body: t.Body, OpenToURL: optional(t.OpenToURL), Tag: optional(t.Tag), Locale: optional(t.Locale)}
+}
+
+// targetCounts is c's counts, every one (a count planner.TargetCounts
+// adds is copied by its name: a test fails until the document has it),
+// and its held targets by reason.
+func targetCounts(c *planner.Change) TargetCounts {
+	tc := TargetCounts{HeldByReason: map[string]int{}}
+	src, dst := reflect.ValueOf(c.Targets), reflect.ValueOf(&tc).Elem()
+	for i := range src.NumField() {
+		dst.FieldByName(src.Type().Field(i).Name).Set(src.Field(i))
+	}
+	for why, n := range c.HeldByReason {
+		tc.HeldByReason[why] = n
+	}
+	return tc
 }
 
 // optional is s, or nil for "".

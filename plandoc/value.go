@@ -38,8 +38,8 @@ var (
 )
 
 // typeOf is the cty type of values of Go type t: an object per struct
-// (attributes named by their json tags), a list per slice, a string per
-// time, nullable through pointers.
+// (attributes named by their json tags), a list per slice, a map per map
+// of strings, a string per time, nullable through pointers.
 func typeOf(t reflect.Type) cty.Type {
 	if ct, ok := types.Load(t); ok {
 		return ct.(cty.Type)
@@ -58,6 +58,8 @@ func typeOf(t reflect.Type) cty.Type {
 		ct = cty.Number
 	case t.Kind() == reflect.Slice:
 		ct = cty.List(typeOf(t.Elem()))
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		ct = cty.Map(typeOf(t.Elem()))
 	case t.Kind() == reflect.Struct:
 		attrs := map[string]cty.Type{}
 		for _, f := range fields(t) {
@@ -128,6 +130,18 @@ func valueOf(v reflect.Value) cty.Value {
 			elems[i] = valueOf(v.Index(i))
 		}
 		return cty.ListVal(elems)
+	case t.Kind() == reflect.Map:
+		if v.IsNil() {
+			return cty.NullVal(typeOf(t))
+		}
+		if v.Len() == 0 {
+			return cty.MapValEmpty(typeOf(t.Elem()))
+		}
+		elems := make(map[string]cty.Value, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			elems[it.Key().String()] = valueOf(it.Value())
+		}
+		return cty.MapVal(elems)
 	case t.Kind() == reflect.Struct:
 		fs := fields(t)
 		attrs := make(map[string]cty.Value, len(fs))

@@ -48,7 +48,10 @@ const (
 	// ActionHoldout: the targets of a holdout receive nothing; apply
 	// records them (outcome holdout) so the brand can compare.
 	ActionHoldout Action = "holdout"
-	ActionNoOp    Action = "no-op"
+	// ActionUnfilled: the text of every target apply would send could not
+	// be filled in (personal.go): they are held, and apply records why.
+	ActionUnfilled Action = "unfilled"
+	ActionNoOp     Action = "no-op"
 )
 
 // Colour is the colour of an action's symbol on a terminal.
@@ -141,6 +144,9 @@ var actionTable = []ActionInfo{
 		Headline: " is held by its rollout: {targets} not sent now", Audience: "{targets} in later rollout stages",
 		Counted: func(t *TargetCounts) *int { return &t.Staged }, summary: func(s *Summary) *int { return &s.Staged }},
 	{Action: ActionHoldout, Symbol: "∅", Colour: Yellow, Markdown: "holdout"},
+	{Action: ActionUnfilled, Symbol: "✗", Colour: Yellow, Word: "held", Markdown: "held: text not filled in",
+		Headline: " is held: {targets} whose text could not be filled in", Audience: "{targets} held",
+		Counted: func(t *TargetCounts) *int { return &t.Unfilled }, summary: func(s *Summary) *int { return &s.Unfilled }},
 	{Action: ActionNoOp, Symbol: " ", Colour: Yellow, Markdown: "nothing to send",
 		summary: func(s *Summary) *int { return &s.NoOp }},
 }

@@ -126,32 +126,25 @@ func applyCaps(cfg *config.Config, st *state.State, now time.Time, changes []*Ch
 		if len(caps) == 0 {
 			continue
 		}
-		send := make([]string, 0, len(c.Send))
 		capped := 0
-		for _, id := range c.Send {
-			ok := true
+		c.keepSend(func(id string) bool {
 			for _, cc := range caps {
 				if cc.counts[id] >= int32(cc.cap.Max) {
-					ok = false
-					break
+					capped++
+					return false
 				}
-			}
-			if !ok {
-				capped++
-				continue
 			}
 			for _, cc := range caps {
 				cc.counts[id]++
 			}
-			send = append(send, id)
-		}
+			return true
+		})
 		if capped == 0 {
 			continue
 		}
-		c.Send = send
 		c.Targets.Capped = capped
-		c.Targets.Send = len(send)
-		if len(send) == 0 {
+		c.Targets.Send = len(c.Send)
+		if len(c.Send) == 0 {
 			c.Action = ActionCapped
 		}
 	}

@@ -135,7 +135,9 @@ func (pl *planning) classify(ids []string, cc *changeContext) classified {
 		var count *int
 		changed, dupAt := false, -1
 		switch {
-		case !ok:
+		case !ok, t.Outcome == state.Unfilled:
+			// Held before because their text could not be filled in:
+			// it is filled in again, and sent if it can be now.
 			count = &n.New
 		case cc.force:
 			count, changed = &n.Replace, true

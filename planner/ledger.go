@@ -376,6 +376,7 @@ func (c *Change) AlreadyLine() string {
 func (p *Plan) RecordEntries(at time.Time) []state.Entry {
 	var out []state.Entry
 	for _, c := range p.Changes {
+		out = append(out, c.unfilledEntries(at)...)
 		if !c.Accept && len(c.Holdout) == 0 && len(c.AlreadyDelivered) == 0 {
 			continue // nothing to record: no copy of the content
 		}

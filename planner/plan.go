@@ -142,7 +142,8 @@ type Change struct {
 	// Paces names the Plan.Pacing groups this change's sends count in.
 	Paces   []string     `json:"paces,omitempty"`
 	Targets TargetCounts `json:"targets"`
-	// Send lists the targets apply sends to, in config order.
+	// Send lists the targets apply sends to, in config order (those of a
+	// personalised notification grouped by their text, see Personal).
 	Send []string `json:"send,omitempty"`
 	// Forget lists targets dropped from state (all of them for ActionForget).
 	Forget []string `json:"forget,omitempty"`
@@ -166,6 +167,16 @@ type Change struct {
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
 	// Variant says which variant (or holdout) of which address this is.
 	Variant *VariantInfo `json:"variant,omitempty"`
+	// Personal is what a personalised notification sends each target
+	// (see personal.go); nil for a change that sends its Content as it
+	// is, which is then its template. Locales counts the targets it sends
+	// by the translation chosen (or the default locale, or "default");
+	// HeldByReason counts, by reason, the targets held because their text
+	// could not be filled in, and HeldIDs names a few of each.
+	Personal     *Personal           `json:"personal,omitempty"`
+	Locales      map[string]int      `json:"locales,omitempty"`
+	HeldByReason map[string]int      `json:"held_by_reason,omitempty"`
+	HeldIDs      map[string][]string `json:"held_ids,omitempty"`
 	// Holdout lists the held-out targets apply records (outcome holdout),
 	// those not recorded yet.
 	Holdout []string `json:"holdout,omitempty"`
@@ -226,7 +237,11 @@ type TargetCounts struct {
 	Staged int `json:"staged,omitempty"`
 	// Holdout counts a holdout's targets not recorded yet.
 	Holdout int `json:"holdout,omitempty"`
-	Send    int `json:"send"` // targets apply sends to
+	// Unfilled targets are held because their text could not be filled
+	// in (Change.HeldByReason says why); they are counted in no other
+	// field.
+	Unfilled int `json:"unfilled,omitempty"`
+	Send     int `json:"send"` // targets apply sends to
 }
 
 // Batch is one send request: parts of one or more changes.
@@ -288,6 +303,11 @@ type Summary struct {
 	// HoldoutTargets counts the held-out targets apply records (left out
 	// of JSON when 0).
 	HoldoutTargets int `json:"holdout_targets,omitempty"`
+	// Unfilled counts the addresses whose action is unfilled, and
+	// UnfilledTargets the targets every change holds because their text
+	// could not be filled in (both left out of JSON when 0).
+	Unfilled        int `json:"unfilled,omitempty"`
+	UnfilledTargets int `json:"unfilled_targets,omitempty"`
 	// PacedSeconds is how long the slowest send_rate group takes, about.
 	PacedSeconds float64 `json:"paced_seconds,omitempty"`
 	// Reach is who the sends reach (see CountReach); nil when not
@@ -322,7 +342,18 @@ func (p *Plan) DecidedUntil() *time.Time {
 
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.recordsHoldout() || p.accepts() || len(p.Shapes) > 0
+	return s.Requests > 0 || s.Forget > 0 || s.Moved > 0 || p.forgetsTargets() || p.recordsAlready() || p.recordsHoldout() || p.recordsUnfilled() || p.accepts() || len(p.Shapes) > 0
+}
+
+// recordsUnfilled reports whether apply records targets held because
+// their text could not be filled in.
+func (p *Plan) recordsUnfilled() bool {
+	for _, c := range p.Changes {
+		if c.Personal != nil && len(c.Personal.Unfilled) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // recordsHoldout reports whether apply records held-out targets.
@@ -440,6 +471,16 @@ func (p *Plan) Check() error {
 		}
 	}
 	for _, c := range p.Changes {
+		if pe := c.Personal; pe != nil {
+			if len(pe.TextOf) != len(c.Send) {
+				return fmt.Errorf("%s sends %d targets and gives texts for %d", c.Address, len(c.Send), len(pe.TextOf))
+			}
+			for _, i := range pe.TextOf {
+				if i < 0 || int(i) >= len(pe.Texts) {
+					return fmt.Errorf("%s names text %d of %d", c.Address, i, len(pe.Texts))
+				}
+			}
+		}
 		if len(c.AlreadyVia) != len(c.AlreadyDelivered) {
 			return fmt.Errorf("%s lists %d already-delivered targets and %d earlier deliveries for them", c.Address, len(c.AlreadyDelivered), len(c.AlreadyVia))
 		}

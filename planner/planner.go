@@ -159,6 +159,9 @@ func makePlan(in Input, opts Options, pre *preclassified) (*Plan, error) {
 		} else {
 			c = pl.change(m, prior)
 			holdForLocalTime(c, m, opts.Now) // before notePlanned: a held target does not get the content now
+			if err := pl.personalise(c, m, prior); err != nil {
+				return nil, err
+			}
 		}
 		c.Variant = variants[m.Address]
 		c.review = shapeReview(in.State, reviewAddress(m.Address, c.Variant), m.Shape, c)
@@ -321,6 +324,7 @@ func summarize(p *Plan) Summary {
 			s.QuietTargets += c.Targets.Quiet
 		}
 		s.StagedTargets += c.Targets.Staged
+		s.UnfilledTargets += c.Targets.Unfilled
 		s.HoldoutTargets += c.Targets.Holdout
 		if c.Rollout != nil && c.Rollout.State == RolloutHalted {
 			s.Halted++

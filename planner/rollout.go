@@ -356,7 +356,7 @@ func (pl *planning) unclassify(t *TargetCounts, id string, find *state.TargetFin
 		}
 	}
 	switch {
-	case rec == nil:
+	case rec == nil, rec.Outcome == state.Unfilled:
 		dec(&t.New)
 	case rec.Fingerprint != fp:
 		dec(&t.Replace)

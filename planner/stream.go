@@ -68,6 +68,9 @@ type RequestPart struct {
 	Change  *Change
 	Index   int
 	Targets []string
+	// Texts gives, for a personalised change, the index in
+	// Change.Personal.Texts of each target's text; nil otherwise.
+	Texts []int32
 }
 
 // Request returns request b of p.
@@ -75,7 +78,11 @@ func (p *Plan) Request(b int) Request {
 	parts := p.Batches[b].Parts
 	r := Request{Parts: make([]RequestPart, len(parts))}
 	for i, pt := range parts {
-		r.Parts[i] = RequestPart{Change: p.Changes[pt.Change], Index: pt.Change, Targets: p.Targets(pt)}
+		c := p.Changes[pt.Change]
+		r.Parts[i] = RequestPart{Change: c, Index: pt.Change, Targets: p.Targets(pt)}
+		if c.Personal != nil {
+			r.Parts[i].Texts = c.Personal.TextOf[pt.From:pt.To]
+		}
 	}
 	return r
 }
@@ -206,7 +213,7 @@ func streamed(cfg *config.Config, st *state.State, opts Options) (*config.Messag
 		m = cm
 	}
 	if m == nil || m.Disabled || !selected(m.Address, opts.Targets) || len(cfg.Moved) > 0 || cfg.FrequencyCap != nil ||
-		m.MaxTargets > 0 || m.SendRate != nil || m.Rollout != nil || len(m.Variants) > 0 || m.Holdout > 0 ||
+		m.MaxTargets > 0 || m.SendRate != nil || m.Rollout != nil || len(m.Variants) > 0 || m.Holdout > 0 || m.Template != nil ||
 		m.SendAfter != nil && opts.Now.Before(*m.SendAfter) || m.SendBefore != nil && !opts.Now.Before(*m.SendBefore) ||
 		localRuleOf(m, opts.Now) != nil { // local time holds targets by zone: the whole list first
 		return nil, nil, false

@@ -51,7 +51,7 @@ func MarkTestSends(p *Plan, cfg *config.Config, st *state.State) {
 		switch {
 		case ok:
 		case m != nil:
-			c.TestSendCommand = testSendCommand(c.Address, len(cfg.TestDevices(m)) > 0)
+			c.TestSendCommand = testSendCommand(c.Address, len(cfg.TestDevices(m)) > 0, c.Content.Personal())
 		default:
 			c.TestSendCommand = marked
 		}
@@ -78,11 +78,16 @@ func deliveredTestSend(st *state.State, fp string) bool {
 }
 
 // testSendCommand is the command that sends addr's content as a test:
-// to the test_devices the configuration lists, or to a device to name.
-func testSendCommand(addr string, hasTestDevices bool) string {
+// to the test_devices the configuration lists, or to a device to name;
+// of a template filled in per person, the text of a person to name (a
+// test of any person's text is a test of the template).
+func testSendCommand(addr string, hasTestDevices, personal bool) string {
 	cmd := "pushform test-send " + shellWord(addr)
 	if !hasTestDevices {
 		cmd += " --device ID"
+	}
+	if personal {
+		cmd += " --as-user ID"
 	}
 	return cmd
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"pushform/bucket"
 	"pushform/config"
+	"pushform/message"
 	"pushform/state"
 )
 
@@ -92,7 +93,7 @@ func expandVariants(msgs []*config.Message, fams *familyIndex) (out []*config.Me
 			default:
 				v := m.Variants[i-1]
 				c.Address = VariantAddress(m.Address, v.Name)
-				c.Content = v.Content
+				c.Content, c.Template = v.Content, v.Template
 				vi.Name, vi.Weight = v.Name, v.Weight
 			}
 			if vi != nil {
@@ -216,4 +217,33 @@ func holdoutChange(m *config.Message, prior *state.Message) *Change {
 	}
 	c.Targets.Holdout = len(c.Holdout)
 	return c
+}
+
+// Assign says which part of m each of ids gets, as a plan of cfg over st
+// would assign it (by the ledger's records, else by bucket): the message
+// of its variant, of m itself when m has no variants, or nil for the
+// holdout. render uses it to show a person's text.
+func Assign(cfg *config.Config, st *state.State, m *config.Message, ids []string) (map[string]*config.Message, error) {
+	moved, _, err := moveState(cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	var contents map[string]message.Content
+	if moved != nil {
+		contents = moved.Contents()
+	}
+	one := *m
+	one.Targets.IDs = ids
+	parts, _, holdouts, _, _ := expandVariants([]*config.Message{&one}, newFamilyIndex(moved, cfg, contents))
+	out := make(map[string]*config.Message, len(ids))
+	for _, p := range parts {
+		for _, id := range p.Targets.IDs {
+			if holdouts[p.Address] {
+				out[id] = nil
+			} else {
+				out[id] = p
+			}
+		}
+	}
+	return out, nil
 }

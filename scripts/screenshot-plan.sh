@@ -8,12 +8,20 @@
 # comment with its policy table (docs/plan-comment-policy.png). The markdown is pushform's own (plan --out, then show
 # --markdown with GitHub Actions' variables set); the renderer is marked
 # with GitHub's alerts and stylesheet, installed from npm into a temporary
-# directory. Skipped, exit 0, when Chromium, node or npm is missing.
+# directory. With --personal after it, the pull request adds a
+# notification filled in per person (scripts/screenshot/personal), with
+# samples = 3: the comment with its samples
+# (docs/plan-comment-personal.png). Skipped, exit 0, when Chromium, node
+# or npm is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${1:-docs/plan-comment.png}
 policy_flags=()
+personal=""
+if [ "${2:-}" = --personal ]; then
+  personal=1
+fi
 if [ "${2:-}" = --policies ]; then
   policy_flags=(--policy-dir "$root/scripts/screenshot/policies" --override-policy title_fits_lock_screen
     --override-reason "the garden team approved the long title")
@@ -47,20 +55,28 @@ if ! (cd "$work" && timeout 120 npm install --silent --no-audit --no-fund --no-s
 fi
 
 go build -o "$work/pushform" .
-dir=$work/repo/campaigns/spring-sale
+campaign=spring-sale
+if [ -n "$personal" ]; then campaign=shipping; fi
+dir=$work/repo/campaigns/$campaign
 mkdir -p "$dir"
-cp scripts/screenshot/sandbox.hcl "$dir/"
-cp scripts/screenshot/before.hcl "$dir/main.hcl"
 pf() { (cd "$work/repo" && PUSHFORM_API_KEY=sandbox-production-key NO_COLOR=1 "$work/pushform" "$@"); }
-# The merged campaign, applied from a plan saved for its time (apply takes
-# no --now in the past; its deliveries are recorded at the real time).
-pf --chdir campaigns/spring-sale plan --now 2026-04-20T09:00:00Z --out "$work/before.plan" >/dev/null 2>&1
-pf --chdir campaigns/spring-sale apply "$work/before.plan" >/dev/null
-cp scripts/screenshot/after.hcl "$dir/main.hcl"
-pf --chdir campaigns/spring-sale plan --out "$work/pushform.plan" --now 2026-04-21T09:00:00Z "${policy_flags[@]}" >/dev/null 2>&1
+if [ -n "$personal" ]; then
+  # A new campaign, nothing applied before it.
+  cp scripts/screenshot/personal/sandbox.hcl scripts/screenshot/personal/users.csv scripts/screenshot/personal/main.hcl "$dir/"
+else
+  cp scripts/screenshot/sandbox.hcl "$dir/"
+  cp scripts/screenshot/before.hcl "$dir/main.hcl"
+  # The merged campaign, applied from a plan saved for its time (apply
+  # takes no --now in the past; its deliveries are recorded at the real
+  # time).
+  pf --chdir campaigns/$campaign plan --now 2026-04-20T09:00:00Z --out "$work/before.plan" >/dev/null 2>&1
+  pf --chdir campaigns/$campaign apply "$work/before.plan" >/dev/null
+  cp scripts/screenshot/after.hcl "$dir/main.hcl"
+fi
+pf --chdir campaigns/$campaign plan --out "$work/pushform.plan" --now 2026-04-21T09:00:00Z "${policy_flags[@]}" >/dev/null 2>&1
 (cd "$work/repo" && GITHUB_SHA=3f9c2e17a4b85d06c1e2f3a4b5c6d7e8f9a0b1c2 GITHUB_SERVER_URL=https://github.com \
   GITHUB_REPOSITORY=acme/campaigns GITHUB_RUN_ID=9123456789 \
-  "$work/pushform" --chdir campaigns/spring-sale show "$work/pushform.plan" --markdown) |
+  "$work/pushform" --chdir campaigns/$campaign show "$work/pushform.plan" --markdown) |
   sed -e "s#$work#/home/runner/work/_temp#g" -e 's/req-[0-9a-f]\{24\}/req-905e5d925a03774c05891eaf/g' \
     -e 's/delivered on [0-9-]\{10\}/delivered on 2026-04-20/g' > "$work/plan.md" # random request ids; deliveries at the real date
 

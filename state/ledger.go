@@ -236,12 +236,15 @@ type Delivery struct {
 	Fingerprint  string          `json:"fingerprint"`
 	Content      message.Content `json:"content"`
 	ContentKnown bool            `json:"content_known"`
-	Outcome      Outcome         `json:"outcome"`
-	RequestID    string          `json:"request_id,omitempty"`
-	Time         time.Time       `json:"time"`
-	DeviceCount  int             `json:"device_count,omitempty"`
-	Reason       string          `json:"reason,omitempty"`
-	Message      string          `json:"message,omitempty"`
+	// Text is, for a personalised notification (Content is its template),
+	// the text this target was sent, when the state knows it.
+	Text        *message.Text `json:"text,omitempty"`
+	Outcome     Outcome       `json:"outcome"`
+	RequestID   string        `json:"request_id,omitempty"`
+	Time        time.Time     `json:"time"`
+	DeviceCount int           `json:"device_count,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	Message     string        `json:"message,omitempty"`
 	// Unreadable: the optional fields of the answer that could not be
 	// read, as served (Target.Unreadable).
 	Unreadable string `json:"unreadable,omitempty"`
@@ -331,6 +334,13 @@ func (s *State) delivery(m *Message, id string, t *Target, contents map[string]m
 		d.Content, d.ContentKnown = c, true
 	} else if tag, ok := m.TagOf(t.Fingerprint); ok {
 		d.Content.Tag = tag
+	}
+	fp := t.Fingerprint
+	if t.Outcome == TestSend {
+		fp = testTextKey(fp, t.RequestID)
+	}
+	if tx, ok := s.TextOf(fp, m.TargetKind, id); ok {
+		d.Text = &tx
 	}
 	return d
 }
@@ -462,6 +472,7 @@ func (s *State) Prune(before time.Time) (dropped int) {
 	}
 	s.Ledger = out
 	s.superseding, s.lastSuperseded = nil, nil
+	s.pruneTexts()
 	return dropped
 }
 
@@ -553,6 +564,7 @@ func (s *State) MergeLedger(other *State, at time.Time) (added int) {
 		added += len(ids)
 	}
 	s.Ledger = append(slices.Clip(s.Ledger), entries...)
+	s.mergeTexts(other)
 	return added
 }
 
@@ -585,6 +597,11 @@ func (s *State) recordTestSend(e Entry) error {
 		}
 		m.setTargets(s.Compact, ids, recs)
 		s.Ledger = append(s.Ledger, m)
+		if len(it.Texts) > 0 && (it.TextOf == nil || len(ids) == len(it.Targets)) {
+			// Kept apart from what deliveries sent, by request: a device
+			// may be sent several people's texts as tests.
+			s.recordText(testTextKey(it.Fingerprint, e.RequestID), it.TargetKind, ids, it.Texts, it.TextOf)
+		}
 	}
 	return nil
 }

@@ -16,13 +16,15 @@ import (
 )
 
 // FormatVersion is the version of the state file format written. Format 7
-// added the policy overrides (State.Overrides); format 6 the service its
+// added the policy overrides (State.Overrides); format 8 what
+// personalised notifications sent each target (texts.go) and the
+// templates of their content; format 6 the service its
 // deliveries went to (State.Service) and the accepted shapes
 // (State.Accepted); format 5 the ledger (State.Ledger,
 // Message.ForgottenAt); format 4 put the header (serial, lineage,
 // environment) under the checksum; format 3 added
-// Message.EarlierTags and Target.Unanswered; 1 to 6 are still read.
-const FormatVersion = 7
+// Message.EarlierTags and Target.Unanswered; 1 to 7 are still read.
+const FormatVersion = 8
 
 // State is the whole recorded state of one configuration and environment.
 type State struct {
@@ -71,6 +73,9 @@ type State struct {
 	// lastFP.
 	lastSuperseded *Message
 	lastFP         string
+	// texts are what personalised notifications sent each target (see
+	// texts.go); nil until one is recorded or read.
+	texts *stateTexts
 }
 
 // Fork returns a state equal to s that ApplyEntry may change while s is
@@ -84,6 +89,7 @@ func (s *State) Fork() *State {
 	f.Accepted = maps.Clone(s.Accepted)
 	f.owned = map[string]bool{}
 	f.superseding, f.lastSuperseded = nil, nil
+	s.forkTexts(&f)
 	return &f
 }
 
@@ -175,6 +181,11 @@ const (
 	// from the notification on purpose (Reason names the address), so
 	// the brand can compare. Not a delivery.
 	Holdout Outcome = "holdout"
+	// Unfilled records a person of a personalised notification whose text
+	// could not be filled in (an attribute missing from their data):
+	// nothing was sent, and Reason says why. Not a delivery: once their
+	// data allows, the next plan sends them their text.
+	Unfilled Outcome = "unfilled"
 )
 
 // Target is the last outcome recorded for one target of a message.
@@ -292,6 +303,20 @@ type Item struct {
 	Outcomes []*Target `json:"outcomes,omitempty"`
 	// To is the new address of a move entry.
 	To string `json:"to,omitempty"`
+	// Texts are, on an intent of a personalised notification (Content is
+	// its template), the texts its targets are sent, and TextOf gives,
+	// parallel to Targets, the index in Texts of each one's (nil: every
+	// target is sent Texts[0]). The state keeps them (see texts.go).
+	Texts  []message.Text `json:"texts,omitempty"`
+	TextOf []int32        `json:"text_of,omitempty"`
+}
+
+// TextAt is the text of target i of a personalised item.
+func (it *Item) TextAt(i int) message.Text {
+	if it.TextOf == nil {
+		return it.Texts[0]
+	}
+	return it.Texts[it.TextOf[i]]
 }
 
 // ApplyEntry folds one journal entry into the state. Replaying a journal
@@ -372,6 +397,9 @@ func (s *State) applySend(e Entry) error {
 		}
 		if it.TargetKind != "" {
 			m.TargetKind = it.TargetKind
+		}
+		if len(it.Texts) > 0 && e.Type == EntryIntent {
+			s.recordText(it.Fingerprint, m.TargetKind, it.Targets, it.Texts, it.TextOf)
 		}
 		oldFP, oldContent := m.Fingerprint, m.Content
 		if m.Fingerprint != it.Fingerprint {

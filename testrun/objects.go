@@ -124,6 +124,9 @@ type Delivery struct {
 	// Content is what was sent; its fields null when not set (or not
 	// known to the ledger).
 	Content plandoc.Content `json:"content"`
+	// Text is, for a notification filled in per person (Content is its
+	// template), the text the target was sent; null otherwise.
+	Text *plandoc.Text `json:"text"`
 	// Outcome is delivered, skipped, failed or unknown; DeviceCount
 	// (delivered), Reason (skipped) and Message (failed) detail it.
 	Outcome     string  `json:"outcome"`
@@ -144,6 +147,10 @@ func history(st *state.State, kind message.TargetKind, id string) []Delivery {
 		rec := Delivery{Time: d.Time.UTC(), Address: d.Address, Forgotten: d.Forgotten, Kind: string(d.Kind),
 			Content: plandoc.ContentOf(d.Content), Outcome: string(d.Outcome), RequestID: optional(d.RequestID),
 			Reason: optional(d.Reason), Message: optional(d.Message)}
+		if d.Text != nil {
+			t := plandoc.TextOf(*d.Text)
+			rec.Text = &t
+		}
 		if d.Outcome == state.Delivered && d.DeviceCount >= 0 {
 			n := d.DeviceCount
 			rec.DeviceCount = &n

@@ -142,7 +142,7 @@ func TestGuardsGolden(t *testing.T) {
 	var doc struct {
 		Changes []struct {
 			Address, Action, MovedFrom string
-			Targets                    map[string]int
+			Targets                    map[string]any
 		}
 		Summary map[string]float64
 		Renames []struct {

@@ -64,8 +64,11 @@ type Delivery struct {
 	Kind        message.Kind
 	Fingerprint string
 	Content     message.Content
-	Outcome     state.Outcome
-	RequestID   string
+	// Text is, for a personalised notification (Content is its template),
+	// the text the target was sent; nil when there is none.
+	Text      *message.Text
+	Outcome   state.Outcome
+	RequestID string
 	// DeviceCount (delivered: -1 when the service did not say), Reason
 	// (skipped; already-delivered: the address that delivered it) and
 	// Message (failed) detail the outcome.
@@ -169,8 +172,17 @@ func (v *HistoryHuman) Target(h TargetHistory) error {
 		if !d.ForgottenAt.IsZero() {
 			addr += " (forgotten)"
 		}
+		shown := d.Content
+		title := ""
+		if d.Text != nil {
+			// What this target was sent, not the template it was made of.
+			shown = shown.Filled(*d.Text)
+			if d.Text.Locale != "" {
+				title = " (" + termtext.Clean(d.Text.Locale) + ")"
+			}
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stateTime(d.Time), addr, termtext.Clean(string(d.Kind)),
-			contentTitle(d.Kind, d.Content), orDash(d.Content.Tag, termtext.Quote), outcomeText(d)+unreadableNote(d.Unreadable),
+			contentTitle(d.Kind, shown)+title, orDash(shown.Tag, termtext.Quote), outcomeText(d)+unreadableNote(d.Unreadable),
 			orDash(d.RequestID, termtext.Clean))
 	}
 	if err := tw.Flush(); err != nil {
@@ -209,6 +221,8 @@ func outcomeText(d Delivery) string {
 		return "skipped (" + termtext.Clean(d.Reason) + ")"
 	case d.Outcome == state.Failed && d.Message != "":
 		return "failed (" + termtext.Quote(d.Message) + ")"
+	case d.Outcome == state.Unfilled:
+		return "held (text not filled in: " + termtext.Clean(d.Reason) + ")"
 	case d.Outcome == state.Holdout:
 		s := "held out (receives nothing"
 		if d.Reason != "" {
@@ -389,6 +403,7 @@ type jsonDelivery struct {
 	Kind        message.Kind    `json:"kind"`
 	Fingerprint string          `json:"fingerprint"`
 	Content     message.Content `json:"content"`
+	Text        *message.Text   `json:"text,omitempty"`
 	Outcome     state.Outcome   `json:"outcome"`
 	RequestID   string          `json:"request_id,omitempty"`
 	DeviceCount int             `json:"device_count,omitempty"`
@@ -412,7 +427,7 @@ func (v *HistoryJSON) Target(h TargetHistory) error {
 	for _, d := range h.Deliveries {
 		out.Deliveries = append(out.Deliveries, jsonDelivery{Time: d.Time.UTC(), Address: d.Address,
 			Forgotten: !d.ForgottenAt.IsZero(), ForgottenAt: timePtr(d.ForgottenAt), Kind: d.Kind,
-			Fingerprint: d.Fingerprint, Content: d.Content, Outcome: d.Outcome, RequestID: d.RequestID,
+			Fingerprint: d.Fingerprint, Content: d.Content, Text: d.Text, Outcome: d.Outcome, RequestID: d.RequestID,
 			DeviceCount: d.DeviceCount, Reason: d.Reason, Message: d.Message, Unreadable: d.Unreadable})
 	}
 	return writeJSON(v.w, out, v.indent)

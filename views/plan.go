@@ -370,6 +370,9 @@ func writeChange(b *strings.Builder, c *planner.Change, pal palette) {
 	for _, line := range extraLines(c) {
 		b.WriteString("      " + termtext.Clean(line) + "\n")
 	}
+	for _, line := range sampleLines(c) {
+		b.WriteString("      " + line + "\n") // escaped already
+	}
 }
 
 func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
@@ -383,7 +386,7 @@ func writeChangeBody(b *strings.Builder, c *planner.Change, pal palette) {
 	fmt.Fprintf(b, "  %s %s%s\n", pal.symbol(c.Action), pal.bold(termtext.Clean(c.Address)), headline(c))
 	if c.Action == planner.ActionForget || c.Action == planner.ActionExpired || c.Action == planner.ActionCapped ||
 		c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled || c.Action == planner.ActionStage ||
-		c.Action == planner.ActionHoldout {
+		c.Action == planner.ActionHoldout || c.Action == planner.ActionUnfilled {
 		if notes := changeNotes(c); len(notes) > 0 && c.Action != planner.ActionForget {
 			fmt.Fprintf(b, "      (%s)\n", strings.Join(notes, "; "))
 		}
@@ -453,6 +456,9 @@ func contentAttrs(c message.Content, quote func(string) string) []attr {
 			attrs = append(attrs, attr{f.name, quote(f.value)})
 		}
 	}
+	for _, f := range translationFields(c) {
+		attrs = append(attrs, attr{f.name, termtext.Clean(f.value)})
+	}
 	if c.BadgeCount != nil {
 		attrs = append(attrs, attr{"badge_count", strconv.Itoa(*c.BadgeCount)})
 	}
@@ -480,6 +486,10 @@ func writeContentDiff(b *strings.Builder, old, new message.Content, pal palette)
 	if old.SilentInForeground != new.SilentInForeground {
 		attrs = append(attrs, attr{"silent_in_foreground", fmt.Sprintf("%t -> %t", old.SilentInForeground, new.SilentInForeground)})
 	}
+	names, olds, news := translationDiff(old, new)
+	for _, n := range names {
+		attrs = append(attrs, attr{n, wordDiffText(olds[n], news[n], pal, termtext.Clean)})
+	}
 	writeAttrs(b, attrs)
 }
 
@@ -493,10 +503,15 @@ func textFields(c message.Content) []textField {
 // inlineDiff renders a word diff git-style: [-removed-]{+added+}, coloured
 // when enabled.
 func inlineDiff(old, new string, pal palette) string {
+	return `"` + wordDiffText(old, new, pal, quoted) + `"`
+}
+
+// wordDiffText is inlineDiff without the quotes, each piece written by
+// esc.
+func wordDiffText(old, new string, pal palette, esc func(string) string) string {
 	var b strings.Builder
-	b.WriteByte('"')
 	for _, op := range WordDiff(old, new) {
-		t := quoted(op.Text)
+		t := esc(op.Text)
 		switch op.Kind {
 		case -1:
 			b.WriteString(pal.red("[-" + t + "-]"))
@@ -506,7 +521,6 @@ func inlineDiff(old, new string, pal palette) string {
 			b.WriteString(t)
 		}
 	}
-	b.WriteByte('"')
 	return b.String()
 }
 

@@ -400,7 +400,7 @@ func listAddresses(b *strings.Builder, changes []*planner.Change, a *Audience, r
 		if aud := audienceLine(c, a); aud != "" {
 			line += ": " + aud
 		}
-		if w := lockScreenWarnings(c.Content); len(w) > 0 && sends(c) {
+		if w := lockScreenWarnings(c.Content); len(w) > 0 && sends(c) && !c.Content.Personal() {
 			short := make([]string, len(w))
 			for i, x := range w {
 				short[i] = x.short
@@ -575,7 +575,7 @@ func markdownChange(c *planner.Change) string {
 	case c.Action == planner.ActionForget:
 		lines = append(lines, fmt.Sprintf("- %s: %s (a push cannot be recalled)", termtext.Clean(c.Address), plural(c.Targets.Forget, "target forgotten", "targets forgotten")))
 	case c.Action == planner.ActionAlreadyDelivered || c.Action == planner.ActionDisabled ||
-		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout:
+		c.Action == planner.ActionStage || c.Action == planner.ActionHoldout || c.Action == planner.ActionUnfilled:
 		// Nothing is sent now: the headline and the notes say why.
 	case newContent(c):
 		lines = contentLines("+ ", c.Content)
@@ -599,7 +599,11 @@ func markdownChange(c *planner.Change) string {
 		// Every line starts with a diff marker, so none can close the fence.
 		b.WriteString("\n```diff\n" + strings.Join(lines, "\n") + "\n```\n")
 	}
-	if sends(c) {
+	switch {
+	case c.Content.Personal():
+		// The template cut means nothing: its texts, when asked for.
+		b.WriteString(samplePreview(c))
+	case sends(c):
 		b.WriteString(lockScreenPreview(c.Content))
 	}
 	return b.String()
@@ -637,6 +641,15 @@ func contentDiffLines(old, new message.Content) []string {
 	}
 	if badge(&old) != badge(&new) {
 		lines = append(lines, "- badge_count: "+badge(&old), "+ badge_count: "+badge(&new))
+	}
+	names, olds, news := translationDiff(old, new)
+	for _, n := range names {
+		if olds[n] != "" {
+			lines = append(lines, "- "+n+": "+termtext.Clean(truncate(olds[n], fieldMax)))
+		}
+		if news[n] != "" {
+			lines = append(lines, "+ "+n+": "+termtext.Clean(truncate(news[n], fieldMax)))
+		}
 	}
 	if old.SilentInForeground != new.SilentInForeground {
 		lines = append(lines, fmt.Sprintf("- silent_in_foreground: %t", old.SilentInForeground), fmt.Sprintf("+ silent_in_foreground: %t", new.SilentInForeground))

@@ -18,7 +18,8 @@ func extraLines(c *planner.Change) []string {
 	if v := c.Variant; v != nil && v.Name != "" {
 		out = append(out, fmt.Sprintf("variant %q of %s: weight %d, %s of the audience", v.Name, v.Of, v.Weight, sharePercent(v.Share)))
 	}
-	return append(out, rolloutLines(c)...)
+	out = append(out, rolloutLines(c)...)
+	return append(out, personalLines(c)...)
 }
 
 // sharePercent writes a share rounded for people: "47.5%".

@@ -126,6 +126,17 @@ func NewHistory(f Format, v *View) History {
 	panic(unsupported("history", f))
 }
 
+// NewRender returns the render view of format f: human or JSON.
+func NewRender(f Format, v *View) Render {
+	switch f {
+	case Human:
+		return NewRenderHuman(v.Stdout)
+	case JSON:
+		return NewRenderJSON(v.Stdout, v.Indent)
+	}
+	panic(unsupported("render", f))
+}
+
 // NewRecipients returns the recipients view of format f: human or JSON.
 func NewRecipients(f Format, v *View) Recipients {
 	switch f {

@@ -289,8 +289,9 @@ func TestFormat3Migrated(t *testing.T) {
 	hdr, body := snapshotParts(t, data)
 	hdr = bytes.Replace(hdr, curVersion, []byte(`{"version":3,`), 1)
 	// Format 5's empty ledger (no id lists, no entries), format 6's empty
-	// accepted shapes and format 7's empty overrides.
-	body = bytes.TrimSuffix(body, []byte{0, 0, 0, 0})
+	// accepted shapes, format 7's empty overrides and format 8's empty
+	// texts.
+	body = bytes.TrimSuffix(body, []byte{0, 0, 0, 0, 0})
 	sum := binary.LittleEndian.AppendUint32(nil, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
 	v3 := append(append(append(append([]byte{}, hdr...), body...), sum...), "\n# end of pushform state\n"...)
 	os.WriteFile(f.Path(), v3, 0o600)

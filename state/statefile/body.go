@@ -322,6 +322,9 @@ func (e *encoder) messagesBody(s *state.State) {
 	if e.snapshot >= 7 {
 		e.overrides(s)
 	}
+	if e.snapshot >= 8 {
+		e.texts(s)
+	}
 }
 
 // earlierTags writes the tags of the earlier fingerprints some record still
@@ -476,6 +479,9 @@ func (d *decoder) stateBody(s *state.State) {
 	}
 	if d.snapshot >= 7 {
 		d.overrides(s)
+	}
+	if d.snapshot >= 8 {
+		d.texts(s)
 	}
 }
 

@@ -58,11 +58,27 @@ func (e *encoder) entry(en state.Entry) {
 		e.str(string(it.Kind))
 		e.str(string(it.TargetKind))
 		e.str(it.Fingerprint)
-		e.boolean(it.Content != nil)
+		// A byte of flags, which was the content's boolean before texts:
+		// 1 a content follows, 2 the targets' texts.
+		var flags byte
+		if it.Content != nil {
+			flags |= 1
+		}
+		if len(it.Texts) > 0 {
+			flags |= 2
+		}
+		e.b = append(e.b, flags)
 		if it.Content != nil {
 			e.content(*it.Content)
 		}
+		if len(it.Texts) > 0 {
+			e.textList(it.Texts)
+			e.boolean(it.TextOf != nil)
+		}
 		e.itemIDs(&en, i, it.Targets)
+		for _, o := range it.TextOf { // after the ids, whose count they take
+			e.uvarint(uint64(o))
+		}
 		e.uvarint(uint64(len(it.Outcomes)))
 		if len(it.Outcomes) > 0 {
 			e.outcomeList(it.Outcomes)
@@ -93,11 +109,30 @@ func (d *decoder) entry() state.Entry {
 	}
 	for i := range e.Items {
 		it := state.Item{Address: d.str(), Kind: message.Kind(d.str()), TargetKind: message.TargetKind(d.str()), Fingerprint: d.str()}
-		if d.boolean() {
+		flags := d.byte()
+		if flags > 3 {
+			d.fail("bad item flags")
+		}
+		if flags&1 != 0 {
 			c := d.content()
 			it.Content = &c
 		}
+		var textOf bool
+		if flags&2 != 0 {
+			it.Texts = d.textList(1)
+			textOf = d.boolean()
+		}
 		it.Targets = d.ids()
+		if textOf && d.err == nil {
+			it.TextOf = make([]int32, len(it.Targets))
+			for j := range it.TextOf {
+				v := d.uvarint()
+				if v >= uint64(len(it.Texts)) {
+					d.fail("text index out of range")
+				}
+				it.TextOf[j] = int32(v)
+			}
+		}
 		// Outcomes are run-length coded, so their count is not bounded by
 		// the data; they parallel the targets.
 		if k := d.uvarint(); k > 0 {

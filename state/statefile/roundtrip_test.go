@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -157,6 +158,9 @@ func diffEntry(want, got state.Entry) string {
 		if (gi.Content == nil) != (wi.Content == nil) || wi.Content != nil && !sameContent(*gi.Content, *wi.Content) {
 			return fmt.Sprintf("item %d: content %+v, want %+v", i, gi.Content, wi.Content)
 		}
+		if !slices.Equal(gi.Texts, wi.Texts) || !slices.Equal(gi.TextOf, wi.TextOf) || (gi.TextOf == nil) != (wi.TextOf == nil) {
+			return fmt.Sprintf("item %d: texts %+v %v, want %+v %v", i, gi.Texts, gi.TextOf, wi.Texts, wi.TextOf)
+		}
 		if !sameIDs(gi.Targets, wi.Targets) {
 			return fmt.Sprintf("item %d: targets %q, want %q", i, gi.Targets, wi.Targets)
 		}
@@ -216,6 +220,9 @@ func (g *gen) content() message.Content {
 	if g.r.IntN(2) == 0 {
 		n := g.r.IntN(1000) - 10
 		c.BadgeCount = &n
+	}
+	if g.r.IntN(3) == 0 {
+		c.Template = "user" + g.str()
 	}
 	return c
 }
@@ -307,6 +314,17 @@ func (g *gen) entry() state.Entry {
 		if g.r.IntN(2) == 0 {
 			c := g.content()
 			it.Content = &c
+		}
+		if g.r.IntN(3) == 0 {
+			for range 1 + g.r.IntN(3) {
+				it.Texts = append(it.Texts, message.Text{Title: g.str(), Body: g.str(), OpenToURL: g.str(), Tag: g.str(), Locale: g.str()})
+			}
+			if g.r.IntN(2) == 0 {
+				it.TextOf = make([]int32, len(it.Targets))
+				for j := range it.TextOf {
+					it.TextOf[j] = int32(g.r.IntN(len(it.Texts)))
+				}
+			}
 		}
 		if len(it.Targets) > 0 && g.r.IntN(2) == 0 {
 			it.Outcomes = make([]*state.Target, len(it.Targets))

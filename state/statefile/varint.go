@@ -166,9 +166,21 @@ func (e *encoder) content(c message.Content) {
 	e.str(c.OpenToURL)
 	e.str(c.Tag)
 	e.boolean(c.SilentInForeground)
-	e.boolean(c.BadgeCount != nil)
+	// A byte of flags, which was the badge count's boolean before
+	// templates: 1 a badge count follows, 2 a template.
+	var flags byte
+	if c.BadgeCount != nil {
+		flags |= 1
+	}
+	if c.Template != "" {
+		flags |= 2
+	}
+	e.b = append(e.b, flags)
 	if c.BadgeCount != nil {
 		e.varint(int64(*c.BadgeCount))
+	}
+	if c.Template != "" {
+		e.str(c.Template)
 	}
 }
 
@@ -345,9 +357,16 @@ func (d *decoder) idHead() (p, s int) {
 
 func (d *decoder) content() message.Content {
 	c := message.Content{Title: d.str(), Body: d.str(), OpenToURL: d.str(), Tag: d.str(), SilentInForeground: d.boolean()}
-	if d.boolean() {
+	flags := d.byte()
+	if flags > 3 {
+		d.fail("bad content flags")
+	}
+	if flags&1 != 0 {
 		n := d.int()
 		c.BadgeCount = &n
+	}
+	if flags&2 != 0 {
+		c.Template = d.str()
 	}
 	return c
 }
