@@ -100,6 +100,15 @@ func (b *bench) noopPlan(ctx context.Context, n int) (*timings, error) {
 	if err := local.NewFile(filepath.Join(dir, "pushform.state")).Persist(syntheticState(n)); err != nil {
 		return nil, err
 	}
+	// A state written by pushform today also records the service and the
+	// reviewed shape: an apply that sends nothing records them.
+	r, err := b.pushform(ctx, dir, nil, "apply", "--refresh=false", "--auto-approve")
+	if err != nil {
+		return nil, err
+	}
+	if err := r.check(0, "apply recording the reviewed shape"); err != nil {
+		return nil, err
+	}
 	b.logf("no-op plan over %s targets, %d runs", group(int64(n)), b.o.runs)
 	return b.timePlans(ctx, dir, "no-op plan", "plan", "--refresh=false", "--detailed-exitcode")
 }
