@@ -37,6 +37,30 @@ func personRefs(expr hcl.Expression) []string {
 	return out
 }
 
+// personReads are the person roots every attribute of a configuration's
+// files reads, found once per attribute: the decoders ask for each
+// instance of a for_each, and personRefs walks the whole expression.
+type personReads map[hcl.Expression][]string
+
+// add finds the person roots of every attribute of b and its nested
+// blocks.
+func (r personReads) add(b *hclsyntax.Body) {
+	for _, a := range b.Attributes {
+		r[a.Expr] = personRefs(a.Expr)
+	}
+	for _, c := range b.Blocks {
+		r.add(c.Body)
+	}
+}
+
+// of returns the person roots expr reads (see personRefs).
+func (r personReads) of(expr hcl.Expression) []string {
+	if refs, ok := r[expr]; ok {
+		return refs
+	}
+	return personRefs(expr)
+}
+
 // canonicalTemplate returns the canonical text of expr, evaluated in ctx
 // but for the person roots, as a template (unquoted).
 func canonicalTemplate(expr hcl.Expression, ctx *hcl.EvalContext) (string, hcl.Diagnostics) {

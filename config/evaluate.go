@@ -100,7 +100,7 @@ func evaluate(mod *module, opts Options, types BackendTypes) (*evaluation, []var
 	walk := e.startWalk(e.known, ctx, opts.Recipients != nil)
 	sc := &scope{data: mod.data, topics: cfg.Topics, recipients: opts.Recipients, campaigns: cfg.Campaigns,
 		timeZones: cfg.TimeZones, quietHours: cfg.QuietHours, persons: persons, campaignBlocks: mod.campaigns,
-		env: &templateEnv{known: e.known, lift: func() {
+		env: &templateEnv{known: e.known, reads: mod.reads, lift: func() {
 			if mod.budget != nil {
 				mod.budget.unlimited()
 			}

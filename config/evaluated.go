@@ -45,8 +45,10 @@ type walkAttr struct {
 	path string
 	// sources are the data sources it reads (see dataSources).
 	sources []string
-	shared  bool
-	digest  [digestSize]byte // of a shared attribute's value
+	// person is set when it reads a person: a template (evalWalk).
+	person bool
+	shared bool
+	digest [digestSize]byte // of a shared attribute's value
 }
 
 // skipFunc says which attributes (b nil) and nested blocks of a body the
@@ -65,7 +67,8 @@ func layout(body *hclsyntax.Body, prefix string, skip skipFunc) *node {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		n.attrs = append(n.attrs, &walkAttr{attr: body.Attributes[name], path: prefix + name})
+		a := body.Attributes[name]
+		n.attrs = append(n.attrs, &walkAttr{attr: a, path: prefix + name, person: len(personRefs(a.Expr)) > 0})
 	}
 	for _, b := range body.Blocks {
 		if skip != nil && skip(b.Type, b) {
@@ -103,8 +106,9 @@ func (n *node) each(f func(*walkAttr)) {
 // configuration with errors is never planned. An attribute that reads a
 // person (user.*, device.*) is a template: its value is its canonical
 // text (canonical.go), and template is set.
-func evalWalk(a *hclsyntax.Attribute, ctx *hcl.EvalContext) (v cty.Value, template bool) {
-	if len(personRefs(a.Expr)) > 0 {
+func evalWalk(wa *walkAttr, ctx *hcl.EvalContext) (v cty.Value, template bool) {
+	a := wa.attr
+	if wa.person {
 		canon, diags := canonicalTemplate(a.Expr, ctx)
 		if diags.HasErrors() {
 			return cty.DynamicVal, true
@@ -145,7 +149,7 @@ func (cw *configWalk) newBlockWalk(where string, body *hclsyntax.Body, skip skip
 		if keyed && usesEach(a.attr.Expr) {
 			return
 		}
-		v, tmpl := evalWalk(a.attr, cw.ctx)
+		v, tmpl := evalWalk(a, cw.ctx)
 		a.shared, a.digest = true, cw.e.attrDigest(a, v, tmpl, cw.ctx)
 		w.leaks.check(where, a.path, a.attr.Expr.Range(), v)
 	})
@@ -162,7 +166,7 @@ func (w *blockWalk) shape(ctx *hcl.EvalContext, s *walkScratch, prefix func(*sha
 		if a.shared {
 			return a.digest
 		}
-		v, tmpl := evalWalk(a.attr, ctx)
+		v, tmpl := evalWalk(a, ctx)
 		w.leaks.check(w.where, a.path, a.attr.Expr.Range(), v)
 		if len(a.sources) > 0 {
 			return w.e.attrDigest(a, v, tmpl, ctx)

@@ -228,7 +228,7 @@ func (e *evaluation) checkDataSecrets(ctx *hcl.EvalContext) hcl.Diagnostics {
 		for _, in := range br.instances {
 			ictx := instanceContext(ctx, in)
 			for _, a := range attrs {
-				v, _ := evalWalk(a.attr, ictx)
+				v, _ := evalWalk(a, ictx)
 				lk.check(where, a.path, a.attr.Expr.Range(), v)
 			}
 		}

@@ -327,7 +327,7 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 
 	// The text attributes may read a person (template.go): they are
 	// checked here with every person unknown.
-	tctx := textContext(attrs, ctx)
+	tctx := textContext(attrs, ctx, sc.env.reads)
 	title, titleAttr, hasTitle, d := present(attrs, "title", tctx, cty.String)
 	diags = append(diags, d...)
 	body, bodyAttr, hasBody, d := present(attrs, "body", tctx, cty.String)
@@ -375,7 +375,7 @@ func decodeMessage(mb *messageBlock, bs blockSettings, in instance, ctx *hcl.Eva
 	diags = append(diags, decodeRepeat(m, attrs, ctx, sc.campaigns[mb.campaign])...)
 	diags = append(diags, decodeLocalDelivery(m, attrs, ctx, sc)...)
 	diags = append(diags, decodeSplits(m, mb, ctx, sc.campaigns[mb.campaign])...)
-	diags = append(diags, decodeVariants(m, mb, ctx)...)
+	diags = append(diags, decodeVariants(m, mb, ctx, sc.env.reads)...)
 	diags = append(diags, decodeTemplates(m, mb, ctx, sc)...)
 	diags = append(diags, decodeWindow(m, attrs, ctx)...)
 	return m, diags

@@ -35,6 +35,8 @@ type module struct {
 	// bodies are the files' bodies, in name order, for the walk of the
 	// evaluated configuration (evaluated.go).
 	bodies []*hclsyntax.Body
+	// reads are the person roots of the bodies' attributes.
+	reads personReads
 	// names maps campaign/kind/name to its first block, to report duplicates.
 	names map[string]*hcl.Block
 }
@@ -48,6 +50,7 @@ func newModule(dir string) *module {
 		topics:    map[string]*topicBlock{},
 		campaigns: map[string]*campaignBlock{},
 		names:     map[string]*hcl.Block{},
+		reads:     personReads{},
 	}
 }
 
@@ -123,6 +126,7 @@ func (m *module) addFile(f *file) hcl.Diagnostics {
 	m.moved = append(m.moved, f.moved...)
 	if f.body != nil {
 		m.bodies = append(m.bodies, f.body)
+		m.reads.add(f.body)
 	}
 	for _, fb := range f.freqCaps {
 		if m.freqCap != nil {

@@ -78,13 +78,14 @@ type templateInput struct {
 type templateEnv struct {
 	known []knownSecret
 	lift  func()
+	reads personReads
 }
 
 // personal reports whether in makes a template: a text attribute reads a
 // person, or there are translations.
-func (in templateInput) personal() bool {
+func (in templateInput) personal(reads personReads) bool {
 	for _, a := range in.attrs {
-		if a != nil && len(personRefs(a.Expr)) > 0 {
+		if a != nil && len(reads.of(a.Expr)) > 0 {
 			return true
 		}
 	}
@@ -112,13 +113,13 @@ func rootFor(k TargetKind) string {
 // content decoded), in ctx; content is the content it gives m: its
 // canonical templates. nil when in is not personal.
 func buildTemplate(m *Message, in templateInput, ctx *hcl.EvalContext, ps personSettings, onMissing string, env *templateEnv) (*Template, *Content, hcl.Diagnostics) {
-	if !in.personal() || m.Targets.Kind == "" {
+	if !in.personal(env.reads) || m.Targets.Kind == "" {
 		return nil, nil, nil
 	}
 	var diags hcl.Diagnostics
 	root := rootFor(m.Targets.Kind)
 	check := func(a *hcl.Attribute) bool {
-		for _, r := range personRefs(a.Expr) {
+		for _, r := range env.reads.of(a.Expr) {
 			if r == root {
 				continue
 			}
@@ -161,7 +162,7 @@ func buildTemplate(m *Message, in templateInput, ctx *hcl.EvalContext, ps person
 			return textField{}, false
 		}
 		f := textField{set: true}
-		if len(personRefs(a.Expr)) == 0 {
+		if len(env.reads.of(a.Expr)) == 0 {
 			v, set, d := evalKnownString(a, ctx)
 			diags = append(diags, d...)
 			if !set {
@@ -278,9 +279,9 @@ func checkRequiredLocales(levels [][]*translationBlock, l *Locales, what string,
 // textContext is ctx with every person unknown when one of the text
 // attributes of attrs reads one, so that they evaluate (to unknown) while
 // the rest of the block is decoded; ctx itself otherwise.
-func textContext(attrs hcl.Attributes, ctx *hcl.EvalContext) *hcl.EvalContext {
+func textContext(attrs hcl.Attributes, ctx *hcl.EvalContext, reads personReads) *hcl.EvalContext {
 	for _, name := range textFields {
-		if a, ok := attrs[name]; ok && len(personRefs(a.Expr)) > 0 {
+		if a, ok := attrs[name]; ok && len(reads.of(a.Expr)) > 0 {
 			tctx := ctx.NewChild()
 			tctx.Variables = map[string]cty.Value{RootUser: cty.DynamicVal, RootDevice: cty.DynamicVal}
 			return tctx

@@ -70,7 +70,7 @@ func decodeVariantBlocks(blocks hcl.Blocks) ([]*variantBlock, hcl.Diagnostics) {
 }
 
 // decodeVariants sets m's variants and holdout.
-func decodeVariants(m *Message, mb *messageBlock, ctx *hcl.EvalContext) hcl.Diagnostics {
+func decodeVariants(m *Message, mb *messageBlock, ctx *hcl.EvalContext, reads personReads) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	if len(mb.variants) > 0 && mb.kind == KindBadge {
 		return hcl.Diagnostics{errDiag("Variants of a badge",
@@ -81,7 +81,7 @@ func decodeVariants(m *Message, mb *messageBlock, ctx *hcl.EvalContext) hcl.Diag
 		ok := true
 		templated := map[string]bool{}
 		for _, name := range textFields {
-			if a, has := mb.content.Attributes[name]; has && len(personRefs(a.Expr)) > 0 {
+			if a, has := mb.content.Attributes[name]; has && len(reads.of(a.Expr)) > 0 {
 				templated[name] = true // the notification's own, filled in per person
 			}
 		}
@@ -98,7 +98,7 @@ func decodeVariants(m *Message, mb *messageBlock, ctx *hcl.EvalContext) hcl.Diag
 			if !has {
 				continue
 			}
-			if len(personRefs(a.Expr)) > 0 {
+			if len(reads.of(a.Expr)) > 0 {
 				templated[f.name] = true // filled in per person (decodeTemplates)
 				continue
 			}

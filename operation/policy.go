@@ -20,6 +20,9 @@ func (r *Run) Policies(p *planner.Plan, overrides []plandoc.Override) ([]plandoc
 	if err := policy.CheckOverrides(policies, overrides); err != nil {
 		return nil, err
 	}
+	if len(policies) == 0 {
+		return []plandoc.Policy{}, nil // no plan document to build
+	}
 	return policy.Evaluate(policies, plandoc.New(p), overrides), nil
 }
 
