@@ -247,3 +247,22 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// addressAndIDs returns the one address cmd takes (of what: "a
+// notification"), checking that the ids of --user and --device are not
+// empty.
+func addressAndIDs(cmd, what string, fs *pflag.FlagSet, users, devices []string) (string, error) {
+	switch fs.NArg() {
+	case 0:
+		return "", fmt.Errorf("%s takes the address of %s, such as notification.welcome", cmd, what)
+	case 1:
+	default:
+		return "", fmt.Errorf("%s takes one address, not %d arguments", cmd, fs.NArg())
+	}
+	for _, id := range slices.Concat(users, devices) {
+		if strings.TrimSpace(id) == "" {
+			return "", errors.New("--user and --device take a non-empty id")
+		}
+	}
+	return fs.Arg(0), nil
+}

@@ -3,9 +3,6 @@ package command
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
-	"strings"
 
 	"pushform/operation"
 	"pushform/views"
@@ -47,19 +44,11 @@ func cmdRender(ctx context.Context, m *Meta, args []string) int {
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("render", err)
 	}
-	switch fs.NArg() {
-	case 0:
-		return m.usageError("render", errors.New("render takes the address of a notification, such as notification.welcome"))
-	case 1:
-		o.address = fs.Arg(0)
-	default:
-		return m.usageError("render", fmt.Errorf("render takes one address, not %d arguments", fs.NArg()))
+	addr, err := addressAndIDs("render", "a notification", fs, o.users, o.devices)
+	if err != nil {
+		return m.usageError("render", err)
 	}
-	for _, id := range slices.Concat(o.users, o.devices) {
-		if strings.TrimSpace(id) == "" {
-			return m.usageError("render", errors.New("--user and --device take a non-empty id"))
-		}
-	}
+	o.address = addr
 	if len(o.users)+len(o.devices) == 0 {
 		return m.usageError("render", errors.New("render needs --user ID or --device ID: whose text to show"))
 	}

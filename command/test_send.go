@@ -2,9 +2,7 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"pushform/config"
@@ -54,19 +52,11 @@ func cmdTestSend(ctx context.Context, m *Meta, args []string) int {
 	if err := m.parse(fs, args); err != nil {
 		return m.usageError("test-send", err)
 	}
-	switch fs.NArg() {
-	case 0:
-		return m.usageError("test-send", errors.New("test-send takes the address of a notification or badge, such as notification.welcome"))
-	case 1:
-		o.address = fs.Arg(0)
-	default:
-		return m.usageError("test-send", fmt.Errorf("test-send takes one address, not %d arguments", fs.NArg()))
+	addr, err := addressAndIDs("test-send", "a notification or badge", fs, o.users, o.devices)
+	if err != nil {
+		return m.usageError("test-send", err)
 	}
-	for _, id := range slices.Concat(o.users, o.devices) {
-		if strings.TrimSpace(id) == "" {
-			return m.usageError("test-send", errors.New("--user and --device take a non-empty id"))
-		}
-	}
+	o.address = addr
 	o.maxUnknownResends = planner.DefaultMaxUnknownResends
 	return runTestSend(ctx, m, o)
 }
