@@ -257,7 +257,7 @@ func (p *canonPrinter) value(v cty.Value) {
 	}
 }
 
-// ops are the operators' symbols.
+// ops are the operators' symbols, as templates and shapes write them.
 var ops = map[*hclsyntax.Operation]string{
 	hclsyntax.OpLogicalOr: "||", hclsyntax.OpLogicalAnd: "&&", hclsyntax.OpLogicalNot: "!",
 	hclsyntax.OpEqual: "==", hclsyntax.OpNotEqual: "!=",

@@ -15,16 +15,6 @@ import (
 // grow, while a literal beside it (`cond ? "7d" : "1h"`, a static id in a
 // concat) is reviewed as any other.
 
-// opNames names the operators of binary and unary expressions.
-var opNames = map[*hclsyntax.Operation]string{
-	hclsyntax.OpLogicalOr: "||", hclsyntax.OpLogicalAnd: "&&", hclsyntax.OpLogicalNot: "!",
-	hclsyntax.OpEqual: "==", hclsyntax.OpNotEqual: "!=",
-	hclsyntax.OpGreaterThan: ">", hclsyntax.OpGreaterThanOrEqual: ">=",
-	hclsyntax.OpLessThan: "<", hclsyntax.OpLessThanOrEqual: "<=",
-	hclsyntax.OpAdd: "+", hclsyntax.OpSubtract: "-", hclsyntax.OpMultiply: "*",
-	hclsyntax.OpDivide: "/", hclsyntax.OpModulo: "%", hclsyntax.OpNegate: "neg",
-}
-
 // exprShape writes how expr is computed in ctx (see above). locals are
 // the data-reading locals already written on this path: a local that
 // refers to itself is an error reported elsewhere.
@@ -88,11 +78,15 @@ func (e *evaluation) exprShape(w *shapeWriter, expr hclsyntax.Expression, ctx *h
 		sub(x.Condition, x.TrueResult, x.FalseResult)
 	case *hclsyntax.BinaryOpExpr:
 		w.tag('b')
-		w.str(opNames[x.Op])
+		w.str(ops[x.Op])
 		sub(x.LHS, x.RHS)
 	case *hclsyntax.UnaryOpExpr:
 		w.tag('u')
-		w.str(opNames[x.Op])
+		if x.Op == hclsyntax.OpNegate {
+			w.str("neg") // as the shapes already recorded write it
+		} else {
+			w.str(ops[x.Op])
+		}
 		sub(x.Val)
 	case *hclsyntax.TemplateExpr:
 		w.tag('T')
