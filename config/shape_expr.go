@@ -15,6 +15,15 @@ import (
 // grow, while a literal beside it (`cond ? "7d" : "1h"`, a static id in a
 // concat) is reviewed as any other.
 
+// opName is how a shape writes an operator: as a template does, but for
+// negation, which the shapes already recorded write "neg".
+func opName(op *hclsyntax.Operation) string {
+	if op == hclsyntax.OpNegate {
+		return "neg"
+	}
+	return ops[op]
+}
+
 // exprShape writes how expr is computed in ctx (see above). locals are
 // the data-reading locals already written on this path: a local that
 // refers to itself is an error reported elsewhere.
@@ -78,15 +87,11 @@ func (e *evaluation) exprShape(w *shapeWriter, expr hclsyntax.Expression, ctx *h
 		sub(x.Condition, x.TrueResult, x.FalseResult)
 	case *hclsyntax.BinaryOpExpr:
 		w.tag('b')
-		w.str(ops[x.Op])
+		w.str(opName(x.Op))
 		sub(x.LHS, x.RHS)
 	case *hclsyntax.UnaryOpExpr:
 		w.tag('u')
-		if x.Op == hclsyntax.OpNegate {
-			w.str("neg") // as the shapes already recorded write it
-		} else {
-			w.str(ops[x.Op])
-		}
+		w.str(opName(x.Op))
 		sub(x.Val)
 	case *hclsyntax.TemplateExpr:
 		w.tag('T')
